@@ -1,0 +1,11 @@
+"""Datasets in the EvalRS schema: tables, sources, validation."""
+
+from evaluation.data._tables import (
+    EVENT_COLUMNS,
+    TRACK_COLUMNS,
+    USER_COLUMNS,
+    Tables,
+    TrackVectors,
+)
+
+__all__ = ["EVENT_COLUMNS", "TRACK_COLUMNS", "USER_COLUMNS", "Tables", "TrackVectors"]

@@ -1,0 +1,33 @@
+"""Exceptions the harness raises for bad input, and a helper to show offending values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class EvalRSError(Exception):
+    """Base class of every error the harness raises on purpose."""
+
+
+class ConfigError(EvalRSError, ValueError):
+    """An argument or option has an invalid value."""
+
+
+class DataError(EvalRSError, ValueError):
+    """A dataset file or table breaks the EvalRS schema."""
+
+
+class DownloadError(EvalRSError, OSError):
+    """A dataset could not be downloaded or the download is corrupt."""
+
+
+class PredictionError(EvalRSError, ValueError):
+    """What a model's ``predict`` returned cannot be scored."""
+
+
+def show_values(values: Iterable, limit: int = 5) -> str:
+    """Format the first ``limit`` values of ``values`` for an error message."""
+    values = list(values)
+    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
+    more = f" ... ({len(values)} in all)" if len(values) > limit else ""
+    return f"[{shown}{more}]"
