@@ -21,6 +21,43 @@ _EXPORTS: dict[str, str] = {
     # data
     "Tables": "evaluation.data",
     "TrackVectors": "evaluation.data",
+    # dataset and folds
+    "ChallengeDataset": "evaluation.dataset",
+    # models, predictions and scoring
+    "EvalRSRecList": "evaluation.reclist",
+    "PredictionWarning": "evaluation.predictions",
+    "RecModel": "evaluation.model",
+    "predictions_frame": "evaluation.predictions",
+    "score": "evaluation.scoring",
+    "validate_predictions": "evaluation.predictions",
+    # runner, leaderboard and reference models
+    "CBOWModel": "evaluation.baselines",
+    "EvalRSRunner": "evaluation.runner",
+    "PopularityModel": "evaluation.baselines",
+    "RandomModel": "evaluation.baselines",
+    "References": "evaluation.leaderboard",
+    "load_references": "evaluation.leaderboard",
+    # beyond leave-one-out: temporal splits, leakage audit, replay, rating prediction
+    "BiasModel": "evaluation.baselines",
+    "LeakageAudit": "evaluation.splits",
+    "ReplayResult": "evaluation._replay",
+    "Split": "evaluation.splits",
+    "audit_leakage": "evaluation.splits",
+    "evaluate_split": "evaluation.protocol",
+    "global_time_split": "evaluation.splits",
+    "rating_errors": "evaluation.protocol",
+    "replay": "evaluation._replay",
+    "temporal_user_split": "evaluation.splits",
+    # metric library, sampled negatives, top-k from embeddings
+    "METRICS": "evaluation.metrics",
+    "SampledResult": "evaluation.sampled",
+    "evaluate_ranking": "evaluation.metrics",
+    "evaluate_ratings": "evaluation.metrics",
+    "evaluate_sampled": "evaluation.sampled",
+    "get_metric": "evaluation.metrics",
+    "ranking_inputs": "evaluation.metrics",
+    "relevance_matrix": "evaluation.metrics",
+    "topk_from_embeddings": "evaluation.topk",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

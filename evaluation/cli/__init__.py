@@ -10,7 +10,7 @@ from evaluation._version import __version__
 from evaluation.errors import EvalRSError
 
 # modules under evaluation.cli that add commands
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["data", "score", "references"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,7 @@
 """Datasets in the EvalRS schema: tables, sources, validation."""
 
+from evaluation.data._parquet import read_tables, write_tables
+from evaluation.data._synthetic import synthetic_tables
 from evaluation.data._tables import (
     EVENT_COLUMNS,
     TRACK_COLUMNS,
@@ -8,4 +10,5 @@ from evaluation.data._tables import (
     TrackVectors,
 )
 
-__all__ = ["EVENT_COLUMNS", "TRACK_COLUMNS", "USER_COLUMNS", "Tables", "TrackVectors"]
+__all__ = ["EVENT_COLUMNS", "TRACK_COLUMNS", "USER_COLUMNS", "Tables", "TrackVectors",
+           "read_tables", "synthetic_tables", "write_tables"]

@@ -1,0 +1,271 @@
+"""Scoring one fold at full LFM scale: the vectorised tests next to the 2022 way, in one run.
+
+The reference computes HIT_RATE, MRR and every miss rate with reclist's ``standard_metrics``
+(``hit_rate_at_k``, ``mrr_at_k``, ``misses_at_k``), the slices with pandas group-bys, and
+BEING_LESS_WRONG / LATENT_DIVERSITY with a loop over users, as the 2022 harness did. Both must
+give the same numbers; the script checks that, then prints times, ratios and the peak memory
+that scoring adds (tracemalloc). Usage::
+
+    python benchmarks/bench_scoring.py                  # a same-sized random fold (default)
+    python benchmarks/bench_scoring.py --source synthetic --scale full   # a ChallengeDataset fold
+
+The random fold has the real per-fold sizes: 29.7k test users, an 820,998-track catalog with
+dim-32 vectors, 6.9M training rows, k=100.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from evaluation.data import TrackVectors
+from evaluation.metrics import COUNTRIES, ChallengeFold
+from evaluation.predictions import PredictionWarning, validate_predictions
+from evaluation.reclist import EvalRSRecList
+
+
+class RandomFold:
+    """A dataset-like object with one LFM-sized fold (popularity-skewed, seeded)."""
+
+    num_folds = 1
+
+    def __init__(self, seed: int = 0, n_users: int = 119_555, n_test: int = 29_700,
+                 n_tracks: int = 820_998, n_train: int = 6_900_000, dim: int = 32) -> None:
+        rng = np.random.default_rng(seed)
+        countries = np.array([*COUNTRIES, "IT", "JP", "MX", None], dtype=object)
+        p = np.array([10, 8, 6, 5, 4, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 54], dtype=float)
+        self.df_users = pd.DataFrame({
+            "country": rng.choice(countries, n_users, p=p / p.sum()),
+            "gender": rng.choice(np.array(["n", "m", "f", None], dtype=object), n_users,
+                                 p=[0.532, 0.33, 0.136, 0.002]),
+        }, index=pd.Index(np.arange(n_users), name="user_id"))
+        artist = np.sort(rng.integers(0, n_tracks // 12, n_tracks))
+        self.df_tracks = pd.DataFrame({"artist_id": artist},
+                                      index=pd.Index(np.arange(n_tracks), name="track_id"))
+        has_vec = rng.random(n_tracks) > 0.001
+        self.track_vectors = TrackVectors(np.flatnonzero(has_vec),
+                                          rng.normal(size=(int(has_vec.sum()), dim)))
+        # heavy-tailed track popularity: a Zipf-like draw over a shuffled catalog
+        popularity = 1.0 / np.arange(1, n_tracks + 1) ** 0.9
+        popularity = rng.permutation(popularity / popularity.sum())
+        users = np.sort(rng.choice(n_users, n_test, replace=False))
+        tracks = rng.choice(n_tracks, n_train, p=popularity)
+        self.train = pd.DataFrame({
+            "user_id": users[rng.integers(0, n_test, n_train)].astype(np.int32),
+            "artist_id": artist[tracks].astype(np.int32),
+            "track_id": tracks.astype(np.int32),
+            "user_track_count": np.minimum(rng.geometric(0.08, n_train), 5000).astype(np.int32),
+        })
+        self.test = pd.DataFrame({"user_id": users,
+                                  "track_id": rng.choice(n_tracks, n_test, p=popularity)})
+        # predictions: 100 distinct tracks per user (an arithmetic walk over the catalog), the
+        # target put at a random rank for ~25 % of users
+        start = rng.integers(0, n_tracks, n_test)[:, None]
+        step = rng.integers(1, n_tracks // 100, n_test)[:, None]
+        items = (start + step * np.arange(100)) % n_tracks
+        lucky = rng.random(n_test) < 0.25
+        rank = rng.integers(0, 100, n_test)
+        target = self.test["track_id"].to_numpy()
+        absent = ~(items == target[:, None]).any(axis=1)
+        put = lucky & absent
+        items[np.flatnonzero(put), rank[put]] = target[put]
+        items[rng.random(n_test) < 0.02, 60:] = -1  # a few short lists
+        self.predictions = pd.DataFrame(items, index=pd.Index(users, name="user_id"),
+                                        columns=[str(i) for i in range(100)])
+
+    def get_train_set(self, fold):
+        return self.train
+
+    def get_test_set(self, fold, limit=None):
+        return self.test
+
+
+# --------------------------------------------------------------------------- the 2022 way
+
+
+def reference_scores(ds, train: pd.DataFrame, test: pd.DataFrame, preds: pd.DataFrame,
+                     k: int = 100) -> dict:
+    from reclist.metrics.standard_metrics import hit_rate_at_k, misses_at_k, mrr_at_k
+
+    y_test = test.set_index("user_id")[["track_id"]]
+    y_preds = preds.loc[y_test.index]
+    y_pred_df = y_preds.reset_index(drop=True).replace(-1, np.nan)
+    y_test_df = y_test.reset_index(drop=True)
+    out = {"HIT_RATE": hit_rate_at_k(y_pred_df, y_test_df, k),
+           "MRR": mrr_at_k(y_pred_df, y_test_df, k)}
+
+    def mred(mask, slice_values):
+        # as 2022: the miss rates are recomputed by each slice test
+        m = misses_at_k(y_pred_df, y_test_df, k).min(axis=2)[:, 0]
+        frame = pd.DataFrame({"mr": m, "slice": slice_values})[mask]
+        per_slice = frame.groupby("slice")["mr"].mean()
+        return -float((per_slice - frame["mr"].mean()).abs().mean())
+
+    def bins(values, edges):
+        edges = np.asarray(edges)
+        idx = np.digitize(values, edges)
+        return np.where(idx > 0, edges[np.maximum(idx - 1, 0)], 0)
+
+    users = ds.df_users
+    country = users["country"].reindex(y_test.index).fillna("missing").to_numpy()
+    out["MRED_COUNTRY"] = mred(np.isin(country, [*COUNTRIES, "missing"]), country)
+    activity = (train[train["user_id"].isin(y_test.index)].groupby("user_id")["user_track_count"]
+                .sum().reindex(y_test.index, fill_value=0).to_numpy())
+    everyone = np.ones(len(y_test), dtype=bool)
+    out["MRED_USER_ACTIVITY"] = mred(everyone, bins(activity, [1, 100, 1000]))
+    target = y_test["track_id"]
+    track_pop = (train[train["track_id"].isin(target)].groupby("track_id")["user_track_count"]
+                 .sum().reindex(target, fill_value=0).to_numpy())
+    out["MRED_TRACK_POPULARITY"] = mred(everyone, bins(track_pop, [1, 10, 100, 1000]))
+    artist = ds.df_tracks["artist_id"].reindex(target).to_numpy()
+    artist_pop = (train[train["artist_id"].isin(artist)].groupby("artist_id")["user_track_count"]
+                  .sum().reindex(artist, fill_value=0).to_numpy())
+    out["MRED_ARTIST_POPULARITY"] = mred(everyone, bins(artist_pop, [1, 100, 1000, 10000]))
+    gender = users["gender"].reindex(y_test.index).to_numpy()
+    out["MRED_GENDER"] = mred(everyone, gender)
+
+    vecs = ds.track_vectors
+    row_of = dict(zip(vecs.track_ids.tolist(), range(len(vecs))))
+    mat = vecs.vectors
+
+    def vec(track):
+        r = row_of.get(track)
+        return None if r is None else mat[r].astype(np.float64)
+
+    def cos(a, b):
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        return float(a @ b / (na * nb)) if na > 0 and nb > 0 else 0.0
+
+    pred_lists = y_preds.to_numpy().tolist()
+    sims, lds = [], []
+    for items, t in zip(pred_lists, target.tolist()):
+        tv = vec(t)
+        if tv is None:
+            continue
+        if t not in items:
+            first = vec(items[0])
+            sims.append(0.0 if first is None else cos(tv, first))
+        usable = [v for v in (vec(x) for x in items[:20]) if v is not None]
+        if not usable:
+            lds.append(-0.7)
+            continue
+        m = np.mean(usable, axis=0)
+        lds.append(0.3 * np.mean([1 - cos(m, v) for v in usable]) - 0.7 * (1 - cos(m, tv)))
+    out["BEING_LESS_WRONG"] = float(np.mean(sims))
+    out["LATENT_DIVERSITY"] = float(np.mean(lds))
+    counts = (y_preds.to_numpy() != -1).sum(axis=1)
+    out["stats"] = {"num_users": len(y_test), "k": k, "min_predictions": int(counts.min()),
+                    "max_predictions": int(counts.max())}
+    return out
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def best_of(fn, repeat: int):
+    times, result = [], None
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), result
+
+
+def peak_mib(fn) -> float:
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return (peak - base) / 2**20
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", default="random", help='"random" (default) or a dataset source')
+    ap.add_argument("--scale", default="full")
+    ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--skip-reference", action="store_true")
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    if args.source == "random":
+        ds = RandomFold()
+        raw = ds.predictions
+    else:
+        from evaluation import ChallengeDataset
+
+        ds = ChallengeDataset(source=args.source, scale=args.scale)
+        test = ds.get_test_set(args.fold)
+        # a popularity model with a random permutation per user: distinct, k=100
+        top = ds.get_train_set(args.fold)["track_id"].value_counts().index.to_numpy()[:2000]
+        rng = np.random.default_rng(0)
+        pick = np.argsort(rng.random((len(test), len(top))), axis=1)[:, :100]
+        raw = pd.DataFrame(top[pick], index=pd.Index(test["user_id"].to_numpy(), name="user_id"),
+                           columns=[str(i) for i in range(100)])
+    train, test = ds.get_train_set(args.fold), ds.get_test_set(args.fold)
+    print(f"fold: {len(test):,} test users, {len(train):,} train rows, "
+          f"{len(ds.df_tracks):,} tracks, k=100 (built in {time.perf_counter() - t0:.1f} s)")
+    users = test["user_id"].to_numpy()
+
+    def validate():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PredictionWarning)
+            return validate_predictions(raw, users, k=100, catalog=ds.df_tracks.index,
+                                        train=train)
+
+    t_val, preds = best_of(validate, args.repeat)
+
+    def ours():
+        rl = EvalRSRecList(ds, args.fold, preds, k=100, x_train=train, y_test=test,
+                           validate=False)
+        return rl.results()
+
+    def state_only():
+        return ChallengeFold.from_frames(users, test["track_id"].to_numpy(), preds.to_numpy(),
+                                         train=train, users=ds.df_users, tracks=ds.df_tracks,
+                                         vectors=ds.track_vectors)
+
+    t_state, _ = best_of(state_only, args.repeat)
+    t_ours, res = best_of(ours, args.repeat)
+    mem_ours = peak_mib(ours)
+    mem_val = peak_mib(validate)
+
+    print(f"\n{'':34}{'time':>10}")
+    print(f"{'validate predictions':34}{t_val:>9.3f}s   peak +{mem_val:.0f} MiB")
+    print(f"{'  shared per-fold state':34}{t_state:>9.3f}s")
+    print(f"{'all ten tests (EvalRSRecList)':34}{t_ours:>9.3f}s   peak +{mem_ours:.0f} MiB")
+    if not args.skip_reference:
+        t_ref, ref = best_of(lambda: reference_scores(ds, train, test, preds), 1)
+        mem_ref = peak_mib(lambda: reference_scores(ds, train, test, preds))
+        print(f"{'reference (2022 way)':34}{t_ref:>9.3f}s   peak +{mem_ref:.0f} MiB")
+        print(f"\nspeed-up: {t_ref / t_ours:.1f}x    memory: {mem_ref / max(mem_ours, 1):.1f}x less")
+        print(f"\n{'test':24}{'ours':>14}{'reference':>14}")
+        worst = 0.0
+        for name, value in res.items():
+            if name == "stats":
+                same = value == ref[name]
+                print(f"{name:24}{'equal' if same else 'DIFFERENT':>28}")
+                worst = max(worst, 0.0 if same else 1.0)
+                continue
+            diff = abs(value - ref[name])
+            worst = max(worst, diff)
+            print(f"{name:24}{value:>14.6f}{ref[name]:>14.6f}")
+        print(f"largest difference: {worst:.2e}")
+        if worst > 1e-9:
+            raise SystemExit("the vectorised tests disagree with the reference")
+    print(f"\ntargets: ten tests <= 0.3 s (got {t_ours:.3f} s); "
+          f"peak memory <= 200 MiB (got {mem_ours:.0f} MiB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""CBOWModel: track embeddings from listening sequences, the 2022 official baseline's idea."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.baselines._common import (
+    check_k,
+    predictions_frame,
+    require_columns,
+    rows_of,
+    seen_csr,
+    user_ids_of,
+)
+from evaluation.errors import ConfigError
+from evaluation.model import RecModel
+
+
+class CBOWModel(RecModel):
+    """gensim Word2Vec (CBOW) over each user's tracks ordered by timestamp; a user is the mean
+    of the unit vectors of their ``n_recent`` latest tracks, and gets the ``top_k`` tracks
+    closest to it by cosine similarity that are not among the user's training rows.
+
+    Training is deterministic for a given ``seed`` (``workers=1``, as gensim requires for
+    reproducible runs). Users unseen in training get -1 padding only (the model knows nothing
+    about them). Word2Vec parameters pass through ``word2vec_kwargs``.
+    """
+
+    def __init__(
+        self,
+        top_k: int = 100,
+        *,
+        vector_size: int = 64,
+        window: int = 10,
+        epochs: int = 5,
+        n_recent: int = 10,
+        seed: int = 42,
+        word2vec_kwargs: dict | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__()
+        self.top_k = self.k = check_k(top_k, "CBOWModel")
+        for name, value in (("vector_size", vector_size), ("window", window),
+                            ("epochs", epochs), ("n_recent", n_recent)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ConfigError(f"The {name!r} parameter of CBOWModel must be an int in the "
+                                  f"range [1, inf). Got {value!r} instead.")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ConfigError(f"The 'seed' parameter of CBOWModel must be an int >= 0. "
+                              f"Got {seed!r} instead.")
+        self.params = dict(vector_size=int(vector_size), window=int(window), epochs=int(epochs),
+                           sg=0, min_count=1, negative=5, workers=1, seed=int(seed))
+        self.params.update(word2vec_kwargs or {})
+        self.n_recent = int(n_recent)
+        self.item_ids: np.ndarray | None = None
+
+    def train(self, train_df: pd.DataFrame, **kwargs: Any) -> CBOWModel:
+        from gensim.models import Word2Vec
+
+        require_columns(train_df, ("user_id", "track_id", "timestamp"), "CBOWModel")
+        users = train_df["user_id"].to_numpy(np.int64)
+        tracks = train_df["track_id"].to_numpy(np.int64)
+        order = np.lexsort((tracks, train_df["timestamp"].to_numpy(np.int64), users))
+        users, tracks = users[order], tracks[order]
+        self.user_ids, u = np.unique(users, return_inverse=True)
+        self.item_ids, i = np.unique(tracks, return_inverse=True)
+        # Sentences of item codes (as ints), one per user, in listening order.
+        bounds = np.flatnonzero(np.diff(u)) + 1
+        sentences = [s.tolist() for s in np.split(i, bounds)]
+        w2v = Word2Vec(sentences=sentences, **self.params)
+        vectors = np.zeros((len(self.item_ids), w2v.wv.vector_size), dtype=np.float32)
+        keys = np.asarray(w2v.wv.index_to_key, dtype=np.int64)
+        vectors[keys] = w2v.wv.vectors
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.item_vectors = vectors / np.where(norms > 0, norms, 1.0)
+        # Each user's latest n_recent tracks (u is sorted, each run ends with the latest).
+        ptr = np.r_[0, np.cumsum(np.bincount(u, minlength=len(self.user_ids)))]
+        start = np.maximum(ptr[:-1], ptr[1:] - self.n_recent)
+        counts = ptr[1:] - start
+        owner = np.repeat(np.arange(len(self.user_ids)), counts)
+        pos = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        recent = i[np.repeat(start, counts) + pos]
+        user_vec = np.zeros((len(self.user_ids), vectors.shape[1]), dtype=np.float64)
+        np.add.at(user_vec, owner, self.item_vectors[recent])
+        self.user_vectors = (user_vec / np.maximum(counts, 1)[:, None]).astype(np.float32)
+        self._seen, self._ptr = seen_csr(u, i, len(self.user_ids))
+        return self
+
+    def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
+        if self.item_ids is None:
+            raise ConfigError("CBOWModel.predict: the model is not trained; call train() first.")
+        users = user_ids_of(user_ids, "CBOWModel")
+        rows = rows_of(self.user_ids, users)
+        codes = np.full((len(users), self.top_k), -1, dtype=np.int64)
+        known = np.flatnonzero(rows >= 0)
+        codes[known] = topk_cosine(self.user_vectors[rows[known]], self.item_vectors,
+                                   self.top_k, rows[known], self._ptr, self._seen)
+        ids = np.where(codes >= 0, self.item_ids[np.maximum(codes, 0)], -1)
+        return predictions_frame(users, ids)
+
+
+def topk_cosine(
+    user_vecs: np.ndarray, item_vecs: np.ndarray, k: int, rows: np.ndarray, ptr: np.ndarray,
+    seen: np.ndarray, *, chunk_cells: int = 1 << 24,
+) -> np.ndarray:
+    """Top-``k`` item codes by ``user_vecs @ item_vecs.T``, each user's seen items excluded.
+
+    Scores are computed for blocks of users (``chunk_cells`` scores at a time) to bound memory;
+    ties go to the lower item code. Rows with fewer than ``k`` unseen items are -1 padded.
+    """
+    n, m = len(user_vecs), len(item_vecs)
+    out = np.full((n, k), -1, dtype=np.int64)
+    kk = min(k, m)
+    step = max(1, chunk_cells // max(m, 1))
+    for start in range(0, n, step):
+        block = slice(start, min(start + step, n))
+        scores = user_vecs[block] @ item_vecs.T
+        r = rows[block]
+        counts = ptr[r + 1] - ptr[r]
+        owner = np.repeat(np.arange(len(r)), counts)
+        offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        scores[owner, seen[np.repeat(ptr[r], counts) + offset]] = -np.inf
+        top = np.argpartition(-scores, kk - 1, axis=1)[:, :kk] if kk < m else \
+            np.tile(np.arange(m), (len(r), 1))
+        top_scores = np.take_along_axis(scores, top, axis=1)
+        order = _rank_rows(top, top_scores)
+        best = np.take_along_axis(top, order, axis=1)
+        valid = np.isfinite(np.take_along_axis(top_scores, order, axis=1))
+        out[block, :kk] = np.where(valid, best, -1)
+    return out
+
+
+def _rank_rows(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per-row order: score descending, then code ascending (deterministic ties)."""
+    by_code = np.argsort(codes, axis=1, kind="stable")
+    s = np.take_along_axis(scores, by_code, axis=1)
+    by_score = np.argsort(-s, axis=1, kind="stable")
+    return np.take_along_axis(by_code, by_score, axis=1)

@@ -1,0 +1,70 @@
+"""Helpers shared by the ranking baselines: reading user ids, each user's training items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.errors import ConfigError, DataError
+
+
+def user_ids_of(user_ids: Any, model: str) -> np.ndarray:
+    """The ``user_id`` values of what ``predict`` received (a column, or the index), as int64."""
+    if isinstance(user_ids, pd.DataFrame):
+        if "user_id" in user_ids.columns:
+            values = user_ids["user_id"]
+        elif user_ids.index.name == "user_id":
+            values = user_ids.index.to_series()
+        else:
+            raise DataError(
+                f"{model}.predict: the users table has no 'user_id' column or index (columns "
+                f"{list(map(str, user_ids.columns))}); pass a DataFrame with a user_id column."
+            )
+    else:
+        values = pd.Series(np.asarray(user_ids))
+    if not pd.api.types.is_integer_dtype(values.dtype):
+        raise DataError(f"{model}.predict: user ids must be integers, got dtype {values.dtype}.")
+    return values.to_numpy(np.int64)
+
+
+def require_columns(frame: Any, columns: tuple[str, ...], model: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"{model}.train: expected a pandas DataFrame, got {type(frame).__name__}.")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{model}.train: the training table lacks column(s) {missing}; it has "
+            f"{list(map(str, frame.columns))}. Pass dataset.get_train_set(fold)."
+        )
+
+
+def check_k(k: Any, model: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ConfigError(f"The 'top_k' parameter of {model} must be an int in the range "
+                          f"[1, inf). Got {k!r} instead.")
+    return int(k)
+
+
+def predictions_frame(users: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
+    """The prediction format: indexed by ``user_id`` (input order), columns ``"0".."k-1"``."""
+    return pd.DataFrame(ids, index=pd.Index(users, name="user_id"),
+                        columns=[str(j) for j in range(ids.shape[1])])
+
+
+def seen_csr(user_codes: np.ndarray, item_codes: np.ndarray, n_users: int):
+    """Items of each user as CSR: ``items[ptr[u]:ptr[u + 1]]`` are user ``u``'s item codes."""
+    order = np.argsort(user_codes, kind="stable")
+    ptr = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(np.bincount(user_codes, minlength=n_users), out=ptr[1:])
+    return item_codes[order], ptr
+
+
+def rows_of(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Position of each query in ``sorted_keys``; -1 where absent."""
+    if len(sorted_keys) == 0:
+        return np.full(len(query), -1, dtype=np.int64)
+    pos = np.searchsorted(sorted_keys, query)
+    pos_c = np.minimum(pos, len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos_c] == query, pos_c, -1)

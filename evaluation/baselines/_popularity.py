@@ -1,0 +1,64 @@
+"""PopularityModel: the most-played tracks that the user has not heard yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.baselines._bias import topk_excluding
+from evaluation.baselines._common import (
+    check_k,
+    predictions_frame,
+    require_columns,
+    rows_of,
+    seen_csr,
+    user_ids_of,
+)
+from evaluation.errors import ConfigError
+from evaluation.model import RecModel
+
+
+class PopularityModel(RecModel):
+    """Ranks tracks by total play count in the training set (``user_track_count`` summed;
+    ``by="users"`` counts listeners instead), ties by track id, and gives each user the top
+    ``top_k`` tracks that are not among the user's training rows. A user unseen in training
+    gets the global top list.
+    """
+
+    def __init__(self, top_k: int = 100, by: str = "plays", **kwargs: Any):
+        super().__init__()
+        self.top_k = self.k = check_k(top_k, "PopularityModel")
+        if by not in ("plays", "users"):
+            raise ConfigError(f"The 'by' parameter of PopularityModel must be 'plays' or "
+                              f"'users'. Got {by!r} instead.")
+        self.by = by
+        self.item_ids: np.ndarray | None = None
+
+    def train(self, train_df: pd.DataFrame, **kwargs: Any) -> PopularityModel:
+        cols = ("user_id", "track_id") + (("user_track_count",) if self.by == "plays" else ())
+        require_columns(train_df, cols, "PopularityModel")
+        users = train_df["user_id"].to_numpy(np.int64)
+        tracks = train_df["track_id"].to_numpy(np.int64)
+        self.user_ids, u = np.unique(users, return_inverse=True)
+        self.item_ids, i = np.unique(tracks, return_inverse=True)
+        weights = (train_df["user_track_count"].to_numpy(np.float64) if self.by == "plays"
+                   else None)
+        self.popularity = np.bincount(i, weights=weights, minlength=len(self.item_ids))
+        self._order = np.lexsort((self.item_ids, -self.popularity))
+        self._seen, self._ptr = seen_csr(u, i, len(self.user_ids))
+        return self
+
+    def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
+        if self.item_ids is None:
+            raise ConfigError("PopularityModel.predict: the model is not trained; call train() "
+                              "first.")
+        users = user_ids_of(user_ids, "PopularityModel")
+        rows = rows_of(self.user_ids, users)
+        known = rows >= 0
+        n_seen = np.where(known, self._ptr[np.maximum(rows, 0) + 1]
+                          - self._ptr[np.maximum(rows, 0)], 0)
+        codes = topk_excluding(self._order, rows, self._ptr, self._seen, n_seen, self.top_k)
+        ids = np.where(codes >= 0, self.item_ids[np.maximum(codes, 0)], -1)
+        return predictions_frame(users, ids)

@@ -1,0 +1,92 @@
+"""RandomModel: uniformly random recommendations, the 2022 challenge's template model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.baselines._common import (
+    check_k,
+    predictions_frame,
+    require_columns,
+    user_ids_of,
+)
+from evaluation.errors import ConfigError
+from evaluation.model import RecModel
+
+
+class RandomModel(RecModel):
+    """Recommends ``top_k`` distinct items drawn uniformly at random for every user.
+
+    ``items``: the catalog to draw from (``dataset.df_tracks``, any DataFrame indexed by
+    track id, or an array of ids); when None, the tracks of the training set. The draws are
+    seeded by ``seed`` and the training set's size, so the same fold gives the same lists in
+    any process, whatever ran before.
+    """
+
+    def __init__(self, items: Any = None, top_k: int = 100, seed: int = 42, **kwargs: Any):
+        super().__init__()
+        self.top_k = self.k = check_k(top_k, "RandomModel")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ConfigError(f"The 'seed' parameter of RandomModel must be an int >= 0. "
+                              f"Got {seed!r} instead.")
+        self.seed = int(seed)
+        self.items = None if items is None else _item_ids(items)
+        self._catalog: np.ndarray | None = None
+        self._rng: np.random.Generator | None = None
+
+    def train(self, train_df: pd.DataFrame, **kwargs: Any) -> RandomModel:
+        require_columns(train_df, ("track_id",), "RandomModel")
+        self._catalog = (self.items if self.items is not None
+                         else np.unique(train_df["track_id"].to_numpy(np.int64)))
+        self._rng = np.random.default_rng([self.seed, len(train_df)])
+        return self
+
+    def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
+        if self._catalog is None:
+            raise ConfigError("RandomModel.predict: the model is not trained; call train() "
+                              "first.")
+        users = user_ids_of(user_ids, "RandomModel")
+        return predictions_frame(users, sample_distinct(self._rng, self._catalog, len(users),
+                                                        self.top_k))
+
+
+def sample_distinct(rng: np.random.Generator, catalog: np.ndarray, n: int, k: int) -> np.ndarray:
+    """``n`` rows of ``k`` distinct items of ``catalog`` (uniform), -1 padded if it is smaller."""
+    m = len(catalog)
+    out = np.full((n, k), -1, dtype=np.int64)
+    if m == 0 or n == 0:
+        return out
+    if m <= 2 * k:
+        # Small catalog: a random permutation per row (n x m keys is cheap here).
+        perm = np.argsort(rng.random((n, m)), axis=1)[:, :k]
+        out[:, : perm.shape[1]] = catalog[perm]
+        return out
+    codes = rng.integers(0, m, size=(n, k))
+    while True:
+        # Redraw the later copies of any repeated item in a row until every row is distinct.
+        order = np.argsort(codes, axis=1, kind="stable")
+        ranked = np.take_along_axis(codes, order, axis=1)
+        dup_sorted = np.zeros_like(ranked, dtype=bool)
+        dup_sorted[:, 1:] = ranked[:, 1:] == ranked[:, :-1]
+        if not dup_sorted.any():
+            break
+        dup = np.zeros_like(dup_sorted)
+        np.put_along_axis(dup, order, dup_sorted, axis=1)
+        codes[dup] = rng.integers(0, m, size=int(dup.sum()))
+    out[:] = catalog[codes]
+    return out
+
+
+def _item_ids(items: Any) -> np.ndarray:
+    if isinstance(items, pd.DataFrame):
+        ids = items["track_id"] if "track_id" in items.columns else items.index
+    else:
+        ids = items
+    arr = np.unique(np.asarray(ids))
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ConfigError(f"RandomModel: item ids must be integers, got dtype {arr.dtype}; pass "
+                          f"dataset.df_tracks or an array of track ids.")
+    return arr.astype(np.int64)

@@ -1,0 +1,70 @@
+"""``python -m evaluation references``: compute the phase-2 references of a dataset."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+#: The reference models, in the order they run; the first is the baseline.
+REFERENCE_MODELS = ("CBOWModel", "PopularityModel", "RandomModel")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "references",
+        help="run the reference models and write a phase-2 references file",
+        description="Run the reference models (CBOW = baseline, Popularity, Random) on the "
+                    "dataset's folds and write the phase-2 references: baseline and best value "
+                    "of each test, the HIT_RATE gate and the group weights.",
+    )
+    p.add_argument("source", metavar="SOURCE",
+                   help='dataset source: "synthetic", a directory, or "movielens:PATH" (the '
+                        'published 2022 values ship for "lfm")')
+    p.add_argument("--scale", default="small", help="synthetic scale: tiny|small|full")
+    p.add_argument("--seed", type=int, default=None, help="fold seed (default: 42)")
+    p.add_argument("--num-folds", type=int, default=4, help="number of folds (default 4)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="where to write the file (default: evaluation/references/NAME.json, "
+                        "the file the runner picks for this dataset)")
+    p.add_argument("--results-dir", default="results",
+                   help="run directories of the reference runs (default: ./results)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evaluation import ChallengeDataset
+    from evaluation._atomic import write_json
+    from evaluation.leaderboard import REFERENCES_DIR, references_name
+
+    options = {"scale": args.scale} if args.source == "synthetic" else {}
+    dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.num_folds,
+                               **options)
+    name = references_name(args.source, args.scale if args.source == "synthetic" else None)
+    name = name or Path(str(args.source).split(":")[-1]).name or "references"
+    refs = compute_references(dataset, name=name, results_dir=args.results_dir)
+    out = Path(args.out) if args.out else REFERENCES_DIR / f"{name}.json"
+    write_json(out, refs.to_dict())
+    print(f"references written to {out}", file=sys.stderr)
+    return 0
+
+
+def compute_references(dataset, *, name: str = "", results_dir="results", progress=True):
+    """Run the reference models on ``dataset`` and build its ``References``."""
+    from evaluation import baselines
+    from evaluation.leaderboard import build_references
+    from evaluation.runner import EvalRSRunner
+
+    runner = EvalRSRunner(dataset, results_dir=results_dir, references=None, n_boot=0,
+                          reports=False, verbose=False, progress=progress)
+    means = {}
+    for model_name in REFERENCE_MODELS:
+        cls = getattr(baselines, model_name)
+        model = cls(dataset.df_tracks) if model_name == "RandomModel" else cls()
+        print(f"reference model {model_name} ...", file=sys.stderr)
+        result = runner.evaluate(model)
+        means[model_name] = result["aggregate"]["mean"]
+    return build_references(
+        means, baseline=REFERENCE_MODELS[0], name=name,
+        dataset={"source": getattr(dataset.tables, "source", None),
+                 "fingerprint": dataset.fingerprint, "fold_params": dataset.fold_params})

@@ -1,0 +1,189 @@
+"""A dataset as a directory of parquet files: the harness's own on-disk layout.
+
+``write_tables`` writes ``events.parquet``, ``users.parquet``, ``tracks.parquet``,
+``track_vectors.npy`` + ``track_vector_ids.npy`` (when the dataset has vectors) and
+``evalrs_tables.json`` (format version, row counts, the dataset fingerprint and the size and
+modification time of every file). The directory appears atomically: it is written under a
+temporary name beside its destination and renamed, so a reader never sees half of it.
+
+``read_tables`` reads it back with pyarrow's multi-threaded reader. Events are stored
+uncompressed (numeric columns map straight into pandas without a decode step); the small
+tables use zstd. The stored fingerprint is reused only while every file still has the size and
+modification time recorded at write time; otherwise ``Tables.fingerprint()`` rehashes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evaluation.data._tables import Tables, TrackVectors
+from evaluation.errors import ConfigError, DataError
+
+META_FILE = "evalrs_tables.json"
+FORMAT = "evalrs-tables"
+FORMAT_VERSION = 1
+_FRAMES = ("events", "users", "tracks")
+_VECTORS = "track_vectors.npy"
+_VECTOR_IDS = "track_vector_ids.npy"
+_COMPRESSION = {"events": "none", "users": "zstd", "tracks": "zstd"}
+
+
+def is_tables_dir(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` holds a dataset written by :func:`write_tables`."""
+    return (Path(directory) / META_FILE).is_file()
+
+
+def write_tables(tables: Tables, directory: str | os.PathLike) -> Path:
+    """Write ``tables`` to ``directory`` atomically; return the directory.
+
+    An existing directory is replaced only if it is empty or was itself written by
+    ``write_tables``; any other existing path is left alone (``ConfigError``).
+    """
+    target = Path(directory)
+    if target.exists() and not (target.is_dir() and (is_tables_dir(target)
+                                                    or not any(target.iterdir()))):
+        raise ConfigError(
+            f"write_tables: {str(target)!r} exists and is not a dataset directory written by "
+            f"the harness (no {META_FILE}); choose a new or empty directory"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        files = {}
+        for name in _FRAMES:
+            frame = getattr(tables, name)
+            fname = f"{name}.parquet"
+            _write_frame(frame, tmp / fname, _COMPRESSION[name])
+            files[fname] = None
+        if tables.track_vectors is not None:
+            np.save(tmp / _VECTOR_IDS, tables.track_vectors.track_ids)
+            np.save(tmp / _VECTORS, tables.track_vectors.vectors)
+            files[_VECTOR_IDS] = files[_VECTORS] = None
+        for fname in files:
+            st = (tmp / fname).stat()
+            files[fname] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "source": tables.source,
+            "rows": {name: len(getattr(tables, name)) for name in _FRAMES},
+            "fingerprint": tables.fingerprint(),
+            "files": files,
+        }
+        with open(tmp / META_FILE, "w", encoding="utf-8") as fh:
+            json.dump(meta, fh, indent=2)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        _replace_dir(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _write_frame(frame: pd.DataFrame, path: Path, compression: str) -> None:
+    keep_index = not isinstance(frame.index, pd.RangeIndex)
+    table = pa.Table.from_pandas(frame, preserve_index=keep_index)
+    pq.write_table(table, path, compression=compression, row_group_size=4 * 1024 * 1024)
+
+
+def _replace_dir(tmp: Path, target: Path) -> None:
+    """Rename ``tmp`` onto ``target``; an existing ``target`` is moved aside first."""
+    try:
+        os.rename(tmp, target)
+        return
+    except OSError:
+        if not target.exists():
+            raise
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    os.rename(target, old / "d")
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        os.rename(old / "d", target)  # put the previous dataset back
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def read_tables(directory: str | os.PathLike, *, use_threads: bool = True) -> Tables:
+    """Read a dataset directory written by :func:`write_tables`."""
+    root = Path(directory)
+    meta = _read_meta(root)
+    frames = {}
+    for name in _FRAMES:
+        path = root / f"{name}.parquet"
+        try:
+            table = pq.read_table(path, use_threads=use_threads)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(
+                f"{path}: cannot read the {name} table ({exc}); delete {root} to regenerate "
+                f"or re-download it"
+            ) from exc
+        frames[name] = table.to_pandas(split_blocks=True, self_destruct=True)
+        del table
+        expected = meta["rows"].get(name)
+        if expected is not None and len(frames[name]) != expected:
+            raise DataError(
+                f"{path}: {len(frames[name])} rows, but {META_FILE} records {expected}; "
+                f"the directory was modified after it was written: delete {root} and write it again"
+            )
+    vectors = None
+    if _VECTORS in meta["files"]:
+        try:
+            ids = np.load(root / _VECTOR_IDS)
+            vecs = np.load(root / _VECTORS)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{root / _VECTORS}: cannot read the track vectors ({exc})") from exc
+        vectors = TrackVectors(ids, vecs)
+    tables = Tables(events=frames["events"], users=frames["users"], tracks=frames["tracks"],
+                    track_vectors=vectors, source=meta.get("source") or str(root))
+    if _unchanged(root, meta["files"]):
+        tables._fingerprint = meta["fingerprint"]
+    return tables
+
+
+def _read_meta(root: Path) -> dict:
+    path = root / META_FILE
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(
+            f"{root}: not a dataset directory written by the harness (no {META_FILE}); "
+            f"write one with `python -m evaluation data generate --out DIR`"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: unreadable metadata ({exc}); write the directory again") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise DataError(f"{path}: not an {FORMAT} metadata file (format={meta.get('format')!r})"
+                        if isinstance(meta, dict) else f"{path}: not an {FORMAT} metadata file")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DataError(
+            f"{path}: format_version {meta.get('format_version')!r}, this harness reads "
+            f"{FORMAT_VERSION}; write the directory again with this version"
+        )
+    for key in ("rows", "files", "fingerprint"):
+        if key not in meta:
+            raise DataError(f"{path}: metadata lacks {key!r}; write the directory again")
+    return meta
+
+
+def _unchanged(root: Path, files: dict) -> bool:
+    for fname, stat in files.items():
+        try:
+            st = (root / fname).stat()
+        except OSError:
+            return False
+        if st.st_size != stat.get("size") or st.st_mtime_ns != stat.get("mtime_ns"):
+            return False
+    return True

@@ -1,0 +1,183 @@
+"""``ChallengeDataset``: a dataset source plus the challenge's leave-one-out folds."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.data._tables import Tables, TrackVectors
+from evaluation.errors import ConfigError
+from evaluation.splits._loo import DEFAULT_SEED, EventIndex, Fold, FoldParams, make_fold
+
+
+class ChallengeDataset:
+    """Events, users, tracks and track vectors of one source, cut into ``num_folds`` folds.
+
+    ``source`` is ``"synthetic"`` (the embedded default, ``scale`` tiny | small | full, built
+    from ``data_seed``), ``"lfm"`` (the challenge data, downloaded and cached), a directory in
+    the EvalRS schema, ``"movielens:PATH"``, or an already loaded ``Tables``. ``**source_options``
+    go to ``evaluation.data.load_source``.
+
+    Fold parameters (design §4): ``seed`` (``None`` means the fixed default 42; ``0`` is a
+    seed), ``num_folds``, ``frac`` (share of users per fold), ``k_core`` and ``max_rounds`` of
+    the k-core filter, ``sampler`` (``"pandas"``: the 2022 folds row for row; ``"generator"``:
+    a vectorised ``numpy.random.Generator`` draw, different but equally valid folds) and
+    ``split`` (``"bootstrap"``: a uniformly drawn target per user; ``"last"``: each user's
+    latest event, as in the 2023 edition). Folds are computed on first use and cached.
+    """
+
+    def __init__(
+        self,
+        source: str | os.PathLike | Tables = "synthetic",
+        scale: str = "small",
+        seed: int | None = DEFAULT_SEED,
+        num_folds: int = 4,
+        frac: float = 0.25,
+        k_core: int = 10,
+        max_rounds: int = 10,
+        sampler: str = "pandas",
+        split: str = "bootstrap",
+        *,
+        data_seed: int = DEFAULT_SEED,
+        **source_options: Any,
+    ) -> None:
+        self.params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
+                                 frac=frac, k_core=k_core, max_rounds=max_rounds,
+                                 sampler=sampler, split=split)
+        if isinstance(source, Tables):
+            if source_options:
+                raise ConfigError(f"ChallengeDataset: source options {sorted(source_options)} "
+                                  f"make no sense with already loaded Tables; drop them.")
+            self.tables = source
+        else:
+            from evaluation.data import load_source
+
+            self.tables = load_source(source, scale=scale, seed=data_seed, **source_options)
+        self._index: EventIndex | None = None
+        self._folds: dict[int, Fold] = {}
+        self._lock = threading.Lock()
+
+    # -- data ---------------------------------------------------------------------------------
+    @property
+    def df_events(self) -> pd.DataFrame:
+        return self.tables.events
+
+    @property
+    def df_users(self) -> pd.DataFrame:
+        return self.tables.users
+
+    @property
+    def df_tracks(self) -> pd.DataFrame:
+        return self.tables.tracks
+
+    @property
+    def track_vectors(self) -> TrackVectors | None:
+        return self.tables.track_vectors
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the full data content (computed on first use)."""
+        return self.tables.fingerprint()
+
+    # -- fold parameters ----------------------------------------------------------------------
+    @property
+    def num_folds(self) -> int:
+        return self.params.num_folds
+
+    @property
+    def seed(self) -> int:
+        return self.params.seed
+
+    @property
+    def fold_params(self) -> dict[str, Any]:
+        """Everything that defines the folds besides the data (for the run hash)."""
+        return self.params.as_dict()
+
+    # -- folds --------------------------------------------------------------------------------
+    def fold(self, fold: int) -> Fold:
+        """Fold ``fold`` as row positions into ``df_events`` (computed once, then cached)."""
+        fold = self._check_fold(fold)
+        found = self._folds.get(fold)
+        if found is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = EventIndex(self.df_events,
+                                             need_time=self.params.split == "last")
+            found = make_fold(self._index, self.params, fold)
+            self._folds.setdefault(fold, found)
+        return self._folds[fold]
+
+    def compute_folds(self, workers: int = 2) -> list[Fold]:
+        """Compute every fold now (in ``workers`` threads; NumPy releases the GIL)."""
+        todo = [f for f in range(self.num_folds) if f not in self._folds]
+        if workers > 1 and len(todo) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.fold(todo[0])  # builds the shared index once
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(self.fold, todo[1:]))
+        else:
+            for f in todo:
+                self.fold(f)
+        return [self._folds[f] for f in range(self.num_folds)]
+
+    def get_train_set(self, fold: int) -> pd.DataFrame:
+        """The fold's training events (every events column, the events' order and index)."""
+        return self.df_events.take(self.fold(fold).train_rows)
+
+    def get_test_set(self, fold: int, limit: int | None = None) -> pd.DataFrame:
+        """``[user_id, track_id]``: one target per test user, sorted by ``user_id``.
+
+        ``limit`` keeps the first ``limit`` test users in that order (``None`` or ``0``: all),
+        so a limited run always scores the same users. The index is the target's row label
+        in ``df_events``.
+        """
+        rows = self.fold(fold).test_rows
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+                raise ConfigError(f"The 'limit' parameter must be None or an int >= 0 "
+                                  f"(0 means every test user). Got {limit!r} instead.")
+            if limit:
+                rows = rows[:limit]
+        return self.df_events[["user_id", "track_id"]].take(rows)
+
+    def fold_statistics(self) -> pd.DataFrame:
+        """One row per fold: sampled users, test users, train rows and tracks, k-core rounds."""
+        records = []
+        for fold in self.compute_folds():
+            stats = fold.stats()
+            train_tracks = self.df_events["track_id"].to_numpy()[fold.train_rows]
+            stats["train_tracks"] = len(pd.unique(train_tracks))
+            stats["train_rows_per_user"] = (len(fold.train_rows) / fold.n_test_users
+                                            if fold.n_test_users else 0.0)
+            records.append(stats)
+        return pd.DataFrame.from_records(records).set_index("fold")
+
+    # -- the 2022 names -----------------------------------------------------------------------
+    def _get_train_set(self, fold: int) -> pd.DataFrame:
+        return self.get_train_set(fold)
+
+    def _get_test_set(self, fold: int, limit: int | None = None) -> pd.DataFrame:
+        return self.get_test_set(fold, limit=limit)
+
+    def get_sample_train_test(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Fold 0's training events and test targets, for exploring the data."""
+        return self.get_train_set(0), self.get_test_set(0)
+
+    def _check_fold(self, fold: int) -> int:
+        if isinstance(fold, bool) or not isinstance(fold, (int, np.integer)) \
+                or not 0 <= fold < self.num_folds:
+            raise ConfigError(f"The 'fold' parameter must be an int in the range "
+                              f"[0, {self.num_folds - 1}] (num_folds={self.num_folds}). "
+                              f"Got {fold!r} instead.")
+        return int(fold)
+
+    def __repr__(self) -> str:
+        return (f"ChallengeDataset(source={self.tables.source!r}, events={len(self.df_events)}, "
+                f"users={len(self.df_users)}, tracks={len(self.df_tracks)}, "
+                f"num_folds={self.num_folds}, seed={self.seed}, sampler={self.params.sampler!r}, "
+                f"split={self.params.split!r})")

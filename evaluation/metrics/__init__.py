@@ -1,0 +1,88 @@
+"""Metric kernels on plain arrays: the EvalRS challenge tests and a ranking/rating library."""
+
+# --- challenge tests (design §4): hit ranks, HR, MRR, MRED, being less wrong, latent diversity
+from evaluation.metrics._challenge import (
+    ARTIST_POPULARITY_EDGES,
+    COUNTRIES,
+    TRACK_POPULARITY_EDGES,
+    USER_ACTIVITY_EDGES,
+    ChallengeFold,
+    ScoringWarning,
+    SliceMissRates,
+    being_less_wrong,
+    bin_by_edges,
+    hit_ranks,
+    hit_rate_from_ranks,
+    latent_diversity,
+    latent_diversity_scores,
+    miss_rate_equality_difference,
+    mrr_from_ranks,
+)
+
+# isort: split
+# --- metric library (ranking, rating, catalog metrics, registry): added in its own block below
+from evaluation.metrics._catalog import catalog_coverage, item_popularity, popularity_bias
+from evaluation.metrics._ranking import (
+    auc,
+    f1_at_k,
+    hit_rate_at_k,
+    map_at_k,
+    mrr_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+)
+from evaluation.metrics._rating import mae, nmae, nrmse, rmse
+from evaluation.metrics._registry import (
+    METRICS,
+    Metric,
+    evaluate_ranking,
+    evaluate_ratings,
+    get_metric,
+)
+from evaluation.metrics._relevance import RankingInputs, judge, ranking_inputs, relevance_matrix
+
+__all__ = [  # challenge tests
+    "ARTIST_POPULARITY_EDGES",
+    "COUNTRIES",
+    "TRACK_POPULARITY_EDGES",
+    "USER_ACTIVITY_EDGES",
+    "ChallengeFold",
+    "ScoringWarning",
+    "SliceMissRates",
+    "being_less_wrong",
+    "bin_by_edges",
+    "hit_rate_from_ranks",
+    "hit_ranks",
+    "latent_diversity",
+    "latent_diversity_scores",
+    "miss_rate_equality_difference",
+    "mrr_from_ranks",
+]
+__all__ += [  # metric library
+    "METRICS",
+    "Metric",
+    "RankingInputs",
+    "auc",
+    "catalog_coverage",
+    "evaluate_ranking",
+    "evaluate_ratings",
+    "f1_at_k",
+    "get_metric",
+    "hit_rate_at_k",
+    "item_popularity",
+    "judge",
+    "mae",
+    "map_at_k",
+    "mrr_at_k",
+    "ndcg_at_k",
+    "nmae",
+    "nrmse",
+    "popularity_bias",
+    "precision_at_k",
+    "ranking_inputs",
+    "recall_at_k",
+    "relevance_matrix",
+    "rmse",
+]
+

@@ -1,0 +1,49 @@
+"""The aggregation switch of the metric library: per user, per item, or over all test points.
+
+- ``"user"``: compute the metric for each user (a row of the recommendation matrix), then take the
+  mean over users.
+- ``"item"``: compute the metric for each test item (over the test points of that item), then take
+  the mean over the items that have at least one test point.
+- ``"global"``: pool all test points (relevant user-item pairs, or rated pairs) and compute the
+  metric once over the pool (a micro average).
+
+Each metric declares which of the three make sense for it; any other combination raises
+``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation.errors import ConfigError
+
+AGGREGATIONS = ("user", "item", "global")
+
+
+def check_aggregate(aggregate: str, allowed: tuple[str, ...], metric: str) -> str:
+    """Return ``aggregate`` if ``metric`` supports it, else raise ``ConfigError``."""
+    if aggregate not in AGGREGATIONS:
+        raise ConfigError(
+            f"The 'aggregate' argument of {metric} must be one of {list(AGGREGATIONS)}; "
+            f"got {aggregate!r}."
+        )
+    if aggregate not in allowed:
+        raise ConfigError(
+            f"{metric} cannot be aggregated {aggregate!r}: it is defined for {list(allowed)} "
+            f"only. Pass aggregate={allowed[0]!r}."
+        )
+    return aggregate
+
+
+def group_mean(values: np.ndarray, groups: np.ndarray, n_groups: int | None = None) -> float:
+    """Mean over the groups present of the per-group mean of ``values`` (0.0 when empty)."""
+    if len(values) == 0:
+        return 0.0
+    groups = np.asarray(groups)
+    if n_groups is None or groups.dtype.kind not in "iu":
+        _, groups = np.unique(groups, return_inverse=True)
+        n_groups = int(groups.max()) + 1
+    counts = np.bincount(groups, minlength=n_groups)
+    sums = np.bincount(groups, weights=values, minlength=n_groups)
+    present = counts > 0
+    return float(np.mean(sums[present] / counts[present]))

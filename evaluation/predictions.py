@@ -1,0 +1,386 @@
+"""Validation and normalisation of what a model's ``predict`` returned.
+
+The expected format (design §4): a DataFrame indexed by ``user_id`` with one row per test user
+and ``k`` ranked columns labelled ``"0".."k-1"`` (integer labels work too), holding track ids,
+best first, with ``-1`` padding at the end of a shorter list. Rows are matched to test users by
+``user_id``, never by position.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from evaluation.errors import PredictionError, show_values
+
+PAD = -1
+
+
+def _dense_ok(lo: int, hi: int, n: int) -> bool:
+    """Whether ids in ``[lo, hi]`` can index a lookup table: small next to the data (or 4M)."""
+    return lo >= 0 and hi < max(1 << 22, 4 * n)
+
+_FORMAT_HINT = (
+    'the expected format is a DataFrame indexed by "user_id" with k columns "0".."k-1" of '
+    "track ids, best first, padded with -1"
+)
+
+
+class PredictionWarning(UserWarning):
+    """Predictions are valid but probably not what the model intended."""
+
+
+def _fail(problem: str, fix: str, rows: str = "") -> PredictionError:
+    text = f"predictions: {problem}"
+    if rows:
+        text += f"\n{rows}"
+    return PredictionError(f"{text}\nFix: {fix}")
+
+
+def _show_rows(users: np.ndarray, matrix: np.ndarray, bad_rows: np.ndarray, limit: int = 3,
+               width: int = 8) -> str:
+    """A few offending rows as ``user 12: [5, 7, -1, ...]``."""
+    lines = []
+    for r in bad_rows[:limit]:
+        row = matrix[r]
+        items = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in row[:width])
+        more = ", ..." if len(row) > width else ""
+        user = users[r].item() if hasattr(users[r], "item") else users[r]
+        lines.append(f"  user {user!r}: [{items}{more}]")
+    if len(bad_rows) > limit:
+        lines.append(f"  ... ({len(bad_rows)} rows in all)")
+    return "\n".join(lines)
+
+
+def predictions_frame(user_ids, items, k: int | None = None) -> pd.DataFrame:
+    """Build a predictions DataFrame from user ids and their ranked items.
+
+    ``items`` is an (N, m) array or a list of per-user lists (of any lengths); lists are cut or
+    padded with ``-1`` to ``k`` columns (default: the longest list).
+    """
+    user_ids = np.asarray(user_ids)
+    if isinstance(items, np.ndarray) and items.ndim == 2:
+        matrix = items.astype(np.int64, copy=False)
+    else:
+        lists = [np.asarray(x, dtype=np.int64) for x in items]
+        width = max((len(x) for x in lists), default=0)
+        lengths = np.array([len(x) for x in lists], dtype=np.int64)
+        matrix = np.full((len(lists), width), PAD, dtype=np.int64)
+        mask = np.arange(width) < lengths[:, None]
+        if lists:
+            matrix[mask] = np.concatenate(lists)
+    if len(matrix) != len(user_ids):
+        raise PredictionError(
+            f"predictions_frame: {len(user_ids)} user ids but {len(matrix)} item lists; pass one "
+            "list per user"
+        )
+    k = matrix.shape[1] if k is None else k
+    if matrix.shape[1] >= k:
+        matrix = matrix[:, :k]
+    else:
+        matrix = np.hstack([matrix, np.full((len(matrix), k - matrix.shape[1]), PAD, np.int64)])
+    return pd.DataFrame(matrix, index=pd.Index(user_ids, name="user_id"),
+                        columns=[str(i) for i in range(k)])
+
+
+def _user_index(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """Move ``user_id`` to the index; return the frame and the ids as int64."""
+    if "user_id" in frame.columns:
+        if frame.index.name == "user_id":
+            same = np.array_equal(frame.index.to_numpy(), frame["user_id"].to_numpy())
+            if not same:
+                raise _fail(
+                    '"user_id" is both the index name and a column, with different values',
+                    'keep only one: df = df.drop(columns="user_id") or df.reset_index(drop=True)',
+                )
+            frame = frame.drop(columns="user_id")
+        else:
+            frame = frame.set_index("user_id")
+    elif frame.index.name != "user_id":
+        raise _fail(
+            f'"user_id" is neither the index nor a column (index name: {frame.index.name!r}, '
+            f"first columns: {show_values(frame.columns)})",
+            'index the frame by user: df.index.name = "user_id" (if its rows are the users) or '
+            'df = df.set_index("user_id"); ' + _FORMAT_HINT,
+        )
+    ids = frame.index.to_numpy()
+    if ids.dtype.kind in "iu":
+        return frame, ids.astype(np.int64)
+    numeric = pd.to_numeric(pd.Series(ids), errors="coerce").to_numpy(dtype=np.float64)
+    whole = np.isfinite(numeric) & (numeric == np.round(numeric))
+    if not whole.all():
+        raise _fail(
+            f"user_id values must be integers; got {ids.dtype} values such as "
+            f"{show_values(ids[~whole])}",
+            "use the user ids exactly as given to predict() (user_ids_df['user_id'])",
+        )
+    return frame, numeric.astype(np.int64)
+
+
+def _column_order(columns: pd.Index, k: int) -> np.ndarray:
+    """Position of column "0".."k-1" in ``columns`` (labels may be str or int, any order)."""
+    labels = []
+    for c in columns:
+        if isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+            labels.append(int(c))
+        elif isinstance(c, str) and c.strip().isdigit():
+            labels.append(int(c))
+        else:
+            labels.append(None)
+    wanted = set(range(k))
+    bad = [c for c, lab in zip(columns, labels) if lab not in wanted]
+    seen = [lab for lab in labels if lab is not None]
+    dup = len(seen) != len(set(seen))
+    if len(columns) != k or bad or dup:
+        missing = sorted(wanted - set(seen))
+        detail = f"got {len(columns)} columns"
+        if bad:
+            detail += f"; unexpected labels {show_values(bad)}"
+        if missing:
+            detail += f"; missing labels {show_values([str(m) for m in missing])}"
+        if dup:
+            detail += "; some labels appear twice"
+        raise _fail(
+            f'expected k={k} columns labelled "0".."{k - 1}" (rank 0 = best); {detail}',
+            f"return exactly k={k} columns (pad shorter lists with -1; drop extra ranks), or "
+            "score with the k your model produces",
+        )
+    order = np.empty(k, dtype=np.int64)
+    order[labels] = np.arange(k)
+    return order
+
+
+def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
+    """The prediction values as int64, rejecting strings, booleans, NaN and fractions."""
+    plain = all(isinstance(dt, np.dtype) for dt in frame.dtypes)
+    kinds = {dt.kind for dt in frame.dtypes}
+    if plain and kinds <= {"i", "u"}:
+        return frame.to_numpy(dtype=np.int64)
+    if plain and kinds <= {"i", "u", "f"}:
+        matrix = frame.to_numpy(dtype=np.float64)
+    else:
+        # strings, booleans, nullable or mixed columns: inspect the values themselves
+        matrix = frame.to_numpy(dtype=object, na_value=np.nan)
+        is_str = np.frompyfunc(lambda v: isinstance(v, (str, bytes)), 1, 1)(matrix).astype(bool)
+        is_bool = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)(matrix)
+        is_bool = is_bool.astype(bool)
+        if is_str.any():
+            rows = np.flatnonzero(is_str.any(axis=1))
+            raise _fail(
+                f"item ids must be integers; {int(is_str.sum())} values are strings",
+                "return integer track ids (e.g. df.astype('int64')); " + _FORMAT_HINT,
+                _show_rows(users, matrix, rows),
+            )
+        if is_bool.any():
+            rows = np.flatnonzero(is_bool.any(axis=1))
+            raise _fail(
+                f"item ids must be integers; {int(is_bool.sum())} values are booleans",
+                "return integer track ids; " + _FORMAT_HINT,
+                _show_rows(users, matrix, rows),
+            )
+        try:
+            matrix = matrix.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise _fail(
+                f"item ids must be integers; some values cannot be read as numbers ({exc})",
+                "return integer track ids; " + _FORMAT_HINT,
+            ) from None
+    nan = np.isnan(matrix)
+    if nan.any():
+        rows = np.flatnonzero(nan.any(axis=1))
+        raise _fail(
+            f"{int(nan.sum())} values are missing (NaN) in {len(rows)} rows",
+            "pad a list shorter than k with -1 instead of NaN: df.fillna(-1).astype('int64')",
+            _show_rows(users, matrix, rows),
+        )
+    frac = ~np.isfinite(matrix) | (matrix != np.round(matrix))
+    if frac.any():
+        rows = np.flatnonzero(frac.any(axis=1))
+        raise _fail(
+            f"item ids must be whole numbers; {int(frac.sum())} values are not "
+            f"(e.g. {show_values(matrix[frac])})",
+            "return track ids, not scores or row positions; " + _FORMAT_HINT,
+            _show_rows(users, matrix, rows),
+        )
+    return matrix.astype(np.int64)
+
+
+def _in_set(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Boolean mask: ``values`` found in ``members`` (a dense table when ids are small)."""
+    members = np.asarray(members)
+    if len(members) == 0:
+        return np.zeros(values.shape, dtype=bool)
+    lo, hi = int(members.min()), int(members.max())
+    if _dense_ok(lo, hi, values.size + len(members)):
+        table = np.zeros(hi + 1, dtype=bool)
+        table[members] = True
+        inside = (values >= 0) & (values <= hi)
+        out = np.zeros(values.shape, dtype=bool)
+        out[inside] = table[values[inside]]
+        return out
+    return np.isin(values, members, kind="sort")
+
+
+def _positions(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
+    """Position of each of ``ids`` in ``universe`` (unique ids), -1 where absent."""
+    if len(universe) and _dense_ok(int(universe.min()), int(universe.max()),
+                                   len(ids) + len(universe)):
+        table = np.full(int(universe.max()) + 1, -1, dtype=np.int64)
+        table[universe] = np.arange(len(universe))
+        inside = (ids >= 0) & (ids < len(table))
+        out = np.full(len(ids), -1, dtype=np.int64)
+        out[inside] = table[ids[inside]]
+        return out
+    return pd.Index(universe).get_indexer(ids).astype(np.int64)
+
+
+def _hash_bits(keys: np.ndarray, bits: int) -> np.ndarray:
+    # Fibonacci hashing: the top bits of a multiplicative hash spread structured keys well.
+    return ((keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)
+            ).astype(np.intp)
+
+
+def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFrame) -> np.ndarray:
+    """Boolean (N, k) mask: the predicted item is one of that user's training items.
+
+    Exact, without sorting the training rows: a hashed bit table of the training pairs filters
+    the candidates, and only the few candidates are checked exactly.
+    """
+    out = np.zeros(matrix.shape, dtype=bool)
+    rows = _positions(train["user_id"].to_numpy().astype(np.int64), user_ids)
+    keep = rows >= 0
+    if not keep.any() or matrix.size == 0:
+        return out
+    tracks = train["track_id"].to_numpy().astype(np.int64)[keep]
+    rows = rows[keep]
+    real = matrix != PAD
+    shift = int(max(tracks.max(), matrix.max())) + 1
+    if tracks.min() < 0 or matrix[real].min(initial=0) < 0 or shift > (1 << 62) // len(user_ids):
+        # ids too large or negative to pack (row, track) into one int64: compact them first
+        codes, uniq = pd.factorize(np.concatenate([tracks, matrix[real]]))
+        tracks, shift = codes[: len(tracks)].astype(np.int64), len(uniq)
+        packed = np.full(matrix.shape, -1, dtype=np.int64)
+        packed[real] = codes[len(tracks):]
+        matrix = packed
+    train_keys = rows * shift + tracks
+    pred_keys = np.arange(len(matrix), dtype=np.int64)[:, None] * shift + matrix
+    bits = int(min(max(np.ceil(np.log2(4 * len(train_keys))), 10), 27))
+    train_hash = _hash_bits(train_keys, bits)
+    table = np.zeros(1 << bits, dtype=bool)
+    table[train_hash] = True
+    cand = real & table[_hash_bits(pred_keys, bits)]
+    if cand.any():
+        cand_keys = pred_keys[cand]
+        mark = np.zeros(1 << bits, dtype=bool)
+        mark[_hash_bits(cand_keys, bits)] = True
+        relevant = train_keys[mark[train_hash]]
+        out[cand] = np.isin(cand_keys, relevant, kind="sort")
+    return out
+
+
+def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
+                         train: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Check what ``predict`` returned and normalise it for scoring.
+
+    ``user_ids``: the test users (array, Series, or a DataFrame with a ``user_id`` column).
+    ``catalog``: the valid track ids (skip the check when None). ``train``: the fold's training
+    rows (``user_id, track_id``); when given, predicting one of the user's training items
+    raises a :class:`PredictionWarning` (not an error).
+
+    Returns a DataFrame indexed by ``user_id`` in the order of ``user_ids`` with int64 columns
+    ``"0".."k-1"``. Raises :class:`~evaluation.errors.PredictionError` naming the rule broken,
+    a few offending rows, and the fix.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise PredictionError(f"The 'k' argument of validate_predictions must be an int >= 1; "
+                              f"got {k!r}")
+    k = int(k)
+    if isinstance(user_ids, pd.DataFrame):
+        user_ids = user_ids["user_id"]
+    expected = np.asarray(user_ids).astype(np.int64)
+
+    if not isinstance(predictions, pd.DataFrame):
+        kind = type(predictions).__name__
+        raise _fail(
+            f"predict() must return a pandas DataFrame; got {kind}",
+            "wrap the ranked items: pd.DataFrame(items, index=pd.Index(user_ids, "
+            'name="user_id"), columns=[str(i) for i in range(k)]) or use '
+            "evaluation.predictions_frame(user_ids, items, k); " + _FORMAT_HINT,
+        )
+    frame, users = _user_index(predictions)
+
+    dup = pd.Index(users).duplicated()
+    if dup.any():
+        raise _fail(
+            f"{int(dup.sum())} user ids appear more than once: "
+            f"{show_values(np.unique(users[dup]))}",
+            "return exactly one row per user (one ranked list each)",
+        )
+    pos = _positions(expected, users) if len(users) else np.full(len(expected), -1)
+    missing = pos < 0
+    if missing.any():
+        raise _fail(
+            f"{int(missing.sum())} of {len(expected)} test users have no row: "
+            f"{show_values(expected[missing])}",
+            "return a row for every user in user_ids (a user with nothing to recommend gets a "
+            "row of -1)",
+        )
+    if len(users) > len(expected):
+        extra = _positions(users, expected) < 0
+        raise _fail(
+            f"{int(extra.sum())} rows are for users that are not test users: "
+            f"{show_values(users[extra])}",
+            "predict only for the users in user_ids",
+        )
+
+    order = _column_order(frame.columns, k)
+    frame = frame.iloc[:, order]
+    matrix = _item_matrix(frame, users)[pos]
+
+    real = matrix != PAD
+    if catalog is not None:
+        known = _in_set(matrix, np.asarray(catalog).astype(np.int64)) | ~real
+        if not known.all():
+            rows = np.flatnonzero(~known.all(axis=1))
+            raise _fail(
+                f"{int((~known).sum())} item ids are not tracks of the catalog (and not the "
+                f"padding -1): {show_values(np.unique(matrix[~known]))}",
+                "recommend track ids from the dataset's tracks table (dataset.df_tracks.index); "
+                "use -1 only as padding",
+                _show_rows(expected, matrix, rows),
+            )
+    after_pad = np.maximum.accumulate(~real, axis=1) & real
+    if after_pad.any():
+        rows = np.flatnonzero(after_pad.any(axis=1))
+        raise _fail(
+            f"{len(rows)} lists have a real item after a -1 (padding must come last)",
+            "put the recommended items first and the -1 padding at the end of each row",
+            _show_rows(expected, matrix, rows),
+        )
+    srt = np.sort(matrix, axis=1)
+    twice = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] != PAD)
+    if twice.any():
+        rows = np.flatnonzero(twice.any(axis=1))
+        raise _fail(
+            f"{len(rows)} lists recommend the same item more than once "
+            f"(e.g. {show_values(np.unique(srt[:, 1:][twice]))})",
+            "recommend each item at most once per user (e.g. drop duplicates, keeping the best "
+            "rank, and pad with -1)",
+            _show_rows(expected, matrix, rows),
+        )
+    if train is not None and len(train):
+        seen = seen_in_training(matrix, expected, train)
+        if seen.any():
+            rows = np.flatnonzero(seen.any(axis=1))
+            warnings.warn(
+                f"predictions: {int(seen.sum())} recommended items (in {len(rows)} of "
+                f"{len(expected)} lists) are tracks the user already has in the training set; "
+                "a leave-one-out target is never one of them, so these slots cannot hit. "
+                "Models usually exclude training items.\n" + _show_rows(expected, matrix, rows),
+                PredictionWarning,
+                stacklevel=2,
+            )
+    return pd.DataFrame(matrix, index=pd.Index(expected, name="user_id"),
+                        columns=[str(i) for i in range(k)])

@@ -1,0 +1,356 @@
+"""Bootstrapped leave-one-out folds (design §4) and last-interaction leave-one-out.
+
+Fold ``f`` of the 2022 challenge, in pandas::
+
+    users = df_events[["user_id"]].drop_duplicates()           # first-appearance order
+    fold_users = users.sample(frac=frac, random_state=seed + f)
+    fold = df_events[df_events["user_id"].isin(fold_users["user_id"])]
+    fold = k_core(fold, k)                                       # tracks, then users; <= 10 rounds
+    test = fold.groupby("user_id").sample(n=1, random_state=seed)
+    train = fold.drop(test.index)
+
+``sampler="pandas"`` reproduces those folds row for row without pandas' per-group loop:
+
+* ``DataFrame.sample(frac=frac)`` is ``RandomState(s).choice(n, round(frac * n),
+  replace=False)``, i.e. ``RandomState(s).permutation(n)[:size]``.
+* ``groupby(...).sample(n=1)`` visits the users in sorted id order and draws
+  ``permutation(m)[:1]`` for each (``m`` = the user's rows, in row order): a Fisher-Yates
+  shuffle of ``arange(m)`` with one bounded draw ``j_i`` in ``[0, i]`` for ``i = m-1 .. 1``.
+  ``RandomState.randint(0, highs, dtype=uint32)`` with the array of all those bounds replays
+  the same masked-rejection draws from the same stream in a single call. The element that
+  ends at position 0 is then the end of the chain ``0 -> L(0) -> L(L(0)) ...`` where
+  ``L(p)`` is the smallest step ``i > p`` with ``j_i == p``; the chains of all users are
+  followed together, one step of depth at a time.
+
+``sampler="generator"`` is a fully vectorised alternative on ``numpy.random.Generator``
+(seeded with ``[seed, f]``): the users of a fold are the ``size`` users with the smallest of
+one uniform draw each, and each user's target is ``floor(v * m)`` for a second uniform ``v``.
+Its folds are as valid (uniform users, uniform targets) but different from the 2022 ones.
+
+``split="last"`` (the 2023 edition) keeps the fold's users and k-core but holds out each
+user's latest event: the largest ``timestamp``, ties broken by the largest ``track_id``, then
+by the later row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.errors import ConfigError, DataError, show_values
+from evaluation.splits._kcore import dense_codes, kcore_codes
+
+SAMPLERS = ("pandas", "generator")
+SPLITS = ("bootstrap", "last")
+DEFAULT_SEED = 42
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One fold as row positions into the events table it was cut from.
+
+    ``train_rows`` ascend (the events' order); ``test_rows`` hold one row per test user,
+    ordered by user id.
+    """
+
+    index: int
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+    sampled_users: int
+    kcore_rounds: int
+    kcore_converged: bool
+
+    @property
+    def n_test_users(self) -> int:
+        return len(self.test_rows)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "fold": self.index,
+            "sampled_users": self.sampled_users,
+            "test_users": self.n_test_users,
+            "train_rows": len(self.train_rows),
+            "kcore_rounds": self.kcore_rounds,
+            "kcore_converged": self.kcore_converged,
+        }
+
+
+@dataclass(frozen=True)
+class FoldParams:
+    """Everything that defines the folds of a dataset (besides its content)."""
+
+    num_folds: int = 4
+    seed: int = DEFAULT_SEED
+    frac: float = 0.25
+    k_core: int = 10
+    max_rounds: int = 10
+    sampler: str = "pandas"
+    split: str = "bootstrap"
+
+    def __post_init__(self) -> None:
+        for name in ("num_folds", "k_core", "max_rounds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ConfigError(f"The {name!r} parameter must be an int in the range "
+                                  f"[1, inf). Got {value!r} instead.")
+            object.__setattr__(self, name, int(value))
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0 \
+                or seed + self.num_folds - 1 >= 2**32:
+            raise ConfigError(f"The 'seed' parameter must be an int in the range "
+                              f"[0, 2**32 - num_folds]. Got {seed!r} instead (use None for the "
+                              f"default seed {DEFAULT_SEED}).")
+        object.__setattr__(self, "seed", int(seed))
+        frac = self.frac
+        if isinstance(frac, bool) or not isinstance(frac, (int, float, np.integer, np.floating)) \
+                or not 0.0 < float(frac) <= 1.0:
+            raise ConfigError(f"The 'frac' parameter (share of users per fold) must be a number "
+                              f"in (0, 1]. Got {frac!r} instead.")
+        object.__setattr__(self, "frac", float(frac))
+        if self.sampler not in SAMPLERS:
+            raise ConfigError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}. "
+                              f"Got {self.sampler!r} instead.")
+        if self.split not in SPLITS:
+            raise ConfigError(f"The 'split' parameter must be one of {list(SPLITS)}. "
+                              f"Got {self.split!r} instead.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"protocol": "leave_one_out", **{f: getattr(self, f) for f in (
+            "split", "sampler", "num_folds", "seed", "frac", "k_core", "max_rounds")}}
+
+
+class EventIndex:
+    """Per-dataset precomputation shared by all folds (built once, O(rows)).
+
+    Users get dense codes in sorted-id order (pandas' groupby order); ``first_seen`` lists the
+    codes in order of first appearance (the order ``drop_duplicates`` keeps). Rows are
+    described as runs of consecutive rows of one user, so that a fold's rows are gathered run
+    by run, already in the events' order; data grouped by user has one run per user.
+    """
+
+    def __init__(self, events: pd.DataFrame, *, need_time: bool = False) -> None:
+        cols = ["user_id", "track_id"] + (["timestamp"] if need_time else [])
+        for col in cols:
+            if col not in events.columns:
+                raise DataError(f"events: missing column {col!r} needed to cut folds (columns: "
+                                f"{list(map(str, events.columns))}).")
+            if events[col].hasnans:
+                rows = np.flatnonzero(events[col].isna().to_numpy())
+                raise DataError(f"events: column {col!r} has missing values at rows "
+                                f"{show_values(rows)}; drop or fill them first.")
+        uid = events["user_id"].to_numpy()
+        self.n_rows = n = len(uid)
+        if n == 0:
+            raise DataError("events: the table is empty; folds need at least one event.")
+        boundary = np.flatnonzero(uid[1:] != uid[:-1])
+        run_starts = np.empty(len(boundary) + 1, dtype=np.int64)
+        run_starts[0] = 0
+        run_starts[1:] = boundary + 1
+        fa_codes, fa_users = pd.factorize(uid[run_starts])
+        fa_users = np.asarray(fa_users)
+        by_id = np.argsort(fa_users, kind="stable")
+        rank = np.empty(len(fa_users), dtype=np.int32)
+        rank[by_id] = np.arange(len(fa_users), dtype=np.int32)
+        self.user_ids = fa_users[by_id]  # sorted user ids; code -> id
+        self.first_seen = rank  # codes in first-appearance order
+        self.n_users = len(fa_users)
+        self.run_starts = run_starts
+        self.run_lens = np.diff(np.append(run_starts, n))
+        self.run_codes = rank[fa_codes]
+        self.tracks, self.n_tracks = dense_codes(events["track_id"].to_numpy())
+        self.track_ids = events["track_id"].to_numpy()
+        self.timestamps = events["timestamp"].to_numpy() if need_time else None
+
+
+def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
+    """Cut fold ``fold`` (0-based) of ``params`` from the events behind ``index``."""
+    if params.split == "last" and index.timestamps is None:
+        raise ConfigError("split='last' needs an EventIndex built with need_time=True.")
+    n_users = index.n_users
+    size = round(params.frac * n_users)  # what DataFrame.sample(frac=...) takes
+    gen = np.random.default_rng([params.seed, fold]) if params.sampler == "generator" else None
+    if gen is None:
+        chosen = np.random.RandomState(params.seed + fold).permutation(n_users)[:size]
+    elif size < n_users:
+        chosen = np.argpartition(gen.random(n_users), size)[:size] if size else \
+            np.empty(0, dtype=np.intp)
+    else:
+        chosen = np.arange(n_users)
+    selected = np.zeros(n_users, dtype=bool)
+    selected[index.first_seen[chosen]] = True
+
+    # The fold's rows, in the events' order, with their user and track codes.
+    runs = np.flatnonzero(selected[index.run_codes])
+    rows = _concat_ranges(index.run_starts[runs], index.run_lens[runs], index.n_rows)
+    ucodes = np.repeat(index.run_codes[runs], index.run_lens[runs])
+    core = kcore_codes(ucodes, index.tracks[rows], params.k_core, params.max_rounds,
+                       n_users=n_users, n_items=index.n_tracks)
+    rows, ucodes = rows[core.keep], ucodes[core.keep]
+
+    # Group rows by user in sorted-id order; within a user they stay in row order.
+    starts = np.flatnonzero(np.r_[True, ucodes[1:] != ucodes[:-1]]) if len(rows) else \
+        np.empty(0, dtype=np.int64)
+    sizes = np.diff(np.append(starts, len(rows)))
+    if len(np.unique(ucodes[starts])) == len(starts):  # each user's rows are contiguous
+        order = np.argsort(ucodes[starts], kind="stable")
+        starts, sizes = starts[order], sizes[order]
+        pos_of = None
+    else:
+        pos_of = np.argsort(ucodes, kind="stable")
+        sorted_codes = ucodes[pos_of]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        sizes = np.diff(np.append(starts, len(rows)))
+
+    if params.split == "last":
+        grouped = rows if pos_of is None else rows[pos_of]
+        pick = _latest(index.timestamps[grouped], index.track_ids[grouped], starts, sizes)
+    elif gen is None:
+        pick = starts + _first_of_permutations(np.random.RandomState(params.seed), sizes)
+    else:
+        pick = starts + np.minimum((gen.random(len(sizes)) * sizes).astype(np.int64), sizes - 1)
+    if pos_of is not None:
+        pick = pos_of[pick]
+    test_rows = rows[pick]
+    is_train = np.ones(len(rows), dtype=bool)
+    is_train[pick] = False
+    return Fold(index=fold, train_rows=rows[is_train], test_rows=test_rows,
+                sampled_users=int(size), kcore_rounds=core.rounds,
+                kcore_converged=core.converged)
+
+
+def _concat_ranges(starts: np.ndarray, lens: np.ndarray, n_rows: int) -> np.ndarray:
+    """``concatenate([arange(s, s + l) for s, l in zip(starts, lens)])`` without the loop."""
+    dtype = np.int32 if n_rows < 2**31 else np.int64
+    total = int(lens.sum())
+    before = np.cumsum(lens) - lens
+    out = np.repeat((starts - before).astype(dtype), lens)
+    out += np.arange(total, dtype=dtype)
+    return out
+
+
+def _first_of_permutations(rs: np.random.RandomState, sizes: np.ndarray) -> np.ndarray:
+    """``[rs.permutation(m)[0] for m in sizes]`` (drawn in that order), vectorised.
+
+    Legacy ``permutation(m)`` shuffles ``arange(m)`` with ``j_i = random_interval(i)`` for
+    ``i = m-1 .. 1``; ``randint(0, i + 1, dtype=uint32)`` takes the same masked-rejection draws.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(sizes) and int(sizes.max()) >= 2**31:
+        raise ConfigError("a user has 2**31 rows or more; the pandas sampler cannot replay it")
+    steps = np.maximum(sizes - 1, 0)
+    total = int(steps.sum())
+    # int32 throughout: these arrays have one element per draw (millions per fold).
+    first = (np.cumsum(steps) - steps).astype(np.int32)  # where each user's draws begin
+    offset = (np.cumsum(sizes) - sizes).astype(np.int64)  # where each user's positions begin
+    i = np.repeat((sizes - 1).astype(np.int32) + first, steps)
+    i -= np.arange(total, dtype=np.int32)  # m-1, m-2, ..., 1 for each user
+    bound = i.astype(np.uint32)
+    bound += 1
+    j = rs.randint(0, bound, dtype=np.uint32) if total else np.empty(0, dtype=np.uint32)
+    del bound
+    # nxt[offset + p] = L(p), the smallest step i > p with j_i == p. A self-swap (j_i == i)
+    # moves nothing: its write goes to a spare slot at the end.
+    spare = int(sizes.sum())
+    slot = np.repeat(offset.astype(np.int32 if spare < 2**31 else np.int64), steps)
+    j = j.view(np.int32)  # draws are < 2**31
+    slot += j
+    slot[j == i] = spare
+    nxt = np.full(spare + 1, np.iinfo(np.int32).max, dtype=np.int32)
+    np.minimum.at(nxt, slot, i)
+    del slot, i, j
+    # Follow every user's chain from position 0, one step of depth per iteration.
+    pos = np.zeros(len(sizes), dtype=np.int64)
+    active = np.flatnonzero(sizes > 1)
+    while len(active):
+        step = nxt[offset[active] + pos[active]]
+        moving = step != np.iinfo(np.int32).max
+        active = active[moving]
+        pos[active] = step[moving]
+    return pos
+
+
+def _latest(times: np.ndarray, tracks: np.ndarray, starts: np.ndarray,
+            sizes: np.ndarray) -> np.ndarray:
+    """Position of each group's latest row: max time, then max track id, then the later row.
+
+    Groups are the contiguous runs ``[starts, starts + sizes)`` (given in any order).
+    """
+    n = len(times)
+    if not len(starts):
+        return np.empty(0, dtype=np.int64)
+    order = np.argsort(starts)
+    s, m = starts[order], sizes[order]
+    top_time = np.repeat(np.maximum.reduceat(times, s), m)
+    cand = times == top_time
+    key = np.where(cand, tracks.astype(np.int64), np.iinfo(np.int64).min)
+    top_track = np.repeat(np.maximum.reduceat(key, s), m)
+    cand &= key == top_track
+    last = np.maximum.reduceat(np.where(cand, np.arange(n), -1), s)
+    out = np.empty(len(starts), dtype=np.int64)
+    out[order] = last
+    return out
+
+
+def bootstrap_folds(
+    events: pd.DataFrame,
+    num_folds: int = 4,
+    *,
+    seed: int | None = DEFAULT_SEED,
+    frac: float = 0.25,
+    k_core: int = 10,
+    max_rounds: int = 10,
+    sampler: str = "pandas",
+    split: str = "bootstrap",
+) -> Iterator[Fold]:
+    """Yield the ``num_folds`` folds of ``events`` (see the module docstring).
+
+    ``seed=None`` means the default seed 42. Row positions in the folds refer to ``events``;
+    ``events.take(fold.train_rows)`` is the training frame.
+    """
+    params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
+                        frac=frac, k_core=k_core, max_rounds=max_rounds, sampler=sampler,
+                        split=split)
+    index = EventIndex(events, need_time=params.split == "last")
+    for f in range(params.num_folds):
+        yield make_fold(index, params, f)
+
+
+def leave_last_out(
+    events: pd.DataFrame,
+    *,
+    min_events: int = 2,
+):
+    """Last-interaction leave-one-out: each user's latest event is their test event.
+
+    The latest event has the largest ``timestamp``; ties go to the largest ``track_id``, then
+    to the later row, so the result does not depend on the row order unless a user has two
+    rows with the same time and track. Users with fewer than ``min_events`` events stay
+    entirely in train. Returns a ``Split``: ``test`` has one row per test user, sorted by user
+    id; ``train`` keeps the input's row order; both keep the input's index.
+    """
+    from evaluation.splits._split import Split, check_events, check_int, time_values
+
+    min_events = check_int("min_events", min_events, minimum=1)
+    check_events(events, ["user_id", "track_id", "timestamp"])
+    n = len(events)
+    users = events["user_id"].to_numpy()
+    times = time_values(events["timestamp"])
+    tracks = events["track_id"].to_numpy()
+    if n:
+        order = np.lexsort((np.arange(n), tracks, times, users))  # primary key last
+        su = users[order]
+        starts = np.flatnonzero(np.r_[True, su[1:] != su[:-1]])
+        sizes = np.diff(np.append(starts, n))
+        ends = (starts + sizes - 1)[sizes >= min_events]
+        test_pos = order[ends]
+    else:
+        test_pos = np.empty(0, dtype=np.int64)
+    is_test = np.zeros(n, dtype=bool)
+    is_test[test_pos] = True
+    params = {"kind": "leave_last_out", "min_events": min_events,
+              "tie_break": "timestamp, then track_id, then row order (latest wins)"}
+    return Split(train=events[~is_test], test=events.take(test_pos), params=params)

@@ -1,0 +1,149 @@
+"""Temporal splits: the latest share of each user's events, or a global time cut."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluation.errors import ConfigError, DataError
+from evaluation.splits._split import Split, check_events, check_int, check_ratio, time_values
+
+#: How many of a user's ``n`` events go to test (documented in ``temporal_user_split``).
+ROUNDING = "n_test = min(n - 1, max(1, floor(ratio * n)))"
+
+
+def temporal_user_split(
+    events: pd.DataFrame,
+    ratio: float = 0.2,
+    *,
+    min_events: int = 5,
+    tie_break: str | None = "track_id",
+) -> Split:
+    """Per user, the latest ``ratio`` of their events (by ``timestamp``) form the test set.
+
+    A user with ``n >= min_events`` events puts ``min(n - 1, max(1, floor(ratio * n)))`` of them
+    in test: at least one, and at least one stays in train. Users with fewer than
+    ``min_events`` events stay entirely in train (they are still useful for fitting).
+
+    Events are ordered by ``timestamp``, then by ``tie_break`` (``"track_id"`` by default; any
+    column, or ``None``), then by row position, so ties are resolved deterministically and,
+    with a tie-break column that is unique per user, independently of the input's row order.
+    Every test event is later than the same user's train events, or tied with them and ordered
+    after them. Both sides keep the input's row order and index.
+    """
+    ratio = check_ratio("ratio", ratio)
+    min_events = check_int("min_events", min_events, minimum=2)
+    columns = ["user_id", "timestamp"] + ([tie_break] if tie_break is not None else [])
+    if tie_break is not None and not isinstance(tie_break, str):
+        raise ConfigError(f"The 'tie_break' parameter must be a column name or None. "
+                          f"Got {tie_break!r} instead.")
+    check_events(events, columns)
+    n = len(events)
+    users = events["user_id"].to_numpy()
+    keys = [np.arange(n)]
+    if tie_break is not None:
+        keys.append(events[tie_break].to_numpy())
+    keys += [time_values(events["timestamp"]), users]
+    order = np.lexsort(keys)  # last key is primary: user, time, tie-break, row
+
+    # Group offsets over the sorted users; position of each event within its user's run.
+    sorted_users = users[order]
+    starts = np.flatnonzero(np.r_[True, sorted_users[1:] != sorted_users[:-1]]) if n else \
+        np.empty(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, n])
+    n_test = np.where(
+        sizes >= min_events,
+        np.minimum(sizes - 1, np.maximum(1, np.floor(ratio * sizes + 1e-9).astype(np.int64))),
+        0,
+    )
+    group = np.repeat(np.arange(len(starts)), sizes)
+    pos = np.arange(n) - np.repeat(starts, sizes)
+    is_test_sorted = pos >= (sizes - n_test)[group]
+    is_test = np.empty(n, dtype=bool)
+    is_test[order] = is_test_sorted
+
+    params = {"kind": "temporal_user", "ratio": ratio, "min_events": min_events,
+              "tie_break": tie_break, "rounding": ROUNDING}
+    return Split(train=events[~is_test], test=events[is_test], params=params)
+
+
+def global_time_split(
+    events: pd.DataFrame,
+    cutoff: Any = None,
+    *,
+    quantile: float | None = None,
+    drop_cold_users: bool = False,
+    drop_cold_items: bool = False,
+) -> Split:
+    """Events before ``cutoff`` train, events at or after it test: one cut for everyone.
+
+    ``cutoff`` is a unix time in seconds (or anything ``pandas.Timestamp`` understands, read as
+    UTC when naive: ``"2018-01-01"``); alternatively ``quantile=q`` puts the cut at the
+    ``q``-quantile of the event times (the smallest event time with at least ``q`` of the events
+    at or before it), so that about ``q`` of the events train. Test events of users (items)
+    absent from train are kept unless ``drop_cold_users`` (``drop_cold_items``) is set; the
+    leakage audit counts them either way.
+    """
+    if (cutoff is None) == (quantile is None):
+        raise ConfigError("global_time_split: pass exactly one of 'cutoff' (a time) and "
+                          f"'quantile' (a share of events). Got cutoff={cutoff!r}, "
+                          f"quantile={quantile!r}.")
+    check_events(events, ["user_id", "track_id", "timestamp"])
+    times = time_values(events["timestamp"])
+    if len(times) == 0:
+        raise DataError("events: the table is empty; there is nothing to split.")
+    if quantile is not None:
+        quantile = check_ratio("quantile", quantile)
+        cut = np.quantile(times, quantile, method="higher")
+        cut = cut.item()
+    else:
+        cut = to_unix_seconds(cutoff, "cutoff")
+    is_test = times >= cut
+    if is_test.all() or not is_test.any():
+        raise ConfigError(
+            f"global_time_split: the cut at {cut!r} puts every event in "
+            f"{'test' if is_test.all() else 'train'}; event times run from {times.min()} to "
+            f"{times.max()}. Choose a cutoff inside that range.")
+    train, test = events[~is_test], events[is_test]
+    dropped_users = dropped_items = 0
+    if drop_cold_users:
+        known = test["user_id"].isin(pd.unique(train["user_id"]))
+        dropped_users = int((~known).sum())
+        test = test[known]
+    if drop_cold_items:
+        known = test["track_id"].isin(pd.unique(train["track_id"]))
+        dropped_items = int((~known).sum())
+        test = test[known]
+    params = {"kind": "global_time", "cutoff": cut, "quantile": quantile,
+              "drop_cold_users": bool(drop_cold_users), "drop_cold_items": bool(drop_cold_items),
+              "dropped_cold_user_events": dropped_users,
+              "dropped_cold_item_events": dropped_items}
+    return Split(train=train, test=test, params=params, cutoff=cut)
+
+
+def to_unix_seconds(value: Any, name: str) -> int | float:
+    """A time given as unix seconds, a datetime, a Timestamp or a date string -> unix seconds."""
+    if isinstance(value, bool):
+        raise ConfigError(f"The {name!r} parameter must be a time, got {value!r}.")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ConfigError(f"The {name!r} parameter must be a finite time, got {value!r}.")
+        return int(value) if float(value).is_integer() else float(value)
+    if isinstance(value, (str, dt.datetime, dt.date, pd.Timestamp, np.datetime64)):
+        try:
+            stamp = pd.Timestamp(value)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"The {name!r} parameter {value!r} is not a time pandas can "
+                              f"read (e.g. '2018-01-01' or unix seconds): {exc}") from None
+        if stamp.tzinfo is None:
+            stamp = stamp.tz_localize("UTC")
+        seconds = stamp.value / 1e9
+        return int(seconds) if seconds.is_integer() else seconds
+    raise ConfigError(f"The {name!r} parameter must be unix seconds, a datetime or a date "
+                      f"string. Got {type(value).__name__} {value!r} instead.")

@@ -1,0 +1,1 @@
+"""The participant's model: edit ``MyModel.py`` and run ``python submission.py``."""
