@@ -9,10 +9,13 @@ at most 10 rounds), one test row per user removed. Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone, uninstalled
 from evaluation.data import synthetic_tables
 
 # Measured on the 2022/2023 challenge data (per fold) and on the full users table.

@@ -21,6 +21,11 @@ _EXPORTS: dict[str, str] = {
     # data
     "Tables": "evaluation.data",
     "TrackVectors": "evaluation.data",
+    "load_source": "evaluation.data",
+    "read_tables": "evaluation.data",
+    "synthetic_tables": "evaluation.data",
+    "validate_tables": "evaluation.data",
+    "write_tables": "evaluation.data",
     # dataset and folds
     "ChallengeDataset": "evaluation.dataset",
     # models, predictions and scoring

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.errors import ConfigError
+from evaluation.splits._audit import LeakageAudit, audit_leakage
 from evaluation.splits._split import Split, check_events, time_values
 
 MODES = ("replay", "static", "both")
@@ -30,12 +31,16 @@ class ReplayResult:
     per_window: pd.DataFrame
     overall: dict[str, dict[str, float]]
     params: dict[str, Any] = field(default_factory=dict)
+    audit: LeakageAudit | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
         rows = self.per_window.astype(object).where(self.per_window.notna(), None)
-        return {"params": self.params, "overall": self.overall,
-                "per_window": rows.to_dict(orient="records")}
+        out = {"params": self.params, "overall": self.overall,
+               "per_window": rows.to_dict(orient="records")}
+        if self.audit is not None:
+            out["audit"] = self.audit.to_dict()
+        return out
 
     def __str__(self) -> str:
         metrics = sorted({m for values in self.overall.values() for m in values})
@@ -47,6 +52,8 @@ class ReplayResult:
         for metric in metrics:
             cells = "".join(f"  {_fmt(self.overall[m].get(metric)):>10}" for m in modes)
             lines.append(f"  {metric:<{width}}{cells}")
+        if self.audit is not None:
+            lines.append(str(self.audit))
         return "\n".join(lines)
 
     def __rich__(self):
@@ -60,7 +67,11 @@ class ReplayResult:
         metrics = sorted({m for values in self.overall.values() for m in values})
         for metric in metrics:
             table.add_row(metric, *(_fmt(self.overall[m].get(metric)) for m in self.overall))
-        return table
+        if self.audit is None:
+            return table
+        from rich.console import Group
+
+        return Group(table, self.audit)
 
 
 def _fmt(value: Any) -> str:
@@ -114,6 +125,7 @@ def replay(
     aggregate: str = "user",
     strict_time: bool = False,
     train_kwargs: dict[str, Any] | None = None,
+    audit: bool = True,
     progress: bool = False,
 ) -> ReplayResult:
     """Evaluate a model by time-aware replay of ``split.test``.
@@ -125,10 +137,16 @@ def replay(
     window's first event, which also drops train events from the future of a per-user split);
     it then predicts the top-``k`` for the window's users, whose window events are the relevant
     items. ``"static"`` trains once on ``split.train``. ``"both"`` reports the two side by
-    side. Ratings errors are added when the model has ``predict_ratings`` and the test events
-    carry a ``rating``.
+    side; ``delta`` = replay - static (higher is better for ranking metrics, lower for rating
+    errors). Rating errors are added when the model has ``predict_ratings`` and the test events
+    carry a ``rating``; ``audit`` attaches the split's leakage audit.
     """
-    from evaluation.protocol import rating_errors, score_predictions
+    from evaluation.protocol import (
+        predicted_ratings,
+        rating_errors_from,
+        rating_scale,
+        score_predictions,
+    )
 
     if mode not in MODES:
         raise ConfigError(f"The 'mode' parameter of replay must be one of {list(MODES)}. "
@@ -156,6 +174,11 @@ def replay(
     n_windows = int(wid.max()) + 1
     bounds = np.searchsorted(wid, np.arange(n_windows + 1))
     train_times = time_values(split.train["timestamp"])
+    scale = rating_scale(split)
+    # Coverage and popularity bias use the items and popularity of all the split's events.
+    catalog = pd.concat([split.train[["track_id"]], split.test[["track_id"]]])
+    options = {"k": k, "metrics": metrics, "relevance_threshold": relevance_threshold,
+               "aggregate": aggregate, "train": catalog}
 
     def fit(history: pd.DataFrame):
         model = model_factory()
@@ -171,7 +194,7 @@ def replay(
     rows: list[dict[str, Any]] = []
     unit_tests: list[pd.DataFrame] = []
     unit_preds: dict[str, list[pd.DataFrame]] = {m: [] for m in modes}
-    unit_pairs: dict[str, list[pd.Series]] = {m: [] for m in modes}
+    unit_ratings: dict[str, list[np.ndarray]] = {m: [] for m in modes}
     windows = range(n_windows)
     if progress:
         from tqdm.auto import tqdm
@@ -195,15 +218,15 @@ def replay(
                 row["history_events"] = len(history)
                 model = fit(history)
                 preds = _predict(model, users, k)
-            scores = score_predictions(preds, part, k=k, metrics=metrics,
-                                       relevance_threshold=relevance_threshold,
-                                       aggregate=aggregate)
-            errors = rating_errors(model, part) if _has_ratings(model, part) else {}
-            for name, value in {**scores, **errors}.items():
+            scores = score_predictions(preds, part, **options)
+            if _has_ratings(model, part):
+                predicted = predicted_ratings(model, part)
+                unit_ratings[m].append(predicted)
+                scores.update(rating_errors_from(predicted, part["rating"].to_numpy(np.float64),
+                                                 rating_range=scale))
+            for name, value in scores.items():
                 row[f"{m}/{name}"] = value
             unit_preds[m].append(preds)
-            if errors:
-                unit_pairs[m].append(model.predict_ratings(part[["user_id", "track_id"]]))
         unit_tests.append(part)
         rows.append(row)
 
@@ -212,13 +235,11 @@ def replay(
     for m in modes:
         preds = pd.concat(unit_preds[m], ignore_index=True)
         preds.index = pd.RangeIndex(len(preds), name="user_id")
-        scores = score_predictions(preds, unit_test, k=k, metrics=metrics,
-                                   relevance_threshold=relevance_threshold, aggregate=aggregate)
-        if unit_pairs[m]:
-            from evaluation.protocol import rating_errors_from
-
-            scores.update(rating_errors_from(pd.concat(unit_pairs[m]).to_numpy(),
-                                             pd.concat(unit_tests)["rating"].to_numpy()))
+        scores = score_predictions(preds, unit_test, **options)
+        if unit_ratings[m]:
+            scores.update(rating_errors_from(np.concatenate(unit_ratings[m]),
+                                             unit_test["rating"].to_numpy(np.float64),
+                                             rating_range=scale))
         overall[m] = scores
     if mode == "both":
         overall["delta"] = {name: overall["replay"][name] - overall["static"][name]
@@ -227,7 +248,8 @@ def replay(
               "n_windows": n_windows, "k": k, "metrics": list(metrics), "mode": mode,
               "relevance_threshold": relevance_threshold, "aggregate": aggregate,
               "strict_time": bool(strict_time), "split": dict(split.params)}
-    return ReplayResult(per_window=pd.DataFrame(rows), overall=overall, params=params)
+    return ReplayResult(per_window=pd.DataFrame(rows), overall=overall, params=params,
+                        audit=audit_leakage(split) if audit else None)
 
 
 def _units(parts: list[pd.DataFrame]) -> pd.DataFrame:

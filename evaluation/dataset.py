@@ -19,8 +19,9 @@ class ChallengeDataset:
 
     ``source`` is ``"synthetic"`` (the embedded default, ``scale`` tiny | small | full, built
     from ``data_seed``), ``"lfm"`` (the challenge data, downloaded and cached), a directory in
-    the EvalRS schema, ``"movielens:PATH"``, or an already loaded ``Tables``. ``**source_options``
-    go to ``evaluation.data.load_source``.
+    the EvalRS schema, ``"movielens:PATH"``, or an already loaded ``Tables`` (schema-checked
+    unless ``validate=False``, for tables that were checked already). ``**source_options`` go
+    to ``evaluation.data.load_source``.
 
     Fold parameters (design §4): ``seed`` (``None`` means the fixed default 42; ``0`` is a
     seed), ``num_folds``, ``frac`` (share of users per fold), ``k_core`` and ``max_rounds`` of
@@ -43,6 +44,7 @@ class ChallengeDataset:
         split: str = "bootstrap",
         *,
         data_seed: int = DEFAULT_SEED,
+        validate: bool = True,
         **source_options: Any,
     ) -> None:
         self.params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
@@ -52,6 +54,10 @@ class ChallengeDataset:
             if source_options:
                 raise ConfigError(f"ChallengeDataset: source options {sorted(source_options)} "
                                   f"make no sense with already loaded Tables; drop them.")
+            if validate:
+                from evaluation.data import validate_tables
+
+                source = validate_tables(source)
             self.tables = source
         else:
             from evaluation.data import load_source

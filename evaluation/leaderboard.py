@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -47,6 +48,8 @@ DEFAULT_GROUPS = {
 DEFAULT_WEIGHTS = {"accuracy": 1.0, "fairness": 1.5, "behavioural": 1.5}
 #: Phase-2 score of a submission below the hit-rate threshold.
 GATED_SCORE = -100.0
+
+_NORMAL = NormalDist()
 
 REFERENCES_DIR = Path(__file__).resolve().parent / "references"
 
@@ -297,10 +300,13 @@ def aggregate(
     """
     if not fold_tests:
         raise ConfigError("aggregate needs the results of at least one fold, got none.")
-    names = [n for n, v in fold_tests[0].items() if _is_finite_number(v) or _is_nan(v)]
+    names = [n for n, v in fold_tests[0].items()
+             if v is None or _is_finite_number(v) or _is_nan(v)]
     mean, std = {}, {}
     for name in names:
-        values = np.array([float(f[name]) for f in fold_tests if name in f], dtype=np.float64)
+        # a test undefined in some fold (None/NaN) is undefined on average too
+        values = np.array([np.nan if f.get(name) is None else float(f[name])
+                           for f in fold_tests], dtype=np.float64)
         mean[name] = float(values.mean())
         std[name] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
     out: dict = {"mean": mean, "std": std, "num_folds": len(fold_tests)}
@@ -392,60 +398,94 @@ class UserScores:
                 codes[~np.asarray(s.considered, dtype=bool)] = LEFT_OUT
             slices[test] = codes
         vectors = fold.vectors
+        # the fold keeps either a TrackVectors or a cached id -> row lookup wrapping one
+        if hasattr(vectors, "rows"):
+            rows_of, table = vectors.rows, vectors.vectors
+        else:
+            rows_of, table = vectors, vectors.vectors.vectors
         preds = np.asarray(fold.predictions)
         blw = np.full(len(ranks), np.nan)
-        t_rows = vectors.rows(fold.targets)
+        t_rows = rows_of(np.asarray(fold.targets))
         sel = np.flatnonzero(~hit & (t_rows >= 0))
         if len(sel):
             first = preds[sel, 0] if preds.shape[1] else np.full(len(sel), -1)
-            f_rows = vectors.rows(first)
-            a = vectors.vectors[t_rows[sel]].astype(np.float64)
-            b = vectors.vectors[np.maximum(f_rows, 0)].astype(np.float64)
+            f_rows = rows_of(first)
+            a = table[t_rows[sel]].astype(np.float64)
+            b = table[np.maximum(f_rows, 0)].astype(np.float64)
             dot = np.einsum("ij,ij->i", a, b)
             norms = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
             sims = np.zeros(len(sel))
             np.divide(dot, norms, out=sims, where=(norms > 0) & (f_rows >= 0))
             blw[sel] = sims
-        ld = latent_diversity_scores(preds, fold.targets, vectors)
+        if hasattr(fold, "latent_diversity_scores"):  # cached by the fold's own LD test
+            ld = np.asarray(fold.latent_diversity_scores(), dtype=np.float64)
+        else:
+            ld = latent_diversity_scores(preds, fold.targets, vectors)
         return cls(hit=hit, rr=rr, slices=slices, blw=blw, ld=ld)
 
     def tests(self, weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """The nine tests, each an array over the rows of ``weights`` (B x users counts).
 
-        Without weights: one row of ones, i.e. the plain point estimates.
+        Without weights: one row of ones, i.e. the plain point estimates. Every test is a
+        ratio of weighted sums, so all of them come from one product ``weights @ X`` with a
+        per-user design matrix ``X`` (one pass over the weights).
         """
-        n = len(self)
-        w = np.ones((1, n)) if weights is None else np.asarray(weights, dtype=np.float64)
+        x, layout = self._design()
+        if weights is None:
+            sums = x.sum(axis=0)[None, :]
+        else:
+            sums = np.asarray(weights).astype(np.float64, copy=False) @ x
+        return _tests_from_sums(sums, layout)
+
+    def _design(self):
+        cached = self.__dict__.get("_design_cache")
+        if cached is not None:
+            return cached
         hit = np.asarray(self.hit, dtype=np.float64)
         miss = 1.0 - hit
-        total = w.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = {HIT_RATE: w @ hit / total, MRR: w @ np.asarray(self.rr, np.float64) / total}
-            for name, codes in self.slices.items():
-                out[name] = _mred(w, miss, np.asarray(codes))
-            out[BEING_LESS_WRONG] = _nan_weighted_mean(w, self.blw)
-            out[LATENT_DIVERSITY] = _nan_weighted_mean(w, self.ld)
-        return out
+        cols = [np.ones(len(hit)), hit, np.asarray(self.rr, dtype=np.float64)]
+        layout: dict = {"slices": {}}
+        for name, codes in self.slices.items():
+            codes = np.asarray(codes)
+            in_mr = (codes >= IN_MR_ONLY).astype(np.float64)
+            first = len(cols)
+            cols += [in_mr, miss * in_mr]
+            groups = np.unique(codes[codes >= 0])
+            for g in groups:
+                member = (codes == g).astype(np.float64)
+                cols += [member, miss * member]
+            layout["slices"][name] = (first, len(groups))
+        for key, values in ((BEING_LESS_WRONG, self.blw), (LATENT_DIVERSITY, self.ld)):
+            v = np.asarray(values, dtype=np.float64)
+            ok = ~np.isnan(v)
+            layout[key] = len(cols)
+            cols += [np.where(ok, v, 0.0), ok.astype(np.float64)]
+        design = (np.column_stack(cols), layout)
+        object.__setattr__(self, "_design_cache", design)  # frozen dataclass: cache by hand
+        return design
 
 
-def _nan_weighted_mean(w: np.ndarray, x) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    ok = ~np.isnan(x)
-    return (w @ np.where(ok, x, 0.0)) / (w @ ok.astype(np.float64))
-
-
-def _mred(w: np.ndarray, miss: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``-mean_g |MR_g - MR|`` over the groups present (weight > 0) in each row of ``w``."""
-    in_mr = (codes >= IN_MR_ONLY).astype(np.float64)
-    mr = (w @ (miss * in_mr)) / (w @ in_mr)
-    groups = np.unique(codes[codes >= 0])
-    if len(groups) == 0:
-        return np.full(len(w), np.nan)
-    onehot = (codes[:, None] == groups[None, :]).astype(np.float64)  # users x groups
-    size = w @ onehot
-    mr_g = (w @ (onehot * miss[:, None])) / np.where(size > 0, size, np.nan)
-    dev = np.abs(mr_g - mr[:, None])
-    return -np.nanmean(dev, axis=1)
+def _tests_from_sums(sums: np.ndarray, layout: dict) -> dict[str, np.ndarray]:
+    """Tests from the weighted column sums of a ``UserScores`` design matrix."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = sums[:, 0]
+        out = {HIT_RATE: sums[:, 1] / total, MRR: sums[:, 2] / total}
+        for name, (first, n_groups) in layout["slices"].items():
+            if n_groups == 0:
+                out[name] = np.full(len(sums), np.nan)
+                continue
+            mr = sums[:, first + 1] / sums[:, first]
+            size = sums[:, first + 2:first + 2 + 2 * n_groups:2]
+            misses = sums[:, first + 3:first + 3 + 2 * n_groups:2]
+            present = size > 0
+            mr_g = misses / np.where(present, size, 1.0)
+            dev = np.where(present, np.abs(mr_g - mr[:, None]), 0.0)
+            count = present.sum(axis=1)
+            out[name] = np.where(count > 0, -dev.sum(axis=1) / np.maximum(count, 1), np.nan)
+        for key in (BEING_LESS_WRONG, LATENT_DIVERSITY):
+            j = layout[key]
+            out[key] = sums[:, j] / sums[:, j + 1]
+    return out
 
 
 def bootstrap(
@@ -479,9 +519,11 @@ def bootstrap(
         sums = {t: np.zeros(b) for t in names}
         for scores in folds:
             n = len(scores)
-            idx = rng.integers(0, n, size=(b, n))
-            flat = (np.arange(b)[:, None] * n + idx).ravel()
-            counts = np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+            # b resamples of n users: draw counts (how often each user is drawn) as one
+            # bincount over "replicate * n + user" codes
+            flat = rng.integers(0, n, size=(b, n), dtype=np.int64)
+            flat += (np.arange(b, dtype=np.int64) * n)[:, None]
+            counts = np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
             per_fold = scores.tests(counts)
             for t in names:
                 sums[t] += per_fold[t]
@@ -523,19 +565,17 @@ def _interval(values: np.ndarray, point: float, alpha: float,
     the interval; a capped test is named in ``flagged``: its sampling bias exceeds its spread
     (typically an MRED over tiny groups), and its interval should not be trusted.
     """
-    from scipy.stats import norm
-
     values = values[~np.isnan(values)]
     if len(values) == 0 or not np.isfinite(point):
         return None
     b = len(values)
     below = (np.count_nonzero(values < point) + 0.5 * np.count_nonzero(values == point)) / b
-    z0 = float(norm.ppf(np.clip(below, 1 / (b + 1), b / (b + 1))))
-    cap = float(norm.ppf(1 - alpha))
+    z0 = _NORMAL.inv_cdf(float(np.clip(below, 1 / (b + 1), b / (b + 1))))
+    cap = _NORMAL.inv_cdf(1 - alpha)
     if abs(z0) > cap:
         z0 = float(np.sign(z0)) * cap
         if flagged is not None:
             flagged.append(name)
-    q = norm.cdf(2 * z0 + norm.ppf([alpha, 1 - alpha]))
+    q = [_NORMAL.cdf(2 * z0 + _NORMAL.inv_cdf(p)) for p in (alpha, 1 - alpha)]
     lo, hi = np.quantile(values, q)
     return [float(lo), float(hi)]

@@ -237,9 +237,11 @@ def _positions(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
 
 
 def _hash_bits(keys: np.ndarray, bits: int) -> np.ndarray:
-    # Fibonacci hashing: the top bits of a multiplicative hash spread structured keys well.
-    return ((keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)
-            ).astype(np.intp)
+    """Top ``bits`` bits of a multiplicative (Fibonacci) hash: spreads structured keys well."""
+    h = keys.astype(np.uint64)  # wrapping arithmetic, in place to keep one temporary
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    h >>= np.uint64(64 - bits)
+    return h.astype(np.int32)
 
 
 def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFrame) -> np.ndarray:
@@ -253,8 +255,10 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
     keep = rows >= 0
     if not keep.any() or matrix.size == 0:
         return out
-    tracks = train["track_id"].to_numpy().astype(np.int64)[keep]
-    rows = rows[keep]
+    tracks = train["track_id"].to_numpy()
+    if not keep.all():
+        rows, tracks = rows[keep], tracks[keep]
+    tracks = tracks.astype(np.int64, copy=False)
     real = matrix != PAD
     shift = int(max(tracks.max(), matrix.max())) + 1
     if tracks.min() < 0 or matrix[real].min(initial=0) < 0 or shift > (1 << 62) // len(user_ids):
@@ -264,7 +268,9 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
         packed = np.full(matrix.shape, -1, dtype=np.int64)
         packed[real] = codes[len(tracks):]
         matrix = packed
-    train_keys = rows * shift + tracks
+    train_keys = rows * shift
+    train_keys += tracks
+    del rows, tracks
     pred_keys = np.arange(len(matrix), dtype=np.int64)[:, None] * shift + matrix
     bits = int(min(max(np.ceil(np.log2(4 * len(train_keys))), 10), 27))
     train_hash = _hash_bits(train_keys, bits)
@@ -273,10 +279,10 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
     cand = real & table[_hash_bits(pred_keys, bits)]
     if cand.any():
         cand_keys = pred_keys[cand]
-        mark = np.zeros(1 << bits, dtype=bool)
-        mark[_hash_bits(cand_keys, bits)] = True
-        relevant = train_keys[mark[train_hash]]
-        out[cand] = np.isin(cand_keys, relevant, kind="sort")
+        table[:] = False  # reuse the table to mark the candidates' buckets
+        table[_hash_bits(cand_keys, bits)] = True
+        relevant = train_keys[table[train_hash]]
+        out[cand] = pd.Series(cand_keys).isin(relevant).to_numpy()  # hash-based: no sort
     return out
 
 

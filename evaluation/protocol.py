@@ -154,34 +154,50 @@ def rating_errors(
     if "rating" not in test_df.columns:
         raise DataError(f"test: rating errors need a 'rating' column; the test events have "
                         f"{list(map(str, test_df.columns))}.")
-    pairs = test_df[["user_id", "track_id"]]
-    pred = model.predict_ratings(pairs)
-    if isinstance(pred, pd.Series):
-        if len(pred) != len(pairs) or not pred.index.equals(pairs.index):
-            if pred.index.has_duplicates or not pairs.index.isin(pred.index).all():
-                raise PredictionError(
-                    f"{type(model).__name__}.predict_ratings returned {len(pred)} values whose "
-                    f"index does not match the {len(pairs)} rows asked for; return a Series "
-                    f"indexed like pairs_df (pd.Series(values, index=pairs_df.index)).")
-            pred = pred.reindex(pairs.index)
-        values = pred.to_numpy(dtype=np.float64)
-    else:
-        values = np.asarray(pred, dtype=np.float64).ravel()
-        if len(values) != len(pairs):
-            raise PredictionError(f"{type(model).__name__}.predict_ratings returned "
-                                  f"{len(values)} values for {len(pairs)} pairs; return one "
-                                  f"per row of pairs_df.")
-    bad = ~np.isfinite(values)
-    if bad.any():
-        rows = pairs[bad].head(5).to_dict("records")
-        raise PredictionError(f"{type(model).__name__}.predict_ratings returned "
-                              f"{int(bad.sum())} missing or infinite ratings, e.g. for "
-                              f"{show_values(rows)}; predict a finite rating for every pair "
-                              f"(fall back to a global mean for unknown users or items).")
+    values = predicted_ratings(model, test_df)
     return rating_errors_from(values, test_df["rating"].to_numpy(np.float64),
                               users=test_df["user_id"].to_numpy(),
                               items=test_df["track_id"].to_numpy(),
                               aggregate=aggregate, rating_range=rating_range)
+
+
+def predicted_ratings(model: Any, test_df: pd.DataFrame) -> np.ndarray:
+    """``model.predict_ratings`` for the (user_id, track_id) rows of ``test_df``, checked."""
+    pairs = test_df[["user_id", "track_id"]]
+    pred = model.predict_ratings(pairs)
+    name = type(model).__name__
+    if isinstance(pred, pd.Series):
+        if len(pred) != len(pairs) or not pred.index.equals(pairs.index):
+            if pred.index.has_duplicates or not pairs.index.isin(pred.index).all():
+                raise PredictionError(
+                    f"{name}.predict_ratings returned {len(pred)} values whose index does not "
+                    f"match the {len(pairs)} rows asked for; return a Series indexed like "
+                    f"pairs_df (pd.Series(values, index=pairs_df.index)).")
+            pred = pred.reindex(pairs.index)
+    try:
+        values = np.asarray(pred, dtype=np.float64).ravel()
+    except (TypeError, ValueError) as exc:
+        raise PredictionError(f"{name}.predict_ratings must return numeric ratings: "
+                              f"{exc}") from None
+    if not isinstance(pred, pd.Series) and len(values) != len(pairs):
+        raise PredictionError(f"{name}.predict_ratings returned {len(values)} values for "
+                              f"{len(pairs)} pairs; return one per row of pairs_df.")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        rows = pairs[bad].head(5).to_dict("records")
+        raise PredictionError(f"{name}.predict_ratings returned "
+                              f"{int(bad.sum())} missing or infinite ratings, e.g. for "
+                              f"{show_values(rows)}; predict a finite rating for every pair "
+                              f"(fall back to a global mean for unknown users or items).")
+    return values
+
+
+def rating_scale(split: Split) -> tuple[float, float]:
+    """(min, max) of the ratings in train and test: the scale NRMSE and NMAE divide by."""
+    parts = [f["rating"].to_numpy(np.float64) for f in (split.train, split.test)
+             if "rating" in f.columns and len(f)]
+    values = np.concatenate(parts) if parts else np.zeros(1)
+    return float(values.min()), float(values.max())
 
 
 def evaluate_split(
@@ -248,10 +264,8 @@ def evaluate_split(
     result["metrics"] = metrics_out
 
     if supports_ratings(model) and "rating" in split.test.columns and len(split.test):
-        scale = pd.concat([split.train["rating"], split.test["rating"]]) \
-            if "rating" in split.train.columns else split.test["rating"]
         errors = rating_errors(model, split.test, aggregate=rating_aggregate,
-                               rating_range=(float(scale.min()), float(scale.max())))
+                               rating_range=rating_scale(split))
         wanted = rating_names or list(RATING_ERRORS)
         result["rating_errors"] = {name: errors[name] for name in wanted}
         result["rating_aggregate"] = rating_aggregate
@@ -333,10 +347,14 @@ def print_result(result: dict[str, Any]) -> None:
                         f"({result['n_users_evaluated']} users, aggregate={result['aggregate']})")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for section in ("metrics", "rating_errors", "sampled"):
-        for name, value in (result.get(section) or {}).items():
-            if isinstance(value, (int, float)):
-                table.add_row(name, f"{value:.4f}")
+    sampled = result.get("sampled") or {}
+    rows = [*(result.get("metrics") or {}).items(), *(result.get("rating_errors") or {}).items(),
+            *((f"sampled {name} (N={sampled.get('n_negatives')})", value)
+              for name, value in (sampled.get("metrics") or {}).items())]
+    for name, value in rows:
+        table.add_row(name, f"{value:.4f}")
+    if sampled:
+        table.caption = sampled.get("warning")
     console.print(table)
     if "audit" in result:
         from evaluation.splits._audit import LeakageAudit

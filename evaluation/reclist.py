@@ -36,7 +36,7 @@ from reclist.logs import LOGGER
 from reclist.metadata import METADATA_STORE
 from reclist.reclist import RecList, rec_test
 
-from evaluation.errors import PredictionError
+from evaluation.errors import EvalRSError, PredictionError
 from evaluation.metrics._challenge import MRED_SLICES, ChallengeFold, SliceMissRates
 from evaluation.predictions import validate_predictions
 
@@ -63,6 +63,17 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+def _check_finite(name: str, value: Any) -> None:
+    """A test result must be JSON-writable with finite numbers: no silent NaN in reports."""
+    try:
+        json.dumps(to_jsonable(value), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise EvalRSError(
+            f"test {name!r} returned {value!r}, which cannot go into the results: {exc}. "
+            "Return a finite float, or a dict/list of finite numbers and strings."
+        ) from None
+
+
 def _scalar(value: Any) -> Any:
     """The leaderboard value of a test result: the MRED for a slice test, else the result."""
     if isinstance(value, SliceMissRates):
@@ -74,6 +85,8 @@ def _printable(value: Any) -> Any:
     if isinstance(value, SliceMissRates):
         groups = ", ".join(f"{g} {mr:.3f}" for g, mr in value.items())
         return f"{value.value:.4f}\n(MR {value.miss_rate:.3f}; {groups})"
+    if isinstance(value, dict) and all(np.isscalar(v) for v in value.values()):
+        return "\n".join(f"{k}: {v}" for k, v in to_jsonable(value).items())
     return to_jsonable(value)
 
 
@@ -82,14 +95,17 @@ class EvalRSRecList(RecList):
 
     ``predictions`` is what the model's ``predict`` returned for the fold's test users (it is
     validated unless ``validate=False``, which expects the output of
-    :func:`~evaluation.predictions.validate_predictions`). ``x_train``/``y_test`` default to the
-    dataset's fold; pass them when already at hand. The report folder goes under
-    ``meta_data_folder`` (default: ``$RECLIST_META_DATA_FOLDER`` or ``.reclist``).
+    :func:`~evaluation.predictions.validate_predictions`; ``warn_training_items=False`` skips the
+    check for recommended training items, the costliest part of validation).
+    ``x_train``/``y_test`` default to the dataset's fold; pass them when already at hand.
+    The report folder goes under ``meta_data_folder`` (default: ``$RECLIST_META_DATA_FOLDER``
+    or ``.reclist``).
     """
 
     def __init__(self, dataset, fold: int, predictions: pd.DataFrame, *, model_name: str = "model",
                  k: int = 100, x_train: pd.DataFrame | None = None,
                  y_test: pd.DataFrame | None = None, validate: bool = True,
+                 warn_training_items: bool = True,
                  meta_data_folder: str | os.PathLike | None = None,
                  logger: LOGGER = LOGGER.LOCAL,
                  metadata_store: METADATA_STORE = METADATA_STORE.LOCAL, **kwargs: Any) -> None:
@@ -104,9 +120,9 @@ class EvalRSRecList(RecList):
         self.x_train = dataset.get_train_set(fold) if x_train is None else x_train
         users = self.x_test["user_id"].to_numpy()
         if validate:
-            predictions = validate_predictions(predictions, users, k=k,
-                                               catalog=dataset.df_tracks.index,
-                                               train=self.x_train)
+            predictions = validate_predictions(
+                predictions, users, k=k, catalog=dataset.df_tracks.index,
+                train=self.x_train if warn_training_items else None)
         elif (not isinstance(predictions, pd.DataFrame) or predictions.shape != (len(users), k)
               or not np.array_equal(predictions.index.to_numpy(), users)):
             raise PredictionError(
@@ -208,7 +224,10 @@ class EvalRSRecList(RecList):
     def run_tests(self) -> dict[str, Any]:
         """Run every test once (no printing, no files): ``{test_type: raw result}``."""
         if self._results is None:
-            self._results = {t.test_type: t() for t in self.rec_tests.values()}
+            results = {t.test_type: t() for t in self.rec_tests.values()}
+            for name, value in results.items():
+                _check_finite(name, value)
+            self._results = results
         return self._results
 
     def results(self) -> dict[str, Any]:
@@ -228,6 +247,14 @@ class EvalRSRecList(RecList):
 
     # ----------------------------------------------------------------- reclist hooks
 
+    def __call__(self, verbose=True, *args, **kwargs):
+        """reclist's loop: run the tests, print the table, write the report folder
+        (``self.meta_store_path``: ``results/report.json`` and a bar chart per slice test).
+        The results stay available through :meth:`results` without running the tests again."""
+        self._test_results = []  # calling twice reports each test once, not twice
+        super().__call__(verbose, *args, **kwargs)
+        self._results = {r["name"]: r["result"] for r in self._test_results}
+
     def get_tests(self):
         """The tests in report order: the challenge's first, then added ones by name."""
         tests = super().get_tests()
@@ -241,8 +268,9 @@ class EvalRSRecList(RecList):
         return super()._display_rich_table(table_name, rows)
 
     def _dump_results_to_json(self, test_results: list, report_path: str):
+        for r in test_results:  # fail here, naming the test, not halfway through the file
+            _check_finite(r["name"], r["result"])
         rows = [{**r, "result": to_jsonable(r["result"])} for r in test_results]
-        json.dumps(rows, allow_nan=False)  # fail here, not halfway through the file
         return super()._dump_results_to_json(rows, report_path)
 
     def _bar_chart(self, test_result: dict):

@@ -42,7 +42,7 @@ RESULTS_FORMAT = "evalrs-results/1"
 #: Fold count of the official protocol; other counts are not eligible for upload.
 OFFICIAL_NUM_FOLDS = 4
 DEFAULT_K = 100
-DEFAULT_N_BOOT = 1000
+DEFAULT_N_BOOT = 500
 
 
 @dataclass
@@ -111,6 +111,19 @@ def run_hash(dataset_fingerprint: str, fold_params: dict, tests: list[str],
         "tests": sorted(tests),
     }
     return hashlib.sha256(_canonical(payload)).hexdigest()
+
+
+def _json_safe(obj: Any) -> Any:
+    """``obj`` with NaN/infinite floats as None and NumPy scalars as Python numbers (JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def _canonical(obj: Any) -> bytes:
@@ -261,6 +274,8 @@ class EvalRSRunner:
         is also written to ``results/<run id>/results.json``.
         """
         seed = self._check_seed(seed)
+        ds = self.dataset
+        seed = ds.seed if seed is None else seed  # recorded: the seed actually used
         if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
             raise ConfigError(f"The 'limit' parameter must be an int >= 0 (0 scores every test "
                               f"user). Got {limit!r} instead.")
@@ -274,7 +289,6 @@ class EvalRSRunner:
         tests = reclist_tests(reclist_cls)
         name = model_name or getattr(model, "name", None) or type(model).__name__
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:64] or "model"
-        ds = self.dataset
         dataset_info = {
             "source": getattr(getattr(ds, "tables", None), "source", None),
             "fingerprint": ds.fingerprint,
@@ -343,8 +357,8 @@ class EvalRSRunner:
             **results,
             "references": {
                 "note": self.references_note,
-                **({"name": self.references.name, "path": self.references.path,
-                    "values": self.references.to_dict()} if self.references else {}),
+                **({"name": self.references.name, "values": self.references.to_dict()}
+                   if self.references else {}),
             },
             "eligible_for_upload": not reasons,
             "not_eligible_because": reasons,
@@ -352,6 +366,7 @@ class EvalRSRunner:
             "folds": folds,
             "runtime": {"seconds": round(time.perf_counter() - started, 3)},
         }
+        results = _json_safe(results)
         _atomic.write_json(run_dir / "results.json", results)
         results["results_path"] = str(run_dir / "results.json")
         if self.verbose:
@@ -382,7 +397,7 @@ class EvalRSRunner:
         from evaluation.predictions import validate_predictions
 
         ds = self.dataset
-        fold_seed = _fold_seed(ds.seed if seed is None else seed, fold)
+        fold_seed = _fold_seed(seed, fold)
         runtime = _FoldRuntime()
         memory = _PeakMemory()
         stages = ["data", "train", "predict", "validate", "score"]
@@ -416,16 +431,16 @@ class EvalRSRunner:
         bar.close()
         tests, details, challenge_fold = scored
         scores = UserScores.from_challenge_fold(challenge_fold)
-        result = {
+        result = _json_safe({
             "fold": fold,
             "n_users": int(len(test_df)),
             "n_train_rows": int(len(train_df)),
             "tests": tests,
             "details": details,
-        }
+        })
         rating = self._rating_errors(model, test_df)
         if rating is not None:
-            result["rating_errors"] = rating
+            result["rating_errors"] = _json_safe(rating)
         result["runtime"] = runtime.to_dict()
         # The per-user arrays first, then the JSON that marks the fold finished.
         with _atomic.atomic_path(run_dir / f"fold_{fold}_users.npz") as tmp:
@@ -455,12 +470,17 @@ class EvalRSRunner:
 
     def _rating_errors(self, model, test_df: pd.DataFrame) -> dict | None:
         events = self.dataset.df_events
-        if not callable(getattr(model, "predict_ratings", None)) or "rating" not in events:
+        if "rating" not in events.columns:
             return None
-        from evaluation.protocol import rating_errors
+        from evaluation.protocol import rating_errors, supports_ratings
 
-        ratings = events["rating"].reindex(test_df.index)
-        return rating_errors(model, test_df.assign(rating=ratings.to_numpy()))
+        if not supports_ratings(model):
+            return None
+        ratings = events["rating"]
+        # the scale of the whole dataset, so that NRMSE/NMAE compare across folds
+        scale = (float(ratings.min()), float(ratings.max()))
+        return rating_errors(model, test_df.assign(rating=ratings.reindex(test_df.index)
+                                                   .to_numpy()), rating_range=scale)
 
     def _load_fold(self, run_dir: Path, fold: int, run_key: str):
         path = run_dir / f"fold_{fold}.json"
@@ -480,8 +500,8 @@ class EvalRSRunner:
     # ------------------------------------------------------------------ aggregation
 
     def _aggregate(self, folds: list[dict], user_scores: list[UserScores], seed) -> dict:
-        fold_tests = [{t: v for t, v in f["tests"].items() if isinstance(v, (int, float))}
-                      for f in folds]
+        fold_tests = [{t: v for t, v in f["tests"].items()
+                       if v is None or isinstance(v, (int, float))} for f in folds]
         agg = aggregate(fold_tests, self.references)
         out = {
             "aggregate": agg,
@@ -490,9 +510,8 @@ class EvalRSRunner:
             "leaderboard_score": agg["phase2_score"],
         }
         if self.n_boot:
-            boot_seed = self.dataset.seed if seed is None else seed
             out["confidence_intervals"] = bootstrap(user_scores, self.references,
-                                                    n_boot=self.n_boot, seed=boot_seed)
+                                                    n_boot=self.n_boot, seed=seed)
         else:
             out["confidence_intervals"] = None
         if any("rating_errors" in f for f in folds):
@@ -519,16 +538,21 @@ class EvalRSRunner:
         if per_fold:
             for f in results["folds"]:
                 table.add_column(f"Fold {f['fold']}", justify="right")
+        flagged = set((results.get("confidence_intervals") or {}).get("bias_dominated", []))
         for name in agg["mean"]:
             interval = ci.get(name)
-            cells = [name, f"{agg['mean'][name]:.4f}", f"{agg['std'][name]:.4f}",
-                     f"[{interval[0]:.4f}, {interval[1]:.4f}]" if interval else ""]
+            mark = " *" if name in flagged else ""
+            cells = [name, _fmt(agg["mean"][name]), _fmt(agg["std"][name]),
+                     f"[{interval[0]:.4f}, {interval[1]:.4f}]{mark}" if interval else ""]
             if per_fold:
                 cells += [f"{f['tests'][name]:.4f}" if isinstance(f["tests"].get(name),
                                                                   (int, float)) else ""
                           for f in results["folds"]]
             table.add_row(*cells)
         console.print(table)
+        if flagged:
+            console.print("* resampling bias exceeds the spread (small groups): the interval is "
+                          "unreliable; see confidence_intervals.bias_dominated")
         stages = list(results["folds"][0]["runtime"]) if results["folds"] else []
         timing = Table(title="Seconds per stage; peak memory of the fold")
         timing.add_column("Fold")
@@ -543,7 +567,7 @@ class EvalRSRunner:
         console.print(timing)
         full_ci = results.get("confidence_intervals") or {}
         p1 = full_ci.get("phase1_score")
-        console.print(f"Phase-1 score (mean of the nine tests): {results['phase1_score']:.6f}"
+        console.print(f"Phase-1 score (mean of the nine tests): {_fmt(results['phase1_score'])}"
                       + (f"  95% CI [{p1[0]:.6f}, {p1[1]:.6f}]" if p1 else ""))
         console.print(f"References: {results['references']['note']}")
         if not results["eligible_for_upload"]:
@@ -592,6 +616,10 @@ class EvalRSRunner:
             return {"uploaded": False, "path": str(path), "reason": msg}
         console.print(f"uploaded to {self.upload_url} (a copy is at {path})")
         return {"uploaded": True, "path": str(path), "status": response.status_code}
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _fold_seed(seed: int, fold: int) -> int:

@@ -146,7 +146,7 @@ def _draw(rng, shape, n_items: int, cdf) -> np.ndarray:
 
 
 def _eligible(draws: np.ndarray, users: np.ndarray, interacted: np.ndarray, n_items: int):
-    """Mask of draws that are not interacted by the row's user and not repeated earlier in the row."""
+    """Mask of draws neither interacted by the row's user nor repeated earlier in the row."""
     keys = users[:, None] * n_items + draws
     pos = np.minimum(np.searchsorted(interacted, keys), len(interacted) - 1)
     ok = interacted[pos] != keys if len(interacted) else np.ones(draws.shape, dtype=bool)

@@ -33,12 +33,13 @@ def read_predictions(path: str | os.PathLike) -> pd.DataFrame:
 
 def score(dataset, fold: int, predictions, *, k: int = 100,
           reclist_cls: type[EvalRSRecList] = EvalRSRecList, limit: int | None = None,
-          model_name: str = "predictions") -> dict[str, Any]:
+          model_name: str = "predictions", warn_training_items: bool = True) -> dict[str, Any]:
     """Score one fold's predictions with the challenge's tests (and any added by ``reclist_cls``).
 
     ``predictions``: a DataFrame in the ``predict`` format, or the path of a parquet/CSV file
     holding one. ``limit`` scores only the first ``limit`` test users (as the runner's
-    ``limit``). Returns ``{"fold", "k", "num_users", "tests": {name: value},
+    ``limit``); ``warn_training_items`` warns about recommended training items. Returns
+    ``{"fold", "k", "num_users", "tests": {name: value},
     "details": {name: detail}, "warnings": [...]}`` in plain JSON types; a slice test's value
     is its MRED and its detail holds MR and every MR_g.
     """
@@ -51,7 +52,7 @@ def score(dataset, fold: int, predictions, *, k: int = 100,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reclist = reclist_cls(dataset, fold, predictions, k=k, y_test=test,
-                              model_name=model_name)
+                              model_name=model_name, warn_training_items=warn_training_items)
         tests = reclist.results()
         details = reclist.details()
     for w in caught:  # still shown to the caller, and kept in the report

@@ -49,7 +49,12 @@ def topk_from_embeddings(
     Returns:
         DataFrame indexed by ``user_id`` (in ``user_ids`` order) with columns ``"0".."k-1"`` of
         item ids, best first (the ``RecModel.predict`` format). Order: score descending, ties
-        by lower item index.
+        by lower item index. Scores are computed in float32 when both embeddings are float32
+        (else float64); the numpy and torch paths can order two items differently only where
+        their float products differ in the last bit.
+
+    Memory: the embeddings, a transposed copy of ``item_emb``, the exclusion matrix, the output
+    and about ``memory_budget`` bytes of working memory.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError(f"The 'k' parameter must be an int in the range [1, inf); got {k!r}.")
@@ -63,7 +68,9 @@ def topk_from_embeddings(
     itemsize = 4 if str(user_emb.dtype).endswith("float32") else 8
     if batch_size is None:
         if not isinstance(memory_budget, (int, np.integer)) or memory_budget < 1:
-            raise ConfigError(f"'memory_budget' must be a positive byte count; got {memory_budget!r}.")
+            raise ConfigError(
+                f"'memory_budget' must be a positive byte count; got {memory_budget!r}."
+            )
         # score block + selection temporaries (masks, partition copy, cumsum of ties) per user
         per_user = max(n_items, 1) * (2 * itemsize + 8)
         batch_size = max(1, int(memory_budget // per_user))
@@ -72,16 +79,24 @@ def topk_from_embeddings(
     ):
         raise ConfigError(f"'batch_size' must be an int >= 1; got {batch_size!r}.")
     out = np.full((n_users, k), -1, dtype=np.int64)
+    batch_size = min(batch_size, max(n_users, 1))
+    # A contiguous (d, n_items) copy multiplies faster than the transposed view, and one reused
+    # score buffer saves faulting in fresh pages for every chunk.
+    if torch is None:
+        item_t = np.ascontiguousarray(item_emb.T)
+        buffer = np.empty((batch_size, n_items), dtype=item_t.dtype)
+    else:
+        item_t = item_emb.T.contiguous()
     for start in range(0, n_users, batch_size):
         stop = min(start + batch_size, n_users)
         rows, cols = _chunk_exclusions(exclude, start, stop)
         if torch is None:
-            scores = user_emb[start:stop] @ item_emb.T
+            scores = np.matmul(user_emb[start:stop], item_t, out=buffer[: stop - start])
             scores[rows, cols] = -np.inf
             r, c, v = _select_numpy(scores, k)
         else:
             with torch.no_grad():
-                scores = user_emb[start:stop] @ item_emb.T
+                scores = user_emb[start:stop] @ item_t
                 if len(rows):
                     scores[torch.as_tensor(rows, device=scores.device),
                            torch.as_tensor(cols, device=scores.device)] = -math.inf
@@ -179,7 +194,9 @@ def _ids(ids, n: int, name: str) -> np.ndarray:
         return np.arange(n, dtype=np.int64)
     array = np.asarray(ids)
     if array.shape != (n,):
-        raise ConfigError(f"'{name}' must have one id per embedding row ({n}); got shape {array.shape}.")
+        raise ConfigError(
+            f"'{name}' must have one id per embedding row ({n}); got shape {array.shape}."
+        )
     if len(np.unique(array)) != n:
         raise ConfigError(f"'{name}' must be unique; it repeats ids.")
     if name == "item_ids" and (array.dtype.kind not in "iu" or (array == -1).any()):
@@ -227,18 +244,31 @@ def _select_numpy(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, n
         return _select_dense(scores, np.arange(n_rows), kk)
     sub = scores[:, :: n // sample]
     bound = np.partition(sub, sub.shape[1] - kk, axis=1)[:, sub.shape[1] - kk]
-    candidate = (scores >= bound[:, None]) & (scores > -np.inf)
-    counts = candidate.sum(axis=1)
+    candidate = scores >= bound[:, None]
+    unbounded = np.flatnonzero(bound == -np.inf)  # < kk finite values sampled: drop the -inf
+    if len(unbounded):
+        candidate[unbounded] &= scores[unbounded] > -np.inf
+    counts = np.count_nonzero(candidate, axis=1)
     dense = counts > max(64 * kk, n // 16)
     if dense.any():
         candidate[dense] = False
-    r, c = np.nonzero(candidate)
+    r, c = _sparse_nonzero(candidate)
     v = scores[r, c]
     r, c, v = _best_of_candidates(r, c, v, n_rows, kk, scores.dtype)
     if dense.any():
         rd, cd, vd = _select_dense(scores, np.flatnonzero(dense), kk)
         r, c, v = np.concatenate([r, rd]), np.concatenate([c, cd]), np.concatenate([v, vd])
     return r, c, v
+
+
+def _sparse_nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a C-contiguous 2-D mask with few True values, scanning 8 bytes a step."""
+    flat = mask.reshape(-1)
+    whole = flat.size // 8 * 8
+    words = np.flatnonzero(flat[:whole].view(np.uint64))
+    idx = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    idx = np.concatenate([idx[flat[idx]], whole + np.flatnonzero(flat[whole:])])
+    return np.divmod(idx, mask.shape[1])
 
 
 def _best_of_candidates(r, c, v, n_rows: int, kk: int, dtype):
@@ -262,7 +292,7 @@ def _best_of_candidates(r, c, v, n_rows: int, kk: int, dtype):
 
 
 def _select_dense(scores: np.ndarray, rows: np.ndarray, kk: int):
-    """Exact top-``kk`` of the given rows via the k-th largest value and an index-ordered tie cut."""
+    """Exact top-``kk`` of ``rows``: the k-th largest value and an index-ordered tie cut."""
     block = scores if len(rows) == scores.shape[0] else scores[rows]
     n = block.shape[1]
     kth = np.partition(block, n - kk, axis=1)[:, n - kk][:, None]
@@ -281,12 +311,15 @@ def _select_torch(scores, k: int, torch):
     if n_rows == 0 or n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0)
-    values, columns = torch.topk(scores, kk, dim=1, largest=True, sorted=True)
-    kth = values[:, -1:]
-    above = (scores > kth).sum(dim=1)
-    ties = (scores == kth).sum(dim=1)
-    # topk picks an arbitrary subset of the values equal to the k-th: redo those rows exactly.
-    ambiguous = (above + ties > kk) & (kth[:, 0] > -math.inf)
+    # One more than k: a tie between the k-th and (k+1)-th value means topk's choice among the
+    # values equal to the k-th is arbitrary; those rows get the exact index-ordered cut.
+    wide = min(kk + 1, n)
+    values, columns = torch.topk(scores, wide, dim=1, largest=True, sorted=True)
+    kth = values[:, kk - 1 : kk]
+    above = (values[:, :kk] > kth).sum(dim=1)
+    ambiguous = kth[:, 0] > -math.inf
+    ambiguous &= values[:, kk] == kth[:, 0] if wide > kk else torch.zeros_like(ambiguous)
+    values, columns = values[:, :kk], columns[:, :kk]
     keep = (values > -math.inf) & ~ambiguous[:, None]
     rows = torch.arange(n_rows, device=scores.device)[:, None].expand(-1, kk)
     r, c, v = rows[keep], columns[keep], values[keep]

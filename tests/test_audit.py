@@ -91,3 +91,26 @@ def test_audit_errors():
         audit_leakage(Split(TRAIN, TEST), TEST)
     with pytest.raises(DataError, match="test: missing column"):
         audit_leakage(TRAIN, TEST.drop(columns="timestamp"))
+
+
+def test_audit_same_counts_for_any_id_encoding():
+    # huge and negative ids take the factorising path; the counts must not change
+    shifted = audit_leakage(TRAIN.assign(user_id=TRAIN.user_id * -(10**12),
+                                         track_id=TRAIN.track_id + 2**40),
+                            TEST.assign(user_id=TEST.user_id * -(10**12),
+                                        track_id=TEST.track_id + 2**40))
+    assert shifted.to_dict() == audit_leakage(TRAIN, TEST).to_dict()
+
+
+def test_pair_membership_equals_a_set_reference():
+    from evaluation.splits._audit import _pairs_in
+
+    rng = np.random.default_rng(11)
+    r_u, r_i = rng.integers(0, 300, 50_000), rng.integers(0, 400, 50_000)
+    q_u, q_i = rng.integers(0, 300, 20_000), rng.integers(0, 400, 20_000)
+    got = _pairs_in(q_u, q_i, r_u, r_i, 400)
+    ref = set(zip(r_u.tolist(), r_i.tolist()))
+    expected = np.array([(u, i) in ref for u, i in zip(q_u.tolist(), q_i.tolist())])
+    np.testing.assert_array_equal(got, expected)
+    assert 0 < expected.sum() < len(expected)
+    assert not _pairs_in(q_u, q_i, r_u[:0], r_i[:0], 400).any()

@@ -13,10 +13,9 @@ from evaluation.errors import ConfigError, DataError
 
 @pytest.fixture(scope="module")
 def tiny():
-    from evaluation.data._synthetic import synthetic_tables
     from evaluation.dataset import ChallengeDataset
 
-    return ChallengeDataset(synthetic_tables("tiny", 42))
+    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 def hit_rate(pred: pd.DataFrame, test: pd.DataFrame) -> float:

@@ -16,7 +16,7 @@ import pytest
 from evaluation import ChallengeDataset
 from evaluation.cli import main as cli_main
 from evaluation.data import Tables, TrackVectors, synthetic_tables
-from evaluation.errors import ConfigError
+from evaluation.errors import ConfigError, DataError
 from evaluation.splits import bootstrap_folds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,7 +58,9 @@ def tables() -> Tables:
 def test_folds_and_frames(tables):
     ds = ChallengeDataset(tables)
     assert ds.num_folds == 4 and ds.seed == 42
-    assert ds.df_events is tables.events and ds.track_vectors is tables.track_vectors
+    # hand-built tables go through the schema check too (which may canonicalise dtypes)
+    pd.testing.assert_frame_equal(ds.df_events, tables.events, check_dtype=False)
+    np.testing.assert_array_equal(ds.track_vectors.vectors, tables.track_vectors.vectors)
     expected = list(bootstrap_folds(tables.events, 4, seed=42))
     for f, fold in enumerate(expected):
         train, test = ds.get_train_set(f), ds.get_test_set(f)
@@ -68,7 +70,16 @@ def test_folds_and_frames(tables):
         np.testing.assert_array_equal(test.index, fold.test_rows)
         assert test["user_id"].is_unique and test["user_id"].is_monotonic_increasing
         assert ds.fold(f) is ds.fold(f)  # cached
-    assert ds.fingerprint == tables.fingerprint()
+    assert ds.fingerprint == ds.tables.fingerprint()
+
+
+def test_hand_built_tables_are_validated(tables):
+    bad = Tables(tables.events.assign(track_id=tables.events["track_id"] + 10_000),
+                 tables.users, tables.tracks, tables.track_vectors)
+    with pytest.raises(DataError, match="track_id"):
+        ChallengeDataset(bad)
+    with pytest.raises(ConfigError, match="source options"):
+        ChallengeDataset(tables, url="http://example.invalid")
 
 
 def test_limit_keeps_the_first_users_by_id(tables):
@@ -195,7 +206,8 @@ def test_cli_generate_info_folds(tmp_path, capsys):
     assert cli_main(["data", "folds", str(data_dir), "--out", str(fold_dir), "--seed", "0",
                      "--num-folds", "2", "--sampler", "generator"]) == 0
     manifest = json.loads((fold_dir / "manifest.json").read_text())
-    ds = ChallengeDataset(expected, seed=0, num_folds=2, sampler="generator")
+    ds = ChallengeDataset(str(data_dir), seed=0, num_folds=2, sampler="generator")
+    pd.testing.assert_frame_equal(ds.df_events, expected.events, check_dtype=False)
     assert manifest["fingerprint"] == ds.fingerprint
     assert manifest["fold_params"] == ds.fold_params
     for f in range(2):

@@ -119,6 +119,18 @@ def test_first_of_permutations_replays_legacy_permutation():
         np.testing.assert_array_equal(got, expected)
 
 
+def test_replay_in_small_chunks_continues_the_stream(monkeypatch):
+    from evaluation.splits import _loo
+
+    monkeypatch.setattr(_loo, "_CHUNK_DRAWS", 50)
+    sizes = np.random.default_rng(8).integers(1, 40, 300)
+    sizes[7] = 500  # a user with more draws than a chunk
+    rs = np.random.RandomState(3)
+    expected = [rs.permutation(m)[0] for m in sizes]
+    np.testing.assert_array_equal(_first_of_permutations(np.random.RandomState(3), sizes),
+                                  expected)
+
+
 def test_dataframe_sample_is_a_permutation_prefix():
     # The identity the fold draw relies on, checked against pandas itself.
     for n, frac, seed in [(10, 0.25, 0), (1_001, 0.25, 42), (12_345, 0.3, 7)]:
@@ -200,6 +212,16 @@ def test_fold_invariants(sampler, split):
         assert rows.groupby("user_id").size().min() >= k
         assert rows.groupby("track_id").size().min() >= k
         assert fold.kcore_converged
+
+
+def test_a_fold_that_the_kcore_empties():
+    # Every track has a single listener: nothing survives k=2, and that is not an error.
+    df = pd.DataFrame({"user_id": [1, 1, 2, 2], "track_id": [1, 2, 3, 4],
+                       "timestamp": [1, 2, 3, 4]})
+    for split in ("bootstrap", "last"):
+        fold = next(bootstrap_folds(df, 1, frac=1.0, k_core=2, split=split))
+        assert len(fold.train_rows) == 0 and len(fold.test_rows) == 0
+        assert fold.sampled_users == 2 and fold.kcore_converged
 
 
 def test_last_split_picks_latest_event_with_stated_ties():

@@ -20,6 +20,7 @@ from evaluation.metrics import (
     ScoringWarning,
     SliceMissRates,
     being_less_wrong,
+    being_less_wrong_scores,
     bin_by_edges,
     hit_ranks,
     hit_rate_from_ranks,
@@ -184,6 +185,8 @@ def test_being_less_wrong_by_hand():
     targets = np.array([1, 1, 1, 1, 1, 9, 1])
     expected = (0 + 1 / math.sqrt(2) + 0 + 0 - 1) / 5
     assert being_less_wrong(preds, targets, vecs) == pytest.approx(expected)
+    per_user = being_less_wrong_scores(preds, targets, vecs)
+    np.testing.assert_allclose(per_user, [0, 1 / math.sqrt(2), np.nan, 0, 0, np.nan, -1])
 
 
 def test_being_less_wrong_edge_cases():
@@ -354,6 +357,13 @@ def test_challenge_fold_slices_by_hand():
     assert fold.stats() == {"num_users": 6, "k": 2, "min_predictions": 0, "max_predictions": 2}
     for value in [fold.being_less_wrong()["value"], fold.latent_diversity()["value"]]:
         assert np.isfinite(value)
+    # the fold's cached per-user scores are the plain-array kernels' scores
+    np.testing.assert_array_equal(fold.being_less_wrong_scores(),
+                                  being_less_wrong_scores(preds, targets, vecs))
+    np.testing.assert_array_equal(fold.latent_diversity_scores(),
+                                  latent_diversity_scores(preds, targets, vecs))
+    assert fold.being_less_wrong()["value"] == being_less_wrong(preds, targets, vecs)
+    assert fold.latent_diversity()["value"] == latent_diversity(preds, targets, vecs)
 
 
 def test_challenge_fold_artist_from_tracks_when_train_has_no_artist_column():

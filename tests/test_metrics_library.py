@@ -242,7 +242,8 @@ def _scores_from_lists(recs, n_items):
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_ndcg_equals_scikit_learn(rng, k):
     n_users, n_items = 50, 25
-    dense = np.where(rng.random((n_users, n_items)) < 0.2, rng.integers(1, 4, (n_users, n_items)), 0)
+    graded = rng.integers(1, 4, (n_users, n_items))
+    dense = np.where(rng.random((n_users, n_items)) < 0.2, graded, 0)
     dense[np.arange(n_users), rng.integers(0, n_items, n_users)] = 2  # everyone has a relevant item
     recs = _distinct_lists(rng, n_users, n_items, 12)
     # scikit-learn's gains are linear; distinct scores on the listed items, so its tie averaging
@@ -335,7 +336,8 @@ def test_registry_is_complete():
     kernels = set()
     for module in (_ranking, _catalog, _rating):
         for name, obj in vars(module).items():
-            if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not name.startswith("_"):
+            own = inspect.isfunction(obj) and obj.__module__ == module.__name__
+            if own and not name.startswith("_"):
                 kernels.add(obj)
     kernels.discard(_catalog.item_popularity)  # a helper that builds an input, not a metric
     registered = {spec.function for spec in METRICS.values()}
@@ -498,3 +500,34 @@ def test_other_kernels_accept_the_precomputed_judgement():
     assert f1_at_k(judged, None, 3) == pytest.approx(HAND[("f1@3", "user")])
     with pytest.raises(ConfigError, match="deeper than"):
         map_at_k(judged, None, 5)
+
+
+# --------------------------------------------------------------------------- real data
+@pytest.mark.realdata
+def test_ml100k_popularity_lists_against_the_slow_reference():
+    from tests.conftest import shared_dataset
+
+    path = shared_dataset("ml-100k") / "u.data"
+    ratings = pd.read_csv(path, sep="\t", names=["user_id", "track_id", "rating", "timestamp"])
+    # last 20% of each user's ratings by time are the test set; relevant = rating >= 4
+    ratings = ratings.sort_values(["user_id", "timestamp", "track_id"])
+    position = ratings.groupby("user_id").cumcount()
+    size = ratings.groupby("user_id")["track_id"].transform("size")
+    test_mask = position >= (size * 0.8).astype(int)
+    train, test = ratings[~test_mask], ratings[test_mask]
+    popular = train["track_id"].value_counts().index.to_numpy()[:50]
+    users = np.unique(test["user_id"])
+    predictions = pd.DataFrame(np.tile(popular[:20], (len(users), 1)),
+                               index=pd.Index(users, name="user_id"),
+                               columns=[str(i) for i in range(20)])
+    items = np.unique(ratings["track_id"])
+    inputs = ranking_inputs(predictions, test, gain_col="rating", threshold=4, items=items)
+    names = [f"{m}@10" for m in ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "map")]
+    full = evaluate_ranking(inputs.recs, inputs.relevance, names + ["auc@10"])
+    assert 0 < full["precision@10"] < 1 and 0 < full["auc@10"] < 1
+    # the slow reference on every fourth user (it loops over the whole catalog per user)
+    rows = np.arange(0, len(users), 4)
+    sub = inputs.relevance[rows]
+    expected = _reference(inputs.recs[rows], sub.toarray(), 10)
+    got = evaluate_ranking(inputs.recs[rows], sub, names + ["auc@10"])
+    assert {n.split("@")[0]: v for n, v in got.items()} == pytest.approx(expected)

@@ -123,6 +123,11 @@ def test_bias_model_equals_slow_reference(rng):
     assert model.global_mean == pytest.approx(mu)
     np.testing.assert_allclose(model.user_bias, [b_u[u] for u in model.user_ids])
     np.testing.assert_allclose(model.item_bias, [b_i[i] for i in model.item_ids])
+    # huge or negative ids (factorised instead of tabled) give the same biases
+    odd = BiasModel(reg_users=3, reg_items=5, n_sweeps=4).train(
+        frame.assign(user_id=-frame.user_id, track_id=frame.track_id + 2**40))
+    np.testing.assert_allclose(odd.user_bias, [b_u[-u] for u in odd.user_ids])
+    np.testing.assert_allclose(odd.item_bias, [b_i[i - 2**40] for i in odd.item_ids])
 
 
 def test_bias_model_converges_to_the_ridge_solution(rng):
@@ -209,10 +214,32 @@ def test_rating_errors_reject_bad_models():
         def predict_ratings(self, pairs_df):
             return pd.Series(np.nan, index=pairs_df.index)
 
+    class Shuffled(FixedModel):
+        def predict_ratings(self, pairs_df):
+            return pd.Series(np.arange(len(pairs_df), dtype=float), index=pairs_df.index[::-1])
+
+    class Short(FixedModel):
+        def predict_ratings(self, pairs_df):
+            return np.ones(len(pairs_df) - 1)
+
+    class Words(FixedModel):
+        def predict_ratings(self, pairs_df):
+            return pd.Series("good", index=pairs_df.index)
+
     with pytest.raises(ConfigError, match="does not predict ratings"):
         rating_errors(NoRatings({}), RATED)
-    with pytest.raises(PredictionError, match="1 missing or infinite|5 missing or infinite"):
+    with pytest.raises(PredictionError, match="5 missing or infinite ratings"):
         rating_errors(BadRatings({}), RATED)
+    with pytest.raises(PredictionError, match="returned 4 values for 5 pairs"):
+        rating_errors(Short({}), RATED)
+    with pytest.raises(PredictionError, match="must return numeric ratings"):
+        rating_errors(Words({}), RATED)
+    with pytest.raises(DataError, match="need a 'rating' column"):
+        rating_errors(BiasModel().train(RATED), RATED.drop(columns="rating"))
+    # a Series in another row order is aligned by index, not by position
+    errors = rating_errors(Shuffled({}), RATED)
+    pred = np.arange(5, dtype=float)[::-1]
+    assert errors["mae"] == pytest.approx(np.mean(np.abs(RATED.rating - pred)))
 
 
 TRAIN = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "track_id": [10, 11, 10, 12, 13],
@@ -279,10 +306,11 @@ def test_evaluate_split_rating_errors_and_short_lists():
 
 
 def test_evaluate_split_verbose_prints_tables(capsys):
-    evaluate_split(BiasModel(top_k=3), Split(TRAIN, TEST), k=3, metrics=("hit_rate@3",),
-                   verbose=True)
+    split = temporal_user_split(_random_ratings(np.random.default_rng(2)), 0.2)
+    evaluate_split(BiasModel(), split, k=3, metrics=("hit_rate@3",), verbose=True, sampled=5)
     out = capsys.readouterr().out
     assert "hit_rate@3" in out and "rmse" in out and "Leakage audit" in out
+    assert "sampled hit_rate@5 (N=5)" in out and "Krichene" in out and "n_points" not in out
 
 
 # -- real data ---------------------------------------------------------------------------------
@@ -344,3 +372,22 @@ def test_evaluate_split_sampled_negatives():
     assert listed["sampled"]["scorer"] == "top-10 list position"
     with pytest.raises(ConfigError, match="'sampled'.*Got 'many'"):
         evaluate_split(BiasModel(), split, sampled="many")
+
+
+def test_evaluate_split_on_lfm_shaped_data_with_every_split_kind():
+    from evaluation.baselines import PopularityModel, RandomModel
+    from evaluation.data import synthetic_tables
+    from evaluation.splits import leave_last_out
+
+    events = synthetic_tables("tiny").events
+    metrics = ("hit_rate@10", "ndcg@10", "coverage@10")
+    for split in (temporal_user_split(events, 0.2), global_time_split(events, quantile=0.9),
+                  leave_last_out(events)):
+        pop = evaluate_split(PopularityModel(top_k=10), split, metrics=metrics)
+        rnd = evaluate_split(RandomModel(top_k=10), split, metrics=metrics, audit=False)
+        assert pop["metrics"]["hit_rate@10"] > rnd["metrics"]["hit_rate@10"]
+        assert rnd["metrics"]["coverage@10"] > pop["metrics"]["coverage@10"]
+        assert "rating_errors" not in pop  # play counts, no ratings
+        assert pop["split"]["kind"] == split.kind
+        json.dumps(pop)
+    assert pop["audit"]["train_events_after_user_test"] == 0  # leave-last-out holds the latest

@@ -171,6 +171,25 @@ def test_custom_test_subclass(tmp_path, capsys):
     assert report["tests"]["HIT_RATE_AT_1"] == 0.25
 
 
+class NanRecList(EvalRSRecList):
+    @rec_test(test_type="BROKEN", display_type=CHART_TYPE.SCALAR)
+    def broken(self):
+        """A custom test that divides by zero."""
+        return float(np.float64(0) / np.float64(0))
+
+
+def test_custom_test_returning_nan_is_a_clear_error(tmp_path):
+    from evaluation.errors import EvalRSError
+
+    rl = NanRecList(HandDataset(), 0, hand_predictions(), k=3, meta_data_folder=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(EvalRSError, match="test 'BROKEN' returned nan"):
+            rl.results()
+        with pytest.raises(EvalRSError, match="test 'BROKEN'"):
+            rl()
+
+
 def test_validate_false_requires_normalised_predictions():
     with pytest.raises(PredictionError, match="validate=False"):
         EvalRSRecList(HandDataset(), 0, hand_predictions().iloc[::-1], k=3, validate=False)
@@ -215,6 +234,10 @@ def test_score_limit_and_warnings():
         report = score(HandDataset(), 0, preds, k=3, limit=2)
     assert report["num_users"] == 2 and report["tests"]["stats"]["num_users"] == 2
     assert report["warnings"] and report["warnings"][0].startswith("PredictionWarning")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = score(HandDataset(), 0, preds, k=3, limit=2, warn_training_items=False)
+    assert quiet["warnings"] == [] and quiet["tests"] == report["tests"]
 
 
 def test_score_argument_errors(tmp_path):
@@ -333,3 +356,37 @@ def test_readme_custom_test_snippet_is_in_module_docstring():
 
     assert "class MyRecList(EvalRSRecList)" in mod.__doc__
     assert Path(mod.__file__).exists()
+
+
+@pytest.mark.slow
+def test_score_cli_end_to_end_on_synthetic_tiny(tmp_path):
+    import subprocess
+    import sys
+
+    ds = evaluation.ChallengeDataset(source="synthetic", scale="tiny")
+    test = ds.get_test_set(0)
+    rng = np.random.default_rng(0)
+    catalog = ds.df_tracks.index.to_numpy()
+    items = np.array([rng.choice(catalog, 100, replace=False) for _ in range(len(test))])
+    items[:, 90:] = -1
+    targets = test["track_id"].to_numpy()
+    lucky = (np.arange(len(test)) % 7 == 0) & ~(items == targets[:, None]).any(axis=1)
+    items[lucky, 0] = targets[lucky]  # some hits
+    preds = predictions_frame(test["user_id"], items, 100).iloc[::-1]  # any row order
+    path = tmp_path / "preds.parquet"
+    preds.to_parquet(path)
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "evaluation", "score", "synthetic", "--scale", "tiny", "--fold",
+         "0", "--predictions", str(path), "--out", str(out)],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(out.read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PredictionWarning)
+        direct = score(ds, 0, preds)
+    assert report["tests"] == direct["tests"]
+    assert report["dataset_fingerprint"] == ds.fingerprint
+    assert report["tests"]["HIT_RATE"] >= lucky.mean() > 0
+    assert report["tests"]["stats"] == {"num_users": len(test), "k": 100,
+                                        "min_predictions": 90, "max_predictions": 90}

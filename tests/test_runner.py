@@ -27,10 +27,9 @@ from evaluation.runner import EvalRSRunner, run_hash
 
 @pytest.fixture(scope="module")
 def tiny():
-    from evaluation.data._synthetic import synthetic_tables
     from evaluation.dataset import ChallengeDataset
 
-    return ChallengeDataset(synthetic_tables("tiny", 42))
+    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 def make_runner(dataset, tmp_path, **kw) -> EvalRSRunner:
@@ -49,18 +48,17 @@ def comparable(results: dict) -> dict:
 
 
 def test_results_files_and_content(tiny, tmp_path):
-    runner = make_runner(tiny, tmp_path, reports=True)
+    runner = make_runner(tiny, tmp_path)
     res = runner.evaluate(PopularityModel())
     run_dir = tmp_path / "results" / res["run_id"]
     for f in range(4):
         assert (run_dir / f"fold_{f}.json").is_file()
         assert (run_dir / f"fold_{f}_users.npz").is_file()
-        assert list((run_dir / "reclist" / f"fold_{f}").rglob("report.json"))
     on_disk = json.loads((run_dir / "results.json").read_text())
     assert comparable(on_disk) == comparable(res)
     assert res["run_hash"] == run_hash(tiny.fingerprint, tiny.fold_params, res["tests"])
     assert res["run_id"].startswith("PopularityModel-")
-    assert res["seed"] is None and res["dataset"]["fingerprint"] == tiny.fingerprint
+    assert res["seed"] == 42 and res["dataset"]["fingerprint"] == tiny.fingerprint
     assert set(LEADERBOARD_TESTS) <= set(res["aggregate"]["mean"])
     # the aggregate is the mean of the fold values; phase 1 the mean of the nine tests
     hr = [f["tests"]["HIT_RATE"] for f in res["folds"]]
@@ -78,6 +76,19 @@ def test_results_files_and_content(tiny, tmp_path):
     assert res["eligible_for_upload"] is True
     assert {"data", "train", "predict", "validate", "score"} <= set(res["folds"][0]["runtime"])
     assert res["folds"][0]["details"]["MRED_GENDER"]["groups"]
+
+
+def test_reclist_reports_go_to_the_run_directory(tmp_path):
+    from evaluation.dataset import ChallengeDataset
+
+    one_fold = ChallengeDataset(source="synthetic", scale="tiny", num_folds=1)
+    res = make_runner(one_fold, tmp_path, reports=True, n_boot=0).evaluate(
+        PopularityModel(), limit=20)
+    reclist_dir = tmp_path / "results" / res["run_id"] / "reclist" / "fold_0"
+    (report,) = reclist_dir.rglob("report.json")
+    data = json.loads(report.read_text())
+    assert {r["name"] for r in data["data"]} >= set(LEADERBOARD_TESTS)
+    assert list(reclist_dir.rglob("MRED_COUNTRY.png"))
 
 
 def test_summary_prints_the_leaderboard_score(tiny, tmp_path, capsys):
@@ -203,10 +214,9 @@ def test_row_order_of_predictions_does_not_matter(tiny, tmp_path):
 
 
 def test_non_default_fold_count_is_not_eligible(tmp_path):
-    from evaluation.data._synthetic import synthetic_tables
     from evaluation.dataset import ChallengeDataset
 
-    ds = ChallengeDataset(synthetic_tables("tiny", 42), num_folds=2)
+    ds = ChallengeDataset(source="synthetic", scale="tiny", num_folds=2)
     res = make_runner(ds, tmp_path, n_boot=0).evaluate(RandomModel(ds.df_tracks), limit=10)
     assert len(res["folds"]) == 2
     assert not res["eligible_for_upload"]
@@ -229,7 +239,7 @@ def test_upload_posts_to_the_configured_endpoint(tiny, tmp_path):
     received = {}
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's naming
+        def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"]))
             received["auth"] = self.headers.get("Authorization")
             received["body"] = json.loads(body)
@@ -294,6 +304,7 @@ def test_build_references_takes_the_best_model_per_test():
     assert phase2_score(base, refs) == pytest.approx(0.0)
 
 
+@pytest.mark.slow
 def test_shipped_tiny_references_match_a_fresh_computation(tiny, tmp_path):
     from evaluation.cli.references import compute_references
 
@@ -310,10 +321,9 @@ def test_shipped_tiny_references_match_a_fresh_computation(tiny, tmp_path):
 
 
 def test_references_for_other_data_are_not_used(tmp_path):
-    from evaluation.data._synthetic import synthetic_tables
     from evaluation.dataset import ChallengeDataset
 
-    other = ChallengeDataset(synthetic_tables("tiny", 7))
+    other = ChallengeDataset(source="synthetic", scale="tiny", data_seed=7)
     runner = make_runner(other, tmp_path, n_boot=0)
     assert runner.references is None
     assert "other data" in runner.references_note
@@ -325,3 +335,18 @@ def test_predictions_frame_shape_from_random_model(tiny):
     model.train(tiny.get_train_set(0))
     pred = model.predict(tiny.get_test_set(0)[["user_id"]])
     assert isinstance(pred, pd.DataFrame) and pred.shape[1] == 100
+
+
+class NanRecList(EvalRSRecList):
+    @rec_test(test_type="UNDEFINED", display_type=CHART_TYPE.SCALAR)
+    def undefined(self):
+        """A test with nothing to measure."""
+        return float("nan")
+
+
+def test_a_custom_test_returning_nan_is_a_clear_error(tiny, tmp_path):
+    from evaluation.errors import EvalRSError
+
+    with pytest.raises(EvalRSError, match="UNDEFINED"):
+        make_runner(tiny, tmp_path, n_boot=0).evaluate(
+            PopularityModel(), limit=20, custom_RecList=NanRecList)

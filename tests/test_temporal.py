@@ -103,8 +103,11 @@ def test_temporal_split_tie_break_is_row_order_free(rng):
     assert sorted(a.test.index) == sorted(b.test.index)
     # without a tie-break column, the row position decides among ties
     c = temporal_user_split(events, 0.3, tie_break=None)
-    _check_invariants_rows = c.test.groupby("user_id").size()
-    assert _check_invariants_rows.sum() == len(a.test)
+    assert len(c.test) == len(a.test)
+    ordered = events.reset_index().sort_values(["user_id", "timestamp", "index"], kind="stable")
+    expected = ordered.groupby("user_id").tail(1)["index"]
+    expected = expected[expected.map(events.user_id).map(events.groupby("user_id").size()) >= 5]
+    assert set(expected) <= set(c.test.index)  # each user's latest (row-order) event
 
 
 def test_temporal_split_datetime_column():
@@ -126,6 +129,14 @@ def test_temporal_split_errors():
         temporal_user_split(ev.astype({"user_id": "str"}))
     with pytest.raises(DataError, match="expected a pandas DataFrame"):
         temporal_user_split([1, 2, 3])
+    with pytest.raises(DataError, match="no column 'rating' to break timestamp ties"):
+        temporal_user_split(ev, tie_break="rating")
+    with pytest.raises(ConfigError, match="'tie_break'.*Got 3"):
+        temporal_user_split(ev, tie_break=3)
+    # any column can break ties, floats included
+    rated = pd.DataFrame({"user_id": [1, 1], "track_id": [1, 2], "timestamp": [5, 5],
+                          "rating": [4.5, 1.0]})
+    assert temporal_user_split(rated, 0.5, min_events=2, tie_break="rating").test.index == [0]
     nan = ev.astype({"timestamp": "float64"})
     nan.loc[0, "timestamp"] = np.nan
     with pytest.raises(DataError, match="'timestamp' has missing values at rows \\[0\\]"):
@@ -182,3 +193,27 @@ def test_global_time_split_errors():
         global_time_split(ev, quantile=0)
     with pytest.raises(ConfigError, match="not a time pandas can read"):
         global_time_split(ev, cutoff="yesterday-ish")
+
+
+def test_temporal_split_on_lfm_shaped_synthetic_data():
+    from evaluation.data import synthetic_tables
+
+    events = synthetic_tables("tiny").events
+    split = temporal_user_split(events, 0.2, min_events=5)
+    _check_invariants(events, split, 0.2, 5)
+    assert split.train.dtypes.equals(events.dtypes)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", ["ml-100k", "ml-latest-small"])
+def test_temporal_split_on_movielens(name):
+    from conftest import shared_dataset
+
+    from evaluation.data import load_source
+
+    events = load_source(f"movielens:{shared_dataset(name)}").events
+    split = temporal_user_split(events, 0.2, min_events=5)
+    _check_invariants(events, split, 0.2, 5)
+    assert 0.18 < len(split.test) / len(events) < 0.2  # floor() keeps it at most 20 %
+    cut = global_time_split(events, quantile=0.8)
+    assert cut.train["timestamp"].max() < cut.cutoff <= cut.test["timestamp"].min()

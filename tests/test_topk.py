@@ -38,7 +38,8 @@ def dense_reference(user_emb, item_emb, k, exclude=None):
 @pytest.mark.parametrize("seed", range(6))
 def test_equals_dense_reference_with_exclusions_and_ties(device, seed):
     rng = np.random.default_rng(seed)
-    n_users, n_items, k = int(rng.integers(1, 30)), int(rng.integers(1, 2500)), int(rng.integers(1, 40))
+    n_users, n_items = int(rng.integers(1, 30)), int(rng.integers(1, 2500))
+    k = int(rng.integers(1, 40))
     # small integer embeddings: many exactly tied scores, exactly representable
     user_emb = rng.integers(-2, 3, (n_users, 3)).astype(np.float32)
     item_emb = rng.integers(-2, 3, (n_items, 3)).astype(np.float32)
@@ -147,3 +148,10 @@ def test_torch_device_without_torch_or_cuda_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_torch)
     with pytest.raises(ConfigError, match="needs PyTorch"):
         topk_from_embeddings(np.ones((2, 2)), np.ones((3, 2)), 1, device="cpu")
+
+
+@pytest.mark.skipif(torch is None or torch.cuda.is_available(),
+                    reason="needs torch installed and no CUDA device")
+def test_unavailable_cuda_is_a_clear_error():
+    with pytest.raises(ConfigError, match="not usable here"):
+        topk_from_embeddings(np.ones((2, 2)), np.ones((3, 2)), 1, device="cuda")

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from evaluation.baselines._common import predictions_frame, rows_of, user_ids_of
+from evaluation.baselines._common import predictions_frame, rows_of, seen_csr, user_ids_of
 from evaluation.errors import ConfigError, DataError, show_values
 from evaluation.model import RecModel
 
@@ -74,17 +75,14 @@ class BiasModel(RecModel):
             bad = np.flatnonzero(~np.isfinite(ratings))
             raise DataError(f"BiasModel.train: column {col!r} has missing or infinite values at "
                             f"rows {show_values(bad)}; drop or fill them first.")
-        self.user_ids, u = np.unique(train_df["user_id"].to_numpy(np.int64), return_inverse=True)
-        self.item_ids, i = np.unique(train_df["track_id"].to_numpy(np.int64),
-                                     return_inverse=True)
+        u, self.user_ids = _codes(train_df["user_id"].to_numpy(np.int64))
+        i, self.item_ids = _codes(train_df["track_id"].to_numpy(np.int64))
         self.global_mean, self.user_bias, self.item_bias = fit_biases(
             u, i, ratings, len(self.user_ids), len(self.item_ids),
             reg_users=self.reg_users, reg_items=self.reg_items, n_sweeps=self.n_sweeps)
         self.rating_range = (float(ratings.min()), float(ratings.max()))
         # Items each user has seen, as CSR over user rows (for excluding them from top-k).
-        order = np.lexsort((i, u))
-        self._seen_items = i[order]
-        self._seen_ptr = np.r_[0, np.cumsum(np.bincount(u, minlength=len(self.user_ids)))]
+        self._seen_items, self._seen_ptr = seen_csr(u, i, len(self.user_ids))
         # Ranking order of all items: item bias descending, ties by item id.
         self._item_order = np.lexsort((self.item_ids, -self.item_bias))
         return self
@@ -158,19 +156,27 @@ def fit_biases(
     u: np.ndarray, i: np.ndarray, r: np.ndarray, n_users: int, n_items: int, *,
     reg_users: float, reg_items: float, n_sweeps: int,
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(mu, user_bias, item_bias)`` by alternating closed-form sweeps (see ``BiasModel``)."""
+    """``(mu, user_bias, item_bias)`` by alternating closed-form sweeps (see ``BiasModel``).
+
+    ``sum_u (r_ui - mu - b_u)`` is ``S_i - (M^T b)_i`` with the residual sums ``S`` computed
+    once and ``M`` the sparse user x item count matrix, so each sweep is two sparse
+    matrix-vector products instead of passes of gathers over every rating.
+    """
     mu = float(r.mean())
     resid = r - mu
     n_u = np.bincount(u, minlength=n_users).astype(np.float64)
     n_i = np.bincount(i, minlength=n_items).astype(np.float64)
+    sum_u = np.bincount(u, resid, minlength=n_users)
+    sum_i = np.bincount(i, resid, minlength=n_items)
+    items, ptr = seen_csr(u, i, n_users)
+    counts = sp.csr_array((np.ones(len(items)), items, ptr), shape=(n_users, n_items))
+    counts_t = counts.T.tocsr()
+    # Users (items) without ratings cannot occur: codes come from the ratings themselves.
     b_u = np.zeros(n_users)
     b_i = np.zeros(n_items)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for _ in range(n_sweeps):
-            b_i = np.nan_to_num(np.bincount(i, resid - b_u[u], minlength=n_items)
-                                / (n_i + reg_items))
-            b_u = np.nan_to_num(np.bincount(u, resid - b_i[i], minlength=n_users)
-                                / (n_u + reg_users))
+    for _ in range(n_sweeps):
+        b_i = (sum_i - counts_t @ b_u) / (n_i + reg_items)
+        b_u = (sum_u - counts @ b_i) / (n_u + reg_users)
     return mu, b_u, b_i
 
 
@@ -218,3 +224,17 @@ def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarr
     found = (pos < len(keys)) & (keys[pos_c] == query)
     return np.where(found, values[pos_c], 0.0)
 
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ``0..n-1`` of ``values`` in sorted order of the distinct values, and those values.
+
+    Compact non-negative ids go through a presence table (no hashing or sorting of the rows);
+    others through ``pandas.factorize``.
+    """
+    if len(values) and int(values.min()) >= 0 and int(values.max()) < max(4 * len(values),
+                                                                         1 << 20):
+        present = np.bincount(values) > 0
+        remap = np.cumsum(present) - 1
+        return remap[values], np.flatnonzero(present).astype(np.int64)
+    codes, uniques = pd.factorize(values, sort=True)
+    return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=np.int64)

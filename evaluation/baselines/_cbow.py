@@ -92,50 +92,25 @@ class CBOWModel(RecModel):
     def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
         if self.item_ids is None:
             raise ConfigError("CBOWModel.predict: the model is not trained; call train() first.")
+        from scipy.sparse import csr_matrix
+
+        from evaluation.topk import topk_from_embeddings
+
         users = user_ids_of(user_ids, "CBOWModel")
         rows = rows_of(self.user_ids, users)
-        codes = np.full((len(users), self.top_k), -1, dtype=np.int64)
+        ids = np.full((len(users), self.top_k), -1, dtype=np.int64)
         known = np.flatnonzero(rows >= 0)
-        codes[known] = topk_cosine(self.user_vectors[rows[known]], self.item_vectors,
-                                   self.top_k, rows[known], self._ptr, self._seen)
-        ids = np.where(codes >= 0, self.item_ids[np.maximum(codes, 0)], -1)
+        if len(known):
+            r = rows[known]
+            # the users' training items, as a sparse users x items matrix to exclude
+            counts = self._ptr[r + 1] - self._ptr[r]
+            offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            seen = self._seen[np.repeat(self._ptr[r], counts) + offset]
+            indptr = np.r_[0, np.cumsum(counts)]
+            exclude = csr_matrix((np.ones(len(seen), dtype=np.int8), seen, indptr),
+                                 shape=(len(r), len(self.item_ids)))
+            top = topk_from_embeddings(self.user_vectors[r], self.item_vectors, self.top_k,
+                                       exclude=exclude, item_ids=self.item_ids,
+                                       user_ids=users[known])
+            ids[known] = top.to_numpy()
         return predictions_frame(users, ids)
-
-
-def topk_cosine(
-    user_vecs: np.ndarray, item_vecs: np.ndarray, k: int, rows: np.ndarray, ptr: np.ndarray,
-    seen: np.ndarray, *, chunk_cells: int = 1 << 24,
-) -> np.ndarray:
-    """Top-``k`` item codes by ``user_vecs @ item_vecs.T``, each user's seen items excluded.
-
-    Scores are computed for blocks of users (``chunk_cells`` scores at a time) to bound memory;
-    ties go to the lower item code. Rows with fewer than ``k`` unseen items are -1 padded.
-    """
-    n, m = len(user_vecs), len(item_vecs)
-    out = np.full((n, k), -1, dtype=np.int64)
-    kk = min(k, m)
-    step = max(1, chunk_cells // max(m, 1))
-    for start in range(0, n, step):
-        block = slice(start, min(start + step, n))
-        scores = user_vecs[block] @ item_vecs.T
-        r = rows[block]
-        counts = ptr[r + 1] - ptr[r]
-        owner = np.repeat(np.arange(len(r)), counts)
-        offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        scores[owner, seen[np.repeat(ptr[r], counts) + offset]] = -np.inf
-        top = np.argpartition(-scores, kk - 1, axis=1)[:, :kk] if kk < m else \
-            np.tile(np.arange(m), (len(r), 1))
-        top_scores = np.take_along_axis(scores, top, axis=1)
-        order = _rank_rows(top, top_scores)
-        best = np.take_along_axis(top, order, axis=1)
-        valid = np.isfinite(np.take_along_axis(top_scores, order, axis=1))
-        out[block, :kk] = np.where(valid, best, -1)
-    return out
-
-
-def _rank_rows(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Per-row order: score descending, then code ascending (deterministic ties)."""
-    by_code = np.argsort(codes, axis=1, kind="stable")
-    s = np.take_along_axis(scores, by_code, axis=1)
-    by_score = np.argsort(-s, axis=1, kind="stable")
-    return np.take_along_axis(by_code, by_score, axis=1)

@@ -1,6 +1,8 @@
 """Datasets in the EvalRS schema: tables, sources, validation."""
 
 from evaluation.data._parquet import read_tables, write_tables
+from evaluation.data._schema import validate_tables
+from evaluation.data._sources import load_source
 from evaluation.data._synthetic import synthetic_tables
 from evaluation.data._tables import (
     EVENT_COLUMNS,
@@ -11,4 +13,4 @@ from evaluation.data._tables import (
 )
 
 __all__ = ["EVENT_COLUMNS", "TRACK_COLUMNS", "USER_COLUMNS", "Tables", "TrackVectors",
-           "read_tables", "synthetic_tables", "write_tables"]
+           "load_source", "read_tables", "synthetic_tables", "validate_tables", "write_tables"]

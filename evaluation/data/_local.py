@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evaluation.data._parquet import is_tables_dir, read_tables
 from evaluation.data._schema import check_track_vectors, data_error, validate_tables
@@ -61,10 +62,11 @@ def read_table_file(path: Path) -> pd.DataFrame:
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
+        header = pd.read_csv(path, nrows=0).columns
         # Only empty fields are missing: "NA" is Namibia's country code, "n" a gender.
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], engine="c",
-                            low_memory=False, dtype={c: "str" for c in TEXT_COLUMNS})
-    except (OSError, ValueError) as exc:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], engine="pyarrow",
+                            dtype={c: "str" for c in TEXT_COLUMNS if c in header})
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise data_error(str(path), None, f"cannot read the file ({exc})",
                          fix="check that it is a complete parquet/CSV file") from exc
     return _drop_saved_index(frame)
@@ -87,6 +89,10 @@ def load_local(directory: str | os.PathLike, *, validate: bool = True) -> Tables
         tables = read_tables(root)
         return validate_tables(tables, files=_written_names(root)) if validate else tables
     files = find_table_files(root)
+    if any(path.name.startswith("evalrs_") for path in files.values()):
+        from evaluation.data._lfm import load_challenge_dir  # the challenge's own files
+
+        return load_challenge_dir(root)
     frames = {name: read_table_file(path) for name, path in files.items()}
     names = {name: str(path) for name, path in files.items()}
     vector_path = find_vector_file(root)

@@ -6,18 +6,20 @@
 modification time of every file). The directory appears atomically: it is written under a
 temporary name beside its destination and renamed, so a reader never sees half of it.
 
-``read_tables`` reads it back with pyarrow's multi-threaded reader. Events are stored
-uncompressed (numeric columns map straight into pandas without a decode step); the small
-tables use zstd. The stored fingerprint is reused only while every file still has the size and
-modification time recorded at write time; otherwise ``Tables.fingerprint()`` rehashes.
+``read_tables`` reads it back with pyarrow, a column per thread. Events are stored
+uncompressed and plain-encoded in one row group, so reading is little more than a memcpy and
+pandas adopts the arrays without another copy; the small tables use zstd. The stored
+fingerprint is reused only while every file still has the size and modification time recorded
+at write time; otherwise ``Tables.fingerprint()`` rehashes.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
-import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,7 @@ _FRAMES = ("events", "users", "tracks")
 _VECTORS = "track_vectors.npy"
 _VECTOR_IDS = "track_vector_ids.npy"
 _COMPRESSION = {"events": "none", "users": "zstd", "tracks": "zstd"}
+_COLUMNWISE_ROWS = 1_000_000  # tables at least this long are read a column per thread
 
 
 def is_tables_dir(directory: str | os.PathLike) -> bool:
@@ -42,21 +45,22 @@ def is_tables_dir(directory: str | os.PathLike) -> bool:
     return (Path(directory) / META_FILE).is_file()
 
 
-def write_tables(tables: Tables, directory: str | os.PathLike) -> Path:
+def write_tables(tables: Tables, directory: str | os.PathLike, *, replace: bool = False) -> Path:
     """Write ``tables`` to ``directory`` atomically; return the directory.
 
     An existing directory is replaced only if it is empty or was itself written by
-    ``write_tables``; any other existing path is left alone (``ConfigError``).
+    ``write_tables`` (or, with ``replace=True``, whatever it holds: for caches the harness
+    owns); any other existing path is left alone (``ConfigError``).
     """
     target = Path(directory)
-    if target.exists() and not (target.is_dir() and (is_tables_dir(target)
+    if target.exists() and not (target.is_dir() and (replace or is_tables_dir(target)
                                                     or not any(target.iterdir()))):
         raise ConfigError(
             f"write_tables: {str(target)!r} exists and is not a dataset directory written by "
             f"the harness (no {META_FILE}); choose a new or empty directory"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp = _fresh_dir(target, ".tmp")
     try:
         files = {}
         for name in _FRAMES:
@@ -94,7 +98,49 @@ def write_tables(tables: Tables, directory: str | os.PathLike) -> Path:
 def _write_frame(frame: pd.DataFrame, path: Path, compression: str) -> None:
     keep_index = not isinstance(frame.index, pd.RangeIndex)
     table = pa.Table.from_pandas(frame, preserve_index=keep_index)
-    pq.write_table(table, path, compression=compression, row_group_size=4 * 1024 * 1024)
+    # One row group: each column reads back as one contiguous array that pandas adopts
+    # without a copy. Plain encoding for numbers (decoding is a memcpy), dictionaries for
+    # the repetitive strings of the small tables.
+    dictionary = [f.name for f in table.schema if not pa.types.is_integer(f.type)
+                  and not pa.types.is_floating(f.type)]
+    pq.write_table(table, path, compression=compression, use_dictionary=dictionary or False,
+                   row_group_size=max(len(table), 1))
+
+
+def _read_frame(path: Path, use_threads: bool) -> pd.DataFrame:
+    """Read one parquet file into pandas, a column at a time.
+
+    Each column is read from a memory map of its own that is closed once the column is
+    decoded, so the peak is the decoded table plus a column or two in flight, not the file
+    plus the table; columns are read in parallel threads (pyarrow releases the GIL).
+    """
+    with pq.ParquetFile(path, memory_map=True) as pf:
+        schema = pf.schema_arrow
+        if pf.metadata.num_rows < _COLUMNWISE_ROWS or not use_threads:
+            return pf.read(use_threads=use_threads).to_pandas(split_blocks=True,
+                                                              self_destruct=True)
+
+    def column(name: str) -> pa.ChunkedArray:
+        with pq.ParquetFile(path, memory_map=True) as f:
+            return f.read(columns=[name], use_threads=False).column(0)
+
+    workers = min(len(schema.names), max(2, os.cpu_count() or 2))
+    with ThreadPoolExecutor(workers) as pool:
+        columns = list(pool.map(column, schema.names))
+    table = pa.Table.from_arrays(columns, schema=schema)
+    del columns
+    return table.to_pandas(split_blocks=True, self_destruct=True)
+
+
+def _fresh_dir(target: Path, suffix: str) -> Path:
+    """A new hidden directory beside ``target`` (created with the usual umask permissions)."""
+    while True:
+        path = target.parent / f".{target.name}.{secrets.token_hex(4)}{suffix}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:  # pragma: no cover - 32 random bits
+            continue
 
 
 def _replace_dir(tmp: Path, target: Path) -> None:
@@ -105,7 +151,7 @@ def _replace_dir(tmp: Path, target: Path) -> None:
     except OSError:
         if not target.exists():
             raise
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    old = _fresh_dir(target, ".old")
     os.rename(target, old / "d")
     try:
         os.rename(tmp, target)
@@ -124,14 +170,12 @@ def read_tables(directory: str | os.PathLike, *, use_threads: bool = True) -> Ta
     for name in _FRAMES:
         path = root / f"{name}.parquet"
         try:
-            table = pq.read_table(path, use_threads=use_threads)
+            frames[name] = _read_frame(path, use_threads)
         except (OSError, pa.ArrowException) as exc:
             raise DataError(
                 f"{path}: cannot read the {name} table ({exc}); delete {root} to regenerate "
                 f"or re-download it"
             ) from exc
-        frames[name] = table.to_pandas(split_blocks=True, self_destruct=True)
-        del table
         expected = meta["rows"].get(name)
         if expected is not None and len(frames[name]) != expected:
             raise DataError(

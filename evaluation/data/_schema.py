@@ -13,14 +13,19 @@ fraction of a second.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from evaluation._atomic import write_json
+from evaluation._paths import cache_dir
 from evaluation.data._tables import EVENT_COLUMNS, Tables, TrackVectors
 from evaluation.errors import DataError, show_values
 
+SCHEMA_VERSION = 1  # bump when the rules change: it invalidates recorded validations
 INT, FLOAT, TEXT, LABEL = "integer", "float", "text", "integer or text"
 
 # column -> kind; events keep their file order (the folds depend on it).
@@ -34,7 +39,9 @@ TRACK_SCHEMA: dict[str, str] = {
 }
 GENDERS = ("m", "f", "n")
 COUNT_COLUMNS = {"events": ("user_track_count",), "users": ("playcount",)}
-ID_COLUMNS = ("user_id", "artist_id", "album_id", "track_id")
+# Ids that predictions and lookups use, where -1 means "none": they must be >= 0. (Artist and
+# album ids are only grouped on, so a source's own "unknown" code such as -1 is left alone.)
+ID_COLUMNS = ("user_id", "track_id")
 
 _INT32 = np.iinfo(np.int32)
 _CHUNK = 1 << 22  # rows per chunk for the event-sized temporaries
@@ -43,13 +50,13 @@ _TABLE_LIMIT = 1 << 27  # largest id for which "known id" lookups use a dense bo
 
 
 def data_error(file: str, column: str | None, rule: str, values=None, fix: str = "",
-               rows=None) -> DataError:
+               rows=None, label: str = "offending values") -> DataError:
     """A DataError whose message names the file, the column, the rule, values and the fix."""
     where = f"{file}, column {column!r}" if column else file
     msg = f"{where}: {rule}"
     if values is not None:
         values = list(values)
-        msg += f"; offending values: {show_values(values)}"
+        msg += f"; {label}: {show_values(values)}"
     if rows is not None:
         msg += f" at rows {show_values(rows)}"
     if fix:
@@ -64,7 +71,13 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     ``files`` maps "events", "users", "tracks" and "track_vectors" to the file each table
     came from, so that error messages point at it. ``vector_dim``, if given, is the dimension
     the track vectors must have.
+
+    Tables whose fingerprint is already known (read from a harness cache) and that passed
+    before are not re-scanned for duplicate pairs and unknown ids: the outcome is recorded
+    under ``cache_dir()/validated`` by fingerprint (the cheap checks always run).
     """
+    known_fp = tables._fingerprint
+    memo = _read_memo(known_fp)
     names = {t: f"{t} table" for t in ("events", "users", "tracks", "track_vectors")}
     names.update({k: str(v) for k, v in (files or {}).items()})
 
@@ -79,18 +92,64 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     _check_unique(tracks.index.to_numpy(), names["tracks"], "track_id",
                   "each track must appear once in the tracks table")
     _check_gender(users["gender"], names["users"])
-    _check_event_pairs(events, names["events"])
-    _check_known(events["user_id"].to_numpy(), ranges["user_id"], users.index.to_numpy(),
-                 names["events"], "user_id", names["users"])
-    _check_known(events["track_id"].to_numpy(), ranges["track_id"], tracks.index.to_numpy(),
-                 names["events"], "track_id", names["tracks"])
+    if memo is None:  # the event-sized scans
+        _check_event_pairs(events, names["events"])
+        _check_known(events["user_id"].to_numpy(), ranges["user_id"], users.index.to_numpy(),
+                     names["events"], "user_id", names["users"])
+        _check_known(events["track_id"].to_numpy(), ranges["track_id"],
+                     tracks.index.to_numpy(), names["events"], "track_id", names["tracks"])
 
     vectors = tables.track_vectors
     if vectors is not None:
         vectors = check_track_vectors(vectors, tracks.index.to_numpy(), names["track_vectors"],
                                  names["tracks"], vector_dim)
-    return Tables(events=events, users=users, tracks=tracks, track_vectors=vectors,
-                  source=tables.source)
+    out = Tables(events=events, users=users, tracks=tracks, track_vectors=vectors,
+                 source=tables.source)
+    if _same_layout(tables, out):
+        # Nothing was converted: the content (and so a fingerprint already computed) is equal.
+        out._fingerprint = known_fp
+    elif memo is not None:
+        out._fingerprint = memo
+    if known_fp is not None and memo is None:
+        _write_memo(known_fp, out)
+    return out
+
+
+def _memo_path(fingerprint: str) -> Path:
+    return cache_dir() / "validated" / f"v{SCHEMA_VERSION}-{fingerprint}.json"
+
+
+def _read_memo(fingerprint: str | None) -> str | None:
+    """Canonical fingerprint recorded for input content that passed validation, if any."""
+    if not fingerprint:
+        return None
+    try:
+        record = json.loads(_memo_path(fingerprint).read_text(encoding="utf-8"))
+        return str(record["canonical_fingerprint"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_memo(fingerprint: str, out: Tables) -> None:
+    try:
+        write_json(_memo_path(fingerprint), {"canonical_fingerprint": out.fingerprint(),
+                                             "source": out.source})
+    except OSError:
+        pass  # a read-only cache only costs a full check next time
+
+
+def _same_layout(before: Tables, after: Tables) -> bool:
+    for name in ("events", "users", "tracks"):
+        a, b = getattr(before, name), getattr(after, name)
+        if not (isinstance(a, pd.DataFrame) and list(a.columns) == list(b.columns)
+                and a.dtypes.equals(b.dtypes) and a.index.name == b.index.name
+                and a.index.dtype == b.index.dtype):
+            return False
+    if not before.events.index.equals(after.events.index):
+        return False
+    return before.track_vectors is None or (
+        after.track_vectors is not None
+        and np.array_equal(before.track_vectors.track_ids, after.track_vectors.track_ids))
 
 
 # --- tables and columns ----------------------------------------------------------------------
@@ -107,7 +166,8 @@ def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
     missing = [c for c in schema if c not in columns]
     if missing:
         raise data_error(file, missing[0], f"required column(s) missing: {missing}",
-                         columns, fix=f"the table must have the columns {list(schema)}"
+                         columns, label="columns found",
+                         fix=f"the table must have the columns {list(schema)}"
                          + (f" (indexed by {key!r})" if key else ""))
     extra = [c for c in columns if c not in schema and c not in optional]
     if extra:
@@ -123,7 +183,7 @@ def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
                          fix="check that the file holds data and was read completely")
 
     table = file
-    out: dict[str, np.ndarray | pd.Series] = {}
+    out: dict[str, np.ndarray] = {}
     for col in [*schema, *[c for c in optional if c in columns]]:
         kind = schema.get(col) or optional[col]
         out[col] = _canonical(frame[col], kind, table, col, ranges)
@@ -163,7 +223,7 @@ def _key_as_index(frame: pd.DataFrame, file: str, key: str) -> pd.DataFrame:
     if frame.index.name != key:
         raise data_error(file, key, f"required column missing: {key!r} (neither a column nor "
                          f"the index name; index is {frame.index.name!r})",
-                         [str(c) for c in frame.columns],
+                         [str(c) for c in frame.columns], label="columns found",
                          fix=f"add the ids as a column {key!r} or name the index {key!r}")
     return frame
 
@@ -292,11 +352,6 @@ def _check_unique(ids: np.ndarray, file: str, col: str, rule: str) -> None:
 
 # --- events: duplicate (user, track) pairs and unknown ids ------------------------------------
 
-def _pair_keys(users: np.ndarray, tracks: np.ndarray, start: int, stop: int) -> np.ndarray:
-    u = users[start:stop].astype(np.int64)
-    return (u << 32) | tracks[start:stop].astype(np.int64)
-
-
 def _check_event_pairs(events: pd.DataFrame, file: str) -> None:
     """Each (user_id, track_id) pair once: events are user-track rows, not listening logs."""
     users = events["user_id"].to_numpy()
@@ -309,8 +364,8 @@ def _check_event_pairs(events: pd.DataFrame, file: str) -> None:
         return
     rows = _duplicate_key_rows(users, tracks)
     if rows is not None:
-        pairs = [(int(users[r]), int(tracks[r])) for r in rows]
-        _raise_duplicate_pairs(file, pairs, users, tracks)
+        _raise_duplicate_pairs(file, [(int(users[rows[0]]), int(tracks[rows[0]]))], users,
+                               tracks)
 
 
 def _raise_duplicate_pairs(file, pairs, users, tracks) -> None:
@@ -324,58 +379,24 @@ def _raise_duplicate_pairs(file, pairs, users, tracks) -> None:
 
 
 def _duplicate_key_rows(users: np.ndarray, tracks: np.ndarray) -> np.ndarray | None:
-    """Rows of one duplicated (user, track) pair, or None when every pair is unique.
+    """Two rows of one duplicated (user, track) pair, or None when every pair is unique.
 
-    Sorted events are checked in one pass. Otherwise a scatter hash finds duplicates in
-    expected linear time without sorting 38M keys: every candidate row writes its position
-    into the slot of its key's hash (the last write wins); a row that lost its slot either
-    collides with another key or repeats the winner's key. Repeats are reported; collisions go
-    to the next round with a new hash, so the candidates shrink geometrically. Work is done in
-    chunks so that the temporaries stay small next to the events themselves.
+    Events sorted by (user, track) are checked in one pass; events whose users' rows are
+    contiguous (the usual layouts) by a block-local hash (:func:`_duplicates_in_blocks`);
+    anything else by sorting the packed pair keys.
     """
-    n = len(users)
     if _pairs_sorted(users, tracks):
         return None
-    if n and pd.Index(users[_run_starts(users)]).is_unique:  # each user's rows are contiguous
+    if pd.Index(users[_run_starts(users)]).is_unique:  # each user's rows are contiguous
         return _duplicates_in_blocks(users, tracks)
-
-    pos_type = np.int32 if n < 2**31 else np.int64
-    candidates: np.ndarray | None = None  # None: every row
-    m, salt = n, 0
-
-    def keys_at(positions) -> np.ndarray:
-        rows = positions if candidates is None else candidates[positions]
-        return _gather_keys(users, tracks, rows)
-
-    def chunk_keys(start: int, stop: int) -> np.ndarray:
-        if candidates is None:
-            return _pair_keys(users, tracks, start, stop)
-        return _gather_keys(users, tracks, candidates[start:stop])
-
-    while m > 1:
-        bits = max((m - 1).bit_length() - 1, 4)  # one to two candidates per slot
-        table = np.empty(1 << bits, dtype=pos_type)
-        for start in range(0, m, _CHUNK):
-            stop = min(start + _CHUNK, m)
-            table[_hash(chunk_keys(start, stop), salt, bits)] = np.arange(start, stop,
-                                                                          dtype=pos_type)
-        lost_parts = []
-        for start in range(0, m, _CHUNK):
-            stop = min(start + _CHUNK, m)
-            keys = chunk_keys(start, stop)
-            winners = table[_hash(keys, salt, bits)]
-            lost = np.flatnonzero(winners != np.arange(start, stop, dtype=pos_type))
-            same = np.flatnonzero(keys_at(winners[lost]) == keys[lost])
-            if len(same):
-                first, second = winners[lost[same[0]]], lost[same[0]] + start
-                pair = np.array([first, second])
-                return pair if candidates is None else candidates[pair]
-            lost_parts.append((lost + start).astype(pos_type))
-        del table
-        lost_all = np.concatenate(lost_parts)
-        candidates = lost_all if candidates is None else candidates[lost_all]
-        m, salt = len(candidates), salt + 1
-    return None
+    keys = (users.astype(np.int64) << 32) | tracks.astype(np.int64)
+    keys.sort()
+    same = np.flatnonzero(keys[1:] == keys[:-1])
+    if not len(same):
+        return None
+    key = int(keys[same[0]])
+    del keys
+    return np.flatnonzero((users == key >> 32) & (tracks == key & 0xFFFFFFFF))[:2]
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:
@@ -384,11 +405,14 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
 
 
 def _duplicates_in_blocks(users: np.ndarray, tracks: np.ndarray) -> np.ndarray | None:
-    """Like :func:`_duplicate_key_rows` when each user's rows are contiguous (the usual case).
+    """:func:`_duplicate_key_rows` for events whose users' rows are contiguous.
 
-    Each user block gets its own slots (as many as the block has candidate rows) and a row's
-    slot is chosen by hashing its track within the block: writes stay local in memory, which
-    is several times faster than one table spread over all the rows.
+    Each user block gets as many slots as it has candidate rows, and every row writes its
+    position into the slot chosen by hashing its track within its block (the last write
+    wins). A row that lost its slot either repeats the winner's pair (a duplicate: reported)
+    or merely collides; collisions go to the next round with another hash, so the candidates
+    shrink geometrically. Writes stay within a user's block, which keeps memory access local:
+    this is several times faster than sorting the 38M packed keys.
     """
     n = len(users)
     pos_type = np.int32 if n < 2**31 else np.int64
@@ -397,55 +421,41 @@ def _duplicates_in_blocks(users: np.ndarray, tracks: np.ndarray) -> np.ndarray |
     while m > 1:
         cu = users if candidates is None else users[candidates]
         ct = tracks if candidates is None else tracks[candidates]
-        change = cu[1:] != cu[:-1]
-        starts = np.concatenate([[0], np.flatnonzero(change) + 1])
-        lengths = np.diff(np.append(starts, m)).astype(np.uint64)
+        starts = _run_starts(cu).astype(pos_type)
         del cu
+        lengths = np.diff(np.append(starts, m))
+        block = np.repeat(np.arange(len(starts), dtype=pos_type), lengths)
+        lengths = lengths.astype(np.uint64)
+        mult = np.uint32((0x9E3779B1 + 0x7F4A7C16 * salt) % 2**32 | 1)
         table = np.empty(m, dtype=pos_type)
-        for start, stop, block in _chunk_blocks(change, m):
-            table[_block_slot(ct[start:stop], starts, lengths, block, salt)] = np.arange(
-                start, stop, dtype=pos_type)
+        for lo in range(0, m, _CHUNK):
+            hi = min(lo + _CHUNK, m)
+            slot = _block_slots(ct[lo:hi], block[lo:hi], starts, lengths, mult)
+            table[slot] = np.arange(lo, hi, dtype=pos_type)
         lost_parts = []
-        for start, stop, block in _chunk_blocks(change, m):
-            chunk = ct[start:stop]
-            winners = table[_block_slot(chunk, starts, lengths, block, salt)]
-            lost = np.flatnonzero(winners != np.arange(start, stop, dtype=pos_type))
-            same = np.flatnonzero(ct[winners[lost]] == chunk[lost])
+        for lo in range(0, m, _CHUNK):
+            hi = min(lo + _CHUNK, m)
+            winners = table[_block_slots(ct[lo:hi], block[lo:hi], starts, lengths, mult)]
+            lost = np.flatnonzero(winners != np.arange(lo, hi, dtype=pos_type))
+            same = np.flatnonzero(ct[winners[lost]] == ct[lo + lost])
             if len(same):
-                pair = np.array([winners[lost[same[0]]], lost[same[0]] + start])
+                pair = np.array([winners[lost[same[0]]], lost[same[0]] + lo])
                 return pair if candidates is None else candidates[pair]
-            lost_parts.append((lost + start).astype(pos_type))
-        del table, change
+            lost_parts.append((lost + lo).astype(pos_type))
+        del table, block
         lost_all = np.concatenate(lost_parts)
         candidates = lost_all if candidates is None else candidates[lost_all]
         m, salt = len(candidates), salt + 1
     return None
 
 
-def _chunk_blocks(change: np.ndarray, m: int):
-    """(start, stop, block index of each row) over chunks; ``change[i]``: row i+1 starts a block."""
-    base = 0
-    for start in range(0, m, _CHUNK):
-        stop = min(start + _CHUNK, m)
-        if start == 0:
-            block = np.zeros(stop, dtype=np.int64)
-            block[1:] = np.cumsum(change[:stop - 1])
-        else:
-            block = base + np.cumsum(change[start - 1:stop - 1], dtype=np.int64)
-        base = int(block[-1])
-        yield start, stop, block
-
-
-def _block_slot(tracks: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                block: np.ndarray, salt: int) -> np.ndarray:
-    """Slot of each row: its block's start plus a hash of the track scaled to the block."""
-    mult = np.uint64((0x9E3779B97F4A7C15 + 2 * salt * 0x632BE59BD9B4E019) % 2**64 | 1)
+def _block_slots(tracks: np.ndarray, block: np.ndarray, starts: np.ndarray,
+                 lengths: np.ndarray, mult: np.uint32) -> np.ndarray:
+    """A 32-bit multiplicative hash of each track, scaled into its block ("fast range")."""
     with np.errstate(over="ignore"):
-        h = (tracks.astype(np.uint64) + np.uint64(salt * 0xBF58476D1CE4E5B9 % 2**64)) * mult
-    h >>= np.uint64(32)
-    h *= lengths[block]  # 32-bit hash x block length < 2**63: "fast range" reduction
-    h >>= np.uint64(32)
-    return starts[block] + h.astype(np.int64)
+        h = tracks.astype(np.uint32) * mult
+    return starts[block] + ((h.astype(np.uint64) * lengths[block]) >> np.uint64(32)).astype(
+        starts.dtype)
 
 
 def _pairs_sorted(users: np.ndarray, tracks: np.ndarray) -> bool:
@@ -458,19 +468,6 @@ def _pairs_sorted(users: np.ndarray, tracks: np.ndarray) -> bool:
         if not np.all((u1 > u0) | ((u1 == u0) & (t1 > t0))):
             return False
     return True
-
-
-def _gather_keys(users, tracks, rows) -> np.ndarray:
-    return (users[rows].astype(np.int64) << 32) | tracks[rows].astype(np.int64)
-
-
-def _hash(keys: np.ndarray, salt: int, bits: int) -> np.ndarray:
-    """Multiplicative (Fibonacci) hashing, different for every salt."""
-    mult = np.uint64((0x9E3779B97F4A7C15 + 2 * salt * 0x632BE59BD9B4E019) % 2**64 | 1)
-    with np.errstate(over="ignore"):
-        h = keys.view(np.uint64) ^ np.uint64(salt * 0xBF58476D1CE4E5B9 % 2**64)
-        h *= mult
-    return (h >> np.uint64(64 - bits)).astype(np.int64)
 
 
 def known_mask(ids: np.ndarray, known: np.ndarray) -> np.ndarray:

@@ -96,7 +96,7 @@ def vectors_from_keyed(keys, vectors, track_ids: np.ndarray, file: str) -> Track
     parsed = pd.to_numeric(keys, errors="coerce")
     # "012" or "12.0" would silently alias track 12: only canonical decimal strings count.
     canonical = parsed.notna() & (parsed == parsed.round())
-    ok = canonical.to_numpy(dtype=bool)
+    ok = canonical.to_numpy(dtype=bool, copy=True)
     ids = np.full(len(keys), -1, dtype=np.int64)
     ids[ok] = parsed[ok].astype(np.int64).to_numpy()
     ok &= (keys == pd.Series(ids).astype("str")).to_numpy(dtype=bool)

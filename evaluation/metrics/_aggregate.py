@@ -39,11 +39,21 @@ def group_mean(values: np.ndarray, groups: np.ndarray, n_groups: int | None = No
     """Mean over the groups present of the per-group mean of ``values`` (0.0 when empty)."""
     if len(values) == 0:
         return 0.0
-    groups = np.asarray(groups)
-    if n_groups is None or groups.dtype.kind not in "iu":
-        _, groups = np.unique(groups, return_inverse=True)
-        n_groups = int(groups.max()) + 1
+    groups, n_groups = group_codes(groups) if n_groups is None else (groups, n_groups)
     counts = np.bincount(groups, minlength=n_groups)
     sums = np.bincount(groups, weights=values, minlength=n_groups)
     present = counts > 0
     return float(np.mean(sums[present] / counts[present]))
+
+
+def group_codes(keys) -> tuple[np.ndarray, int]:
+    """Integer codes ``0..n-1`` for ``keys`` (direct for small non-negative ints, else sorted)."""
+    keys = np.asarray(keys)
+    if keys.dtype.kind in "iu" and len(keys) and keys.min() >= 0 and keys.max() < 4 * len(keys):
+        present = np.zeros(int(keys.max()) + 1, dtype=bool)
+        present[keys] = True
+        code = np.cumsum(present) - 1
+        return code[keys], int(present.sum())
+    _, codes = np.unique(keys, return_inverse=True)
+    codes = codes.ravel()
+    return codes, int(codes.max(initial=-1)) + 1

@@ -29,12 +29,15 @@ def catalog_coverage(recs, n_items: int, k: int | None = None, *, aggregate: str
     recs = _top(recs, k)
     if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
         raise ConfigError(f"'n_items' (the catalog size) must be an int >= 1; got {n_items!r}.")
-    listed = np.unique(recs[recs >= 0])
-    if len(listed) and listed[-1] >= n_items:
+    listed = recs[recs >= 0]
+    if len(listed) and listed.max() >= n_items:
         raise ConfigError(
-            f"'recs' holds item indices >= n_items={n_items}: {show_values(listed[listed >= n_items])}."
+            f"'recs' holds item indices >= n_items={n_items}: "
+            f"{show_values(np.unique(listed[listed >= n_items]))}."
         )
-    return len(listed) / n_items
+    seen = np.zeros(n_items, dtype=bool)
+    seen[listed] = True
+    return int(seen.sum()) / n_items
 
 
 def item_popularity(items, n_items: int, *, normalize: bool = True) -> np.ndarray:

@@ -231,22 +231,67 @@ def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _vector_rows(vectors, ids) -> np.ndarray:
-    if isinstance(vectors, TrackVectors):
-        return vectors.rows(ids)
-    raise TypeError(f"expected a TrackVectors, got {type(vectors).__name__}")
+class VectorRows:
+    """Track id -> row of a :class:`TrackVectors` (-1: no vector), built once per fold.
+
+    Ids that are small next to the number of vectors go through a dense table (a gather);
+    others through the vectors' sorted-id search.
+    """
+
+    def __init__(self, vectors: TrackVectors | None) -> None:
+        if vectors is None:
+            vectors = TrackVectors(np.zeros(0, np.int64), np.zeros((0, 1), np.float32))
+        if not isinstance(vectors, TrackVectors):
+            raise TypeError(f"expected a TrackVectors, got {type(vectors).__name__}")
+        self.vectors = vectors
+        ids = vectors.track_ids
+        self._table = None
+        if len(ids) and ids[0] >= 0 and ids[-1] < max(1 << 22, 4 * len(ids)):
+            self._table = np.full(int(ids[-1]) + 1, -1, dtype=np.int64)
+            self._table[ids] = np.arange(len(ids))
+
+    def __call__(self, track_ids) -> np.ndarray:
+        ids = np.asarray(track_ids)
+        if self._table is None:
+            return self.vectors.rows(ids)
+        top = len(self._table) - 1
+        return np.where((ids >= 0) & (ids <= top), self._table[np.clip(ids, 0, top)], -1)
 
 
-def being_less_wrong_detail(predictions, targets, vectors: TrackVectors, ranks=None) -> dict:
-    """``BEING_LESS_WRONG`` with the users behind it (see :func:`being_less_wrong`)."""
+def _lookup(vectors) -> VectorRows:
+    return vectors if isinstance(vectors, VectorRows) else VectorRows(vectors)
+
+
+def being_less_wrong_scores(predictions, targets, vectors, ranks=None) -> np.ndarray:
+    """Per-user similarity of :func:`being_less_wrong`; NaN for users it leaves out (a hit,
+    or a target without a vector)."""
+    rows_of = _lookup(vectors)
     preds = np.asarray(predictions)
     targets = np.asarray(targets)
     if ranks is None:
         ranks = hit_ranks(preds, targets)
-    missed = np.asarray(ranks) == 0
-    t_rows = _vector_rows(vectors, targets)
-    sel = missed & (t_rows >= 0)
-    n_missed, n = int(missed.sum()), int(sel.sum())
+    t_rows = rows_of(targets)
+    sel = np.flatnonzero((np.asarray(ranks) == 0) & (t_rows >= 0))
+    sims = np.full(len(targets), np.nan)
+    f_rows = rows_of(preds[sel, 0]) if preds.shape[1] else np.full(len(sel), -1)
+    ok = f_rows >= 0
+    vecs = rows_of.vectors.vectors
+    sims[sel] = 0.0  # a first prediction that is -1 or has no vector
+    sims[sel[ok]] = _row_cosines(np.take(vecs, t_rows[sel[ok]], axis=0).astype(np.float64),
+                                 np.take(vecs, f_rows[ok], axis=0).astype(np.float64))
+    return sims
+
+
+def being_less_wrong_detail(predictions, targets, vectors, ranks=None, *, scores=None) -> dict:
+    """``BEING_LESS_WRONG`` with the users behind it (see :func:`being_less_wrong`);
+    ``scores``: the per-user similarities, if known."""
+    rows_of = _lookup(vectors)
+    preds = np.asarray(predictions)
+    if ranks is None:
+        ranks = hit_ranks(preds, np.asarray(targets))
+    sims = being_less_wrong_scores(preds, targets, rows_of, ranks) if scores is None else scores
+    scored = ~np.isnan(sims)
+    n_missed, n = int((np.asarray(ranks) == 0).sum()), int(scored.sum())
     if n == 0:
         if n_missed == 0:
             value = 1.0  # never wrong: the best possible value
@@ -255,15 +300,9 @@ def being_less_wrong_detail(predictions, targets, vectors: TrackVectors, ranks=N
                           ScoringWarning, stacklevel=2)
             value = 0.0
         return {"value": value, "n_users": 0, "n_missed": n_missed}
-    first = preds[sel, 0] if preds.shape[1] else np.full(n, -1)
-    f_rows = _vector_rows(vectors, first)
-    ok = f_rows >= 0
-    sims = np.zeros(n, dtype=np.float64)
-    vecs = vectors.vectors
-    sims[ok] = _row_cosines(vecs[t_rows[sel][ok]].astype(np.float64),
-                            vecs[f_rows[ok]].astype(np.float64))
-    return {"value": float(sims.mean()), "n_users": n, "n_missed": n_missed,
-            "n_first_without_vector": int((~ok).sum())}
+    first = preds[scored, 0] if preds.shape[1] else np.full(n, -1)
+    return {"value": float(sims[scored].mean()), "n_users": n, "n_missed": n_missed,
+            "n_first_without_vector": int((rows_of(first) < 0).sum())}
 
 
 def being_less_wrong(predictions, targets, vectors: TrackVectors, ranks=None) -> float:
@@ -286,23 +325,32 @@ def latent_diversity_scores(predictions, targets, vectors: TrackVectors, *,
     score = ``diversity_weight * diversity - bias_weight * bias``. A user without a usable
     prediction scores ``-bias_weight`` (their mean vector is zero: cosines count as 0).
     """
+    rows_of = _lookup(vectors)
+    vecs = rows_of.vectors.vectors
     preds = np.asarray(predictions)[:, :top]
-    targets = np.asarray(targets)
-    vecs = vectors.vectors
-    t_rows = _vector_rows(vectors, targets)
-    scores = np.full(len(targets), np.nan)
+    t_rows = rows_of(np.asarray(targets))
+    scores = np.full(len(t_rows), np.nan)
     users = np.flatnonzero(t_rows >= 0)
     for start in range(0, len(users), _VECTOR_BLOCK):
         block = users[start:start + _VECTOR_BLOCK]
-        rows = _vector_rows(vectors, preds[block])                       # (b, top)
+        rows = rows_of(preds[block])                                     # (b, top)
         usable = rows >= 0
-        v = vecs[np.where(usable, rows, 0)].astype(np.float64)           # (b, top, d)
-        v[~usable] = 0.0
         count = usable.sum(axis=1)
-        mean = v.sum(axis=1) / np.maximum(count, 1)[:, None]             # (b, d)
-        cos_items = _row_cosines(v, mean[:, None, :])                    # (b, top)
-        diversity = np.where(usable, 1.0 - cos_items, 0.0).sum(axis=1) / np.maximum(count, 1)
-        bias = 1.0 - _row_cosines(mean, vecs[t_rows[block]].astype(np.float64))
+        weight = usable.astype(np.float64)
+        # np.take of the float32 rows is much faster than fancy indexing; einsum computes in
+        # float64 (dtype=) without a float64 copy of the gathered block
+        v = np.take(vecs, np.where(usable, rows, 0), axis=0)            # (b, top, d)
+        mean = (np.einsum("bid,bi->bd", v, weight, dtype=np.float64)
+                / np.maximum(count, 1)[:, None])                         # (b, d)
+        mean_norm = np.sqrt(np.einsum("bd,bd->b", mean, mean))
+        item_norm = np.sqrt(np.einsum("bid,bid->bi", v, v, dtype=np.float64))
+        denom = item_norm * mean_norm[:, None]
+        cos_items = np.zeros(denom.shape)
+        np.divide(np.einsum("bid,bd->bi", v, mean, dtype=np.float64), denom, out=cos_items,
+                  where=(denom > 0) & usable)
+        diversity = (count - cos_items.sum(axis=1)) / np.maximum(count, 1)
+        target = np.take(vecs, t_rows[block], axis=0).astype(np.float64)
+        bias = 1.0 - _row_cosines(mean, target)
         scores[block] = diversity_weight * diversity - bias_weight * bias
     return scores
 
@@ -317,9 +365,11 @@ def latent_diversity(predictions, targets, vectors: TrackVectors, *, top: int = 
                                    bias_weight=bias_weight)["value"]
 
 
-def latent_diversity_detail(predictions, targets, vectors: TrackVectors, **kwargs) -> dict:
-    """``LATENT_DIVERSITY`` with the users behind it."""
-    scores = latent_diversity_scores(predictions, targets, vectors, **kwargs)
+def latent_diversity_detail(predictions, targets, vectors, *, scores=None, **kwargs) -> dict:
+    """``LATENT_DIVERSITY`` with the users behind it (``scores``: per-user scores, if known)."""
+    rows_of = _lookup(vectors)
+    if scores is None:
+        scores = latent_diversity_scores(predictions, targets, rows_of, **kwargs)
     scored = ~np.isnan(scores)
     n = int(scored.sum())
     if n == 0:
@@ -327,9 +377,9 @@ def latent_diversity_detail(predictions, targets, vectors: TrackVectors, **kwarg
                       ScoringWarning, stacklevel=2)
         return {"value": 0.0, "n_users": 0}
     top = kwargs.get("top", LATENT_TOP)
-    rows = _vector_rows(vectors, np.asarray(predictions)[:, :top][scored])
+    usable = rows_of(np.asarray(predictions)[:, :top][scored]) >= 0
     return {"value": float(scores[scored].mean()), "n_users": n,
-            "n_without_usable_prediction": int((~(rows >= 0).any(axis=1)).sum())}
+            "n_without_usable_prediction": int((~usable.any(axis=1)).sum())}
 
 
 # --------------------------------------------------------------------------- one fold
@@ -392,13 +442,14 @@ class ChallengeFold:
     """Everything the challenge tests need about one fold, computed once.
 
     Build it with :meth:`from_frames`; rows follow ``user_ids``. ``ranks`` are the hit ranks,
-    ``slices`` the per-user group codes of the five MRED slices.
+    ``slices`` the per-user group codes of the five MRED slices, ``vectors`` the track id ->
+    vector row lookup (``vectors.vectors`` is the :class:`TrackVectors`).
     """
 
     user_ids: np.ndarray
     targets: np.ndarray
     predictions: np.ndarray
-    vectors: TrackVectors
+    vectors: VectorRows
     slices: dict[str, Slice]
     ranks: np.ndarray
 
@@ -423,8 +474,8 @@ class ChallengeFold:
         if vectors is None:
             warnings.warn("the dataset has no track vectors: BEING_LESS_WRONG and "
                           "LATENT_DIVERSITY cannot be measured", ScoringWarning, stacklevel=2)
-            vectors = TrackVectors(np.zeros(0, np.int64), np.zeros((0, 1), np.float32))
-        counts = _column(train, "user_track_count", "training set").to_numpy()
+        # float64 once: bincount would convert the integer counts on each of its three calls
+        counts = _column(train, "user_track_count", "training set").to_numpy(dtype=np.float64)
         train_users = _column(train, "user_id", "training set").to_numpy()
         train_tracks = _column(train, "track_id", "training set").to_numpy()
         activity = sum_by_key(train_users, counts, user_ids)
@@ -457,7 +508,8 @@ class ChallengeFold:
             "artist_popularity": Slice(art_codes, art_labels),
             "gender": gender_slice(users, user_ids),
         }
-        return cls(user_ids, targets, preds, vectors, slices, hit_ranks(preds, targets))
+        return cls(user_ids, targets, preds, VectorRows(vectors), slices,
+                   hit_ranks(preds, targets))
 
     @property
     def k(self) -> int:
@@ -477,11 +529,27 @@ class ChallengeFold:
         s = self.slices[slice_name]
         return mred_from_codes(self.ranks == 0, s.codes, s.labels, s.considered, name=slice_name)
 
+    def being_less_wrong_scores(self) -> np.ndarray:
+        """Per-user BEING_LESS_WRONG similarities (NaN: left out), computed once per fold."""
+        if "_blw_scores" not in self.__dict__:
+            self.__dict__["_blw_scores"] = being_less_wrong_scores(
+                self.predictions, self.targets, self.vectors, self.ranks)
+        return self.__dict__["_blw_scores"]
+
     def being_less_wrong(self) -> dict:
-        return being_less_wrong_detail(self.predictions, self.targets, self.vectors, self.ranks)
+        return being_less_wrong_detail(self.predictions, self.targets, self.vectors, self.ranks,
+                                       scores=self.being_less_wrong_scores())
+
+    def latent_diversity_scores(self) -> np.ndarray:
+        """Per-user LATENT_DIVERSITY scores (NaN: left out), computed once per fold."""
+        if "_ld_scores" not in self.__dict__:
+            self.__dict__["_ld_scores"] = latent_diversity_scores(
+                self.predictions, self.targets, self.vectors)
+        return self.__dict__["_ld_scores"]
 
     def latent_diversity(self) -> dict:
-        return latent_diversity_detail(self.predictions, self.targets, self.vectors)
+        return latent_diversity_detail(self.predictions, self.targets, self.vectors,
+                                       scores=self.latent_diversity_scores())
 
     def stats(self) -> dict:
         """Number of test users; fewest and most real (non ``-1``) predictions per user."""

@@ -74,7 +74,8 @@ def recall_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     if aggregate != "user":
         return _point_values(j, ((j.point_rank > 0) & (j.point_rank <= k)).astype(float), aggregate)
     hits = _hits(j, k)
-    return _user_mean(np.divide(hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0))
+    recall = np.divide(hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
+    return _user_mean(recall)
 
 
 def f1_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
@@ -138,8 +139,8 @@ def _transform_gain(gain: np.ndarray, mode: str) -> np.ndarray:
 def ndcg_at_k(recs, relevance, k: int, *, gain: str = "linear", aggregate: str = "user") -> float:
     """Normalised discounted cumulative gain at ``k``, averaged over users.
 
-    ``DCG = sum_{r=1..k} g(rel_r) / log2(r + 1)``, with ``g(x) = x`` (``gain="linear"``, the default,
-    as trec_eval and scikit-learn), ``2**x - 1`` (``"exp"``) or ``1`` for any relevant item
+    ``DCG = sum_{r=1..k} g(rel_r) / log2(r + 1)``, with ``g(x) = x`` (``gain="linear"``, the
+    default, as trec_eval and scikit-learn), ``2**x - 1`` (``"exp"``) or ``1`` for any relevant item
     (``"binary"``). ``IDCG`` is the DCG of the user's relevant items sorted by gain (all of them,
     not only those recommended), cut at ``k``. A user with no relevant item scores 0.
     """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation.errors import ConfigError, show_values
-from evaluation.metrics._aggregate import check_aggregate
+from evaluation.metrics._aggregate import check_aggregate, group_codes
 
 
 def _arrays(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
@@ -44,7 +44,7 @@ def _groups(aggregate: str, users, items, n: int) -> np.ndarray | None:
     key = np.asarray(key)
     if key.shape != (n,):
         raise ConfigError(f"'{name}' must have one id per rating ({n}); got shape {key.shape}.")
-    return np.unique(key, return_inverse=True)[1].ravel()
+    return group_codes(key)[0]
 
 
 def _grouped_mean(values: np.ndarray, groups: np.ndarray | None) -> np.ndarray:

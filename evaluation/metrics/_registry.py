@@ -6,7 +6,8 @@ alias (``hr`` = ``hit_rate``, ``arp`` = ``popularity_bias``, ...). Families:
 - ``"ranking"``: ``metric(recs, relevance, *, aggregate="user", ...)``; ``@k`` required except
   for ``auc`` (whole list by default).
 - ``"catalog"``: ``coverage[@k](recs, n_items=...)``, ``popularity_bias[@k](recs, popularity=...)``.
-- ``"rating"``: ``metric(y_true, y_pred, *, users=None, items=None, aggregate="global")``; no ``@k``.
+- ``"rating"``: ``metric(y_true, y_pred, *, users=None, items=None, aggregate="global")``;
+  no ``@k``.
 """
 
 from __future__ import annotations

@@ -116,7 +116,9 @@ def check_recs(recs, name: str = "recs") -> np.ndarray:
 
 def check_k(k, recs: np.ndarray | None = None, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(f"The '{name}' parameter must be an int in the range [1, inf); got {k!r}.")
+        raise ConfigError(
+            f"The '{name}' parameter must be an int in the range [1, inf); got {k!r}."
+        )
     return int(k)
 
 
@@ -213,23 +215,33 @@ def judge(recs, relevance, k: int | None = None) -> Judged:
     point_item = matrix.indices.astype(np.int64)
     # CSR order is (user, item) sorted, so user * n_items + item is a sorted key.
     keys = point_user * n_items + point_item
-    valid = first_occurrence(recs)
-    rows = np.broadcast_to(np.arange(n_users, dtype=np.int64)[:, None], recs.shape)
-    query = rows[valid] * n_items + recs[valid]
-    pos = np.searchsorted(keys, query)
-    pos_clipped = np.minimum(pos, max(len(keys) - 1, 0))
-    found = (pos < len(keys)) & (keys[pos_clipped] == query) if len(keys) else pos < 0
+    # Look the slots up in row-sorted order: the queries are then globally sorted, which makes
+    # searchsorted cache-friendly, and repeats sit next to each other.
+    order = np.argsort(recs, axis=1, kind="stable")
+    ranked = np.take_along_axis(recs, order, axis=1)
+    valid_sorted = ranked >= 0
+    valid_sorted[:, 1:] &= ranked[:, 1:] != ranked[:, :-1]
+    rows = np.arange(n_users, dtype=np.int64)[:, None]
+    query = rows * n_items + ranked
+    if len(keys):
+        pos = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        found = valid_sorted & (keys[pos] == query)
+    else:
+        pos = np.zeros(recs.shape, dtype=np.int64)
+        found = np.zeros(recs.shape, dtype=bool)
     hit = np.zeros(recs.shape, dtype=bool)
-    hit[valid] = found
+    listed = np.zeros(recs.shape, dtype=bool)
     gain = np.zeros(recs.shape, dtype=np.float64)
-    gain[hit] = matrix.data[pos[found]]
+    np.put_along_axis(hit, order, found, axis=1)
+    np.put_along_axis(listed, order, valid_sorted, axis=1)
+    if len(keys):
+        np.put_along_axis(gain, order, np.where(found, matrix.data[pos], 0.0), axis=1)
     point_rank = np.zeros(len(keys), dtype=np.int64)
-    cols = np.broadcast_to(np.arange(1, recs.shape[1] + 1, dtype=np.int64), recs.shape)
-    point_rank[pos[found]] = cols[hit]
+    point_rank[pos[found]] = order[found] + 1
     return Judged(
         gain=gain,
         hit=hit,
-        listed=valid,
+        listed=listed,
         n_relevant=np.diff(matrix.indptr).astype(np.int64),
         point_user=point_user,
         point_item=point_item,
@@ -280,6 +292,8 @@ def ranking_inputs(
             f"The predictions must hold integer item ids (-1 padding); got dtype "
             f"{pred_values.dtype}. Validate them with the harness's prediction checks first."
         )
+    if len(test) == 0:
+        raise ConfigError("The test frame is empty: there is nothing to rank against.")
     test_items = test[item_col].to_numpy()
     if items is None:
         listed = pred_values[pred_values != -1]

@@ -73,6 +73,9 @@ class LeakageAudit:
     def _lines(self) -> list[tuple[str, str, str]]:
         rows = []
         for name, label in _ROWS:
+            if name == "train_events_after_cut":
+                label = ("train events at/after the global cut" if self.cutoff is not None
+                         else "train events after the earliest test event (any user)")
             value = getattr(self, name)
             base = (self.train_events if name.startswith("train_events") else
                     self.test_users if "users" in name else
@@ -127,57 +130,102 @@ def audit_leakage(
     check_events(test, _COLUMNS, name="test")
     cut = None if cutoff is None else to_unix_seconds(cutoff, "cutoff")
 
-    tr_u = train["user_id"].to_numpy(np.int64)
-    tr_i = train["track_id"].to_numpy(np.int64)
-    tr_t = time_values(train["timestamp"])
-    te_u = test["user_id"].to_numpy(np.int64)
-    te_i = test["track_id"].to_numpy(np.int64)
-    te_t = time_values(test["timestamp"])
+    tr_t = time_values(train["timestamp"]).astype(np.float64)
+    te_t = time_values(test["timestamp"]).astype(np.float64)
+    tr_u, te_u, n_users = _joint_codes(train["user_id"].to_numpy(), test["user_id"].to_numpy())
+    tr_i, te_i, n_items = _joint_codes(train["track_id"].to_numpy(),
+                                       test["track_id"].to_numpy())
 
-    # Each user's earliest test time, looked up for train rows (NaN-free via a found mask).
-    test_users, inv = np.unique(te_u, return_inverse=True)
-    first_test = np.full(len(test_users), np.inf)
-    np.minimum.at(first_test, inv, te_t.astype(np.float64))
-    pos = np.searchsorted(test_users, tr_u)
-    pos_c = np.minimum(pos, max(len(test_users) - 1, 0))
-    in_test = (pos < len(test_users)) & (test_users[pos_c] == tr_u) if len(test_users) else \
-        np.zeros(len(tr_u), dtype=bool)
-    after_user = in_test & (tr_t > first_test[pos_c]) if len(test_users) else in_test
-    split_start = cut if cut is not None else (te_t.min() if len(te_t) else None)
-    after_cut = 0 if split_start is None else int(
-        ((tr_t >= split_start) if cut is not None else (tr_t > split_start)).sum())
-
-    # First appearance of every item anywhere, against each test event's split point.
-    items, item_inv = np.unique(np.r_[tr_i, te_i], return_inverse=True)
-    first_seen = np.full(len(items), np.inf)
-    np.minimum.at(first_seen, item_inv, np.r_[tr_t, te_t].astype(np.float64))
-    te_item_row = item_inv[len(tr_i):]
-    point = np.full(len(te_t), float(cut)) if cut is not None else first_test[inv]
-    future = first_seen[te_item_row] >= point
-    in_train_item = np.isin(te_i, tr_i)
-    future_items = np.unique(te_i[future])
-    unseen_items = np.unique(te_i[~in_train_item])
-    in_train_user = np.isin(te_u, tr_u)
-
-    # (user, item) pairs present on both sides, via one int64 key per pair (ids shifted to >= 0).
-    low_u = min(tr_u.min(initial=0), te_u.min(initial=0))
-    low_i = min(tr_i.min(initial=0), te_i.min(initial=0))
-    stride = int(max(tr_i.max(initial=0), te_i.max(initial=0))) - int(low_i) + 1
-    in_both = np.isin((te_u - low_u) * stride + (te_i - low_i),
-                      (tr_u - low_u) * stride + (tr_i - low_i))
+    # Per-code tables (ids are dense codes): earliest test time per user, first appearance
+    # per item, presence in train. All O(rows) scatter/gather, no sort of the train table.
+    first_test = np.full(n_users, np.inf)
+    np.minimum.at(first_test, te_u, te_t)
+    is_test_user = np.isfinite(first_test)
+    after_user = tr_t > first_test[tr_u]  # inf for users without test events: never after
+    if cut is not None:
+        after_cut = int((tr_t >= cut).sum())
+    else:
+        after_cut = int((tr_t > te_t.min()).sum()) if len(te_t) else 0
+    first_seen = np.full(n_items, np.inf)
+    np.minimum.at(first_seen, tr_i, tr_t)
+    np.minimum.at(first_seen, te_i, te_t)
+    point = np.full(len(te_t), float(cut)) if cut is not None else first_test[te_u]
+    future = first_seen[te_i] >= point
+    train_item = np.bincount(tr_i, minlength=n_items) > 0
+    train_user = np.bincount(tr_u, minlength=n_users) > 0
+    in_train_item = train_item[te_i]
+    in_train_user = train_user[te_u]
+    future_items = _present(te_i[future], n_items)
+    in_both = _pairs_in(te_u, te_i, tr_u, tr_i, n_items)
 
     return LeakageAudit(
-        train_events=len(train), test_events=len(test), test_users=len(test_users),
-        test_items=len(np.unique(te_i)), cutoff=cut,
+        train_events=len(train), test_events=len(test), test_users=int(is_test_user.sum()),
+        test_items=int(_present(te_i, n_items).sum()), cutoff=cut,
         train_events_after_user_test=int(after_user.sum()),
-        users_with_train_after_test=len(np.unique(tr_u[after_user])),
+        users_with_train_after_test=int(_present(tr_u[after_user], n_users).sum()),
         train_events_after_cut=after_cut,
         test_events_future_item=int(future.sum()),
-        test_items_future=len(future_items),
-        test_items_future_in_train=int(np.isin(future_items, tr_i).sum()),
+        test_items_future=int(future_items.sum()),
+        test_items_future_in_train=int((future_items & train_item).sum()),
         test_events_unseen_item=int((~in_train_item).sum()),
-        test_items_unseen=len(unseen_items),
+        test_items_unseen=int(_present(te_i[~in_train_item], n_items).sum()),
         test_events_unseen_user=int((~in_train_user).sum()),
-        test_users_unseen=len(np.unique(te_u[~in_train_user])),
+        test_users_unseen=int(_present(te_u[~in_train_user], n_users).sum()),
         test_events_in_train=int(in_both.sum()),
     )
+
+
+def _joint_codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Codes of ``a`` and ``b`` in one shared space ``0..n-1``, and ``n``.
+
+    Compact non-negative integer ids are their own codes (a table over them is cheaper than
+    hashing tens of millions of rows); other ids are factorised.
+    """
+    both = np.concatenate([a, b])
+    if len(both) == 0:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp), 0
+    if both.dtype.kind in "iu":
+        lo, hi = int(both.min()), int(both.max())
+        if lo >= 0 and hi < max(4 * len(both), 1 << 20):
+            return a.astype(np.intp, copy=False), b.astype(np.intp, copy=False), hi + 1
+    codes, uniques = pd.factorize(both)
+    codes = codes.astype(np.intp, copy=False)
+    return codes[: len(a)], codes[len(a):], len(uniques)
+
+
+def _present(codes: np.ndarray, n: int) -> np.ndarray:
+    """Boolean table of the codes that occur."""
+    table = np.zeros(n, dtype=bool)
+    table[codes] = True
+    return table
+
+
+def _hash(keys: np.ndarray, bits: int) -> np.ndarray:
+    """Multiplicative (Fibonacci) hash of int64 keys to ``bits`` bits."""
+    with np.errstate(over="ignore"):
+        mixed = keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return (mixed >> np.uint64(64 - bits)).astype(np.intp)
+
+
+def _pairs_in(q_users, q_items, r_users, r_items, n_items: int) -> np.ndarray:
+    """Whether each query (user, item) pair occurs among the reference pairs.
+
+    A bit table over hashed pair keys rules out most queries in O(rows); only the few
+    candidates are compared exactly, against the reference keys that share their hash.
+    """
+    q = q_users.astype(np.int64) * n_items + q_items
+    r = r_users.astype(np.int64) * n_items + r_items
+    out = np.zeros(len(q), dtype=bool)
+    if len(q) == 0 or len(r) == 0:
+        return out
+    bits = int(min(30, max(16, np.ceil(np.log2(4 * len(r))))))
+    h_r = _hash(r, bits)
+    h_q = _hash(q, bits)
+    table = np.zeros(1 << bits, dtype=bool)
+    table[h_r] = True
+    cand = table[h_q]
+    if cand.any():
+        table[:] = False
+        table[h_q[cand]] = True
+        out[cand] = np.isin(q[cand], r[table[h_r]])
+    return out

@@ -11,11 +11,16 @@ from evaluation.errors import ConfigError, DataError, show_values
 
 
 class KCore(NamedTuple):
-    """Result of the k-core kernel: kept positions, rounds run, whether the k-core was reached."""
+    """Result of the k-core kernel: surviving rows, rounds run, whether the k-core was reached."""
 
-    keep: np.ndarray
+    alive: np.ndarray  # boolean, one per input row
     rounds: int
     converged: bool
+
+    @property
+    def keep(self) -> np.ndarray:
+        """Ascending positions of the surviving rows."""
+        return np.flatnonzero(self.alive)
 
 
 def kcore_codes(
@@ -31,7 +36,7 @@ def kcore_codes(
 
     Each round drops the items with fewer than ``k`` rows, then the users with fewer than ``k``
     rows (counted after the item step); the loop stops after a round that drops nothing or after
-    ``max_rounds`` rounds. ``keep`` holds the ascending positions of the surviving rows.
+    ``max_rounds`` rounds. ``alive`` marks the surviving rows.
     ``converged`` says whether every surviving user and item has at least ``k`` rows (false
     only when ``max_rounds`` cut the loop short).
     """
@@ -41,8 +46,8 @@ def kcore_codes(
     n_items = int(t.max()) + 1 if n_items is None and n else (n_items or 0)
     # Counts are computed once and then decremented by the rows each step removes: a full
     # bincount over scattered item codes costs far more than the small ones over removed rows.
-    item_count = np.bincount(t, minlength=n_items)
-    user_count = np.bincount(u, minlength=n_users)
+    item_count = _count(t, n_items)
+    user_count = _count(u, n_users)
     alive = np.ones(n, dtype=bool)
     rounds = 0
     changed = True
@@ -51,22 +56,32 @@ def kcore_codes(
         changed = False
         for codes, count, other, other_count in ((t, item_count, u, user_count),
                                                  (u, user_count, t, item_count)):
-            drop = (count < k)[codes]
+            below = count < k
+            drop = below[codes]
             drop &= alive
-            dropped = np.flatnonzero(drop)
-            if len(dropped):
+            if drop.any():
                 changed = True
-                alive[dropped] = False
-                count -= np.bincount(codes[dropped], minlength=len(count))
-                other_count -= np.bincount(other[dropped], minlength=len(other_count))
-    keep = np.flatnonzero(alive)
-    if n < 2**31:
-        keep = keep.astype(np.int32)
+                alive ^= drop  # drop is a subset of alive
+                # Dropped codes stay dropped (their count is zeroed); only the other side's
+                # counts must follow the removed rows.
+                count[below] = 0
+                other_count -= _count(other[drop], len(other_count))
     # A loop cut short by max_rounds may leave users or items below k.
     converged = not changed or bool(
         ((item_count < k) & (item_count > 0)).sum() == 0
         and ((user_count < k) & (user_count > 0)).sum() == 0)
-    return KCore(keep, rounds, converged)
+    return KCore(alive, rounds, converged)
+
+
+def _count(codes: np.ndarray, size: int, chunk: int = 1 << 21) -> np.ndarray:
+    """``np.bincount(codes, minlength=size)`` in chunks: bincount copies its input to int64,
+    which for tens of millions of int32 codes is a large temporary."""
+    if len(codes) <= chunk:
+        return np.bincount(codes, minlength=size)
+    out = np.zeros(size, dtype=np.int64)
+    for lo in range(0, len(codes), chunk):
+        out += np.bincount(codes[lo:lo + chunk], minlength=size)
+    return out
 
 
 def kcore_filter(
@@ -101,10 +116,7 @@ def kcore_filter(
                             f"{show_values(rows)}; drop or fill them first.")
         codes.append(dense_codes(values.to_numpy()))
     (u, n_users), (t, n_items) = codes
-    result = kcore_codes(u, t, k, max_rounds, n_users=n_users, n_items=n_items)
-    mask = np.zeros(len(events), dtype=bool)
-    mask[result.keep] = True
-    return mask
+    return kcore_codes(u, t, k, max_rounds, n_users=n_users, n_items=n_items).alive
 
 
 def dense_codes(values: np.ndarray) -> tuple[np.ndarray, int]:

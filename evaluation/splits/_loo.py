@@ -17,10 +17,10 @@ Fold ``f`` of the 2022 challenge, in pandas::
   ``permutation(m)[:1]`` for each (``m`` = the user's rows, in row order): a Fisher-Yates
   shuffle of ``arange(m)`` with one bounded draw ``j_i`` in ``[0, i]`` for ``i = m-1 .. 1``.
   ``RandomState.randint(0, highs, dtype=uint32)`` with the array of all those bounds replays
-  the same masked-rejection draws from the same stream in a single call. The element that
-  ends at position 0 is then the end of the chain ``0 -> L(0) -> L(L(0)) ...`` where
-  ``L(p)`` is the smallest step ``i > p`` with ``j_i == p``; the chains of all users are
-  followed together, one step of depth at a time.
+  the same masked-rejection draws from the same stream, one call per chunk of users. The
+  element that ends at position 0 is then the end of the chain ``0 -> L(0) -> L(L(0)) ...``
+  where ``L(p)`` is the smallest step ``i > p`` with ``j_i == p``; the chains of all users
+  are followed together, one step of depth at a time.
 
 ``sampler="generator"`` is a fully vectorised alternative on ``numpy.random.Generator``
 (seeded with ``[seed, f]``): the users of a fold are the ``size`` users with the smallest of
@@ -43,6 +43,7 @@ import pandas as pd
 
 from evaluation.errors import ConfigError, DataError, show_values
 from evaluation.splits._kcore import dense_codes, kcore_codes
+from evaluation.splits._split import Split, check_events, check_int, time_values
 
 SAMPLERS = ("pandas", "generator")
 SPLITS = ("bootstrap", "last")
@@ -189,7 +190,7 @@ def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
     ucodes = np.repeat(index.run_codes[runs], index.run_lens[runs])
     core = kcore_codes(ucodes, index.tracks[rows], params.k_core, params.max_rounds,
                        n_users=n_users, n_items=index.n_tracks)
-    rows, ucodes = rows[core.keep], ucodes[core.keep]
+    rows, ucodes = rows[core.alive], ucodes[core.alive]
 
     # Group rows by user in sorted-id order; within a user they stay in row order.
     starts = np.flatnonzero(np.r_[True, ucodes[1:] != ucodes[:-1]]) if len(rows) else \
@@ -237,33 +238,54 @@ def _first_of_permutations(rs: np.random.RandomState, sizes: np.ndarray) -> np.n
 
     Legacy ``permutation(m)`` shuffles ``arange(m)`` with ``j_i = random_interval(i)`` for
     ``i = m-1 .. 1``; ``randint(0, i + 1, dtype=uint32)`` takes the same masked-rejection draws.
+    Users are processed in chunks of about ``_CHUNK_DRAWS`` draws so that memory stays small;
+    the stream simply continues from one chunk to the next.
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     if len(sizes) and int(sizes.max()) >= 2**31:
         raise ConfigError("a user has 2**31 rows or more; the pandas sampler cannot replay it")
     steps = np.maximum(sizes - 1, 0)
+    ends = np.cumsum(steps)
+    out = np.zeros(len(sizes), dtype=np.int64)
+    lo = 0
+    while lo < len(sizes):
+        # at least one user per chunk, however many draws it needs
+        hi = max(int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + _CHUNK_DRAWS,
+                                     side="right")), lo + 1)
+        out[lo:hi] = _chain_ends(rs, sizes[lo:hi])
+        lo = hi
+    return out
+
+
+_CHUNK_DRAWS = 1 << 21
+
+
+def _chain_ends(rs: np.random.RandomState, sizes: np.ndarray) -> np.ndarray:
+    """Final ``a[0]`` of the Fisher-Yates shuffles of ``arange(m)`` for ``m`` in ``sizes``."""
+    steps = np.maximum(sizes - 1, 0)
     total = int(steps.sum())
-    # int32 throughout: these arrays have one element per draw (millions per fold).
-    first = (np.cumsum(steps) - steps).astype(np.int32)  # where each user's draws begin
-    offset = (np.cumsum(sizes) - sizes).astype(np.int64)  # where each user's positions begin
-    i = np.repeat((sizes - 1).astype(np.int32) + first, steps)
-    i -= np.arange(total, dtype=np.int32)  # m-1, m-2, ..., 1 for each user
-    bound = i.astype(np.uint32)
-    bound += 1
-    j = rs.randint(0, bound, dtype=np.uint32) if total else np.empty(0, dtype=np.uint32)
-    del bound
+    pos = np.zeros(len(sizes), dtype=np.int64)
+    if total == 0:
+        return pos
+    first = (np.cumsum(steps) - steps).astype(np.uint32)  # where each user's draws begin
+    offset = np.cumsum(sizes) - sizes  # where each user's positions begin
+    # bound = i + 1 for i = m-1, m-2, ..., 1 per user (uint32, one element per draw)
+    bound = np.repeat(sizes.astype(np.uint32) + first, steps)
+    bound -= np.arange(total, dtype=np.uint32)
+    j = rs.randint(0, bound, dtype=np.uint32).view(np.int32)  # draws are < 2**31
     # nxt[offset + p] = L(p), the smallest step i > p with j_i == p. A self-swap (j_i == i)
     # moves nothing: its write goes to a spare slot at the end.
     spare = int(sizes.sum())
-    slot = np.repeat(offset.astype(np.int32 if spare < 2**31 else np.int64), steps)
-    j = j.view(np.int32)  # draws are < 2**31
+    slot = np.repeat(offset.astype(np.int32), steps)
     slot += j
+    i = bound.view(np.int32)
+    i -= 1
     slot[j == i] = spare
+    del j
     nxt = np.full(spare + 1, np.iinfo(np.int32).max, dtype=np.int32)
     np.minimum.at(nxt, slot, i)
-    del slot, i, j
+    del slot, i, bound
     # Follow every user's chain from position 0, one step of depth per iteration.
-    pos = np.zeros(len(sizes), dtype=np.int64)
     active = np.flatnonzero(sizes > 1)
     while len(active):
         step = nxt[offset[active] + pos[active]]
@@ -323,7 +345,7 @@ def leave_last_out(
     events: pd.DataFrame,
     *,
     min_events: int = 2,
-):
+) -> Split:
     """Last-interaction leave-one-out: each user's latest event is their test event.
 
     The latest event has the largest ``timestamp``; ties go to the largest ``track_id``, then
@@ -332,8 +354,6 @@ def leave_last_out(
     entirely in train. Returns a ``Split``: ``test`` has one row per test user, sorted by user
     id; ``train`` keeps the input's row order; both keep the input's index.
     """
-    from evaluation.splits._split import Split, check_events, check_int, time_values
-
     min_events = check_int("min_events", min_events, minimum=1)
     check_events(events, ["user_id", "track_id", "timestamp"])
     n = len(events)

@@ -10,7 +10,14 @@ import numpy as np
 import pandas as pd
 
 from evaluation.errors import ConfigError, DataError
-from evaluation.splits._split import Split, check_events, check_int, check_ratio, time_values
+from evaluation.splits._split import (
+    Split,
+    check_events,
+    check_int,
+    check_ratio,
+    order_events,
+    time_values,
+)
 
 #: How many of a user's ``n`` events go to test (documented in ``temporal_user_split``).
 ROUNDING = "n_test = min(n - 1, max(1, floor(ratio * n)))"
@@ -37,18 +44,22 @@ def temporal_user_split(
     """
     ratio = check_ratio("ratio", ratio)
     min_events = check_int("min_events", min_events, minimum=2)
-    columns = ["user_id", "timestamp"] + ([tie_break] if tie_break is not None else [])
     if tie_break is not None and not isinstance(tie_break, str):
         raise ConfigError(f"The 'tie_break' parameter must be a column name or None. "
                           f"Got {tie_break!r} instead.")
-    check_events(events, columns)
+    check_events(events, ["user_id", "timestamp"])
+    if tie_break is not None:
+        if tie_break not in events.columns:
+            raise DataError(f"events: no column {tie_break!r} to break timestamp ties with; the "
+                            f"columns are {list(map(str, events.columns))}. Pass tie_break=None "
+                            f"to break ties by row order.")
+        if events[tie_break].hasnans:
+            raise DataError(f"events: the tie-break column {tie_break!r} has missing values; "
+                            f"fill them or choose another column.")
     n = len(events)
     users = events["user_id"].to_numpy()
-    keys = [np.arange(n)]
-    if tie_break is not None:
-        keys.append(events[tie_break].to_numpy())
-    keys += [time_values(events["timestamp"]), users]
-    order = np.lexsort(keys)  # last key is primary: user, time, tie-break, row
+    tie = events[tie_break].to_numpy() if tie_break is not None else None
+    order = order_events(users, time_values(events["timestamp"]), tie)
 
     # Group offsets over the sorted users; position of each event within its user's run.
     sorted_users = users[order]
@@ -83,10 +94,10 @@ def global_time_split(
 
     ``cutoff`` is a unix time in seconds (or anything ``pandas.Timestamp`` understands, read as
     UTC when naive: ``"2018-01-01"``); alternatively ``quantile=q`` puts the cut at the
-    ``q``-quantile of the event times (the smallest event time with at least ``q`` of the events
-    at or before it), so that about ``q`` of the events train. Test events of users (items)
-    absent from train are kept unless ``drop_cold_users`` (``drop_cold_items``) is set; the
-    leakage audit counts them either way.
+    ``q``-quantile of the event times (an event time: numpy's ``"higher"`` method), so that
+    about ``q`` of the events (fewer when many share the cut time) train. Test events of users
+    (items) absent from train are kept unless ``drop_cold_users`` (``drop_cold_items``) is
+    set; the leakage audit counts them either way.
     """
     if (cutoff is None) == (quantile is None):
         raise ConfigError("global_time_split: pass exactly one of 'cutoff' (a time) and "

@@ -1,0 +1,60 @@
+"""One entry point for every data source: ``load_source``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evaluation.data._schema import validate_tables
+from evaluation.data._tables import Tables
+from evaluation.errors import ConfigError
+
+SOURCE_FORMS = (
+    "'synthetic' (the embedded generator; see scale and seed)",
+    "'lfm' (the real challenge data, downloaded once and cached)",
+    "a path to a directory of events/users/tracks parquet or CSV files",
+    "'movielens:PATH' (a MovieLens ml-100k, ml-1m or ml-latest folder)",
+)
+
+
+def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small",
+                seed: int = 42, cache_dir: str | os.PathLike | None = None,
+                url: str | None = None, sha256: str | None = None,
+                progress: bool = True) -> Tables:
+    """Load a dataset in the EvalRS schema, validated and with canonical dtypes.
+
+    ``source`` is one of: ``"synthetic"`` (``scale`` "tiny" | "small" | "full", ``seed``),
+    ``"lfm"`` (the challenge zip from ``url``, ``$EVALRS_LFM_URL`` or the challenge bucket,
+    checked against ``sha256`` if given, cached under ``cache_dir`` or
+    ``cache_dir()/lfm``; ``progress`` shows a download bar), a directory path, or
+    ``"movielens:PATH"``. ``scale`` and ``seed`` only matter for the synthetic source.
+    """
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str) or not source.strip():
+        raise ConfigError(f"source: expected a string, got {source!r}. Accepted forms: "
+                          + "; ".join(SOURCE_FORMS))
+    if source == "synthetic":
+        from evaluation.data._synthetic import synthetic_tables
+
+        return validate_tables(synthetic_tables(scale, seed))
+    if source == "lfm":
+        from evaluation.data._lfm import load_lfm
+
+        return load_lfm(url=url, sha256=sha256, cache_dir=cache_dir, progress=progress)
+    if source.startswith("movielens:"):
+        from evaluation.data._movielens import load_movielens
+
+        path = source[len("movielens:"):]
+        if not path:
+            raise ConfigError("source 'movielens:': the path is missing. Fix: write "
+                              "'movielens:PATH', e.g. 'movielens:data/ml-100k'")
+        return load_movielens(path)
+    path = Path(source).expanduser()
+    if path.is_dir():
+        from evaluation.data._local import load_local
+
+        return load_local(path)
+    reason = "no such directory" if not path.exists() else "not a directory"
+    raise ConfigError(f"source {source!r}: unknown source ({reason}). Accepted forms: "
+                      + "; ".join(SOURCE_FORMS))

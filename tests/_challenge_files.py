@@ -1,0 +1,86 @@
+"""Small hand-written copies of the challenge's file layouts (2022 CSV + song2vec.wv, 2023
+parquet), shared by the source and download tests."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+USERS = [11, 12, 13]
+TRACKS = [501, 502, 503, 504]
+# (user, track, count); artist = track // 100 * 7, album = track + 1000
+PAIRS = [(12, 503, 4), (11, 501, 2), (11, 503, 1), (13, 502, 9), (12, 504, 3), (11, 504, 5)]
+VECTOR_DIM = 5
+
+
+def events_frame() -> pd.DataFrame:
+    u, t, c = (np.array(x) for x in zip(*PAIRS, strict=True))
+    return pd.DataFrame({
+        "user_id": u, "artist_id": t // 100 * 7, "album_id": t + 1000, "track_id": t,
+        "timestamp": 1_400_000_000 + np.arange(len(u)) * 60, "user_track_count": c,
+    })
+
+
+def users_frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "user_id": USERS, "country": ["UK", "NA", None], "age": [25, -1, 40],
+        "gender": ["m", "n", "f"], "playcount": [100, 50, 9],
+        "timestamp": [1_300_000_000, 1_300_000_500, 1_300_001_000],
+        "novelty_artist_avg_month": [0.1, 0.2, 0.3],  # extra LFM profile column
+    })
+
+
+def tracks_frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "track_id": TRACKS, "track": ["One", "1999", "Three", "Four"],
+        "artist_id": [35, 35, 35, 35], "artist": ["X", "X", "X", "X"],
+        "albums": ["['A']", "['B']", "['C']", "['D']"],
+        "albums_id": ["[1501]", "[1502]", "[1503]", "[1504]"],
+    })
+
+
+def vectors() -> dict[str, np.ndarray]:
+    """Key -> vector: every track but 502, plus a key that is no id and one of no track."""
+    rng = np.random.default_rng(7)
+    keys = ["504", "501", "UNK", "503", "999"]
+    return {k: rng.normal(size=VECTOR_DIM).astype(np.float32) for k in keys}
+
+
+def write_keyed_vectors(path: Path) -> None:
+    from gensim.models import KeyedVectors
+
+    vecs = vectors()
+    kv = KeyedVectors(vector_size=VECTOR_DIM)
+    kv.add_vectors(list(vecs), np.stack(list(vecs.values())))
+    kv.save(str(path))
+
+
+def write_2022(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    events_frame().to_csv(directory / "evalrs_events.csv")  # with pandas' unnamed index
+    users_frame().rename(columns={"timestamp": "registered_unixtime"}).to_csv(
+        directory / "evalrs_users.csv", index=False)
+    tracks_frame().to_csv(directory / "evalrs_tracks.csv", index=False)
+    write_keyed_vectors(directory / "song2vec.wv")
+    return directory
+
+
+def write_2023(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    events_frame().to_parquet(directory / "evalrs_events.parquet")
+    users_frame().to_parquet(directory / "evalrs_users.parquet")
+    tracks_frame().set_index("track_id").to_parquet(directory / "evalrs_tracks.parquet")
+    return directory
+
+
+def zip_directory(directory: Path, top: str = "evalrs_dataset") -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                zf.write(path, f"{top}/{path.relative_to(directory)}")
+    return buf.getvalue()
