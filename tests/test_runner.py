@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -350,3 +356,70 @@ def test_a_custom_test_returning_nan_is_a_clear_error(tiny, tmp_path):
     with pytest.raises(EvalRSError, match="UNDEFINED"):
         make_runner(tiny, tmp_path, n_boot=0).evaluate(
             PopularityModel(), limit=20, custom_RecList=NanRecList)
+
+
+def test_lfm_data_gets_the_published_references(tiny, tmp_path):
+    from evaluation.data import Tables
+    from evaluation.dataset import ChallengeDataset
+
+    t = tiny.tables
+    lfm_like = ChallengeDataset(Tables(t.events, t.users, t.tracks, t.track_vectors,
+                                       source="lfm"))
+    runner = make_runner(lfm_like, tmp_path, n_boot=0)
+    assert runner.references.name == "lfm" and runner.references.hit_rate_threshold == 0.015
+    movielens_like = ChallengeDataset(Tables(t.events, t.users, t.tracks, t.track_vectors,
+                                             source="movielens:/data/ml-100k"))
+    assert make_runner(movielens_like, tmp_path).references is None
+
+
+KILLABLE = '''
+import os, sys, time
+from evaluation import ChallengeDataset, EvalRSRunner
+from evaluation.baselines import PopularityModel
+
+class Resumable(PopularityModel):
+    """Popularity; logs each training to a file and, if asked, hangs in fold 2."""
+    def train(self, train_df, **kwargs):
+        with open(sys.argv[2], "a") as log:
+            log.write(f"{len(train_df)}\\n")
+        if sys.argv[3] == "hang" and sum(1 for _ in open(sys.argv[2])) == 3:
+            time.sleep(600)
+        return super().train(train_df, **kwargs)
+
+ds = ChallengeDataset(source="synthetic", scale="tiny")
+EvalRSRunner(ds, results_dir=sys.argv[1], progress=False, verbose=False, reports=False,
+             n_boot=50).evaluate(Resumable())
+'''
+
+
+@pytest.mark.slow
+def test_resume_after_the_process_is_killed(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(KILLABLE)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    results, log = tmp_path / "results", tmp_path / "trained.log"
+
+    proc = subprocess.Popen([sys.executable, str(script), str(results), str(log), "hang"],
+                            env=env)
+    deadline = time.time() + 120
+    while not list(results.glob("*/fold_1.json")) and time.time() < deadline:
+        time.sleep(0.1)
+    while (not log.exists() or len(log.read_text().split()) < 3) and time.time() < deadline:
+        time.sleep(0.1)  # now hanging in fold 2's training
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (run_dir,) = results.iterdir()
+    assert sorted(p.name for p in run_dir.glob("fold_?.json")) == ["fold_0.json", "fold_1.json"]
+    assert not (run_dir / "results.json").exists()
+
+    log.write_text("")
+    subprocess.run([sys.executable, str(script), str(results), str(log), "no"], env=env,
+                   check=True)
+    assert len(log.read_text().split()) == 2  # only folds 2 and 3 were trained again
+    resumed = json.loads((run_dir / "results.json").read_text())
+
+    other, other_log = tmp_path / "other", tmp_path / "other.log"
+    subprocess.run([sys.executable, str(script), str(other), str(other_log), "no"], env=env,
+                   check=True)
+    (fresh_path,) = other.glob("*/results.json")
+    assert comparable(resumed) == comparable(json.loads(fresh_path.read_text()))
