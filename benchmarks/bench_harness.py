@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run from a clone, uninstalled
 TARGET_SECONDS, TARGET_GIB = 3.0, 1.5
 REF_2022_SECONDS, REF_2022_GIB = 36.0, 5.0
 

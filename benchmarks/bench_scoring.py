@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import argparse
 import gc
+import sys
 import time
 import tracemalloc
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone, uninstalled
 
 from evaluation.data import TrackVectors
 from evaluation.metrics import COUNTRIES, ChallengeFold
