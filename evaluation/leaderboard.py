@@ -581,8 +581,10 @@ def _interval(values: np.ndarray, point: float, alpha: float,
     upwards, so the replicates sit below the point estimate. The correction shifts the
     quantiles by ``z0 = Phi^-1(share of replicates below the point estimate)``. ``|z0|`` is
     capped at ``Phi^-1(1 - alpha)``, the largest shift that keeps the point estimate inside
-    the interval; a capped test is named in ``flagged``: its sampling bias exceeds its spread
-    (typically an MRED over tiny groups), and its interval should not be trusted.
+    the interval when the replicates straddle it; a capped test is named in ``flagged``: its
+    sampling bias exceeds its spread (typically an MRED over tiny groups), its interval is
+    widened to reach the point estimate (which may lie beyond every replicate), and it should
+    not be trusted.
     """
     values = values[~np.isnan(values)]
     if len(values) == 0 or not np.isfinite(point):
@@ -597,4 +599,6 @@ def _interval(values: np.ndarray, point: float, alpha: float,
             flagged.append(name)
     q = [_NORMAL.cdf(2 * z0 + _NORMAL.inv_cdf(p)) for p in (alpha, 1 - alpha)]
     lo, hi = np.quantile(values, q)
+    if abs(z0) == cap:
+        lo, hi = min(lo, point), max(hi, point)
     return [float(lo), float(hi)]

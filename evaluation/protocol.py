@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._jsonable import to_jsonable
 from evaluation.errors import ConfigError, DataError, PredictionError, show_values
 from evaluation.splits._split import Split, check_events
 
@@ -246,7 +247,7 @@ def evaluate_split(
     result: dict[str, Any] = {
         "protocol": "evaluate_split",
         "model": type(model).__name__,
-        "split": {**_jsonable(split.params), **split.summary()},
+        "split": {**to_jsonable(split.params), **split.summary()},
         "k": int(k), "aggregate": aggregate, "relevance_threshold": relevance_threshold,
         "graded": bool(graded), "n_users_evaluated": len(users),
         "n_relevant_events": len(relevant),
@@ -278,7 +279,7 @@ def evaluate_split(
 
         result["audit"] = audit_leakage(split).to_dict()
     result["timing"] = timing
-    result = _jsonable(result)
+    result = to_jsonable(result)
     if verbose:
         print_result(result)
     return result
@@ -361,18 +362,3 @@ def print_result(result: dict[str, Any]) -> None:
 
         fields = {k: v for k, v in result["audit"].items() if k != "has_leakage"}
         console.print(LeakageAudit(**fields))
-
-
-def _jsonable(value: Any) -> Any:
-    """Plain Python containers and scalars (numpy scalars/arrays converted)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value

@@ -36,6 +36,7 @@ from reclist.logs import LOGGER
 from reclist.metadata import METADATA_STORE
 from reclist.reclist import RecList, rec_test
 
+from evaluation._jsonable import to_jsonable
 from evaluation.errors import EvalRSError, PredictionError
 from evaluation.metrics._challenge import MRED_SLICES, ChallengeFold, SliceMissRates
 from evaluation.predictions import validate_predictions
@@ -48,25 +49,10 @@ TESTS: tuple[str, ...] = (
 LEADERBOARD_TESTS: tuple[str, ...] = TESTS[:-1]
 
 
-def to_jsonable(value: Any) -> Any:
-    """``value`` with NumPy scalars/arrays and slice results turned into plain JSON types."""
-    if isinstance(value, SliceMissRates):
-        return value.to_dict()
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _check_finite(name: str, value: Any) -> None:
     """A test result must be JSON-writable with finite numbers: no silent NaN in reports."""
     try:
-        json.dumps(to_jsonable(value), allow_nan=False)
+        json.dumps(to_jsonable(value, nonfinite_to_none=False), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise EvalRSError(
             f"test {name!r} returned {value!r}, which cannot go into the results: {exc}. "

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation import _atomic
+from evaluation._jsonable import to_jsonable
 from evaluation._version import __version__
 from evaluation.errors import ConfigError
 from evaluation.leaderboard import (
@@ -111,19 +112,6 @@ def run_hash(dataset_fingerprint: str, fold_params: dict, tests: list[str],
         "tests": sorted(tests),
     }
     return hashlib.sha256(_canonical(payload)).hexdigest()
-
-
-def _json_safe(obj: Any) -> Any:
-    """``obj`` with NaN/infinite floats as None and NumPy scalars as Python numbers (JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 def _canonical(obj: Any) -> bytes:
@@ -366,7 +354,7 @@ class EvalRSRunner:
             "folds": folds,
             "runtime": {"seconds": round(time.perf_counter() - started, 3)},
         }
-        results = _json_safe(results)
+        results = to_jsonable(results)
         _atomic.write_json(run_dir / "results.json", results)
         results["results_path"] = str(run_dir / "results.json")
         if self.verbose:
@@ -431,7 +419,7 @@ class EvalRSRunner:
         bar.close()
         tests, details, challenge_fold = scored
         scores = UserScores.from_challenge_fold(challenge_fold)
-        result = _json_safe({
+        result = to_jsonable({
             "fold": fold,
             "n_users": int(len(test_df)),
             "n_train_rows": int(len(train_df)),
@@ -440,7 +428,7 @@ class EvalRSRunner:
         })
         rating = self._rating_errors(model, test_df)
         if rating is not None:
-            result["rating_errors"] = _json_safe(rating)
+            result["rating_errors"] = to_jsonable(rating)
         result["runtime"] = runtime.to_dict()
         # The per-user arrays first, then the JSON that marks the fold finished.
         with _atomic.atomic_path(run_dir / f"fold_{fold}_users.npz") as tmp:

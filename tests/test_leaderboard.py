@@ -235,3 +235,18 @@ def test_bootstrap_rejects_bad_arguments(rng):
         bootstrap(folds, level=95)
     with pytest.raises(ConfigError, match="at least one fold"):
         bootstrap([])
+
+
+def test_bias_dominated_interval_is_flagged_and_reaches_the_point():
+    from evaluation.leaderboard import _interval
+
+    # every replicate below the point estimate: the bias exceeds the spread
+    values = np.linspace(-0.040, -0.035, 200)
+    flagged: list[str] = []
+    lo, hi = _interval(values, -0.030, 0.025, flagged, "MRED_COUNTRY")
+    assert flagged == ["MRED_COUNTRY"]
+    assert lo <= -0.030 <= hi
+    # replicates straddling the point: no flag, the plain bias-corrected interval
+    flagged.clear()
+    lo, hi = _interval(np.linspace(-1, 1, 201), 0.0, 0.025, flagged, "HIT_RATE")
+    assert flagged == [] and lo < 0 < hi
