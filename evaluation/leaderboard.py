@@ -24,6 +24,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from evaluation.errors import ConfigError, DataError
 
@@ -435,7 +436,14 @@ class UserScores:
         if weights is None:
             sums = x.sum(axis=0)[None, :]
         else:
-            sums = np.asarray(weights).astype(np.float64, copy=False) @ x
+            w = np.asarray(weights).astype(np.float64, copy=False)
+            # Integer counts times 0/1 columns: every partial sum is an exact integer, so the
+            # BLAS product gives the same bits whatever its kernel, threads or order.
+            sums = w @ x
+            # The real-valued columns (rr, BLW, LD) are summed by NumPy's fixed pairwise
+            # order instead, so that the intervals repeat to the last bit on any machine.
+            for col in layout["real_columns"]:
+                sums[:, col] = (w * x[:, col]).sum(axis=1)
         return _tests_from_sums(sums, layout)
 
     def _design(self):
@@ -461,6 +469,7 @@ class UserScores:
             ok = ~np.isnan(v)
             layout[key] = len(cols)
             cols += [np.where(ok, v, 0.0), ok.astype(np.float64)]
+        layout["real_columns"] = [2, layout[BEING_LESS_WRONG], layout[LATENT_DIVERSITY]]
         design = (np.column_stack(cols), layout)
         object.__setattr__(self, "_design_cache", design)  # frozen dataclass: cache by hand
         return design
@@ -522,13 +531,16 @@ def bootstrap(
                                 names)
 
     workers = min(len(folds), os.cpu_count() or 1)
-    if workers > 1:
-        from concurrent.futures import ThreadPoolExecutor
+    # The folds already run in parallel: a multi-threaded BLAS inside each thread would only
+    # oversubscribe the cores (seconds lost on a busy 2-core machine).
+    with threadpool_limits(limits=1, user_api="blas"):
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            per_fold = list(pool.map(resample, range(len(folds))))
-    else:
-        per_fold = [resample(i) for i in range(len(folds))]
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                per_fold = list(pool.map(resample, range(len(folds))))
+        else:
+            per_fold = [resample(i) for i in range(len(folds))]
     reps = {t: np.mean([r[t] for r in per_fold], axis=0) for t in names}
     point = _fold_mean([f.tests() for f in folds], names)
     alpha = (1 - level) / 2

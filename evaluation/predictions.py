@@ -153,10 +153,16 @@ def _column_order(columns: pd.Index, k: int) -> np.ndarray:
 
 
 def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
-    """The prediction values as int64, rejecting strings, booleans, NaN and fractions."""
+    """The prediction values as integers, rejecting strings, booleans, NaN and fractions.
+
+    int64, or the columns' own integer dtype when they all share one (then possibly a view of
+    ``frame``: never write to it).
+    """
     plain = all(isinstance(dt, np.dtype) for dt in frame.dtypes)
     kinds = {dt.kind for dt in frame.dtypes}
     if plain and kinds <= {"i", "u"}:
+        if len(set(frame.dtypes)) == 1:
+            return frame.to_numpy()
         return frame.to_numpy(dtype=np.int64)
     if plain and kinds <= {"i", "u", "f"}:
         matrix = frame.to_numpy(dtype=np.float64)
@@ -210,10 +216,17 @@ def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
 def _in_set(values: np.ndarray, members: np.ndarray) -> np.ndarray:
     """Boolean mask: ``values`` found in ``members`` (a dense table when ids are small)."""
     members = np.asarray(members)
-    if len(members) == 0:
+    if len(members) == 0 or values.size == 0:
         return np.zeros(values.shape, dtype=bool)
     lo, hi = int(members.min()), int(members.max())
-    if _dense_ok(lo, hi, values.size + len(members)):
+    n = values.size + len(members)
+    if _dense_ok(lo, hi, n):
+        vlo, vhi = int(values.min()), int(values.max())
+        if vlo >= 0 and _dense_ok(0, vhi, n):
+            # a table that covers every value too: one gather, no range masks
+            table = np.zeros(max(hi, vhi) + 1, dtype=bool)
+            table[members] = True
+            return table[values]
         table = np.zeros(hi + 1, dtype=bool)
         table[members] = True
         inside = (values >= 0) & (values <= hi)
@@ -244,24 +257,70 @@ def _hash_bits(keys: np.ndarray, bits: int) -> np.ndarray:
     return h.astype(np.int32)
 
 
+#: Largest (test users x recommended tracks) grid checked through a dense table (32 MiB).
+_DENSE_PAIRS = 1 << 25
+
+
 def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFrame) -> np.ndarray:
     """Boolean (N, k) mask: the predicted item is one of that user's training items.
 
-    Exact, without sorting the training rows: a hashed bit table of the training pairs filters
-    the candidates, and only the few candidates are checked exactly.
+    Exact, without sorting the training rows. Only the training rows whose track is recommended
+    to someone can match, so a track lookup table picks those (usually few) rows first. Their
+    (user, track) pairs then go into a dense table over test users x recommended tracks when
+    that grid is small, else into a hashed bit table that filters the candidates, the few
+    candidates being checked exactly.
     """
     out = np.zeros(matrix.shape, dtype=bool)
-    rows = _positions(train["user_id"].to_numpy().astype(np.int64), user_ids)
-    keep = rows >= 0
-    if not keep.any() or matrix.size == 0:
+    real = matrix != PAD
+    if matrix.size == 0 or not len(train) or not real.any():
         return out
     tracks = train["track_id"].to_numpy()
+    if tracks.dtype.kind != "i":
+        tracks = tracks.astype(np.int64)
+    hi = int(matrix.max())
+    top = max(hi, int(tracks.max(initial=0)))
+    present = None
+    # every real item >= 0 when nothing is below the padding (-1)
+    if int(matrix.min()) >= PAD and int(tracks.min(initial=0)) >= 0 \
+            and _dense_ok(0, top, tracks.size + matrix.size):
+        # a table over every track, plus a last slot that the padding (-1) marks and unmarks;
+        # indexing, unlike np.take, converts the int32 ids to intp in small buffers
+        present = np.zeros(top + 2, dtype=bool)
+        present[matrix] = True
+        present[-1] = False
+        pick = np.flatnonzero(present[tracks])
+    else:
+        pick = np.flatnonzero(_in_set(tracks, matrix[real]))
+    if not len(pick):
+        return out
+    rows = _positions(train["user_id"].to_numpy()[pick].astype(np.int64), user_ids)
+    keep = rows >= 0
+    if not keep.any():
+        return out
+    tracks = tracks[pick]
     if not keep.all():
         rows, tracks = rows[keep], tracks[keep]
-    tracks = tracks.astype(np.int64, copy=False)
-    real = matrix != PAD
+    if present is not None:
+        recommended = np.flatnonzero(present[: hi + 1])
+        n = len(recommended)
+        if len(matrix) * n <= _DENSE_PAIRS:
+            code = np.full(hi + 2, -1, dtype=np.int32)  # the padding (-1) reads the last slot
+            code[recommended] = np.arange(n, dtype=np.int32)
+            pairs = np.zeros(len(matrix) * n, dtype=bool)
+            pairs[rows.astype(np.int32) * n + code[tracks]] = True
+            keys = code[matrix]
+            keys += (np.arange(len(matrix), dtype=np.int32) * n)[:, None]
+            out = pairs[keys]  # a padding key lands on another cell: masked just below
+            out &= real
+            return out
+    return _seen_hashed(matrix, real, rows, tracks.astype(np.int64, copy=False), out)
+
+
+def _seen_hashed(matrix: np.ndarray, real: np.ndarray, rows: np.ndarray, tracks: np.ndarray,
+                 out: np.ndarray) -> np.ndarray:
+    """``seen_in_training`` for training pairs ``(rows, tracks)`` through a hashed bit table."""
     shift = int(max(tracks.max(), matrix.max())) + 1
-    if tracks.min() < 0 or matrix[real].min(initial=0) < 0 or shift > (1 << 62) // len(user_ids):
+    if tracks.min() < 0 or matrix[real].min(initial=0) < 0 or shift > (1 << 62) // len(matrix):
         # ids too large or negative to pack (row, track) into one int64: compact them first
         codes, uniq = pd.factorize(np.concatenate([tracks, matrix[real]]))
         tracks, shift = codes[: len(tracks)].astype(np.int64), len(uniq)
@@ -342,8 +401,10 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
         )
 
     order = _column_order(frame.columns, k)
-    frame = frame.iloc[:, order]
-    matrix = _item_matrix(frame, users)[pos]
+    if not np.array_equal(order, np.arange(k)):
+        frame = frame.iloc[:, order]
+    # rows in test-user order first, int64 next: one full-size int64 array, a fresh one
+    matrix = _item_matrix(frame, users)[pos].astype(np.int64, copy=False)
 
     real = matrix != PAD
     if catalog is not None:
@@ -365,7 +426,9 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             "put the recommended items first and the -1 padding at the end of each row",
             _show_rows(expected, matrix, rows),
         )
-    srt = np.sort(matrix, axis=1)
+    fits = int(matrix.min(initial=0)) >= -(1 << 31) and int(matrix.max(initial=0)) < 1 << 31
+    srt = matrix.astype(np.int32 if fits else np.int64)  # half the memory where ids fit
+    srt.sort(axis=1)
     twice = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] != PAD)
     if twice.any():
         rows = np.flatnonzero(twice.any(axis=1))
@@ -376,6 +439,7 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             "rank, and pad with -1)",
             _show_rows(expected, matrix, rows),
         )
+    del srt, twice, after_pad  # before the training-items check allocates its own
     if train is not None and len(train):
         seen = seen_in_training(matrix, expected, train)
         if seen.any():
@@ -388,5 +452,6 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
                 PredictionWarning,
                 stacklevel=2,
             )
+    # ``matrix`` (a fancy-indexed copy) is ours alone: the frame can take it as it is
     return pd.DataFrame(matrix, index=pd.Index(expected, name="user_id"),
-                        columns=[str(i) for i in range(k)])
+                        columns=[str(i) for i in range(k)], copy=False)

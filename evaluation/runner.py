@@ -454,7 +454,11 @@ class EvalRSRunner:
                 rl(verbose=self.verbose)
             # reuse what reclist computed instead of running every test a second time
             rl._results = {r["name"]: r["result"] for r in rl._test_results}
-        return rl.results(), rl.details(), rl.state
+        scored = rl.results(), rl.details(), rl.state
+        # A RecList keeps its own bound methods (a reference cycle), so it would live, with the
+        # fold's frames, until a later garbage collection: two folds' data at once. Drop them.
+        rl.__dict__.clear()
+        return scored
 
     def _rating_errors(self, model, test_df: pd.DataFrame) -> dict | None:
         events = self.dataset.df_events

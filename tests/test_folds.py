@@ -323,3 +323,36 @@ def test_leave_last_out_matches_slow_reference_and_ignores_row_order():
     shuffled = leave_last_out(df.sample(frac=1.0, random_state=0))
     assert sorted(shuffled.test.index) == expected
     assert len(split.train) + len(split.test) == len(df)
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_blockwise_paths_with_tiny_chunks_equal_reference(monkeypatch, grouped):
+    # Full-scale data is processed in blocks of ~1M rows; tiny blocks run those paths here.
+    from evaluation.splits import _kcore
+
+    monkeypatch.setattr(_kcore.run_blocks, "__defaults__", (50,))
+    monkeypatch.setattr(_kcore.take, "__defaults__", (None, 37))
+    monkeypatch.setattr(_kcore._count, "__defaults__", (29,))
+    df = random_events(400, 2_500, 11, grouped=grouped)
+    assert_same_folds(list(bootstrap_folds(df, 3, seed=11)), folds_reference(df, 3, 11))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 6), max_rounds=st.integers(1, 4),
+       split_runs=st.booleans())
+def test_kcore_runs_equals_kcore_codes(seed, k, max_rounds, split_runs):
+    from evaluation.splits._kcore import kcore_runs
+
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 25, 40
+    run_users = rng.integers(0, n_users, 60) if split_runs else rng.permutation(n_users)
+    run_lens = rng.integers(1, 12, len(run_users))
+    run_offsets = np.cumsum(run_lens) - run_lens
+    users = np.repeat(run_users, run_lens).astype(np.int32)
+    items = (rng.zipf(1.5, len(users)) % n_items).astype(np.int32)
+    expected = kcore_codes(users, items, k, max_rounds, n_users=n_users, n_items=n_items)
+    got, per_run = kcore_runs(items, run_offsets, run_lens, run_users, k, max_rounds,
+                              n_users=n_users, n_items=n_items)
+    np.testing.assert_array_equal(got.alive, expected.alive)
+    assert (got.rounds, got.converged) == (expected.rounds, expected.converged)
+    np.testing.assert_array_equal(per_run, np.add.reduceat(expected.alive, run_offsets))

@@ -250,3 +250,11 @@ def test_bias_dominated_interval_is_flagged_and_reaches_the_point():
     flagged.clear()
     lo, hi = _interval(np.linspace(-1, 1, 201), 0.0, 0.025, flagged, "HIT_RATE")
     assert flagged == [] and lo < 0 < hi
+
+
+def test_bootstrap_bits_do_not_depend_on_chunking(rng):
+    # Integer columns are exact in BLAS; real-valued ones use a fixed summation order, so the
+    # replicates (and intervals) repeat to the last bit whatever the product's shape.
+    folds = [random_user_scores(rng, 500) for _ in range(2)]
+    assert bootstrap(folds, n_boot=40, seed=5, chunk=40) == \
+        bootstrap(folds, n_boot=40, seed=5, chunk=7)

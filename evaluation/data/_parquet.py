@@ -110,26 +110,52 @@ def _write_frame(frame: pd.DataFrame, path: Path, compression: str) -> None:
 def _read_frame(path: Path, use_threads: bool) -> pd.DataFrame:
     """Read one parquet file into pandas, a column at a time.
 
-    Each column is read from a memory map of its own that is closed once the column is
-    decoded, so the peak is the decoded table plus a column or two in flight, not the file
-    plus the table; columns are read in parallel threads (pyarrow releases the GIL).
+    Long tables are read a column per thread (pyarrow releases the GIL). A numeric column
+    without nulls is streamed in batches into its final NumPy array, which pandas then adopts:
+    the peak is the decoded table plus a few batches, not the file plus the table. Any other
+    column is read whole from a memory map of its own that is closed once it is decoded.
     """
     with pq.ParquetFile(path, memory_map=True) as pf:
         schema = pf.schema_arrow
-        if pf.metadata.num_rows < _COLUMNWISE_ROWS or not use_threads:
+        n_rows = pf.metadata.num_rows
+        if n_rows < _COLUMNWISE_ROWS:
             return pf.read(use_threads=use_threads).to_pandas(split_blocks=True,
                                                               self_destruct=True)
 
-    def column(name: str) -> pa.ChunkedArray:
+    def column(name: str) -> pa.Array | pa.ChunkedArray:
+        field = schema.field(name)
+        if pa.types.is_integer(field.type) or pa.types.is_floating(field.type):
+            values = _stream_column(path, name, field.type.to_pandas_dtype(), n_rows)
+            if values is not None:
+                return pa.array(values, type=field.type)  # no copy
         with pq.ParquetFile(path, memory_map=True) as f:
             return f.read(columns=[name], use_threads=False).column(0)
 
-    workers = min(len(schema.names), max(2, os.cpu_count() or 2))
+    workers = min(len(schema.names), max(2, os.cpu_count() or 2)) if use_threads else 1
     with ThreadPoolExecutor(workers) as pool:
         columns = list(pool.map(column, schema.names))
     table = pa.Table.from_arrays(columns, schema=schema)
     del columns
     return table.to_pandas(split_blocks=True, self_destruct=True)
+
+
+_STREAM_ROWS = 1 << 20  # rows per batch when streaming a column
+_STREAM_BUFFER = 1 << 22  # bytes per file read
+
+
+def _stream_column(path: Path, name: str, dtype: np.dtype, n_rows: int) -> np.ndarray | None:
+    """Column ``name`` as a NumPy array, decoded batch by batch (``None``: it has nulls)."""
+    out = np.empty(n_rows, dtype=dtype)
+    pos = 0
+    with pq.ParquetFile(path, memory_map=False, buffer_size=_STREAM_BUFFER,
+                        pre_buffer=False) as f:
+        for batch in f.iter_batches(batch_size=_STREAM_ROWS, columns=[name], use_threads=False):
+            values = batch.column(0)
+            if values.null_count or pos + len(values) > n_rows:
+                return None
+            out[pos:pos + len(values)] = values.to_numpy(zero_copy_only=True)
+            pos += len(values)
+    return out if pos == n_rows else None
 
 
 def _fresh_dir(target: Path, suffix: str) -> Path:

@@ -200,6 +200,10 @@ def bin_by_edges(values, edges: Sequence[int]) -> tuple[np.ndarray, tuple[str, .
     return codes, ("0", *(str(int(e)) for e in edges))
 
 
+#: Rows per ``np.bincount`` call in :func:`sum_by_key`.
+_SUM_CHUNK = 1 << 20
+
+
 def sum_by_key(keys, weights, query) -> np.ndarray:
     """For each id in ``query``: the sum of ``weights`` over the rows with that key (0 if none)."""
     keys = np.asarray(keys)
@@ -210,8 +214,13 @@ def sum_by_key(keys, weights, query) -> np.ndarray:
         return out
     kmin, kmax = int(keys.min()), int(keys.max())
     if kmin >= 0 and kmax < max(1 << 22, 4 * len(keys)):  # else a table would be mostly empty
-        # float64 sums of integer counts are exact below 2**53
-        sums = np.bincount(keys, weights=weights, minlength=kmax + 1)
+        # float64 sums of integer counts are exact below 2**53. In chunks: bincount converts
+        # its keys to intp and its weights to float64, two copies of a whole training set.
+        sums = np.zeros(kmax + 1)
+        for start in range(0, len(keys), _SUM_CHUNK):
+            stop = start + _SUM_CHUNK
+            sums += np.bincount(keys[start:stop], minlength=kmax + 1,
+                                weights=weights[start:stop].astype(np.float64, copy=False))
         inside = (query >= 0) & (query <= kmax)
         out[inside] = np.rint(sums[query[inside]]).astype(np.int64)
         return out
@@ -474,8 +483,10 @@ class ChallengeFold:
         if vectors is None:
             warnings.warn("the dataset has no track vectors: BEING_LESS_WRONG and "
                           "LATENT_DIVERSITY cannot be measured", ScoringWarning, stacklevel=2)
-        # float64 once: bincount would convert the integer counts on each of its three calls
-        counts = _column(train, "user_track_count", "training set").to_numpy(dtype=np.float64)
+        counts = _column(train, "user_track_count", "training set")
+        # plain integer counts stay as they are (sum_by_key converts them chunk by chunk)
+        plain = isinstance(counts.dtype, np.dtype) and counts.dtype.kind in "iu"
+        counts = counts.to_numpy() if plain else counts.to_numpy(dtype=np.float64)
         train_users = _column(train, "user_id", "training set").to_numpy()
         train_tracks = _column(train, "track_id", "training set").to_numpy()
         activity = sum_by_key(train_users, counts, user_ids)

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.errors import ConfigError, DataError, show_values
-from evaluation.splits._kcore import dense_codes, kcore_codes
+from evaluation.splits._kcore import concat_ranges, dense_codes, kcore_runs, run_blocks, take
 from evaluation.splits._split import Split, check_events, check_int, time_values
 
 SAMPLERS = ("pandas", "generator")
@@ -139,8 +139,11 @@ class EventIndex:
             if col not in events.columns:
                 raise DataError(f"events: missing column {col!r} needed to cut folds (columns: "
                                 f"{list(map(str, events.columns))}).")
-            if events[col].hasnans:
-                rows = np.flatnonzero(events[col].isna().to_numpy())
+            values = events[col]
+            # NumPy integers cannot be missing: skip a pass over tens of millions of rows.
+            if not (isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu") \
+                    and values.hasnans:
+                rows = np.flatnonzero(values.isna().to_numpy())
                 raise DataError(f"events: column {col!r} has missing values at rows "
                                 f"{show_values(rows)}; drop or fill them first.")
         uid = events["user_id"].to_numpy()
@@ -162,6 +165,7 @@ class EventIndex:
         self.run_starts = run_starts
         self.run_lens = np.diff(np.append(run_starts, n))
         self.run_codes = rank[fa_codes]
+        self.one_run_per_user = len(run_starts) == self.n_users  # data grouped by user
         self.tracks, self.n_tracks = dense_codes(events["track_id"].to_numpy())
         self.track_ids = events["track_id"].to_numpy()
         self.timestamps = events["timestamp"].to_numpy() if need_time else None
@@ -184,27 +188,50 @@ def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
     selected = np.zeros(n_users, dtype=bool)
     selected[index.first_seen[chosen]] = True
 
-    # The fold's rows, in the events' order, with their user and track codes.
+    # The fold's rows, in the events' order, come as runs of one user each. They are spelled
+    # out a block of runs at a time (never all at once): for their track codes, then for the
+    # rows that survive the k-core.
     runs = np.flatnonzero(selected[index.run_codes])
-    rows = _concat_ranges(index.run_starts[runs], index.run_lens[runs], index.n_rows)
-    ucodes = np.repeat(index.run_codes[runs], index.run_lens[runs])
-    core = kcore_codes(ucodes, index.tracks[rows], params.k_core, params.max_rounds,
-                       n_users=n_users, n_items=index.n_tracks)
-    rows, ucodes = rows[core.alive], ucodes[core.alive]
+    run_starts, run_lens = index.run_starts[runs], index.run_lens[runs]
+    run_codes = index.run_codes[runs]
+    run_offsets = np.cumsum(run_lens) - run_lens
+    blocks = run_blocks(run_offsets, int(run_lens.sum()))
+    tracks = np.empty(int(run_lens.sum()), dtype=index.tracks.dtype)
+    for lo, hi, first, last in blocks:
+        take(index.tracks, concat_ranges(run_starts[lo:hi], run_lens[lo:hi], index.n_rows),
+             out=tracks[first:last])
+    core, run_alive = kcore_runs(tracks, run_offsets, run_lens, run_codes, params.k_core,
+                                 params.max_rounds, n_users=n_users, n_items=index.n_tracks)
+    del tracks
+    rows = np.empty(int(run_alive.sum()), dtype=np.int32 if index.n_rows < 2**31 else np.int64)
+    done = 0
+    for lo, hi, first, last in blocks:
+        count = int(run_alive[lo:hi].sum())
+        np.compress(core.alive[first:last],
+                    concat_ranges(run_starts[lo:hi], run_lens[lo:hi], index.n_rows),
+                    out=rows[done:done + count])
+        done += count
 
     # Group rows by user in sorted-id order; within a user they stay in row order.
-    starts = np.flatnonzero(np.r_[True, ucodes[1:] != ucodes[:-1]]) if len(rows) else \
-        np.empty(0, dtype=np.int64)
-    sizes = np.diff(np.append(starts, len(rows)))
-    if len(np.unique(ucodes[starts])) == len(starts):  # each user's rows are contiguous
-        order = np.argsort(ucodes[starts], kind="stable")
-        starts, sizes = starts[order], sizes[order]
-        pos_of = None
+    pos_of = None
+    if index.one_run_per_user:
+        kept = np.flatnonzero(run_alive)
+        order = np.argsort(run_codes[kept], kind="stable")
+        starts = (np.cumsum(run_alive) - run_alive)[kept][order]
+        sizes = run_alive[kept][order]
     else:
-        pos_of = np.argsort(ucodes, kind="stable")
-        sorted_codes = ucodes[pos_of]
-        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        ucodes = np.repeat(run_codes, run_alive)
+        starts = np.flatnonzero(np.r_[True, ucodes[1:] != ucodes[:-1]]) if len(rows) else \
+            np.empty(0, dtype=np.int64)
         sizes = np.diff(np.append(starts, len(rows)))
+        if len(np.unique(ucodes[starts])) == len(starts):  # each user's rows are contiguous
+            order = np.argsort(ucodes[starts], kind="stable")
+            starts, sizes = starts[order], sizes[order]
+        else:
+            pos_of = np.argsort(ucodes, kind="stable")
+            sorted_codes = ucodes[pos_of]
+            starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+            sizes = np.diff(np.append(starts, len(rows)))
 
     if params.split == "last":
         grouped = rows if pos_of is None else rows[pos_of]
@@ -221,16 +248,6 @@ def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
     return Fold(index=fold, train_rows=rows[is_train], test_rows=test_rows,
                 sampled_users=int(size), kcore_rounds=core.rounds,
                 kcore_converged=core.converged)
-
-
-def _concat_ranges(starts: np.ndarray, lens: np.ndarray, n_rows: int) -> np.ndarray:
-    """``concatenate([arange(s, s + l) for s, l in zip(starts, lens)])`` without the loop."""
-    dtype = np.int32 if n_rows < 2**31 else np.int64
-    total = int(lens.sum())
-    before = np.cumsum(lens) - lens
-    out = np.repeat((starts - before).astype(dtype), lens)
-    out += np.arange(total, dtype=dtype)
-    return out
 
 
 def _first_of_permutations(rs: np.random.RandomState, sizes: np.ndarray) -> np.ndarray:
@@ -276,8 +293,8 @@ def _chain_ends(rs: np.random.RandomState, sizes: np.ndarray) -> np.ndarray:
     # nxt[offset + p] = L(p), the smallest step i > p with j_i == p. A self-swap (j_i == i)
     # moves nothing: its write goes to a spare slot at the end.
     spare = int(sizes.sum())
-    slot = np.repeat(offset.astype(np.int32), steps)
-    slot += j
+    slot = np.repeat(offset, steps)  # intp: np.minimum.at, which holds the GIL, converts
+    slot += j                         # any other index type first
     i = bound.view(np.int32)
     i -= 1
     slot[j == i] = spare
