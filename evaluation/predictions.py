@@ -172,20 +172,14 @@ def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
         is_str = np.frompyfunc(lambda v: isinstance(v, (str, bytes)), 1, 1)(matrix).astype(bool)
         is_bool = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)(matrix)
         is_bool = is_bool.astype(bool)
-        if is_str.any():
-            rows = np.flatnonzero(is_str.any(axis=1))
-            raise _fail(
-                f"item ids must be integers; {int(is_str.sum())} values are strings",
-                "return integer track ids (e.g. df.astype('int64')); " + _FORMAT_HINT,
-                _show_rows(users, matrix, rows),
-            )
-        if is_bool.any():
-            rows = np.flatnonzero(is_bool.any(axis=1))
-            raise _fail(
-                f"item ids must be integers; {int(is_bool.sum())} values are booleans",
-                "return integer track ids; " + _FORMAT_HINT,
-                _show_rows(users, matrix, rows),
-            )
+        for bad, kind, fix in ((is_str, "strings", " (e.g. df.astype('int64'))"),
+                               (is_bool, "booleans", "")):
+            if bad.any():
+                raise _fail(
+                    f"item ids must be integers; {int(bad.sum())} values are {kind}",
+                    f"return integer track ids{fix}; " + _FORMAT_HINT,
+                    _show_rows(users, matrix, np.flatnonzero(bad.any(axis=1))),
+                )
         try:
             matrix = matrix.astype(np.float64)
         except (TypeError, ValueError) as exc:
