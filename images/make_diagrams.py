@@ -103,7 +103,7 @@ def prediction_format() -> str:
     for i, n in enumerate(notes):
         parts.append(f"<text x='{x0}' y='{y0 + 5 * rh + 10 + 20 * i}' font-size='13' {FONT}>"
                      f"• {escape(n)}</text>")
-    return svg(620, 300, "\n".join(parts))
+    return svg(640, 330, "\n".join(parts))
 
 
 def main() -> None:
