@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from evaluation._int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
 from evaluation.errors import PredictionError, show_values
 
 PAD = -1
@@ -61,10 +62,18 @@ def predictions_frame(user_ids, items, k: int | None = None) -> pd.DataFrame:
     padded with ``-1`` to ``k`` columns (default: the longest list).
     """
     user_ids = np.asarray(user_ids)
+
+    def fail(rule: str, bad: np.ndarray, values: np.ndarray) -> PredictionError:
+        return PredictionError(
+            f"predictions_frame: item ids must be integer track ids; {int(bad.sum())} values are "
+            f"{rule}: {show_values(values[bad])}. Fix: pass the track ids "
+            "themselves (pad short lists with -1, or pass lists of different lengths)"
+        )
+
     if isinstance(items, np.ndarray) and items.ndim == 2:
-        matrix = items.astype(np.int64, copy=False)
+        matrix = as_int64(items, fail)
     else:
-        lists = [np.asarray(x, dtype=np.int64) for x in items]
+        lists = [_list_ids(x, fail) for x in items]
         width = max((len(x) for x in lists), default=0)
         lengths = np.array([len(x) for x in lists], dtype=np.int64)
         matrix = np.full((len(lists), width), PAD, dtype=np.int64)
@@ -83,6 +92,16 @@ def predictions_frame(user_ids, items, k: int | None = None) -> pd.DataFrame:
         matrix = np.hstack([matrix, np.full((len(matrix), k - matrix.shape[1]), PAD, np.int64)])
     return pd.DataFrame(matrix, index=pd.Index(user_ids, name="user_id"),
                         columns=[str(i) for i in range(k)])
+
+
+def _list_ids(items, fail) -> np.ndarray:
+    """One list of ids as int64; a refused list is read again as Python objects, exactly."""
+    try:
+        return as_int64(np.asarray(items).reshape(-1), fail)
+    except PredictionError:
+        # NumPy reads [-1, 2**64 - 1] as floats: the error shows the values as given, and a
+        # value such as 2**63 - 1, which float64 rounds up to 2**63, passes
+        return as_int64(np.asarray(items, dtype=object).reshape(-1), fail)
 
 
 def _user_index(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
@@ -106,17 +125,43 @@ def _user_index(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
             'df = df.set_index("user_id"); ' + _FORMAT_HINT,
         )
     ids = frame.index.to_numpy()
-    if ids.dtype.kind in "iu":
-        return frame, ids.astype(np.int64)
-    numeric = pd.to_numeric(pd.Series(ids), errors="coerce").to_numpy(dtype=np.float64)
-    whole = np.isfinite(numeric) & (numeric == np.round(numeric))
-    if not whole.all():
-        raise _fail(
-            f"user_id values must be integers; got {ids.dtype} values such as "
-            f"{show_values(ids[~whole])}",
+    if ids.dtype.kind not in "iufb":
+        ids = ids.astype(object)
+
+    def fail(rule: str, bad: np.ndarray, values=None) -> PredictionError:
+        return _fail(
+            f"user_id values must be integers; {int(bad.sum())} values are {rule}: "
+            f"{show_values(ids[bad])}",
             "use the user ids exactly as given to predict() (user_ids_df['user_id'])",
         )
-    return frame, numeric.astype(np.int64)
+
+    values = ids
+    if ids.dtype == object and _is_text(ids).any():
+        # ids written as text ("12") are read as numbers; any other text is an error
+        values = pd.to_numeric(pd.Series(ids), errors="coerce").to_numpy()
+        unread = pd.isna(values) & ~pd.isna(ids)
+        if unread.any():
+            raise fail(NOT_NUMBER, unread, ids)
+    return frame, as_int64(values, fail)
+
+
+def _is_text(values: np.ndarray) -> np.ndarray:
+    """Boolean mask of the str/bytes entries of an object array."""
+    return np.frompyfunc(lambda v: isinstance(v, (str, bytes)), 1, 1)(values).astype(bool)
+
+
+def _argument_failure(argument: str, column: str | None = None):
+    """The ``fail`` of :func:`as_int64` for an argument of :func:`validate_predictions`."""
+    where = f"column {column!r} of the {argument!r} argument" if column else \
+        f"the {argument!r} argument"
+
+    def fail(rule: str, bad: np.ndarray, values: np.ndarray) -> PredictionError:
+        return PredictionError(
+            f"validate_predictions: {where} must hold integer ids; {int(bad.sum())} values are "
+            f"{rule}: {show_values(values[bad])}. Fix: pass the ids of the dataset (int64)"
+        )
+
+    return fail
 
 
 def _column_order(columns: pd.Index, k: int) -> np.ndarray:
@@ -153,7 +198,8 @@ def _column_order(columns: pd.Index, k: int) -> np.ndarray:
 
 
 def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
-    """The prediction values as integers, rejecting strings, booleans, NaN and fractions.
+    """The prediction values as integers, rejecting strings, booleans, NaN, fractions and
+    values that do not fit in int64 (a uint64 2**64 - 1 would otherwise wrap to the padding -1).
 
     int64, or the columns' own integer dtype when they all share one (then possibly a view of
     ``frame``: never write to it).
@@ -161,15 +207,20 @@ def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
     plain = all(isinstance(dt, np.dtype) for dt in frame.dtypes)
     kinds = {dt.kind for dt in frame.dtypes}
     if plain and kinds <= {"i", "u"}:
+        for j, dt in enumerate(frame.dtypes):
+            if dt == np.uint64:  # the one integer dtype that can exceed int64
+                column = frame.iloc[:, j].to_numpy()
+                as_int64(column, _item_failure(users, column[:, None]))
         if len(set(frame.dtypes)) == 1:
             return frame.to_numpy()
         return frame.to_numpy(dtype=np.int64)
-    if plain and kinds <= {"i", "u", "f"}:
+    if plain and kinds <= {"i", "u", "f"} and np.uint64 not in set(frame.dtypes):
         matrix = frame.to_numpy(dtype=np.float64)
     else:
-        # strings, booleans, nullable or mixed columns: inspect the values themselves
+        # strings, booleans, nullable, uint64 mixed with floats, Python ints: the values
+        # themselves (objects keep a Python int's exact value for the range check)
         matrix = frame.to_numpy(dtype=object, na_value=np.nan)
-        is_str = np.frompyfunc(lambda v: isinstance(v, (str, bytes)), 1, 1)(matrix).astype(bool)
+        is_str = _is_text(matrix)
         is_bool = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)(matrix)
         is_bool = is_bool.astype(bool)
         for bad, kind, fix in ((is_str, "strings", " (e.g. df.astype('int64'))"),
@@ -180,31 +231,32 @@ def _item_matrix(frame: pd.DataFrame, users: np.ndarray) -> np.ndarray:
                     f"return integer track ids{fix}; " + _FORMAT_HINT,
                     _show_rows(users, matrix, np.flatnonzero(bad.any(axis=1))),
                 )
-        try:
-            matrix = matrix.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise _fail(
-                f"item ids must be integers; some values cannot be read as numbers ({exc})",
-                "return integer track ids; " + _FORMAT_HINT,
-            ) from None
-    nan = np.isnan(matrix)
-    if nan.any():
-        rows = np.flatnonzero(nan.any(axis=1))
-        raise _fail(
-            f"{int(nan.sum())} values are missing (NaN) in {len(rows)} rows",
-            "pad a list shorter than k with -1 instead of NaN: df.fillna(-1).astype('int64')",
-            _show_rows(users, matrix, rows),
-        )
-    frac = ~np.isfinite(matrix) | (matrix != np.round(matrix))
-    if frac.any():
-        rows = np.flatnonzero(frac.any(axis=1))
-        raise _fail(
-            f"item ids must be whole numbers; {int(frac.sum())} values are not "
-            f"(e.g. {show_values(matrix[frac])})",
-            "return track ids, not scores or row positions; " + _FORMAT_HINT,
-            _show_rows(users, matrix, rows),
-        )
-    return matrix.astype(np.int64)
+    return as_int64(matrix, _item_failure(users, matrix))
+
+
+def _item_failure(users: np.ndarray, matrix: np.ndarray):
+    """The ``fail`` of :func:`as_int64` for the (N, k) prediction values ``matrix``."""
+
+    def fail(rule: str, bad: np.ndarray, values=None) -> PredictionError:
+        bad = bad.reshape(matrix.shape)
+        rows = np.flatnonzero(bad.any(axis=1))
+        shown = _show_rows(users, matrix, rows)
+        if rule == MISSING:
+            return _fail(
+                f"{int(bad.sum())} values are missing (NaN) in {len(rows)} rows",
+                "pad a list shorter than k with -1 instead of NaN: "
+                "df.fillna(-1).astype('int64')", shown)
+        if rule in (FRACTION, INFINITE):
+            return _fail(
+                f"item ids must be whole numbers; {int(bad.sum())} values are not "
+                f"(e.g. {show_values(matrix[bad])})",
+                "return track ids, not scores or row positions; " + _FORMAT_HINT, shown)
+        return _fail(
+            f"item ids must be integers; {int(bad.sum())} values are {rule} "
+            f"(e.g. {show_values(matrix[bad])})",
+            "return the track ids of the catalog (they fit in int64); " + _FORMAT_HINT, shown)
+
+    return fail
 
 
 def _in_set(values: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -270,7 +322,7 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
         return out
     tracks = train["track_id"].to_numpy()
     if tracks.dtype.kind != "i":
-        tracks = tracks.astype(np.int64)
+        tracks = as_int64(tracks, _argument_failure("train", "track_id"))
     hi = int(matrix.max())
     top = max(hi, int(tracks.max(initial=0)))
     present = None
@@ -287,7 +339,8 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
         pick = np.flatnonzero(_in_set(tracks, matrix[real]))
     if not len(pick):
         return out
-    rows = _positions(train["user_id"].to_numpy()[pick].astype(np.int64), user_ids)
+    rows = _positions(as_int64(train["user_id"].to_numpy()[pick],
+                               _argument_failure("train", "user_id")), user_ids)
     keep = rows >= 0
     if not keep.any():
         return out
@@ -358,7 +411,7 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
     k = int(k)
     if isinstance(user_ids, pd.DataFrame):
         user_ids = user_ids["user_id"]
-    expected = np.asarray(user_ids).astype(np.int64)
+    expected = as_int64(user_ids, _argument_failure("user_ids"))
 
     if not isinstance(predictions, pd.DataFrame):
         kind = type(predictions).__name__
@@ -402,7 +455,7 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
 
     real = matrix != PAD
     if catalog is not None:
-        known = _in_set(matrix, np.asarray(catalog).astype(np.int64)) | ~real
+        known = _in_set(matrix, as_int64(catalog, _argument_failure("catalog"))) | ~real
         if not known.all():
             rows = np.flatnonzero(~known.all(axis=1))
             raise _fail(

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from evaluation._int64 import as_int64
 from evaluation.errors import ConfigError, show_values
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
@@ -60,7 +61,7 @@ def topk_from_embeddings(
         raise ConfigError(f"The 'k' parameter must be an int in the range [1, inf); got {k!r}.")
     k = int(k)
     torch = _torch_for(device)
-    user_emb, item_emb = _embeddings(user_emb, item_emb, torch)
+    user_emb, item_emb, bounded = _embeddings(user_emb, item_emb, torch)
     n_users, n_items = user_emb.shape[0], item_emb.shape[0]
     exclude = _exclusions(exclude, n_users, n_items)
     item_ids = _ids(item_ids, n_items, "item_ids")
@@ -91,12 +92,22 @@ def topk_from_embeddings(
         stop = min(start + batch_size, n_users)
         rows, cols = _chunk_exclusions(exclude, start, stop)
         if torch is None:
-            scores = np.matmul(user_emb[start:stop], item_t, out=buffer[: stop - start])
+            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                scores = np.matmul(user_emb[start:stop], item_t, out=buffer[: stop - start])
+            # NaN propagates through max: two reductions find any inf or NaN
+            if not bounded and not (np.isfinite(scores.max(initial=0.0))
+                                    and np.isfinite(scores.min(initial=0.0))):
+                raise _overflow(np.isfinite(scores), start, user_ids, item_ids, scores.dtype)
             scores[rows, cols] = -np.inf
             r, c, v = _select_numpy(scores, k)
         else:
             with torch.no_grad():
                 scores = user_emb[start:stop] @ item_t
+                if not bounded:
+                    finite = torch.isfinite(scores)
+                    if not bool(finite.all()):
+                        raise _overflow(finite.cpu().numpy(), start, user_ids, item_ids,
+                                        scores.dtype)
                 if len(rows):
                     scores[torch.as_tensor(rows, device=scores.device),
                            torch.as_tensor(cols, device=scores.device)] = -math.inf
@@ -105,6 +116,20 @@ def topk_from_embeddings(
     columns = [str(i) for i in range(k)]
     values = np.where(out >= 0, item_ids[np.maximum(out, 0)], -1) if n_items else out
     return pd.DataFrame(values, index=pd.Index(user_ids, name="user_id"), columns=columns)
+
+
+def _overflow(finite: np.ndarray, start: int, user_ids: np.ndarray, item_ids: np.ndarray,
+              dtype) -> ConfigError:
+    """The error for scores that are not finite (``finite``: the chunk's mask from ``start``)."""
+    r, c = np.nonzero(~finite)
+    users = pd.unique(user_ids[start + r])
+    items = pd.unique(item_ids[c])
+    return ConfigError(
+        f"'user_emb' @ 'item_emb'.T is not finite in {dtype}: {len(r)} scores overflow to inf "
+        f"or are NaN (inf - inf), e.g. for users {show_values(users)} and items "
+        f"{show_values(items)}; a ranking of them would be arbitrary. Fix: scale the "
+        "embeddings down (e.g. normalise their rows) or pass float64 arrays"
+    )
 
 
 def _torch_for(device: str):
@@ -164,10 +189,23 @@ def _embeddings(user_emb, item_emb, torch):
             raise ConfigError(
                 f"'{name}' must be finite; rows {show_values(np.flatnonzero(bad))} hold NaN or inf."
             )
+    bounded = _scores_bounded(user, item)
     if torch is not None:
         user = torch.from_numpy(user).to(torch.target)
         item = torch.from_numpy(item).to(torch.target)
-    return user, item
+    return user, item, bounded
+
+
+def _scores_bounded(user: np.ndarray, item: np.ndarray) -> bool:
+    """Whether no score can overflow: every partial sum of a dot product is at most
+    ``d * max|user| * max|item|`` (a Python float, which does not overflow), far below the
+    dtype's largest value. When not, each chunk's scores are checked instead."""
+    if not (user.size and item.size):
+        return True
+    top_user = max(float(user.max()), -float(user.min()))
+    top_item = max(float(item.max()), -float(item.min()))
+    bound = user.shape[1] * top_user * top_item
+    return bound < float(np.finfo(user.dtype).max) / 4  # room for rounding in the sums
 
 
 def _exclusions(exclude, n_users: int, n_items: int) -> sp.csr_array | None:
@@ -199,10 +237,17 @@ def _ids(ids, n: int, name: str) -> np.ndarray:
         )
     if len(np.unique(array)) != n:
         raise ConfigError(f"'{name}' must be unique; it repeats ids.")
-    if name == "item_ids" and (array.dtype.kind not in "iu" or (array == -1).any()):
-        raise ConfigError(
-            "'item_ids' must be integers other than -1 (the padding value of the output)."
-        )
+    if name == "item_ids":
+        if array.dtype.kind not in "iu" or (array == -1).any():
+            raise ConfigError(
+                "'item_ids' must be integers other than -1 (the padding value of the output)."
+            )
+
+        def fail(rule: str, bad: np.ndarray, values: np.ndarray) -> ConfigError:
+            return ConfigError(f"'item_ids' must fit in int64 (the output's dtype); "
+                               f"{int(bad.sum())} ids are {rule}: {show_values(values[bad])}.")
+
+        array = as_int64(array, fail)
     return array
 
 

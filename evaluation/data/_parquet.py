@@ -3,18 +3,21 @@
 ``write_tables`` writes ``events.parquet``, ``users.parquet``, ``tracks.parquet``,
 ``track_vectors.npy`` + ``track_vector_ids.npy`` (when the dataset has vectors) and
 ``evalrs_tables.json`` (format version, row counts, the dataset fingerprint and the size and
-modification time of every file). The directory appears atomically: it is written under a
-temporary name beside its destination and renamed, so a reader never sees half of it.
+sha256 of every file). The directory appears atomically: it is written under a temporary name
+beside its destination and renamed, so a reader never sees half of it.
 
 ``read_tables`` reads it back with pyarrow, a column per thread. Events are stored
 uncompressed and plain-encoded in one row group, so reading is little more than a memcpy and
-pandas adopts the arrays without another copy; the small tables use zstd. The stored
-fingerprint is reused only while every file still has the size and modification time recorded
-at write time; otherwise ``Tables.fingerprint()`` rehashes.
+pandas adopts the arrays without another copy; the small tables use zstd. The files are
+hashed while they are read (in other threads): the stored fingerprint is reused only when every
+file still has the content recorded at write time, otherwise ``Tables.fingerprint()`` rehashes
+the tables, or, with ``strict=True`` (the harness's own caches), the read fails with a
+:class:`DataError` naming the file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -73,8 +76,8 @@ def write_tables(tables: Tables, directory: str | os.PathLike, *, replace: bool 
             np.save(tmp / _VECTORS, tables.track_vectors.vectors)
             files[_VECTOR_IDS] = files[_VECTORS] = None
         for fname in files:
-            st = (tmp / fname).stat()
-            files[fname] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            files[fname] = {"size": (tmp / fname).stat().st_size,
+                            "sha256": file_sha256(tmp / fname)}
         meta = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -139,6 +142,20 @@ def _read_frame(path: Path, use_threads: bool) -> pd.DataFrame:
     return table.to_pandas(split_blocks=True, self_destruct=True)
 
 
+_HASH_BUFFER = 1 << 22  # bytes per read when hashing a file
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes (hashlib releases the GIL: threads hash in parallel)."""
+    h = hashlib.sha256()
+    buffer = bytearray(_HASH_BUFFER)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(buffer):
+            h.update(view[:n])
+    return h.hexdigest()
+
+
 _STREAM_ROWS = 1 << 20  # rows per batch when streaming a column
 _STREAM_BUFFER = 1 << 22  # bytes per file read
 
@@ -188,19 +205,58 @@ def _replace_dir(tmp: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def read_tables(directory: str | os.PathLike, *, use_threads: bool = True) -> Tables:
-    """Read a dataset directory written by :func:`write_tables`."""
+def read_tables(directory: str | os.PathLike, *, use_threads: bool = True,
+                strict: bool = False) -> Tables:
+    """Read a dataset directory written by :func:`write_tables`.
+
+    Every file is hashed while the tables are decoded. The fingerprint stored at write time is
+    reused when each file's sha256 matches the one recorded then; otherwise it is recomputed
+    from the tables, or, with ``strict=True``, a :class:`DataError` names the file whose
+    content changed (or that lacks a recorded hash: a directory of an older harness).
+    """
     root = Path(directory)
     meta = _read_meta(root)
+    recorded = meta["files"]
+    hashing = ThreadPoolExecutor(2 if use_threads else 1)
+    try:
+        # submitted first: the hashes are computed while the tables are decoded
+        digests = {fname: hashing.submit(file_sha256, root / fname) for fname in recorded
+                   if isinstance(recorded[fname], dict) and "sha256" in recorded[fname]}
+        tables = _read_content(root, meta, use_threads)
+        changed = [fname for fname in recorded if fname not in digests
+                   or _digest(digests[fname]) != recorded[fname]["sha256"]]
+    finally:
+        hashing.shutdown(wait=True, cancel_futures=True)
+    if changed and strict:
+        fname = changed[0]
+        what = ("has no sha256 in the metadata (written by an older harness)"
+                if fname not in digests else "differs from what was written (sha256 mismatch)")
+        raise DataError(f"{root / fname}: the content {what}; the file was damaged, replaced "
+                        f"or modified: delete {root} and write it again")
+    if not changed:
+        tables._fingerprint = meta["fingerprint"]
+    # The reader's scratch buffers stay in Arrow's pool otherwise (~0.2 GiB at full scale).
+    pa.default_memory_pool().release_unused()
+    return tables
+
+
+def _digest(future) -> str | None:
+    try:
+        return future.result()
+    except OSError:  # a missing or unreadable file: not the recorded content
+        return None
+
+
+def _read_content(root: Path, meta: dict, use_threads: bool) -> Tables:
     frames = {}
     for name in _FRAMES:
         path = root / f"{name}.parquet"
         try:
             frames[name] = _read_frame(path, use_threads)
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, ValueError, pa.ArrowException) as exc:
             raise DataError(
-                f"{path}: cannot read the {name} table ({exc}); delete {root} to regenerate "
-                f"or re-download it"
+                f"{path}: cannot read the {name} table ({type(exc).__name__}: {exc}); the file "
+                f"is truncated, damaged or missing: delete {root} to regenerate or re-download it"
             ) from exc
         expected = meta["rows"].get(name)
         if expected is not None and len(frames[name]) != expected:
@@ -213,16 +269,15 @@ def read_tables(directory: str | os.PathLike, *, use_threads: bool = True) -> Ta
         try:
             ids = np.load(root / _VECTOR_IDS)
             vecs = np.load(root / _VECTORS)
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{root / _VECTORS}: cannot read the track vectors ({exc})") from exc
-        vectors = TrackVectors(ids, vecs)
-    tables = Tables(events=frames["events"], users=frames["users"], tracks=frames["tracks"],
-                    track_vectors=vectors, source=meta.get("source") or str(root))
-    if _unchanged(root, meta["files"]):
-        tables._fingerprint = meta["fingerprint"]
-    # The reader's scratch buffers stay in Arrow's pool otherwise (~0.2 GiB at full scale).
-    pa.default_memory_pool().release_unused()
-    return tables
+            vectors = TrackVectors(ids, vecs)
+        except (OSError, ValueError, EOFError, MemoryError) as exc:
+            raise DataError(
+                f"{root / _VECTORS} or {_VECTOR_IDS}: cannot read the track vectors "
+                f"({type(exc).__name__}: {exc}); the files are truncated, damaged or missing: "
+                f"delete {root} to regenerate or re-download it"
+            ) from exc
+    return Tables(events=frames["events"], users=frames["users"], tracks=frames["tracks"],
+                  track_vectors=vectors, source=meta.get("source") or str(root))
 
 
 def _read_meta(root: Path) -> dict:
@@ -244,18 +299,8 @@ def _read_meta(root: Path) -> dict:
             f"{path}: format_version {meta.get('format_version')!r}, this harness reads "
             f"{FORMAT_VERSION}; write the directory again with this version"
         )
-    for key in ("rows", "files", "fingerprint"):
-        if key not in meta:
-            raise DataError(f"{path}: metadata lacks {key!r}; write the directory again")
+    for key, kind in (("rows", dict), ("files", dict), ("fingerprint", str)):
+        if not isinstance(meta.get(key), kind):
+            raise DataError(f"{path}: metadata lacks {key!r} (or it is not a {kind.__name__}); "
+                            "write the directory again")
     return meta
-
-
-def _unchanged(root: Path, files: dict) -> bool:
-    for fname, stat in files.items():
-        try:
-            st = (root / fname).stat()
-        except OSError:
-            return False
-        if st.st_size != stat.get("size") or st.st_mtime_ns != stat.get("mtime_ns"):
-            return False
-    return True

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._atomic import write_json
+from evaluation._int64 import MISSING, RANGE, as_int64
 from evaluation._paths import cache_dir
 from evaluation.data._tables import EVENT_COLUMNS, Tables, TrackVectors
 from evaluation.errors import DataError, show_values
@@ -44,6 +45,9 @@ COUNT_COLUMNS = {"events": ("user_track_count",), "users": ("playcount",)}
 ID_COLUMNS = ("user_id", "track_id")
 
 _INT32 = np.iinfo(np.int32)
+# Scoring sums play counts per user, track and artist (activity and popularity groups) in
+# float64, exact for integers below 2**53; a total that reaches it would be binned wrongly.
+COUNT_TOTAL_LIMIT = 2**53
 _CHUNK = 1 << 22  # rows per chunk for the event-sized temporaries
 _TABLE_LIMIT = 1 << 27  # largest id for which "known id" lookups use a dense boolean table
 
@@ -195,6 +199,8 @@ def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
         if col in out:
             _check_min(out[col], ranges.get(col), table, col, "counts must be >= 0",
                        "remove or correct the rows with negative counts")
+    if key is None and "user_track_count" in out:
+        _check_count_total(out["user_track_count"], ranges["user_track_count"], table)
     if "rating" in out:
         bad = ~np.isfinite(out["rating"])
         if bad.any():
@@ -262,31 +268,46 @@ def _as_int(series: pd.Series, file: str, col: str, ranges: dict) -> np.ndarray:
         dtype = series.dtype
     if not (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)):
         # object, str, category...: numbers are accepted, strings are not
-        return _as_int(_object_to_numeric(series, file, col, INT), file, col, ranges)
+        numeric = _object_to_numeric(series, file, col, INT)
+        if numeric.dtype != np.int64:
+            # Python ints beyond int64 became uint64 or inexact floats: check the values as
+            # given (exactly), so that the error shows them
+            numeric = pd.Series(as_int64(series.to_numpy(dtype=object), _int_failure(file, col)))
+        return _as_int(numeric, file, col, ranges)
     if not isinstance(dtype, np.dtype) and series.hasnans:  # numpy ints/floats: checked below
         rows = np.flatnonzero(series.isna().to_numpy())
         raise data_error(file, col, f"missing values in an integer column ({len(rows)} rows)",
                          rows=rows, fix=f"fill or drop the rows without a {col!r}")
     if pd.api.types.is_integer_dtype(dtype):
-        arr = series.to_numpy(dtype=None if isinstance(dtype, np.dtype) else np.int64)
+        arr = series.to_numpy(dtype=None if isinstance(dtype, np.dtype) else
+                              "uint64" if dtype.kind == "u" else np.int64)
+        if arr.dtype == np.uint64:
+            arr = as_int64(arr, _int_failure(file, col))
     else:
-        arr = series.to_numpy(dtype=np.float64)
-        if np.isnan(arr).any():
-            rows = np.flatnonzero(np.isnan(arr))
-            raise data_error(file, col, f"missing values in an integer column ({len(rows)} rows)",
-                             rows=rows, fix=f"fill or drop the rows without a {col!r}")
-        bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (np.abs(arr) >= 2.0 ** 63)
-        if bad.any():
-            raise data_error(file, col, "expected integers, found numbers that are not whole",
-                             arr[bad][:5], rows=np.flatnonzero(bad)[:5], fix=fix)
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.max() > np.iinfo(np.int64).max:
-        raise data_error(file, col, "integers too large for int64", arr[arr > 2**63 - 1][:5],
-                         fix="renumber the ids")
+        arr = as_int64(series.to_numpy(dtype=np.float64), _int_failure(file, col))
     lo, hi = (int(arr.min()), int(arr.max())) if len(arr) else (0, 0)
     ranges[col] = (lo, hi)
     target = np.int32 if _INT32.min <= lo and hi <= _INT32.max else np.int64
     return arr.astype(target, copy=False)
+
+
+def _int_failure(file: str, col: str):
+    """The ``fail`` of :func:`as_int64` for column ``col`` of ``file``."""
+
+    def fail(rule: str, bad: np.ndarray, values: np.ndarray) -> DataError:
+        rows = np.flatnonzero(bad)
+        if rule == MISSING:
+            return data_error(file, col, f"missing values in an integer column ({len(rows)} rows)",
+                              rows=rows[:5], fix=f"fill or drop the rows without a {col!r}")
+        if rule == RANGE:
+            fix = ("renumber the ids with integers below 2**63" if col.endswith("_id") else
+                   f"correct the values of {col!r}: they cannot be stored as 64-bit integers")
+        else:
+            fix = f"store {col!r} as integers"
+        return data_error(file, col, f"expected integers, found {len(rows)} values that are "
+                          f"{rule}", values[bad][:5], rows=rows[:5], fix=fix)
+
+    return fail
 
 
 def _as_float(series: pd.Series, file: str, col: str) -> np.ndarray:
@@ -332,6 +353,21 @@ def _check_min(arr: np.ndarray, lo_hi, file: str, col: str, rule: str, fix: str)
         bad = np.flatnonzero(arr < 0)
         raise data_error(file, col, rule + f" ({len(bad)} rows)", arr[bad[:5]], rows=bad[:5],
                          fix=fix)
+
+
+def _check_count_total(counts: np.ndarray, lo_hi: tuple[int, int], file: str) -> None:
+    """The play counts (already >= 0) sum to less than :data:`COUNT_TOTAL_LIMIT`."""
+    if lo_hi[1] * len(counts) < COUNT_TOTAL_LIMIT:  # the usual case: no pass over the rows
+        return
+    total = float(counts.sum(dtype=np.float64))
+    if total >= COUNT_TOTAL_LIMIT:
+        rows = np.argsort(counts, kind="stable")[::-1][:5]
+        raise data_error(file, "user_track_count",
+                         f"play counts must sum to less than 2**53 over the table (got about "
+                         f"{total:.4g}); per-user and per-track sums of larger counts cannot be "
+                         "computed exactly", counts[rows], rows=rows, label="largest values",
+                         fix="correct the impossible counts (a play count is a number of "
+                         "listens) or drop those rows")
 
 
 def _check_gender(gender: pd.Series, file: str) -> None:

@@ -35,6 +35,7 @@ literal of album titles (``"['Blue Harbour']"``) and ``albums_id`` one of album 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,22 +128,34 @@ _WORDS = np.array(
 def synthetic_tables(scale: str = "small", seed: int = 42) -> Tables:
     """The synthetic dataset ``scale`` (``tiny``, ``small`` or ``full``) for ``seed``.
 
-    Generated once and cached under ``cache_dir() / "synthetic"``; later calls read the cache.
+    Generated once and cached under ``cache_dir() / "synthetic"``; later calls read the cache,
+    checking each file against the sha256 recorded when it was written. A damaged cache (a
+    truncated, missing or replaced file) is regenerated, with a :class:`SyntheticCacheWarning`
+    naming the file.
     """
     params = _scale_params(scale)
     seed = _check_seed(seed)
     path = synthetic_cache_path(scale, seed)
-    if path.is_dir():
+    source = f"synthetic:{scale}:seed{seed}"
+    if path.exists():
         try:
-            return read_tables(path)
-        except DataError:
-            pass  # a damaged cache is regenerated below (and replaced)
-    tables = generate_tables(params, seed, source=f"synthetic:{scale}:seed{seed}")
+            tables = read_tables(path, strict=True)
+            if tables.source != source:
+                raise DataError(f"{path}: holds the dataset {tables.source!r}, not {source!r}")
+            return tables
+        except DataError as exc:
+            warnings.warn(f"synthetic dataset cache: {exc}. Regenerating it.",
+                          SyntheticCacheWarning, stacklevel=2)
+    tables = generate_tables(params, seed, source=source)
     try:
         write_tables(tables, path, replace=True)
     except OSError:
         pass  # a read-only cache only costs regeneration next time
     return tables
+
+
+class SyntheticCacheWarning(UserWarning):
+    """The cached synthetic dataset was damaged and is being regenerated."""
 
 
 def synthetic_cache_path(scale: str, seed: int) -> Path:

@@ -9,15 +9,26 @@ the dataset are dropped with a warning; every other problem is a :class:`DataErr
 
 from __future__ import annotations
 
+import contextlib
+import pickle
 import warnings
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from evaluation._int64 import as_int64
 from evaluation.data._schema import data_error, known_mask
 from evaluation.data._tables import TrackVectors
-from evaluation.errors import show_values
+from evaluation.errors import DataError, show_values
+
+# What NumPy, gensim and pyarrow raise for truncated, foreign or garbage files.
+READ_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError,
+               IndexError, zipfile.BadZipFile, zlib.error, pickle.UnpicklingError, MemoryError,
+               pa.ArrowException)
 
 VECTOR_FILES = ("track_vectors.parquet", "track_vectors.npz", "track_vectors.npy",
                 "song2vec.wv")
@@ -31,12 +42,16 @@ def vectors_from_arrays(track_ids, vectors, file: str) -> TrackVectors:
     if ids.ndim != 1:
         raise data_error(file, "track_id", f"track ids must be a 1-d array, got shape {ids.shape}",
                          fix="store one id per vector")
-    if ids.dtype.kind not in "iu":
-        if ids.dtype.kind == "f" and np.all(np.isfinite(ids)) and np.all(ids == np.round(ids)):
-            ids = ids.astype(np.int64)
-        else:
-            raise data_error(file, "track_id", f"track ids must be integers, got {ids.dtype}",
-                             ids[:5].tolist(), fix="store the track ids as integers")
+    if ids.dtype.kind not in "iuf":
+        raise data_error(file, "track_id", f"track ids must be integers, got {ids.dtype}",
+                         ids[:5].tolist(), fix="store the track ids as integers")
+
+    def fail(rule: str, bad: np.ndarray, values: np.ndarray) -> DataError:
+        return data_error(file, "track_id", f"track ids must be integers that fit in int64; "
+                          f"{int(bad.sum())} are {rule}", values[bad][:5],
+                          fix="store the track ids of the tracks table as integers")
+
+    ids = as_int64(ids, fail)
     if vecs.ndim != 2:
         raise data_error(file, "vector", f"wrong dimension: vectors must form a 2-d matrix "
                          f"(one row per track), got shape {vecs.shape}",
@@ -47,7 +62,7 @@ def vectors_from_arrays(track_ids, vectors, file: str) -> TrackVectors:
     if vecs.dtype.kind not in "fiu":
         raise data_error(file, "vector", f"vectors must be numbers, got {vecs.dtype}",
                          fix="store the vectors as floats")
-    return TrackVectors(track_ids=ids.astype(np.int64), vectors=vecs.astype(np.float32))
+    return TrackVectors(track_ids=ids, vectors=vecs.astype(np.float32))
 
 
 def vectors_from_frame(frame: pd.DataFrame, file: str) -> TrackVectors:
@@ -95,7 +110,8 @@ def vectors_from_keyed(keys, vectors, track_ids: np.ndarray, file: str) -> Track
     keys = pd.Series(list(keys), dtype="str")
     parsed = pd.to_numeric(keys, errors="coerce")
     # "012" or "12.0" would silently alias track 12: only canonical decimal strings count.
-    canonical = parsed.notna() & (parsed == parsed.round())
+    # (and below 2**63: a larger key would wrap to another id in int64)
+    canonical = parsed.notna() & (parsed == parsed.round()) & (parsed.abs() < 2.0**63)
     ok = canonical.to_numpy(dtype=bool, copy=True)
     ids = np.full(len(keys), -1, dtype=np.int64)
     ids[ok] = parsed[ok].astype(np.int64).to_numpy()
@@ -120,12 +136,28 @@ def load_keyed_vectors(path: Path, track_ids: np.ndarray) -> TrackVectors:
     except ImportError as exc:  # gensim is a requirement, but say what to do if it's gone
         raise data_error(str(path), None, "reading a KeyedVectors file needs gensim",
                          fix="pip install gensim") from exc
-    try:
+    with _reading(path, "a gensim KeyedVectors file (song2vec.wv)"):
         kv = KeyedVectors.load(str(path), mmap="r")
-    except Exception as exc:  # pickle/npy errors: a damaged or foreign file
-        raise data_error(str(path), None, f"not a readable gensim KeyedVectors file ({exc})",
-                         fix="re-download the dataset or remove the file") from exc
-    return vectors_from_keyed(kv.index_to_key, kv.vectors, track_ids, str(path))
+        if not isinstance(kv, KeyedVectors):
+            raise data_error(str(path), None, f"expected a gensim KeyedVectors file, found a "
+                             f"pickled {type(kv).__name__}",
+                             fix="save the vectors with model.wv.save(path)")
+        keys, vectors = list(kv.index_to_key), np.asarray(kv.vectors)
+    return vectors_from_keyed(keys, vectors, track_ids, str(path))
+
+
+@contextlib.contextmanager
+def _reading(path: Path, expected: str):
+    """Turn what a reader raises on a damaged file into a DataError naming the file."""
+    try:
+        yield
+    except DataError:
+        raise
+    except READ_ERRORS as exc:
+        raise data_error(str(path), None, f"cannot read the file as {expected}: it is truncated, "
+                         f"damaged or of another kind ({type(exc).__name__}: {exc})",
+                         fix="write the file again (or re-download the dataset), or remove it"
+                         ) from exc
 
 
 def load_vector_file(path: Path, track_ids: np.ndarray) -> TrackVectors:
@@ -136,12 +168,14 @@ def load_vector_file(path: Path, track_ids: np.ndarray) -> TrackVectors:
     if name.endswith(".parquet"):
         return vectors_from_frame(_read_parquet(path), str(path))
     if name.endswith(".npz"):
-        with np.load(path) as data:
+        with _reading(path, "an .npz archive (np.savez) of 'track_ids' and 'vectors'"), \
+                np.load(path) as data:
             if "track_ids" not in data or "vectors" not in data:
                 raise data_error(str(path), None, "an .npz of track vectors needs the arrays "
                                  f"'track_ids' and 'vectors', found {sorted(data.files)}",
                                  fix="np.savez(path, track_ids=ids, vectors=matrix)")
-            return vectors_from_arrays(data["track_ids"], data["vectors"], str(path))
+            ids, vectors = data["track_ids"], data["vectors"]
+        return vectors_from_arrays(ids, vectors, str(path))
     if name.endswith(".npy"):
         ids_path = path.with_name(NPY_IDS)
         if not ids_path.exists():
@@ -149,14 +183,15 @@ def load_vector_file(path: Path, track_ids: np.ndarray) -> TrackVectors:
                              f"row belongs to, and {NPY_IDS} is missing beside it",
                              fix=f"save the track id of each row with np.save('{NPY_IDS}', ids)"
                              " (rows are never matched to tracks by position)")
-        return vectors_from_arrays(np.load(ids_path), np.load(path), str(path))
+        with _reading(ids_path, "a .npy array of track ids (np.save)"):
+            ids = np.load(ids_path)
+        with _reading(path, "a .npy matrix of vectors (np.save)"):
+            vectors = np.load(path)
+        return vectors_from_arrays(ids, vectors, str(path))
     raise data_error(str(path), None, "unknown vector file type",
                      fix=f"use one of {list(VECTOR_FILES)}")
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
-    try:
+    with _reading(path, "a parquet table with a 'track_id' column and the vectors"):
         return pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises many types for damaged files
-        raise data_error(str(path), None, f"cannot read parquet file ({exc})",
-                         fix="rewrite or remove the file") from exc

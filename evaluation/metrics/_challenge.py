@@ -204,8 +204,18 @@ def bin_by_edges(values, edges: Sequence[int]) -> tuple[np.ndarray, tuple[str, .
 _SUM_CHUNK = 1 << 20
 
 
-def sum_by_key(keys, weights, query) -> np.ndarray:
-    """For each id in ``query``: the sum of ``weights`` over the rows with that key (0 if none)."""
+#: Float64 sums of non-negative integers are exact below this; int64 holds them.
+_EXACT_SUM = 2.0**53
+
+
+def sum_by_key(keys, weights, query, *, name: str = "weights") -> np.ndarray:
+    """For each id in ``query``: the sum of ``weights`` over the rows with that key (0 if none).
+
+    ``weights`` are non-negative integer counts. The sums are taken in float64, exact below
+    2**53; a key whose sum reaches 2**53 raises a :class:`DataError` naming ``name`` (int64
+    arithmetic would wrap such sums to negative values: the wrong activity or popularity
+    group).
+    """
     keys = np.asarray(keys)
     query = np.asarray(query)
     weights = np.asarray(weights)
@@ -221,11 +231,24 @@ def sum_by_key(keys, weights, query) -> np.ndarray:
             stop = start + _SUM_CHUNK
             sums += np.bincount(keys[start:stop], minlength=kmax + 1,
                                 weights=weights[start:stop].astype(np.float64, copy=False))
+        _check_sums(sums, name)
         inside = (query >= 0) & (query <= kmax)
         out[inside] = np.rint(sums[query[inside]]).astype(np.int64)
         return out
-    sums = pd.Series(weights).groupby(keys).sum()
-    return sums.reindex(query, fill_value=0).to_numpy(dtype=np.int64)
+    # float64 here too: pandas sums int64 groups with wrapping arithmetic
+    sums = pd.Series(weights.astype(np.float64, copy=False)).groupby(keys).sum()
+    _check_sums(sums.to_numpy(), name)
+    return np.rint(sums.reindex(query, fill_value=0).to_numpy()).astype(np.int64)
+
+
+def _check_sums(sums: np.ndarray, name: str) -> None:
+    top = sums.max(initial=0.0)
+    if not top < _EXACT_SUM:  # NaN included
+        raise DataError(
+            f"{name}: the counts of one key sum to {top:.4g}, at or above 2**53, where sums of "
+            "counts are no longer exact (and do not fit the activity and popularity groups); "
+            "no play count is that large: correct or drop the rows with impossible counts"
+        )
 
 
 # --------------------------------------------------------------------------- vector tests
@@ -489,8 +512,9 @@ class ChallengeFold:
         counts = counts.to_numpy() if plain else counts.to_numpy(dtype=np.float64)
         train_users = _column(train, "user_id", "training set").to_numpy()
         train_tracks = _column(train, "track_id", "training set").to_numpy()
-        activity = sum_by_key(train_users, counts, user_ids)
-        track_pop = sum_by_key(train_tracks, counts, targets)
+        name = "training set, column 'user_track_count'"
+        activity = sum_by_key(train_users, counts, user_ids, name=name)
+        track_pop = sum_by_key(train_tracks, counts, targets, name=name)
 
         if tracks.index.name != "track_id" and "track_id" in tracks.columns:
             tracks = tracks.set_index("track_id")
@@ -505,7 +529,8 @@ class ChallengeFold:
             train_artists, counts = train_artists[keep].astype(np.int64), counts[keep]
         artist_pop = np.zeros(len(targets), dtype=np.int64)
         artist_pop[known_artist] = sum_by_key(
-            train_artists, counts, target_artist[known_artist].to_numpy(dtype=np.int64))
+            train_artists, counts, target_artist[known_artist].to_numpy(dtype=np.int64),
+            name=name)
 
         act_codes, act_labels = bin_by_edges(activity, USER_ACTIVITY_EDGES)
         trk_codes, trk_labels = bin_by_edges(track_pop, TRACK_POPULARITY_EDGES)
