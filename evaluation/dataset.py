@@ -18,17 +18,23 @@ class ChallengeDataset:
     """Events, users, tracks and track vectors of one source, cut into ``num_folds`` folds.
 
     ``source`` is ``"synthetic"`` (the embedded default, ``scale`` tiny | small | full, built
-    from ``data_seed``), ``"lfm"`` (the challenge data, downloaded and cached), a directory in
+    from ``data_seed``), ``"lfm"`` or ``"lfm2023"`` (the 2022 or 2023 challenge data,
+    downloaded and cached), a directory in
     the EvalRS schema, ``"movielens:PATH"``, or an already loaded ``Tables`` (schema-checked
     unless ``validate=False``, for tables that were checked already). ``**source_options`` go
-    to ``evaluation.data.load_source``.
+    to ``evaluation.data.load_source``: for ``"lfm"``/``"lfm2023"`` ``url``, ``sha256``,
+    ``cache_dir`` and ``progress``; any other keyword is a ConfigError listing the expected
+    ones.
 
     Fold parameters (design §4): ``seed`` (``None`` means the fixed default 42; ``0`` is a
     seed), ``num_folds``, ``frac`` (share of users per fold), ``k_core`` and ``max_rounds`` of
     the k-core filter, ``sampler`` (``"pandas"``: the 2022 folds row for row; ``"generator"``:
     a vectorised ``numpy.random.Generator`` draw, different but equally valid folds) and
-    ``split`` (``"bootstrap"``: a uniformly drawn target per user; ``"last"``: each user's
-    latest event, as in the 2023 edition). Folds are computed on first use and cached.
+    ``split`` (``"bootstrap"``: a uniformly drawn target per user; ``"last_one"``: each user's
+    single latest event, ties to the largest track id). The 2023 edition's split (every event
+    at a user's latest timestamp) has several targets per user, which the per-user leaderboard
+    tests do not score: it is ``evaluation.splits.leave_last_out``, and ``split="last"`` is a
+    ConfigError that says so. Folds are computed on first use and cached.
     """
 
     def __init__(
@@ -61,27 +67,49 @@ class ChallengeDataset:
             self.tables = source
         else:
             from evaluation.data import load_source
+            from evaluation.data._sources import source_options as options_of
 
+            accepted = [o for o in options_of(source) if o not in ("scale", "seed")]
+            unknown = sorted(set(source_options) - set(accepted))
+            if unknown:
+                raise ConfigError(
+                    f"ChallengeDataset: unknown keyword argument(s) {unknown} for source "
+                    f"{os.fspath(source) if isinstance(source, os.PathLike) else source!r}. "
+                    f"Expected: source, scale, seed, num_folds, frac, k_core, max_rounds, "
+                    f"sampler, split, data_seed, validate"
+                    + (f", and for this source {accepted}" if accepted else
+                       " (this source takes no other options)")
+                    + ". Fix: check the spelling or drop the argument.")
             self.tables = load_source(source, scale=scale, seed=data_seed, **source_options)
+        vectors = self.tables.track_vectors
+        if vectors is not None:
+            # models read the vectors; none may write into the ones the tests score with
+            vectors.track_ids.flags.writeable = False
+            vectors.vectors.flags.writeable = False
         self._index: EventIndex | None = None
         self._folds: dict[int, Fold] = {}
         self._lock = threading.Lock()
 
     # -- data ---------------------------------------------------------------------------------
+    # Each table is handed out as a shallow copy: with pandas' copy-on-write (pandas >= 3) it
+    # shares the data until written to, so a model that adds a column, changes a dtype or
+    # drops rows in place changes its copy only, never the tables the folds are cut from and
+    # the tests are scored against. The harness itself reads ``self.tables``.
     @property
     def df_events(self) -> pd.DataFrame:
-        return self.tables.events
+        return self.tables.events.copy(deep=False)
 
     @property
     def df_users(self) -> pd.DataFrame:
-        return self.tables.users
+        return self.tables.users.copy(deep=False)
 
     @property
     def df_tracks(self) -> pd.DataFrame:
-        return self.tables.tracks
+        return self.tables.tracks.copy(deep=False)
 
     @property
     def track_vectors(self) -> TrackVectors | None:
+        """The track vectors (read-only arrays), or None when the dataset has none."""
         return self.tables.track_vectors
 
     @property
@@ -110,6 +138,8 @@ class ChallengeDataset:
         found = self._folds.get(fold)
         if found is None:
             found = make_fold(self._event_index(), self.params, fold)
+            for rows in (found.train_rows, found.test_rows):
+                rows.flags.writeable = False  # cached and shared: nobody may edit a fold
             self._folds.setdefault(fold, found)
         return self._folds[fold]
 
@@ -117,7 +147,8 @@ class ChallengeDataset:
         """The per-dataset precomputation shared by all folds (built once)."""
         with self._lock:
             if self._index is None:
-                self._index = EventIndex(self.df_events, need_time=self.params.split == "last")
+                self._index = EventIndex(self.tables.events,
+                                         need_time=self.params.split == "last_one")
             return self._index
 
     def compute_folds(self, workers: int = 2) -> list[Fold]:
@@ -136,7 +167,7 @@ class ChallengeDataset:
 
     def get_train_set(self, fold: int) -> pd.DataFrame:
         """The fold's training events (every events column, the events' order and index)."""
-        return _take_rows(self.df_events, self.fold(fold).train_rows)
+        return _take_rows(self.tables.events, self.fold(fold).train_rows)
 
     def get_test_set(self, fold: int, limit: int | None = None) -> pd.DataFrame:
         """``[user_id, track_id]``: one target per test user, sorted by ``user_id``.
@@ -152,14 +183,14 @@ class ChallengeDataset:
                                   f"(0 means every test user). Got {limit!r} instead.")
             if limit:
                 rows = rows[:limit]
-        return self.df_events[["user_id", "track_id"]].take(rows)
+        return self.tables.events[["user_id", "track_id"]].take(rows)
 
     def fold_statistics(self) -> pd.DataFrame:
         """One row per fold: sampled users, test users, train rows and tracks, k-core rounds."""
         records = []
         for fold in self.compute_folds():
             stats = fold.stats()
-            train_tracks = self.df_events["track_id"].to_numpy()[fold.train_rows]
+            train_tracks = self.tables.events["track_id"].to_numpy()[fold.train_rows]
             stats["train_tracks"] = len(pd.unique(train_tracks))
             stats["train_rows_per_user"] = (len(fold.train_rows) / fold.n_test_users
                                             if fold.n_test_users else 0.0)

@@ -9,6 +9,7 @@ and writes the final results file. A run that was killed resumes at its first un
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import io
 import json
@@ -17,8 +18,12 @@ import platform
 import random
 import re
 import sys
+import tempfile
 import time
+import warnings
+import zipfile
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +31,13 @@ import numpy as np
 import pandas as pd
 
 from evaluation import _atomic
+from evaluation._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 from evaluation._jsonable import to_jsonable
 from evaluation._version import __version__
 from evaluation.errors import ConfigError
 from evaluation.leaderboard import (
+    LEADERBOARD_TESTS,
+    MRED_TESTS,
     References,
     UserScores,
     aggregate,
@@ -44,6 +52,12 @@ RESULTS_FORMAT = "evalrs-results/1"
 OFFICIAL_NUM_FOLDS = 4
 DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
+#: Per-run manifest: the sha256 of each finished fold's files, recorded when the fold finished.
+CHECKSUMS_FILE = "checksums.json"
+
+
+class RunWarning(UserWarning):
+    """A run directory holds something that cannot be reused: it is recomputed instead."""
 
 
 @dataclass
@@ -142,6 +156,60 @@ def environment() -> dict:
             "machine": platform.machine(), "cpu_count": os.cpu_count(), "libraries": libs}
 
 
+def _not_a_dataset(dataset) -> str:
+    got = type(dataset).__name__
+    shown = f" ({dataset!r})" if isinstance(dataset, (str, os.PathLike)) else ""
+    hint = {
+        "Tables": "wrap the tables: EvalRSRunner(ChallengeDataset(tables))",
+        "DataFrame": "build the dataset from its events, users and tracks tables: "
+                     "EvalRSRunner(ChallengeDataset(Tables(events, users, tracks)))",
+    }.get(got, "pass ChallengeDataset(source) (source: 'synthetic', 'lfm', a directory, "
+               "'movielens:PATH') or None")
+    return (f"EvalRSRunner expects a ChallengeDataset as its dataset, or None for the default "
+            f"(the synthetic dataset); got a {got}{shown}. Fix: {hint}.")
+
+
+def check_results_dir(results_dir: str | os.PathLike) -> Path:
+    """``results_dir`` as a Path, if run directories can be created in it (ConfigError if not).
+
+    The directory need not exist yet; the nearest existing folder on its path must be a
+    writable directory. Write access is tried by creating (and removing) a temporary file,
+    since ``os.access`` says yes to root even on a read-only or immutable directory.
+    """
+    try:
+        path = Path(results_dir)
+    except TypeError:
+        raise ConfigError(f"The 'results_dir' parameter of EvalRSRunner must be a path (str or "
+                          f"os.PathLike); got a {type(results_dir).__name__}.") from None
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"results_dir {str(path)!r} is an existing file, not a directory: "
+                          f"run directories cannot go there. Pass a directory path (it is "
+                          f"created if missing).")
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"results_dir {str(path)!r} lies under {str(existing)!r}, which is a "
+                          f"file, not a directory, so it cannot be created. Pass a path that "
+                          f"is not under a file.")
+    reason = None
+    if not os.access(existing, os.W_OK | os.X_OK):
+        reason = "no write permission"
+    else:
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".evalrs-write-test-", dir=existing)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+    if reason is not None:
+        where = "" if existing == path else f" (its nearest existing folder {str(existing)!r})"
+        raise ConfigError(f"results_dir {str(path)!r}{where} is not writable ({reason}): the "
+                          f"run's results cannot be saved. Pass a writable directory or change "
+                          f"its permissions.")
+    return path
+
+
 class EvalRSRunner:
     """Runs a model through every fold of a ``ChallengeDataset`` and scores it.
 
@@ -172,9 +240,13 @@ class EvalRSRunner:
         upload_url: str | None = None,
         upload_token: str | None = None,
     ) -> None:
-        if dataset is None:
-            from evaluation.dataset import ChallengeDataset
+        from evaluation.dataset import ChallengeDataset
 
+        if dataset is not None and not isinstance(dataset, ChallengeDataset):
+            raise ConfigError(_not_a_dataset(dataset))
+        # checked before the default dataset is loaded: a bad path fails at once
+        self.results_dir = check_results_dir(results_dir)
+        if dataset is None:
             dataset = ChallengeDataset()
         self.dataset = dataset
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -186,14 +258,17 @@ class EvalRSRunner:
                               f"intervals) or an int >= 2. Got {n_boot!r} instead.")
         self.k = int(k)
         self.n_boot = n_boot
-        self.results_dir = Path(results_dir)
         self.progress = progress
         self.verbose = verbose
         self.reports = reports
         self.email = email
         self.participant_id = participant_id
-        self.upload_url = upload_url
-        self.upload_token = upload_token
+        # checked here, before the run, so that a bad setting does not wait for the last fold
+        from evaluation import _upload
+
+        self.upload_url = _upload.check_url(upload_url, "upload_url") if upload_url else None
+        self.upload_token = (_upload.check_token(upload_token, "upload_token")
+                             if upload_token else None)
         self.references, self.references_note = self._resolve_references(references)
 
     # ------------------------------------------------------------------ configuration
@@ -275,6 +350,11 @@ class EvalRSRunner:
                                   f"predict().")
         reclist_cls = self._reclist_class(custom_RecList)
         tests = reclist_tests(reclist_cls)
+        # again: the folder may have changed since the runner was made, and no fold should
+        # be computed before it is known that its results can be saved
+        self.results_dir = check_results_dir(self.results_dir)
+        # before any training: the parameters the model starts from, not what it learned
+        fingerprint = model_fingerprint(model, train_kwargs)
         name = model_name or getattr(model, "name", None) or type(model).__name__
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:64] or "model"
         dataset_info = {
@@ -284,12 +364,20 @@ class EvalRSRunner:
             "num_folds": ds.num_folds,
         }
         rhash = run_hash(ds.fingerprint, ds.fold_params, tests)
+        # The training arguments enter the key through the fingerprint (by content); their
+        # repr, which abbreviates arrays and may hold memory addresses, is only recorded.
         config = {"run_hash": rhash, "model": name, "seed": seed, "limit": limit, "k": self.k,
                   "reclist": f"{reclist_cls.__module__}.{reclist_cls.__qualname__}",
-                  "train_kwargs": {k: repr(v) for k, v in sorted(train_kwargs.items())}}
+                  "model_fingerprint": fingerprint["sha256"]}
+        kwargs_repr = {k: repr(v) for k, v in sorted(train_kwargs.items())}
         run_key = hashlib.sha256(_canonical(config)).hexdigest()
         run_id = f"{name}-{run_key[:12]}"
         run_dir = self.results_dir / run_id
+        console = self._console()
+        created = self._run_created(run_dir, run_key)
+        if created is None:
+            created = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
+            self._report_model_change(run_dir, name, config, fingerprint, console)
         reasons = []
         if limit:
             reasons.append(f"limit={limit} scores only part of the test users")
@@ -299,10 +387,12 @@ class EvalRSRunner:
         if self.k != DEFAULT_K:
             reasons.append(f"k={self.k} (the official protocol has k={DEFAULT_K})")
         _atomic.write_json(run_dir / "run.json", {"run_id": run_id, "run_key": run_key,
+                                                  "created": created,
                                                   "dataset": dataset_info, **config,
+                                                  "fingerprint": fingerprint,
+                                                  "train_kwargs": kwargs_repr,
                                                   "tests": tests,
                                                   "harness_version": __version__})
-        console = self._console()
         if self.verbose:
             console.print(f"[bold]EvalRS run[/bold] {run_id}  (run hash {rhash[:16]}..., "
                           f"seed {seed}, {ds.num_folds} folds"
@@ -313,7 +403,7 @@ class EvalRSRunner:
         started = time.perf_counter()
         bar = _progress(total=ds.num_folds, desc="folds", enabled=self.progress)
         for fold in range(ds.num_folds):
-            done = self._load_fold(run_dir, fold, run_key) if resume else None
+            done = self._load_fold(run_dir, fold, run_key, tests, console) if resume else None
             if done is not None:
                 fold_result, scores = done
                 if self.verbose:
@@ -334,14 +424,14 @@ class EvalRSRunner:
             "run_id": run_id,
             "run_hash": rhash,
             "model": {"name": name, "class": f"{type(model).__module__}."
-                      f"{type(model).__qualname__}"},
+                      f"{type(model).__qualname__}", "fingerprint": fingerprint},
             "harness_version": __version__,
             "seed": seed,
             "limit": limit,
             "k": self.k,
             "dataset": dataset_info,
             "tests": tests,
-            "train_kwargs": config["train_kwargs"],
+            "train_kwargs": kwargs_repr,
             **results,
             "references": {
                 "note": self.references_note,
@@ -404,14 +494,19 @@ class EvalRSRunner:
         with stage("data"):
             train_df = ds.get_train_set(fold)
             test_df = ds.get_test_set(fold, limit=limit or None)
+        # A model may change the frames it gets (add columns, drop rows in place, write with
+        # .loc): under pandas' copy-on-write a shallow copy takes those changes without
+        # copying any data, so validation, scoring and the recorded counts use the
+        # harness's own frames. The catalog comes from the tables, not from a model's copy.
+        _forget_fold(run_dir, fold)
         _seed_global_generators(fold_seed)
         with stage("train"):
-            model.train(train_df, **train_kwargs)
+            model.train(train_df.copy(deep=False), **train_kwargs)
         with stage("predict"):
             raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
         with stage("validate"):
             predictions = validate_predictions(
-                raw, test_df["user_id"].to_numpy(), k=self.k, catalog=ds.df_tracks.index,
+                raw, test_df["user_id"].to_numpy(), k=self.k, catalog=ds.tables.tracks.index,
                 train=train_df)
         with stage("score"):
             scored = self._score(reclist_cls, model_name, fold, train_df, test_df,
@@ -430,11 +525,18 @@ class EvalRSRunner:
         if rating is not None:
             result["rating_errors"] = to_jsonable(rating)
         result["runtime"] = runtime.to_dict()
-        # The per-user arrays first, then the JSON that marks the fold finished.
-        with _atomic.atomic_path(run_dir / f"fold_{fold}_users.npz") as tmp:
+        # The per-user arrays first, then the JSON that marks the fold finished (it names its
+        # fold, its run and the arrays' checksum), then both checksums in the manifest.
+        npz_name, json_name = f"fold_{fold}_users.npz", f"fold_{fold}.json"
+        with _atomic.atomic_path(run_dir / npz_name) as tmp:
             with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a name
                 np.savez(fh, **scores.to_arrays())
-        _atomic.write_json(run_dir / f"fold_{fold}.json", {"run_key": run_key, **result})
+            npz_sha = _sha256_file(tmp)
+        text = json.dumps({"run_key": run_key, **result, "users_sha256": npz_sha}, indent=2,
+                          allow_nan=False) + "\n"
+        _atomic.write_text(run_dir / json_name, text)
+        _record_checksums(run_dir, run_key, {
+            json_name: hashlib.sha256(text.encode("utf-8")).hexdigest(), npz_name: npz_sha})
         if self.verbose:
             parts = ", ".join(f"{t} {tests[t]:.4f}" for t in ("HIT_RATE", "MRR") if t in tests)
             took = sum(s.seconds for s in runtime.stages.values())
@@ -461,7 +563,7 @@ class EvalRSRunner:
         return scored
 
     def _rating_errors(self, model, test_df: pd.DataFrame) -> dict | None:
-        events = self.dataset.df_events
+        events = self.dataset.tables.events
         if "rating" not in events.columns:
             return None
         from evaluation.protocol import rating_errors, supports_ratings
@@ -474,20 +576,60 @@ class EvalRSRunner:
         return rating_errors(model, test_df.assign(rating=ratings.reindex(test_df.index)
                                                    .to_numpy()), rating_range=scale)
 
-    def _load_fold(self, run_dir: Path, fold: int, run_key: str):
-        path = run_dir / f"fold_{fold}.json"
-        npz = run_dir / f"fold_{fold}_users.npz"
-        if not path.is_file() or not npz.is_file():
-            return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            with np.load(npz) as arrays:
-                scores = UserScores.from_arrays({k: arrays[k] for k in arrays.files})
-        except (OSError, ValueError, KeyError, EOFError):
-            return None  # unreadable leftovers: compute the fold again
-        if data.pop("run_key", None) != run_key:
-            return None
-        return data, scores
+    def _load_fold(self, run_dir: Path, fold: int, run_key: str, tests: list[str], console):
+        """The finished fold's results and per-user scores, verified; None to compute it.
+
+        Nothing is reused unless it is exactly what the fold wrote when it finished: both
+        files match the checksums recorded then, the JSON names this fold and this run, and
+        the contents have the expected shape. Anything else is recomputed with a warning
+        naming the file and the reason.
+        """
+        found = _verify_fold(run_dir, fold, run_key, tests)
+        if found is None or isinstance(found, tuple):
+            return found
+        message = f"{found}: recomputing fold {fold}"
+        warnings.warn(f"{message} (run directory {run_dir})", RunWarning, stacklevel=3)
+        if self.verbose:
+            console.print(f"  [yellow]{message}[/yellow]")
+        return None
+
+    def _run_created(self, run_dir: Path, run_key: str) -> str | None:
+        """When the run in ``run_dir`` started, if it is this run (same key)."""
+        record = _read_json(run_dir / "run.json")
+        if isinstance(record, dict) and record.get("run_key") == run_key:
+            created = record.get("created")
+            return created if isinstance(created, str) else _mtime(run_dir / "run.json")
+        return None
+
+    def _report_model_change(self, run_dir: Path, name: str, config: dict, fingerprint: dict,
+                             console) -> None:
+        """Say so when the latest run of the same model and configuration had another model.
+
+        Its folds are not reused: the new fingerprint gives the new run its own directory.
+        """
+        same = {k: v for k, v in config.items() if k != "model_fingerprint"}
+        latest = None
+        for path in self.results_dir.glob(f"{glob.escape(name)}-*/run.json"):
+            if path.parent == run_dir:
+                continue
+            record = _read_json(path)
+            if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), dict) \
+                    or any(record.get(k) != v for k, v in same.items()):
+                continue
+            created = record.get("created") if isinstance(record.get("created"), str) \
+                else _mtime(path)
+            if latest is None or created > latest[0]:
+                latest = (created, path, record)
+        if latest is None:
+            return
+        created, path, record = latest
+        parts = changed_parts(record["fingerprint"], fingerprint) or ["model"]
+        what = " and ".join(PART_LABELS.get(p, p) for p in parts)
+        message = (f"{what} changed since the run of {created}: starting a new run "
+                   f"({run_dir.name}; the folds of {path.parent.name} are not reused)")
+        warnings.warn(message, RunWarning, stacklevel=3)
+        if self.verbose:
+            console.print(f"[yellow]{message}[/yellow]")
 
     # ------------------------------------------------------------------ aggregation
 
@@ -576,6 +718,14 @@ class EvalRSRunner:
         console.print(f"Results: {results['results_path']}")
 
     def _submit(self, results: dict, run_dir: Path, console) -> dict:
+        """Save ``submission.json``; upload it when the run is eligible and a URL is set.
+
+        Returns ``{"uploaded", "outcome", "path", ...}`` with ``outcome`` one of "uploaded",
+        "local" (no URL: saved only), "not_eligible" or "failed" (with the ``reason``).
+        """
+        from evaluation import _upload
+        from evaluation.errors import UploadError
+
         payload = {
             "email": self.email,
             "participant_id": self.participant_id,
@@ -586,28 +736,30 @@ class EvalRSRunner:
         }
         path = run_dir / "submission.json"
         _atomic.write_json(path, payload)
+        # soft_wrap: the messages' paths and URLs stay on one line, to be copied
         if not results["eligible_for_upload"]:
             msg = ("not uploaded: the run is not eligible ("
                    + "; ".join(results["not_eligible_because"]) + f"); saved to {path}")
-            console.print(f"[yellow]{msg}[/yellow]")
-            return {"uploaded": False, "path": str(path), "reason": msg}
+            console.print(msg, style="yellow", markup=False, soft_wrap=True)
+            return {"uploaded": False, "outcome": "not_eligible", "path": str(path),
+                    "reason": msg}
         if not self.upload_url:
             msg = (f"no upload endpoint configured (UPLOAD_URL in upload.env): the submission "
                    f"was saved locally to {path}")
-            console.print(f"[yellow]{msg}[/yellow]")
-            return {"uploaded": False, "path": str(path), "reason": msg}
-        import requests
-
-        headers = {"Authorization": f"Bearer {self.upload_token}"} if self.upload_token else {}
+            console.print(msg, style="yellow", markup=False, soft_wrap=True)
+            return {"uploaded": False, "outcome": "local", "path": str(path), "reason": msg}
         try:
-            response = requests.post(self.upload_url, json=payload, headers=headers, timeout=60)
-            response.raise_for_status()
-        except requests.RequestException as exc:
-            msg = f"upload to {self.upload_url} failed ({exc}); the submission is saved at {path}"
-            console.print(f"[red]{msg}[/red]")
-            return {"uploaded": False, "path": str(path), "reason": msg}
-        console.print(f"uploaded to {self.upload_url} (a copy is at {path})")
-        return {"uploaded": True, "path": str(path), "status": response.status_code}
+            answer = _upload.post(self.upload_url, payload, token=self.upload_token,
+                                  log=lambda m: console.print(m, markup=False,
+                                                              soft_wrap=True))
+        except UploadError as exc:
+            msg = f"{str(exc).rstrip('.')}. The submission is saved at {path}"
+            console.print(msg, style="red", markup=False, soft_wrap=True)
+            return {"uploaded": False, "outcome": "failed", "path": str(path), "reason": msg}
+        console.print(f"uploaded to {_upload.display_url(self.upload_url)}: "
+                      f"{answer.describe()} (a copy is at {path})", markup=False, soft_wrap=True)
+        return {"uploaded": True, "outcome": "uploaded", "path": str(path),
+                "status": answer.status, "verdict": answer.verdict}
 
 
 def _fmt(value) -> str:
@@ -645,3 +797,166 @@ def _progress(total: int, desc: str, enabled: bool, leave: bool = True):
 
     return tqdm(total=total, desc=desc, leave=leave, unit="step" if not leave else "fold")
 
+
+
+# --------------------------------------------------------------------------- run integrity
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_json(path: Path):
+    """The JSON in ``path``, or None when it is missing or unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _mtime(path: Path) -> str:
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        return "an unknown date"
+    return datetime.fromtimestamp(stamp, timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+def _read_checksums(run_dir: Path, run_key: str) -> dict[str, str]:
+    data = _read_json(run_dir / CHECKSUMS_FILE)
+    if not isinstance(data, dict) or data.get("run_key") != run_key \
+            or not isinstance(data.get("files"), dict):
+        return {}
+    return {k: v for k, v in data["files"].items() if isinstance(v, str)}
+
+
+def _record_checksums(run_dir: Path, run_key: str, files: dict[str, str]) -> None:
+    recorded = _read_checksums(run_dir, run_key)
+    recorded.update(files)
+    _atomic.write_json(run_dir / CHECKSUMS_FILE,
+                       {"run_key": run_key, "files": dict(sorted(recorded.items()))})
+
+
+def _forget_fold(run_dir: Path, fold: int) -> None:
+    """Drop a fold's checksums before it is computed again: a run killed while it recomputes
+    leaves no record that vouches for the old files."""
+    data = _read_json(run_dir / CHECKSUMS_FILE)
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        return
+    names = (f"fold_{fold}.json", f"fold_{fold}_users.npz")
+    if any(n in data["files"] for n in names):
+        data["files"] = {k: v for k, v in data["files"].items() if k not in names}
+        _atomic.write_json(run_dir / CHECKSUMS_FILE, data)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and bool(np.isfinite(value))
+
+
+def _is_count(value, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _fold_json_problem(data, fold: int, run_key: str, tests: list[str]) -> str | None:
+    """What is wrong with a fold JSON's content, or None."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, found {type(data).__name__}"
+    if data.get("run_key") != run_key:
+        return f"it belongs to another run (run_key {str(data.get('run_key'))[:12]!r})"
+    if data.get("fold") != fold or isinstance(data.get("fold"), bool):
+        return f"it holds the results of fold {data.get('fold')!r}, not of fold {fold}"
+    if not _is_count(data.get("n_users"), 1):
+        return f"'n_users' must be a positive int, found {data.get('n_users')!r}"
+    if not _is_count(data.get("n_train_rows"), 0):
+        return f"'n_train_rows' must be an int >= 0, found {data.get('n_train_rows')!r}"
+    values = data.get("tests")
+    if not isinstance(values, dict):
+        return f"'tests' must be an object, found {type(values).__name__}"
+    missing = [t for t in tests if t not in values]
+    if missing:
+        return f"'tests' lacks {missing}"
+    bad = {t: values[t] for t in LEADERBOARD_TESTS if t in values and not _is_number(values[t])}
+    if bad:
+        return f"leaderboard tests must be finite numbers, found {bad}"
+    for key in ("details", "runtime"):
+        if not isinstance(data.get(key), dict):
+            return f"{key!r} must be an object, found {type(data.get(key)).__name__}"
+    if "rating_errors" in data and not (
+            isinstance(data["rating_errors"], dict)
+            and all(v is None or _is_number(v) for v in data["rating_errors"].values())):
+        return "'rating_errors' must map names to finite numbers"
+    if not isinstance(data.get("users_sha256"), str):
+        return "it does not record the checksum of its per-user file"
+    return None
+
+
+_USER_ARRAYS = {"hit": np.dtype(bool), "rr": np.dtype(np.float64), "blw": np.dtype(np.float64),
+                "ld": np.dtype(np.float64),
+                **{f"slice:{t}": np.dtype(np.int32) for t in MRED_TESTS}}
+
+
+def _user_arrays_problem(arrays: dict, data: dict) -> str | None:
+    """What is wrong with a fold's per-user arrays (given its JSON), or None."""
+    missing = sorted(set(_USER_ARRAYS) - set(arrays))
+    if missing:
+        return f"arrays {missing} are missing"
+    for key, dtype in _USER_ARRAYS.items():
+        a = arrays[key]
+        if a.dtype != dtype or a.ndim != 1 or len(a) != data["n_users"]:
+            return (f"array {key!r} must be 1-d {dtype} with n_users={data['n_users']} values, "
+                    f"found {a.dtype} of shape {a.shape}")
+    # the per-user values must reproduce the fold's recorded tests
+    if not np.isfinite(arrays["rr"]).all() \
+            or abs(float(arrays["hit"].mean()) - data["tests"]["HIT_RATE"]) > 1e-9 \
+            or abs(float(arrays["rr"].mean()) - data["tests"]["MRR"]) > 1e-9:
+        return "its hits and reciprocal ranks do not reproduce the fold's HIT_RATE and MRR"
+    return None
+
+
+def _verify_fold(run_dir: Path, fold: int, run_key: str, tests: list[str]):
+    """``(results, UserScores)`` of a verified finished fold; None when the fold was never
+    finished; otherwise a message naming the file and what is wrong with it."""
+    json_name, npz_name = f"fold_{fold}.json", f"fold_{fold}_users.npz"
+    json_path, npz_path = run_dir / json_name, run_dir / npz_name
+    if not json_path.exists():
+        return None  # not finished (its arrays, if any, are leftovers of a killed fold)
+    if not npz_path.is_file():
+        return f"{npz_name}: missing, while {json_name} says the fold finished"
+    recorded = _read_checksums(run_dir, run_key)
+    try:
+        raw = json_path.read_bytes()
+        npz_sha = _sha256_file(npz_path)
+    except OSError as exc:
+        return f"{json_name}: cannot be read ({exc.strerror or exc})"
+    for name, sha in ((json_name, hashlib.sha256(raw).hexdigest()), (npz_name, npz_sha)):
+        if name not in recorded:
+            return (f"{name}: no checksum was recorded for it in {CHECKSUMS_FILE} (the run "
+                    f"stopped before the fold was recorded, or the manifest was changed)")
+        if recorded[name] != sha:
+            return f"{name}: checksum does not match the one recorded when the fold finished " \
+                   f"(edited?)"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
+        return f"{json_name}: not valid JSON ({exc})"
+    problem = _fold_json_problem(data, fold, run_key, tests)
+    if problem is not None:
+        return f"{json_name}: {problem}"
+    if data["users_sha256"] != npz_sha:
+        return f"{npz_name}: checksum does not match the one {json_name} recorded (swapped?)"
+    try:
+        with np.load(npz_path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        return f"{npz_name}: cannot be read ({exc})"
+    problem = _user_arrays_problem(arrays, data)
+    if problem is not None:
+        return f"{npz_name}: {problem}"
+    data.pop("run_key")
+    data.pop("users_sha256")
+    return data, UserScores.from_arrays(arrays)

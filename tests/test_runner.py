@@ -110,11 +110,16 @@ def test_summary_prints_the_leaderboard_score(tiny, tmp_path, capsys):
 
 
 class FailingModel(PopularityModel):
-    """Popularity, but training fails on the ``fail_on``-th call (a crash mid-run)."""
+    """Popularity, but training fails on the ``fail_on``-th call (a crash mid-run).
 
-    def __init__(self, fail_on=None):
+    ``fail_on`` is a class attribute, set with monkeypatch: as a constructor argument it would
+    be a model parameter, and a model with other parameters starts a run of its own.
+    """
+
+    fail_on = None
+
+    def __init__(self):
         super().__init__()
-        self.fail_on = fail_on
         self.trained_on = []
 
     def train(self, train_df, **kwargs):
@@ -124,10 +129,12 @@ class FailingModel(PopularityModel):
         return super().train(train_df, **kwargs)
 
 
-def test_resume_after_a_crash_recomputes_only_unfinished_folds(tiny, tmp_path):
+def test_resume_after_a_crash_recomputes_only_unfinished_folds(tiny, tmp_path, monkeypatch):
     runner = make_runner(tiny, tmp_path)
-    with pytest.raises(RuntimeError, match="simulated crash"):
-        runner.evaluate(FailingModel(fail_on=3))
+    with monkeypatch.context() as patch:
+        patch.setattr(FailingModel, "fail_on", 3)
+        with pytest.raises(RuntimeError, match="simulated crash"):
+            runner.evaluate(FailingModel())
     run_dirs = list((tmp_path / "results").iterdir())
     assert len(run_dirs) == 1
     assert sorted(p.name for p in run_dirs[0].glob("fold_?.json")) == ["fold_0.json",
