@@ -5,13 +5,13 @@
     python submission.py --scale tiny --limit 50 --folds 2   # a quick local check
 
 Settings for the leaderboard (EMAIL, PARTICIPANT_ID, UPLOAD_URL, UPLOAD_TOKEN) come from
-``upload.env`` next to this file (see ``upload.env.example``) or from the environment.
+``upload.env`` next to this file (see ``upload.env.example``) or from the environment; the file
+is read only with ``--upload``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -19,7 +19,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    from evaluation.cli import EXIT_STATUS_HELP
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EXIT_STATUS_HELP,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", default="synthetic",
                    help="dataset: synthetic (default), lfm, a directory in the EvalRS schema, "
@@ -35,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "eligible for upload)")
     p.add_argument("--upload", action="store_true",
                    help="submit the results (saved locally when no UPLOAD_URL is configured)")
+    p.add_argument("--env-file", default=None, metavar="PATH",
+                   help="upload settings, read only with --upload (default: upload.env next "
+                        "to this file, if present; environment variables win)")
     p.add_argument("--results-dir", default=str(HERE / "results"),
                    help="where run directories go (default: ./results)")
     p.add_argument("--fresh", action="store_true",
@@ -44,34 +49,51 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the evaluation (and the upload); the exit status is in ``--help``."""
     args = build_parser().parse_args(argv)
-    from dotenv import load_dotenv
-
-    load_dotenv(HERE / "upload.env", override=False)
     sys.path.insert(0, str(HERE))
-    from evaluation import ChallengeDataset, EvalRSRunner
-    from evaluation.errors import EvalRSError
+    from evaluation.cli import guarded
+
+    return guarded(lambda: _evaluate(args),
+                   interrupted="interrupted: the finished folds are kept; run the same command "
+                               "again to resume")
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from evaluation import ChallengeDataset, EvalRSRunner, _upload
+    from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_UPLOAD_FAILED
     from submission.MyModel import MyModel
 
-    try:
-        options = {"scale": args.scale} if args.source == "synthetic" else {}
-        dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.folds,
-                                   **options)
-        runner = EvalRSRunner(
-            dataset,
-            results_dir=args.results_dir,
-            progress=not args.no_progress,
-            email=os.environ.get("EMAIL") or None,
-            participant_id=os.environ.get("PARTICIPANT_ID") or None,
-            upload_url=os.environ.get("UPLOAD_URL") or None,
-            upload_token=os.environ.get("UPLOAD_TOKEN") or None,
-        )
-        model = MyModel(items=dataset.df_tracks, top_k=runner.k)
-        runner.evaluate(model, seed=args.seed, limit=args.limit, upload=args.upload,
-                        resume=not args.fresh)
-    except EvalRSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    # Only an upload needs upload.env: without --upload a broken file does not stop a run.
+    settings = _upload.UploadSettings()
+    if args.upload:
+        settings = _upload.load_settings(args.env_file or HERE / "upload.env",
+                                         required=args.env_file is not None)
+    options = {"scale": args.scale} if args.source == "synthetic" else {}
+    dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.folds,
+                               **options)
+    runner = EvalRSRunner(
+        dataset,
+        results_dir=args.results_dir,
+        progress=not args.no_progress,
+        email=settings.email,
+        participant_id=settings.participant_id,
+        upload_url=settings.url,
+        upload_token=settings.token,
+    )
+    model = MyModel(items=dataset.df_tracks, top_k=runner.k)
+    results = runner.evaluate(model, seed=args.seed, limit=args.limit, upload=args.upload,
+                              resume=not args.fresh)
+    submission = results.get("submission") or {}
+    path = submission.get("path")
+    if submission.get("outcome") == "not_eligible":
+        print(f"error: not uploaded: the run is not eligible for upload (see above); the "
+              f"submission is saved at {path}", file=sys.stderr)
+        return EXIT_NOT_ELIGIBLE
+    if submission.get("outcome") == "failed":
+        print(f"error: the upload failed (see above); the submission is saved at {path}; send "
+              f"it again with: python -m evaluation submit {path}", file=sys.stderr)
+        return EXIT_UPLOAD_FAILED
     return 0
 
 

@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "DownloadError": "evaluation.errors",
     "EvalRSError": "evaluation.errors",
     "PredictionError": "evaluation.errors",
+    "UploadError": "evaluation.errors",
     # data
     "Tables": "evaluation.data",
     "TrackVectors": "evaluation.data",

@@ -25,6 +25,10 @@ class PredictionError(EvalRSError, ValueError):
     """What a model's ``predict`` returned cannot be scored."""
 
 
+class UploadError(EvalRSError):
+    """A submission could not be uploaded, or the leaderboard server refused it."""
+
+
 def show_values(values: Iterable, limit: int = 5) -> str:
     """Format the first ``limit`` values of ``values`` for an error message."""
     values = list(values)

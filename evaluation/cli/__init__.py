@@ -4,18 +4,42 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import sysconfig
+import traceback
+from collections.abc import Callable
+from pathlib import Path
 
 from evaluation._version import __version__
-from evaluation.errors import EvalRSError
+from evaluation.errors import EvalRSError, UploadError
 
 # modules under evaluation.cli that add commands
-COMMAND_MODULES: list[str] = ["data", "score", "references"]
+COMMAND_MODULES: list[str] = ["data", "score", "references", "submit"]
+
+# Exit statuses of submission.py and of every `python -m evaluation` command.
+EXIT_OK = 0
+EXIT_EXCEPTION = 1
+EXIT_BAD_INPUT = 2
+EXIT_UPLOAD_FAILED = 3
+EXIT_NOT_ELIGIBLE = 4
+EXIT_INTERRUPTED = 130
+
+EXIT_STATUS_HELP = """\
+exit status:
+  0    done (with --upload: uploaded, or saved locally when no UPLOAD_URL is set)
+  1    the model raised an exception (its traceback is printed), or an unexpected error
+  2    bad arguments, settings or data (the message says what and how to fix it)
+  3    the upload failed or the server refused it; the submission is saved locally
+  4    upload asked for, but the run is not eligible; the submission is saved locally
+  130  interrupted (Ctrl-C); finished folds are kept and a new run resumes after them
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m evaluation", description="EvalRS evaluation harness."
+        prog="python -m evaluation", description="EvalRS evaluation harness.",
+        epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evalrs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -27,8 +51,60 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the command; harness errors print a message, not a traceback."""
     args = build_parser().parse_args(argv)
+    return guarded(lambda: args.func(args))
+
+
+def guarded(run: Callable[[], int | None], interrupted: str = "interrupted") -> int:
+    """Call ``run`` and turn what it raises into a message on stderr and an exit status.
+
+    ``UploadError`` gives 3 and any other ``EvalRSError`` 2, with the message alone. Any other
+    exception gives 1 and its traceback from the first frame of the participant's code (the
+    model), which they can fix; the whole traceback when no such frame exists.
+    ``interrupted`` is printed on Ctrl-C (exit status 130).
+    """
     try:
-        return int(args.func(args) or 0)
+        return int(run() or 0)
+    except KeyboardInterrupt:
+        print(interrupted, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except UploadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UPLOAD_FAILED
     except EvalRSError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        tb = _participant_frames(exc.__traceback__)
+        what = f"{type(exc).__name__}: {exc}"
+        if tb is None:
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+            print(f"error: unexpected {what} (the full traceback is above)", file=sys.stderr)
+        else:
+            traceback.print_exception(type(exc), exc, tb)
+            print(f"error: the model raised {what}\n(the traceback above starts in the "
+                  f"model's code)", file=sys.stderr)
+        return EXIT_EXCEPTION
+
+
+_HARNESS = (str(Path(__file__).resolve().parents[1]) + os.sep,)
+_LIBRARIES = tuple({str(Path(p).resolve()) + os.sep for key in ("stdlib", "platstdlib",
+                                                               "purelib", "platlib")
+                    if (p := sysconfig.get_paths().get(key))})
+
+
+def _participant_frames(tb):
+    """The traceback from its first frame in the participant's code, or None.
+
+    That is the first frame neither in the harness nor in the standard library or an installed
+    package (contextlib's frames, for one, sit between the runner and the model).
+    """
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        # "<frozen importlib._bootstrap>" and the like: never the participant's
+        if not filename.startswith("<"):
+            filename = os.path.realpath(filename)
+            if not (filename.startswith(_HARNESS + _LIBRARIES)
+                    or Path(filename).name == "submission.py"):
+                return tb
+        tb = tb.tb_next
+    return None
