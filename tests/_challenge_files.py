@@ -1,5 +1,10 @@
 """Small hand-written copies of the challenge's file layouts (2022 CSV + song2vec.wv, 2023
-parquet), shared by the source and download tests."""
+parquet + evalrs_song_embeddings.parquet), shared by the source and download tests.
+
+Column names follow the public challenge code: the 2023 tracks table keeps ``track_id`` as a
+column next to ``urlSong`` and ``lastfm_id``; the 2023 song embeddings are ``urlSong`` plus a
+list column ``song_embedding``; users carry ``registered_unixtime``, ``country_id`` and
+``gender_id``."""
 
 from __future__ import annotations
 
@@ -69,11 +74,34 @@ def write_2022(directory: Path) -> Path:
     return directory
 
 
-def write_2023(directory: Path) -> Path:
+# track -> song URL: 503 and 504 are one song (they share its vector); 502 has no URL
+SONG_URLS = {501: "wasabi/song/a", 502: None, 503: "wasabi/song/c", 504: "wasabi/song/c"}
+
+
+def song_embeddings() -> pd.DataFrame:
+    """The 2023 song embeddings: one per URL, plus a URL of no track."""
+    rng = np.random.default_rng(11)
+    urls = ["wasabi/song/c", "wasabi/song/a", "wasabi/song/zzz"]
+    return pd.DataFrame({"urlSong": urls,
+                         "song_embedding": [rng.normal(size=VECTOR_DIM).astype(np.float32)
+                                            for _ in urls]})
+
+
+def write_2023(directory: Path, *, with_urls: bool = True) -> Path:
+    """The 2023 layout. Its parquet files were written from frames read with pandas'
+    defaults, so the country that the 2022 CSV spells ``NA`` is stored as a null here."""
     directory.mkdir(parents=True, exist_ok=True)
     events_frame().to_parquet(directory / "evalrs_events.parquet")
-    users_frame().to_parquet(directory / "evalrs_users.parquet")
-    tracks_frame().set_index("track_id").to_parquet(directory / "evalrs_tracks.parquet")
+    users = users_frame().rename(columns={"timestamp": "registered_unixtime"})
+    users["country"] = users["country"].replace({"NA": None})
+    users["country_id"] = [1, 2, 3]
+    users.to_parquet(directory / "evalrs_users.parquet")
+    tracks = tracks_frame()
+    if with_urls:
+        tracks["urlSong"] = tracks["track_id"].map(SONG_URLS)
+    tracks["lastfm_id"] = tracks["track_id"] + 7_000
+    tracks.to_parquet(directory / "evalrs_tracks.parquet", index=False)
+    song_embeddings().to_parquet(directory / "evalrs_song_embeddings.parquet", index=False)
     return directory
 
 

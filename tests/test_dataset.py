@@ -116,9 +116,9 @@ def test_seed_none_is_the_default_and_zero_is_a_seed(tables):
 
 def test_options_reach_the_folds(tables):
     ds = ChallengeDataset(tables, num_folds=3, frac=0.5, k_core=5, sampler="generator",
-                          split="last", seed=7)
+                          split="last_one", seed=7)
     for got, want in zip(ds.compute_folds(), bootstrap_folds(
-            tables.events, 3, seed=7, frac=0.5, k_core=5, sampler="generator", split="last")):
+            tables.events, 3, seed=7, frac=0.5, k_core=5, sampler="generator", split="last_one")):
         np.testing.assert_array_equal(got.test_rows, want.test_rows)
         np.testing.assert_array_equal(got.train_rows, want.train_rows)
     stats = ds.fold_statistics()
@@ -142,7 +142,7 @@ def test_threaded_folds_equal_sequential(tables):
     ({"seed": -3}, "'seed' parameter"),
     ({"seed": 1.5}, "'seed' parameter"),
     ({"sampler": "Pandas"}, "'sampler' parameter must be one of \\['pandas', 'generator'\\]"),
-    ({"split": "random"}, "'split' parameter must be one of \\['bootstrap', 'last'\\]"),
+    ({"split": "random"}, "'split' parameter must be one of \\['bootstrap', 'last_one'\\]"),
 ])
 def test_bad_arguments(tables, kwargs, match):
     with pytest.raises(ConfigError, match=match):

@@ -216,7 +216,7 @@ def test_lfm_2023_parquet_zip(server, tmp_path):
     with pytest.warns(UserWarning, match="novelty_artist_avg_month"):
         tables = load_source("lfm", url=server.base + "/evalrs_2023.zip",
                              cache_dir=tmp_path / "c", progress=False)
-    assert len(tables.events) == len(PAIRS) and tables.track_vectors is None
+    assert len(tables.events) == len(PAIRS) and tables.track_vectors is not None
 
 
 def test_lfm_damaged_cached_zip_is_fetched_again(server, tmp_path):

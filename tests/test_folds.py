@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.errors import ConfigError, DataError
-from evaluation.splits import bootstrap_folds, kcore_filter, leave_last_out
+from evaluation.splits import bootstrap_folds, kcore_filter, leave_last_one_out
 from evaluation.splits._kcore import kcore_codes
 from evaluation.splits._loo import _first_of_permutations
 
@@ -191,7 +191,7 @@ def test_kcore_filter_arbitrary_ids_and_errors():
 
 
 @pytest.mark.parametrize("sampler", ["pandas", "generator"])
-@pytest.mark.parametrize("split", ["bootstrap", "last"])
+@pytest.mark.parametrize("split", ["bootstrap", "last_one"])
 def test_fold_invariants(sampler, split):
     df = random_events(1_200, 5_000, 11, grouped=False)
     n_users = df["user_id"].nunique()
@@ -218,7 +218,7 @@ def test_a_fold_that_the_kcore_empties():
     # Every track has a single listener: nothing survives k=2, and that is not an error.
     df = pd.DataFrame({"user_id": [1, 1, 2, 2], "track_id": [1, 2, 3, 4],
                        "timestamp": [1, 2, 3, 4]})
-    for split in ("bootstrap", "last"):
+    for split in ("bootstrap", "last_one"):
         fold = next(bootstrap_folds(df, 1, frac=1.0, k_core=2, split=split))
         assert len(fold.train_rows) == 0 and len(fold.test_rows) == 0
         assert fold.sampled_users == 2 and fold.kcore_converged
@@ -226,7 +226,7 @@ def test_a_fold_that_the_kcore_empties():
 
 def test_last_split_picks_latest_event_with_stated_ties():
     df = random_events(500, 2_000, 4, grouped=False)
-    for fold in bootstrap_folds(df, 2, seed=1, split="last"):
+    for fold in bootstrap_folds(df, 2, seed=1, split="last_one"):
         rows = np.sort(np.concatenate([fold.train_rows, fold.test_rows]))
         fold_df = df.take(rows)
         expected = {}
@@ -297,30 +297,30 @@ def test_bad_events():
 
 
 # ---------------------------------------------------------------------------------------------
-# leave_last_out
+# leave_last_one_out
 
 
-def test_leave_last_out_hand_example():
+def test_leave_last_one_out_hand_example():
     df = pd.DataFrame({
         "user_id":   [1, 1, 1, 2, 2, 3],
         "track_id":  [5, 6, 7, 8, 9, 4],
         "timestamp": [10, 30, 30, 5, 4, 1],
     }, index=[100, 101, 102, 103, 104, 105])
-    split = leave_last_out(df)
+    split = leave_last_one_out(df)
     # user 1: tie at t=30 goes to the larger track id (7); user 3 has one event: train only
     assert split.test.index.tolist() == [102, 103]
     assert split.train.index.tolist() == [100, 101, 104, 105]
-    assert leave_last_out(df, min_events=1).test.index.tolist() == [102, 103, 105]
+    assert leave_last_one_out(df, min_events=1).test.index.tolist() == [102, 103, 105]
 
 
-def test_leave_last_out_matches_slow_reference_and_ignores_row_order():
+def test_leave_last_one_out_matches_slow_reference_and_ignores_row_order():
     df = random_events(200, 800, 6)
-    split = leave_last_out(df)
+    split = leave_last_one_out(df)
     expected = sorted(max(zip(g["timestamp"], g["track_id"], g.index))[2]
                       for _, g in df.groupby("user_id") if len(g) >= 2)
     assert sorted(split.test.index) == expected
     assert split.test["user_id"].is_monotonic_increasing
-    shuffled = leave_last_out(df.sample(frac=1.0, random_state=0))
+    shuffled = leave_last_one_out(df.sample(frac=1.0, random_state=0))
     assert sorted(shuffled.test.index) == expected
     assert len(split.train) + len(split.test) == len(df)
 

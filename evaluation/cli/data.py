@@ -148,8 +148,9 @@ def _folds(args: argparse.Namespace) -> int:
     from evaluation._atomic import atomic_path, write_json
     from evaluation._version import __version__
 
-    ds = _dataset(args)
     out: Path = args.out
+    stale = _check_out_dir(out)  # before any computation
+    ds = _dataset(args)
     files = []
     for fold in ds.compute_folds():
         for part, frame in (("train", ds.get_train_set(fold.index)),
@@ -168,6 +169,72 @@ def _folds(args: argparse.Namespace) -> int:
         "folds": [f.stats() for f in ds.compute_folds()],
         "files": files,
     }
+    manifest["written_by"] = _WRITER
     write_json(out / "manifest.json", manifest)
-    print(f"wrote {len(files)} files and manifest.json to {out}")
+    # Fold files an earlier run wrote here and this one did not (e.g. fold_3_* after a 4-fold
+    # run, re-run with 3 folds) would pass for folds of this run: remove them.
+    removed = sorted(stale - {f["file"] for f in files})
+    for name in removed:
+        (out / name).unlink(missing_ok=True)
+    print(f"wrote {len(files)} files and manifest.json to {out}"
+          + (f"; removed {len(removed)} stale fold files of an earlier run" if removed else ""))
     return 0
+
+
+_WRITER = "python -m evaluation data folds"
+
+
+def _check_out_dir(out: Path) -> set[str]:
+    """Refuse an ``--out`` that cannot or must not hold the folds; return the fold files an
+    earlier run of this command recorded in its manifest (to remove what this run does not
+    rewrite). Raises ConfigError (exit 2) before any fold is computed."""
+    import json
+    import os
+    import tempfile
+
+    from evaluation.errors import ConfigError
+
+    for parent in [out, *out.parents]:
+        if parent.exists() and not parent.is_dir():
+            raise ConfigError(f"--out {str(out)!r}: {str(parent)!r} is a file, not a directory. "
+                              "Fix: pass a new or empty directory")
+        if parent.exists():
+            break
+    if not out.exists():
+        try:
+            out.mkdir(parents=True)
+        except OSError as exc:
+            raise ConfigError(f"--out {str(out)!r}: cannot create the directory ({exc}). Fix: "
+                              "pass a writable location") from None
+        return set()
+    try:  # a read-only directory fails here, not after the folds are computed
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--out {str(out)!r}: the directory is not writable ({exc}). Fix: "
+                          "pass a writable directory") from None
+    entries = sorted(os.listdir(out))
+    if not entries:
+        return set()
+    manifest = out / "manifest.json"
+    recorded = None
+    if manifest.is_file():
+        try:
+            data = json.loads(manifest.read_text())
+            if data.get("written_by") == _WRITER:
+                recorded = {f["file"] for f in data.get("files", [])
+                            if isinstance(f, dict) and isinstance(f.get("file"), str)
+                            and "/" not in f["file"] and f["file"].startswith("fold_")}
+        except (OSError, ValueError, AttributeError, TypeError):
+            recorded = None
+    if recorded is None:
+        more = " ..." if len(entries) > 5 else ""
+        raise ConfigError(f"--out {str(out)!r}: the directory is not empty and was not written "
+                          f"by this command (found {entries[:5]}{more}). Fix: pass a new or "
+                          "empty directory, or the folder of an earlier 'data folds' run to "
+                          "replace its folds")
+    others = [e for e in entries if e != "manifest.json" and e not in recorded]
+    if others:
+        raise ConfigError(f"--out {str(out)!r}: holds files an earlier 'data folds' run did not "
+                          f"write: {others[:5]}. Fix: move them away or pass another directory")
+    return recorded

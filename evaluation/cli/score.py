@@ -31,8 +31,9 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from evaluation import ChallengeDataset
     from evaluation._atomic import write_json
+    from evaluation.errors import show_values
     from evaluation.reclist import to_jsonable
-    from evaluation.scoring import score
+    from evaluation.scoring import read_predictions, score
 
     options = {"source": args.source}
     if args.source == "synthetic":
@@ -41,8 +42,25 @@ def run(args: argparse.Namespace) -> int:
         options["seed"] = args.seed
     if args.num_folds is not None:
         options["num_folds"] = args.num_folds
+    if args.limit is not None and args.limit < 0:
+        print(f"error: --limit must be >= 0 (0 scores every test user), got {args.limit}",
+              file=sys.stderr)
+        return 2
     dataset = ChallengeDataset(**options)
-    report = score(dataset, args.fold, args.predictions, k=args.k, limit=args.limit)
+    predictions = read_predictions(args.predictions)
+    cut_off = None
+    if args.limit:
+        predictions, cut_off = _drop_cut_off(dataset, args.fold, predictions, args.limit)
+    report = score(dataset, args.fold, predictions, k=args.k, limit=args.limit)
+    if cut_off is not None:
+        # The users past the limit are test users left out on purpose, not strangers.
+        report["limit"] = {"scored_users": report["num_users"],
+                           "cut_off_users": int(len(cut_off)),
+                           "cut_off_user_ids": show_values(cut_off)}
+        if len(cut_off):
+            print(f"--limit {args.limit}: scored the first {report['num_users']} test users "
+                  f"(by user id); {len(cut_off)} test users cut off: {show_values(cut_off)}",
+                  file=sys.stderr)
     report = {
         "source": args.source,
         "dataset_fingerprint": dataset.fingerprint,
@@ -57,3 +75,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name:<{width}}  {shown}")
     print(f"report written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _drop_cut_off(dataset, fold: int, predictions, limit: int):
+    """Predictions without the rows of the test users that ``limit`` cuts off, and their ids.
+
+    ``get_test_set(fold, limit)`` keeps the first ``limit`` test users by user id; a file
+    predicted for the whole fold also holds rows for the others, which are dropped here
+    rather than reported as rows for users that are not test users.
+    """
+    import numpy as np
+
+    users = dataset.get_test_set(fold)["user_id"].to_numpy()
+    cut_off = np.unique(users[limit:])
+    if "user_id" in predictions.columns:
+        ids = predictions["user_id"].to_numpy()
+    else:
+        ids = predictions.index.to_numpy()
+    try:
+        drop = np.isin(ids, cut_off)
+    except TypeError:  # ids of another type: leave them to the prediction checks
+        return predictions, cut_off
+    return predictions[~drop], cut_off

@@ -1,17 +1,26 @@
-"""The real EvalRS challenge data (a Last.fm LFM-1b subset): download, convert, cache.
+"""The real EvalRS challenge data (Last.fm LFM-1b subsets): download, convert, cache.
 
-The challenge zip is downloaded once (resumable, verified; see :mod:`._download`) into
-``cache_dir()/lfm/<name>-<hash of the URL>/`` and converted to the harness's parquet layout
-beside it, so every later load reads parquet and makes no network request. Two layouts are
-understood, wherever they sit inside the zip:
+Two editions are named sources: ``"lfm"`` (the 2022 challenge zip) and ``"lfm2023"`` (the 2023
+one). A zip is downloaded once (resumable, verified; see :mod:`._download`) into
+``cache_dir()/lfm/<name>-<hash of the URL>/`` (one folder per URL, so the editions never share
+a cache) and converted to the harness's parquet layout beside it, so every later load reads
+parquet and makes no network request. Two layouts are understood, wherever they sit inside
+the zip:
 
 * 2022: ``evalrs_events.csv``, ``evalrs_users.csv``, ``evalrs_tracks.csv`` and ``song2vec.wv``
   (gensim KeyedVectors whose keys are track ids written as strings);
 * 2023: ``evalrs_events.parquet``, ``evalrs_users.parquet``, ``evalrs_tracks.parquet`` and
-  track vectors if present.
+  ``evalrs_song_embeddings.parquet`` (columns ``urlSong`` and ``song_embedding``), keyed by
+  the song's URL and mapped to track ids through the tracks table's ``urlSong`` column (tracks
+  sharing a URL share its vector). When the folder also holds ``song2vec.wv`` (the vectors
+  the 2023 tests compared tracks with) that file is used instead.
 
-Columns of the challenge files beyond the EvalRS schema (e.g. user profile statistics) are
-dropped with a warning; ``registered_unixtime`` is read as the users' ``timestamp``.
+The challenge CSV files are read as the 2022 harness read them, with pandas' default
+missing-value tokens: ``NA``, ``N/A``, ``NULL``, ``None``, ``nan`` or an empty field in
+``country`` or ``gender`` is missing (so ``NA`` is never Namibia there). Parquet values are
+taken as stored. Columns of the challenge files beyond the EvalRS schema (user profile
+statistics, ``urlSong``, ``lastfm_id``, ...) are dropped with a warning;
+``registered_unixtime`` is read as the users' ``timestamp``.
 """
 
 from __future__ import annotations
@@ -43,8 +52,15 @@ from evaluation.data._tables import Tables
 from evaluation.data._vectors import load_vector_file
 from evaluation.errors import DataError, DownloadError
 
-DEFAULT_URL = "https://evarl-2022-public-dataset.s3.us-west-2.amazonaws.com/evalrs_dataset.zip"
+DEFAULT_URL = "https://evarl-2022-public-dataset.s3.us-east-1.amazonaws.com/evalrs_dataset.zip"
 URL_ENV = "EVALRS_LFM_URL"
+DEFAULT_URL_2023 = "https://evalrs.object.lga1.coreweave.com/evalrs_dataset_KDD_2023.zip"
+URL_ENV_2023 = "EVALRS_LFM2023_URL"
+#: source name -> (default URL, environment variable overriding it)
+EDITIONS = {"lfm": (DEFAULT_URL, URL_ENV), "lfm2023": (DEFAULT_URL_2023, URL_ENV_2023)}
+SONG_EMBEDDINGS = "evalrs_song_embeddings.parquet"
+SONG_URL = "urlSong"
+SONG_VECTOR = "song_embedding"
 ALIASES = {"users": {"registered_unixtime": "timestamp"}}
 KEEP = {
     "events": [*EVENT_SCHEMA, *OPTIONAL_EVENT_SCHEMA],
@@ -53,9 +69,11 @@ KEEP = {
 }
 
 
-def lfm_url(url: str | None = None) -> str:
-    """The dataset URL: the argument, else ``$EVALRS_LFM_URL``, else the challenge bucket."""
-    return url or os.environ.get(URL_ENV) or DEFAULT_URL
+def lfm_url(url: str | None = None, source: str = "lfm") -> str:
+    """The dataset URL of ``source``: the argument, else its environment variable
+    (``$EVALRS_LFM_URL``, ``$EVALRS_LFM2023_URL``), else the edition's public bucket."""
+    default, env = EDITIONS[source]
+    return url or os.environ.get(env) or default
 
 
 def lfm_cache_dir(url: str, cache_dir: str | os.PathLike | None = None) -> Path:
@@ -66,15 +84,17 @@ def lfm_cache_dir(url: str, cache_dir: str | os.PathLike | None = None) -> Path:
 
 
 def load_lfm(*, url: str | None = None, sha256: str | None = None,
-             cache_dir: str | os.PathLike | None = None, progress: bool = True) -> Tables:
-    """The challenge dataset: from the parquet cache, else downloaded, converted and cached."""
-    url = lfm_url(url)
+             cache_dir: str | os.PathLike | None = None, progress: bool = True,
+             source: str = "lfm") -> Tables:
+    """The challenge dataset ``source`` (``"lfm"``: 2022, ``"lfm2023"``): from the parquet
+    cache, else downloaded, converted and cached."""
+    url = lfm_url(url, source)
     root = lfm_cache_dir(url, cache_dir)
     tables_dir = root / "tables"
     if is_tables_dir(tables_dir):
         try:
             tables = read_tables(tables_dir)
-            tables.source = "lfm"
+            tables.source = source
             return tables
         except DataError as exc:
             warnings.warn(f"{tables_dir}: damaged cache, converting the dataset again ({exc})",
@@ -87,7 +107,7 @@ def load_lfm(*, url: str | None = None, sha256: str | None = None,
             pass  # the damaged cached download was removed: fetch it again
     if not zip_path.exists():
         download(url, zip_path, sha256=sha256, progress=progress, check_zip=True)
-    tables = tables_from_zip(zip_path, source="lfm", progress=progress)
+    tables = tables_from_zip(zip_path, source=source, progress=progress)
     try:
         write_tables(tables, tables_dir)
     except OSError as exc:
@@ -138,16 +158,70 @@ def load_challenge_dir(directory: str | os.PathLike, *, source: str | None = Non
     """Read the challenge files in ``directory`` (2022 CSV or 2023 parquet layout)."""
     directory = Path(directory)
     files = find_table_files(directory)
-    frames = {name: _project(name, read_table_file(path), path) for name, path in files.items()}
+    raw = {name: read_table_file(path, pandas_na=True) for name, path in files.items()}
+    frames = {name: _project(name, frame, files[name]) for name, frame in raw.items()}
     names = {name: str(path) for name, path in files.items()}
     tables = validate_tables(Tables(frames["events"], frames["users"], frames["tracks"],
                                     source=source or str(directory)), files=names)
+    track_ids = tables.tracks.index.to_numpy()
     vector_path = find_vector_file(directory)
+    vectors = None
     if vector_path is not None:
-        track_ids = tables.tracks.index.to_numpy()
-        tables.track_vectors = check_track_vectors(load_vector_file(vector_path, track_ids),
-                                                   track_ids, str(vector_path), names["tracks"])
+        vectors = load_vector_file(vector_path, track_ids)
+    elif (directory / SONG_EMBEDDINGS).is_file():
+        vector_path = directory / SONG_EMBEDDINGS
+        vectors = song_embedding_vectors(vector_path, raw["tracks"], files["tracks"])
+    if vectors is not None:
+        tables.track_vectors = check_track_vectors(vectors, track_ids, str(vector_path),
+                                                   names["tracks"])
     return tables
+
+
+def song_embedding_vectors(path: Path, tracks: pd.DataFrame, tracks_file: Path):
+    """Track vectors from the 2023 song embeddings (keyed by ``urlSong``) via the tracks table.
+
+    Returns None, with a warning that the vector tests cannot be computed, when the tracks
+    table has no ``urlSong`` column to map the songs to track ids with.
+    """
+    from evaluation.data._schema import data_error
+    from evaluation.data._vectors import vectors_from_frame
+
+    tracks = tracks.reset_index() if "track_id" not in tracks.columns else tracks
+    if SONG_URL not in tracks.columns or "track_id" not in tracks.columns:
+        warnings.warn(f"{path}: the song embeddings are keyed by {SONG_URL!r}, but {tracks_file} "
+                      f"has no {SONG_URL!r} column to map them to track ids; the dataset is "
+                      "loaded without track vectors and the vector tests (BEING_LESS_WRONG, "
+                      "LATENT_DIVERSITY) cannot be computed. Fix: use the tracks table of the "
+                      "same zip, or put song2vec.wv beside it", UserWarning, stacklevel=3)
+        return None
+    try:
+        songs = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise data_error(str(path), None, f"cannot read the file ({exc})",
+                         fix="check that it is a complete parquet file") from exc
+    if SONG_URL not in songs.columns and songs.index.name == SONG_URL:
+        songs = songs.reset_index()
+    missing = [c for c in (SONG_URL, SONG_VECTOR) if c not in songs.columns]
+    if missing:
+        found = list(map(str, songs.columns))
+        raise data_error(str(path), missing[0], "column missing (the 2023 song embeddings have "
+                         f"{SONG_URL!r} and {SONG_VECTOR!r}; found {found})",
+                         fix="use the evalrs_song_embeddings.parquet of the 2023 zip")
+    songs = songs[[SONG_URL, SONG_VECTOR]].dropna()
+    duplicated = songs[SONG_URL].duplicated()
+    if duplicated.any():
+        example = songs[SONG_URL][duplicated].iloc[0]
+        warnings.warn(f"{path}: {int(duplicated.sum())} song URLs appear more than once; the "
+                      f"first vector of each is used (e.g. {example!r})",
+                      UserWarning, stacklevel=3)
+        songs = songs[~duplicated]
+    pairs = tracks[["track_id", SONG_URL]].dropna().merge(songs, on=SONG_URL, how="inner")
+    if pairs.empty:
+        warnings.warn(f"{path}: no song URL matches the {SONG_URL!r} of any track in "
+                      f"{tracks_file}; the vector tests cannot be computed", UserWarning,
+                      stacklevel=3)
+        return None
+    return vectors_from_frame(pairs[["track_id", SONG_VECTOR]], str(path))
 
 
 def _project(name: str, frame: pd.DataFrame, path: Path) -> pd.DataFrame:

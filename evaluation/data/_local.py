@@ -57,15 +57,25 @@ def find_vector_file(directory: Path) -> Path | None:
     return present[0] if present else None
 
 
-def read_table_file(path: Path) -> pd.DataFrame:
-    """Read one parquet or CSV table; unreadable files become DataErrors naming the file."""
+def read_table_file(path: Path, *, pandas_na: bool = False) -> pd.DataFrame:
+    """Read one parquet or CSV table; unreadable files become DataErrors naming the file.
+
+    CSV fields are missing when empty; with ``pandas_na`` (the challenge's own CSV files) also
+    when they hold one of pandas' default missing-value tokens (``NA``, ``N/A``, ``NULL``,
+    ``None``, ``nan``, ``NaN``, ``-nan``, ``#N/A``, ``<NA>`` ...), as the 2022 harness read
+    them. Parquet values are taken as stored: only nulls are missing.
+    """
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
         header = pd.read_csv(path, nrows=0).columns
-        # Only empty fields are missing: "NA" is Namibia's country code, "n" a gender.
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], engine="pyarrow",
-                            dtype={c: "str" for c in TEXT_COLUMNS if c in header})
+        dtype = {c: "str" for c in TEXT_COLUMNS if c in header}
+        if pandas_na:
+            frame = pd.read_csv(path, engine="pyarrow", dtype=dtype)
+        else:
+            # Only empty fields are missing: "NA" is Namibia's country code, "n" a gender.
+            frame = pd.read_csv(path, keep_default_na=False, na_values=[""], engine="pyarrow",
+                                dtype=dtype)
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise data_error(str(path), None, f"cannot read the file ({exc})",
                          fix="check that it is a complete parquet/CSV file") from exc

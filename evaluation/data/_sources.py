@@ -11,7 +11,8 @@ from evaluation.errors import ConfigError
 
 SOURCE_FORMS = (
     "'synthetic' (the embedded generator; see scale and seed)",
-    "'lfm' (the real challenge data, downloaded once and cached)",
+    "'lfm' (the real 2022 challenge data, downloaded once and cached)",
+    "'lfm2023' (the real 2023 challenge data, downloaded once and cached)",
     "a path to a directory of events/users/tracks parquet or CSV files",
     "'movielens:PATH' (a MovieLens ml-100k, ml-1m or ml-latest folder)",
 )
@@ -24,10 +25,12 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
     """Load a dataset in the EvalRS schema, validated and with canonical dtypes.
 
     ``source`` is one of: ``"synthetic"`` (``scale`` "tiny" | "small" | "full", ``seed``),
-    ``"lfm"`` (the challenge zip from ``url``, ``$EVALRS_LFM_URL`` or the challenge bucket,
-    checked against ``sha256`` if given, cached under ``cache_dir`` or
-    ``cache_dir()/lfm``; ``progress`` shows a download bar), a directory path, or
-    ``"movielens:PATH"``. ``scale`` and ``seed`` only matter for the synthetic source.
+    ``"lfm"`` (the 2022 challenge zip from ``url``, ``$EVALRS_LFM_URL`` or the challenge
+    bucket, checked against ``sha256`` if given, cached under ``cache_dir`` or
+    ``cache_dir()/lfm``; ``progress`` shows a download bar), ``"lfm2023"`` (the same for the
+    2023 zip, ``$EVALRS_LFM2023_URL``), a directory path, or ``"movielens:PATH"``. ``scale``
+    and ``seed`` only matter for the synthetic source; :func:`source_options` lists the
+    keyword arguments each source uses.
     """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
@@ -38,10 +41,11 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
         from evaluation.data._synthetic import synthetic_tables
 
         return validate_tables(synthetic_tables(scale, seed))
-    if source == "lfm":
+    if source in ("lfm", "lfm2023"):
         from evaluation.data._lfm import load_lfm
 
-        return load_lfm(url=url, sha256=sha256, cache_dir=cache_dir, progress=progress)
+        return load_lfm(url=url, sha256=sha256, cache_dir=cache_dir, progress=progress,
+                        source=source)
     if source.startswith("movielens:"):
         from evaluation.data._movielens import load_movielens
 
@@ -58,3 +62,25 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
     reason = "no such directory" if not path.exists() else "not a directory"
     raise ConfigError(f"source {source!r}: unknown source ({reason}). Accepted forms: "
                       + "; ".join(SOURCE_FORMS))
+
+
+#: The keyword arguments of ``load_source`` each kind of source uses.
+_OPTIONS = {
+    "synthetic": ("scale", "seed"),
+    "lfm": ("url", "sha256", "cache_dir", "progress"),
+    "movielens": (),
+    "directory": (),
+}
+
+
+def source_options(source: str | os.PathLike) -> tuple[str, ...]:
+    """The keyword arguments of :func:`load_source` that ``source`` uses (others are ignored)."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if source == "synthetic":
+        return _OPTIONS["synthetic"]
+    if source in ("lfm", "lfm2023"):
+        return _OPTIONS["lfm"]
+    if isinstance(source, str) and source.startswith("movielens:"):
+        return _OPTIONS["movielens"]
+    return _OPTIONS["directory"]

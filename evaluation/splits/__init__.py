@@ -2,7 +2,13 @@
 
 from evaluation.splits._audit import LeakageAudit, audit_leakage
 from evaluation.splits._kcore import kcore_filter
-from evaluation.splits._loo import Fold, FoldParams, bootstrap_folds, leave_last_out
+from evaluation.splits._loo import (
+    Fold,
+    FoldParams,
+    bootstrap_folds,
+    leave_last_one_out,
+    leave_last_out,
+)
 from evaluation.splits._split import Split
 from evaluation.splits._temporal import global_time_split, temporal_user_split
 
@@ -12,6 +18,7 @@ __all__ = [
     "FoldParams",
     "bootstrap_folds",
     "kcore_filter",
+    "leave_last_one_out",
     "leave_last_out",
     # temporal splits, the Split they return, the leakage audit
     "LeakageAudit",

@@ -27,9 +27,10 @@ Fold ``f`` of the 2022 challenge, in pandas::
 one uniform draw each, and each user's target is ``floor(v * m)`` for a second uniform ``v``.
 Its folds are as valid (uniform users, uniform targets) but different from the 2022 ones.
 
-``split="last"`` (the 2023 edition) keeps the fold's users and k-core but holds out each
-user's latest event: the largest ``timestamp``, ties broken by the largest ``track_id``, then
-by the later row.
+``split="last_one"`` keeps the fold's users and k-core but holds out one event per user, the
+latest: the largest ``timestamp``, ties broken by the largest ``track_id``, then by the later
+row. The 2023 edition held out *every* event at a user's latest timestamp (see
+``leave_last_out``); folds hold one target per user, so that split is not a fold option.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from evaluation.splits._kcore import concat_ranges, dense_codes, kcore_runs, run
 from evaluation.splits._split import Split, check_events, check_int, time_values
 
 SAMPLERS = ("pandas", "generator")
-SPLITS = ("bootstrap", "last")
+SPLITS = ("bootstrap", "last_one")
 DEFAULT_SEED = 42
 
 
@@ -115,6 +116,13 @@ class FoldParams:
         if self.sampler not in SAMPLERS:
             raise ConfigError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}. "
                               f"Got {self.sampler!r} instead.")
+        if self.split == "last":
+            raise ConfigError(
+                "The 'split' parameter 'last' is not a fold split: the 2023 edition put every "
+                "event at a user's latest timestamp into test (several targets per user), while "
+                "folds and the leaderboard tests score one target per user. Use "
+                "split='last_one' (each user's latest event, ties to the largest track_id) or "
+                "evaluation.splits.leave_last_out(events) for the exact 2023 split.")
         if self.split not in SPLITS:
             raise ConfigError(f"The 'split' parameter must be one of {list(SPLITS)}. "
                               f"Got {self.split!r} instead.")
@@ -173,8 +181,8 @@ class EventIndex:
 
 def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
     """Cut fold ``fold`` (0-based) of ``params`` from the events behind ``index``."""
-    if params.split == "last" and index.timestamps is None:
-        raise ConfigError("split='last' needs an EventIndex built with need_time=True.")
+    if params.split == "last_one" and index.timestamps is None:
+        raise ConfigError("split='last_one' needs an EventIndex built with need_time=True.")
     n_users = index.n_users
     size = round(params.frac * n_users)  # what DataFrame.sample(frac=...) takes
     gen = np.random.default_rng([params.seed, fold]) if params.sampler == "generator" else None
@@ -233,7 +241,7 @@ def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
             starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
             sizes = np.diff(np.append(starts, len(rows)))
 
-    if params.split == "last":
+    if params.split == "last_one":
         grouped = rows if pos_of is None else rows[pos_of]
         pick = _latest(index.timestamps[grouped], index.track_ids[grouped], starts, sizes)
     elif gen is None:
@@ -353,7 +361,7 @@ def bootstrap_folds(
     params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
                         frac=frac, k_core=k_core, max_rounds=max_rounds, sampler=sampler,
                         split=split)
-    index = EventIndex(events, need_time=params.split == "last")
+    index = EventIndex(events, need_time=params.split == "last_one")
     for f in range(params.num_folds):
         yield make_fold(index, params, f)
 
@@ -361,9 +369,69 @@ def bootstrap_folds(
 def leave_last_out(
     events: pd.DataFrame,
     *,
+    frac: float = 1.0,
+    seed: int = DEFAULT_SEED,
+    k_core: int | None = None,
+    max_rounds: int = 10,
+) -> Split:
+    """The 2023 edition's split: every event at a user's latest timestamp is a test event.
+
+    Ties are all kept: a user with three events at their latest time has three test events,
+    and a user whose events all share one time has no training events. As in 2023, the users
+    can first be sampled (``frac`` < 1: ``events["user_id"].drop_duplicates().sample(frac=frac,
+    random_state=seed)``, i.e. ``RandomState(seed).permutation(n)[:round(frac * n)]`` over the
+    users in order of first appearance; the 2023 code used ``frac=0.25`` and ``seed=42``) and
+    the sampled events reduced to their ``k_core`` (the 2023 code used 10; ``None`` skips it).
+    Events of users left out by the sample or the k-core are in neither side. Returns a
+    ``Split``: ``test`` sorted by user id (then row order), ``train`` in the input's row order;
+    both keep the input's index. For one test event per user see ``leave_last_one_out``.
+    """
+    if isinstance(frac, bool) or not isinstance(frac, (int, float, np.integer, np.floating)) \
+            or not 0.0 < float(frac) <= 1.0:
+        raise ConfigError(f"The 'frac' parameter (share of users sampled) must be a number in "
+                          f"(0, 1]. Got {frac!r} instead.")
+    seed = check_int("seed", seed, minimum=0)
+    if k_core is not None:
+        k_core = check_int("k_core", k_core, minimum=1)
+    check_events(events, ["user_id", "track_id", "timestamp"])
+    n = len(events)
+    users = events["user_id"].to_numpy()
+    keep = np.ones(n, dtype=bool)
+    if float(frac) < 1.0 and n:
+        codes, uniques = pd.factorize(users)  # codes in order of first appearance
+        size = round(float(frac) * len(uniques))
+        chosen = np.zeros(len(uniques), dtype=bool)
+        chosen[np.random.RandomState(seed).permutation(len(uniques))[:size]] = True
+        keep = chosen[codes]
+    if k_core is not None and keep.any():
+        from evaluation.splits._kcore import kcore_filter
+
+        rows = np.flatnonzero(keep)
+        keep = np.zeros(n, dtype=bool)
+        keep[rows[kcore_filter(events.take(rows), k_core, max_rounds)]] = True
+    rows = np.flatnonzero(keep)
+    times = time_values(events["timestamp"])[rows]
+    kept_users = users[rows]
+    is_test = np.zeros(n, dtype=bool)
+    if len(rows):
+        codes = pd.factorize(kept_users)[0]
+        latest = np.full(codes.max() + 1, times.min(), dtype=times.dtype)
+        np.maximum.at(latest, codes, times)
+        is_test[rows[times == latest[codes]]] = True
+    test_pos = np.flatnonzero(is_test)
+    test_pos = test_pos[np.argsort(users[test_pos], kind="stable")]
+    params = {"kind": "leave_last_out", "frac": float(frac), "seed": seed, "k_core": k_core,
+              "max_rounds": max_rounds,
+              "ties": "every event at the latest timestamp is a test event"}
+    return Split(train=events[keep & ~is_test], test=events.take(test_pos), params=params)
+
+
+def leave_last_one_out(
+    events: pd.DataFrame,
+    *,
     min_events: int = 2,
 ) -> Split:
-    """Last-interaction leave-one-out: each user's latest event is their test event.
+    """Last-interaction leave-one-out: each user's single latest event is their test event.
 
     The latest event has the largest ``timestamp``; ties go to the largest ``track_id``, then
     to the later row, so the result does not depend on the row order unless a user has two
@@ -388,6 +456,6 @@ def leave_last_out(
         test_pos = np.empty(0, dtype=np.int64)
     is_test = np.zeros(n, dtype=bool)
     is_test[test_pos] = True
-    params = {"kind": "leave_last_out", "min_events": min_events,
+    params = {"kind": "leave_last_one_out", "min_events": min_events,
               "tie_break": "timestamp, then track_id, then row order (latest wins)"}
     return Split(train=events[~is_test], test=events.take(test_pos), params=params)
