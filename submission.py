@@ -60,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from evaluation import ChallengeDataset, EvalRSRunner, _upload
+    from evaluation import ChallengeDataset, EvalRSRunner
     from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_UPLOAD_FAILED
+    from evaluation.runner import _submit as _upload
     from submission.MyModel import MyModel
 
     # Only an upload needs upload.env: without --upload a broken file does not stop a run.

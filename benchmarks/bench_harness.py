@@ -125,7 +125,7 @@ def main() -> None:
     p.add_argument("--_measure", metavar="FOLDER", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args._measure:
-        from evaluation.runner import DEFAULT_N_BOOT
+        from evaluation.runner._loop import DEFAULT_N_BOOT
 
         n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
         print(json.dumps({"n_boot": n_boot, **measure(args.scale, args._measure, n_boot)}))

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.data._tables import Tables, TrackVectors
+from evaluation.data import Tables, TrackVectors
 from evaluation.errors import ConfigError
-from evaluation.splits._loo import DEFAULT_SEED, EventIndex, Fold, FoldParams, make_fold
+from evaluation.splits import DEFAULT_SEED, EventIndex, Fold, FoldParams, make_fold
 
 
 class ChallengeDataset:
@@ -67,7 +67,7 @@ class ChallengeDataset:
             self.tables = source
         else:
             from evaluation.data import load_source
-            from evaluation.data._sources import source_options as options_of
+            from evaluation.data import source_options as options_of
 
             accepted = [o for o in options_of(source) if o not in ("scale", "seed")]
             unknown = sorted(set(source_options) - set(accepted))

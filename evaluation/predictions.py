@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from evaluation._int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
+from evaluation._util.int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
 from evaluation.errors import PredictionError, show_values
 
 PAD = -1

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evaluation._int64 import as_int64
+from evaluation._util.int64 import as_int64
 from evaluation.errors import ConfigError, show_values
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20

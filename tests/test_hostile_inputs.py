@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import _int64
-from evaluation._int64 import as_int64
+from evaluation._util import int64 as _int64
+from evaluation._util.int64 import as_int64
+from evaluation.challenge._fold import bin_by_edges, sum_by_key
 from evaluation.data import _parquet, _synthetic
 from evaluation.data._local import load_local, read_table_file
 from evaluation.data._parquet import read_tables, write_tables
@@ -34,7 +35,6 @@ from evaluation.data._synthetic import (
 from evaluation.data._tables import Tables
 from evaluation.data._vectors import load_vector_file
 from evaluation.errors import ConfigError, DataError, PredictionError
-from evaluation.metrics._challenge import bin_by_edges, sum_by_key
 from evaluation.predictions import predictions_frame, validate_predictions
 from evaluation.topk import topk_from_embeddings
 

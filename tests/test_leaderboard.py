@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.errors import ConfigError, DataError
-from evaluation.leaderboard import (
+from evaluation.challenge._leaderboard import (
     GATED_SCORE,
     IN_MR_ONLY,
     LEADERBOARD_TESTS,
@@ -22,6 +21,7 @@ from evaluation.leaderboard import (
     phase1_score,
     phase2_score,
 )
+from evaluation.errors import ConfigError, DataError
 
 BASE = dict.fromkeys(LEADERBOARD_TESTS, 0.0)
 BEST = dict.fromkeys(LEADERBOARD_TESTS, 1.0)
@@ -238,7 +238,7 @@ def test_bootstrap_rejects_bad_arguments(rng):
 
 
 def test_bias_dominated_interval_is_flagged_and_reaches_the_point():
-    from evaluation.leaderboard import _interval
+    from evaluation.challenge._leaderboard import _interval
 
     # every replicate below the point estimate: the bias exceeds the spread
     values = np.linspace(-0.040, -0.035, 200)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reclist.metrics import standard_metrics as sm
 
+from evaluation.challenge._fold import mred_from_codes, sum_by_key
 from evaluation.data import TrackVectors
 from evaluation.errors import DataError
 from evaluation.metrics import (
@@ -29,7 +30,6 @@ from evaluation.metrics import (
     miss_rate_equality_difference,
     mrr_from_ranks,
 )
-from evaluation.metrics._challenge import mred_from_codes, sum_by_key
 
 # --------------------------------------------------------------------------- hit ranks
 

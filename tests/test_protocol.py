@@ -12,7 +12,7 @@ from sklearn.metrics import mean_absolute_error, mean_squared_error
 from evaluation.baselines import BiasModel
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.model import RecModel
-from evaluation.protocol import evaluate_split, rating_errors
+from evaluation.protocols._holdout import evaluate_split, rating_errors
 from evaluation.splits import Split, global_time_split, temporal_user_split
 
 RATED = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "track_id": [10, 11, 10, 12, 11],
@@ -348,8 +348,8 @@ def test_real_data_temporal_split_bias_and_popularity(name):
 
 
 def test_evaluate_split_sampled_negatives():
-    from evaluation.protocol import list_scorer
-    from evaluation.sampled import evaluate_sampled
+    from evaluation.protocols._holdout import list_scorer
+    from evaluation.protocols._sampled import evaluate_sampled
 
     frame = _random_ratings(np.random.default_rng(5), n=900, n_users=20, n_items=200)
     split = temporal_user_split(frame, 0.2)

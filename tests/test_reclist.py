@@ -16,11 +16,11 @@ from reclist.reclist import rec_test
 
 import evaluation
 from evaluation import EvalRSRecList, RecModel, predictions_frame, score
+from evaluation.challenge._reclist import LEADERBOARD_TESTS, TESTS
 from evaluation.data import Tables, TrackVectors
 from evaluation.errors import ConfigError, PredictionError
 from evaluation.metrics import ScoringWarning
 from evaluation.predictions import PredictionWarning
-from evaluation.reclist import LEADERBOARD_TESTS, TESTS
 
 
 class HandDataset:
@@ -352,7 +352,7 @@ def test_rec_model_contract():
 
 
 def test_readme_custom_test_snippet_is_in_module_docstring():
-    import evaluation.reclist as mod
+    import evaluation.challenge._reclist as mod
 
     assert "class MyRecList(EvalRSRecList)" in mod.__doc__
     assert Path(mod.__file__).exists()

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from evaluation import replay
-from evaluation._replay import window_ids
 from evaluation.baselines import BiasModel
 from evaluation.errors import ConfigError
 from evaluation.model import RecModel
+from evaluation.protocols._replay import window_ids
 from evaluation.splits import Split, global_time_split, temporal_user_split
 
 K = 5

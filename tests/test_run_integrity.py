@@ -22,11 +22,11 @@ import pytest
 from test_runner import KILLABLE as KILLABLE_FULL
 from test_runner import comparable
 
-from evaluation._fingerprint import model_fingerprint
 from evaluation.baselines import PopularityModel
+from evaluation.challenge._leaderboard import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
-from evaluation.leaderboard import LEADERBOARD_TESTS
-from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner, RunWarning
+from evaluation.runner._fingerprint import model_fingerprint
+from evaluation.runner._loop import CHECKSUMS_FILE, EvalRSRunner, RunWarning
 
 REPO = Path(__file__).resolve().parents[1]
 # the models below change frames in place on purpose (pandas 3.1 deprecates ``inplace=``)
@@ -116,7 +116,7 @@ def test_fingerprint_of_values_joblib_cannot_hash_says_so(tmp_path):
 FINGERPRINT_SCRIPT = '''
 import json, sys
 import numpy as np, pandas as pd
-from evaluation._fingerprint import model_fingerprint
+from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.baselines import PopularityModel
 
 class Model(PopularityModel):

@@ -19,16 +19,16 @@ from reclist.charts import CHART_TYPE
 from reclist.reclist import rec_test
 
 from evaluation.baselines import PopularityModel, RandomModel
-from evaluation.errors import ConfigError, DataError, PredictionError
-from evaluation.leaderboard import (
+from evaluation.challenge._leaderboard import (
     LEADERBOARD_TESTS,
     UserScores,
     build_references,
     load_references,
     phase2_score,
 )
-from evaluation.reclist import EvalRSRecList
-from evaluation.runner import EvalRSRunner, run_hash
+from evaluation.challenge._reclist import EvalRSRecList
+from evaluation.errors import ConfigError, DataError, PredictionError
+from evaluation.runner._loop import EvalRSRunner, run_hash
 
 
 @pytest.fixture(scope="module")
@@ -280,7 +280,7 @@ def test_upload_posts_to_the_configured_endpoint(tiny, tmp_path):
 
 
 def test_rating_errors_for_models_that_predict_ratings(tiny, tmp_path):
-    pytest.importorskip("evaluation.protocol")
+    pytest.importorskip("evaluation.protocols._holdout")
     from evaluation.baselines import BiasModel
     from evaluation.data import Tables
     from evaluation.dataset import ChallengeDataset

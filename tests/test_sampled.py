@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import evaluation.sampled as sampled_module
+import evaluation.protocols._sampled as sampled_module
 from evaluation import evaluate_sampled
 from evaluation.errors import ConfigError, PredictionError
-from evaluation.sampled import SAMPLED_METRICS_WARNING, sample_negatives
+from evaluation.protocols._sampled import SAMPLED_METRICS_WARNING, sample_negatives
 
 # Catalog 10..15. User 1 knows 10, 11 (train) and 12 (test): its negatives can only be 13, 14, 15.
 # User 2 knows 13 (train) and 10 (test).

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import _upload
 from evaluation.cli import (
     EXIT_BAD_INPUT,
     EXIT_EXCEPTION,
@@ -31,6 +30,7 @@ from evaluation.cli import (
 )
 from evaluation.cli import main as cli_main
 from evaluation.errors import ConfigError, DataError, UploadError
+from evaluation.runner import _submit as _upload
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")

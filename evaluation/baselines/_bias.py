@@ -119,7 +119,7 @@ class BiasModel(RecModel):
     def score_items(self, user_ids: np.ndarray, item_ids: np.ndarray) -> np.ndarray:
         """Unclipped predicted ratings of ``item_ids`` (``(b, c)``) for ``user_ids`` (``b``).
 
-        The scoring hook of the sampled-negative protocol (``evaluation.sampled``).
+        The scoring hook of the sampled-negative protocol (``evaluate_sampled``).
         """
         self._check_fitted("score_items")
         items = np.asarray(item_ids, dtype=np.int64)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evaluation.splits._loo import DEFAULT_SEED, SAMPLERS, SPLITS
+from evaluation.splits import DEFAULT_SEED, SAMPLERS, SPLITS
 
 
 def register(subparsers) -> None:
@@ -75,8 +75,7 @@ def _dataset(args: argparse.Namespace):
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from evaluation.data import synthetic_tables
-    from evaluation.data._parquet import write_tables
+    from evaluation.data import synthetic_tables, write_tables
 
     tables = synthetic_tables(args.scale, args.seed)
     write_tables(tables, args.out)
@@ -145,7 +144,7 @@ def _folds(args: argparse.Namespace) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from evaluation._atomic import atomic_path, write_json
+    from evaluation._util.atomic import atomic_path, write_json
     from evaluation._version import __version__
 
     out: Path = args.out

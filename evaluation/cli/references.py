@@ -35,8 +35,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evaluation import ChallengeDataset
-    from evaluation._atomic import write_json
-    from evaluation.leaderboard import REFERENCES_DIR, references_name
+    from evaluation._util.atomic import write_json
+    from evaluation.challenge import REFERENCES_DIR, references_name
 
     options = {"scale": args.scale} if args.source == "synthetic" else {}
     dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.num_folds,
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 def compute_references(dataset, *, name: str = "", results_dir="results", progress=True):
     """Run the reference models on ``dataset`` and build its ``References``."""
     from evaluation import baselines
-    from evaluation.leaderboard import build_references
+    from evaluation.challenge import build_references
     from evaluation.predictions import PredictionWarning
     from evaluation.runner import EvalRSRunner
 

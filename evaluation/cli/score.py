@@ -30,10 +30,10 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evaluation import ChallengeDataset
-    from evaluation._atomic import write_json
+    from evaluation._util.atomic import write_json
+    from evaluation._util.jsonable import to_jsonable
+    from evaluation.challenge import read_predictions, score
     from evaluation.errors import show_values
-    from evaluation.reclist import to_jsonable
-    from evaluation.scoring import read_predictions, score
 
     options = {"source": args.source}
     if args.source == "synthetic":

@@ -26,9 +26,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluation import _upload
     from evaluation.cli import EXIT_NOT_ELIGIBLE
     from evaluation.errors import ConfigError, DataError, UploadError
+    from evaluation.runner import _submit as _upload
 
     path = Path(args.file)
     if not path.is_file():

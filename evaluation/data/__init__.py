@@ -2,7 +2,7 @@
 
 from evaluation.data._parquet import read_tables, write_tables
 from evaluation.data._schema import validate_tables
-from evaluation.data._sources import load_source
+from evaluation.data._sources import load_source, source_options
 from evaluation.data._synthetic import synthetic_tables
 from evaluation.data._tables import (
     EVENT_COLUMNS,
@@ -13,4 +13,5 @@ from evaluation.data._tables import (
 )
 
 __all__ = ["EVENT_COLUMNS", "TRACK_COLUMNS", "USER_COLUMNS", "Tables", "TrackVectors",
-           "load_source", "read_tables", "synthetic_tables", "validate_tables", "write_tables"]
+           "load_source", "read_tables", "source_options", "synthetic_tables", "validate_tables",
+           "write_tables"]

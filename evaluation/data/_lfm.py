@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 
 import pandas as pd
 
-from evaluation._paths import cache_dir as default_cache_dir
+from evaluation._util.paths import cache_dir as default_cache_dir
 from evaluation.data._download import download, verify_file
 from evaluation.data._local import find_table_files, find_vector_file, read_table_file
 from evaluation.data._parquet import is_tables_dir, read_tables, write_tables

@@ -126,7 +126,7 @@ def write_csv_dir(tables: Tables, directory: str | os.PathLike) -> Path:
     """Write ``tables`` as CSV files readable by :func:`load_local` (for exchange, not speed)."""
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
-    from evaluation._atomic import atomic_path
+    from evaluation._util.atomic import atomic_path
 
     for name in TABLES:
         frame = getattr(tables, name)

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluation._atomic import write_json
-from evaluation._int64 import MISSING, RANGE, as_int64
-from evaluation._paths import cache_dir
+from evaluation._util.atomic import write_json
+from evaluation._util.int64 import MISSING, RANGE, as_int64
+from evaluation._util.paths import cache_dir
 from evaluation.data._tables import EVENT_COLUMNS, Tables, TrackVectors
 from evaluation.errors import DataError, show_values
 

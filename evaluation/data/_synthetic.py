@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluation._paths import cache_dir
+from evaluation._util.paths import cache_dir
 from evaluation.data._parquet import read_tables, write_tables
 from evaluation.data._tables import Tables, TrackVectors
 from evaluation.errors import ConfigError, DataError

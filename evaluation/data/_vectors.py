@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evaluation._int64 import as_int64
+from evaluation._util.int64 import as_int64
 from evaluation.data._schema import data_error, known_mask
 from evaluation.data._tables import TrackVectors
 from evaluation.errors import DataError, show_values

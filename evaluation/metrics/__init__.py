@@ -1,26 +1,8 @@
-"""Metric kernels on plain arrays: the EvalRS challenge tests and a ranking/rating library."""
+"""A ranking and rating metric library on plain arrays (the challenge's own tests live in
+:mod:`evaluation.challenge`)."""
 
-# --- challenge tests (design §4): hit ranks, HR, MRR, MRED, being less wrong, latent diversity
-from evaluation.metrics._challenge import (
-    ARTIST_POPULARITY_EDGES,
-    COUNTRIES,
-    TRACK_POPULARITY_EDGES,
-    USER_ACTIVITY_EDGES,
-    ChallengeFold,
-    ScoringWarning,
-    SliceMissRates,
-    being_less_wrong,
-    being_less_wrong_scores,
-    bin_by_edges,
-    hit_ranks,
-    hit_rate_from_ranks,
-    latent_diversity,
-    latent_diversity_scores,
-    miss_rate_equality_difference,
-    mrr_from_ranks,
-)
+from evaluation._util.deprecation import moved
 
-# isort: split
 # --- metric library (ranking, rating, catalog metrics, registry): added in its own block below
 from evaluation.metrics._catalog import catalog_coverage, item_popularity, popularity_bias
 from evaluation.metrics._ranking import (
@@ -44,22 +26,6 @@ from evaluation.metrics._registry import (
 from evaluation.metrics._relevance import RankingInputs, judge, ranking_inputs, relevance_matrix
 
 __all__ = [  # challenge tests
-    "ARTIST_POPULARITY_EDGES",
-    "COUNTRIES",
-    "TRACK_POPULARITY_EDGES",
-    "USER_ACTIVITY_EDGES",
-    "ChallengeFold",
-    "ScoringWarning",
-    "SliceMissRates",
-    "being_less_wrong",
-    "being_less_wrong_scores",
-    "bin_by_edges",
-    "hit_rate_from_ranks",
-    "hit_ranks",
-    "latent_diversity",
-    "latent_diversity_scores",
-    "miss_rate_equality_difference",
-    "mrr_from_ranks",
 ]
 __all__ += [  # metric library
     "METRICS",
@@ -88,3 +54,14 @@ __all__ += [  # metric library
     "rmse",
 ]
 
+# The challenge tests lived here before evaluation.challenge existed.
+__getattr__ = moved(
+    "evaluation.metrics", "evaluation.challenge",
+    (
+        "ARTIST_POPULARITY_EDGES", "COUNTRIES", "TRACK_POPULARITY_EDGES", "USER_ACTIVITY_EDGES",
+        "ChallengeFold", "ScoringWarning", "SliceMissRates", "being_less_wrong",
+        "being_less_wrong_scores", "bin_by_edges", "hit_ranks", "hit_rate_from_ranks",
+        "latent_diversity", "latent_diversity_scores", "miss_rate_equality_difference",
+        "mrr_from_ranks",
+    ),
+)

@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.errors import ConfigError
-from evaluation.splits._audit import LeakageAudit, audit_leakage
-from evaluation.splits._split import Split, check_events, time_values
+from evaluation.splits import LeakageAudit, Split, audit_leakage, check_events, time_values
 
 MODES = ("replay", "static", "both")
 
@@ -141,7 +140,7 @@ def replay(
     errors). Rating errors are added when the model has ``predict_ratings`` and the test events
     carry a ``rating``; ``audit`` attaches the split's leakage audit.
     """
-    from evaluation.protocol import (
+    from evaluation.protocols._holdout import (
         predicted_ratings,
         rating_errors_from,
         rating_scale,
@@ -263,12 +262,12 @@ def _units(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _predict(model: Any, users: np.ndarray, k: int) -> pd.DataFrame:
-    from evaluation.protocol import checked_predictions
+    from evaluation.protocols._holdout import checked_predictions
 
     return checked_predictions(model, users, k)
 
 
 def _has_ratings(model: Any, test: pd.DataFrame) -> bool:
-    from evaluation.protocol import supports_ratings
+    from evaluation.protocols._holdout import supports_ratings
 
     return supports_ratings(model) and "rating" in test.columns

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evaluation.data._tables import TrackVectors
+from evaluation.data import TrackVectors
 from evaluation.errors import DataError
 
 #: Countries of MRED_COUNTRY (2022 challenge); users without a country form their own group.

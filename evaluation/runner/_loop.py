@@ -2,7 +2,7 @@
 
 For every fold the runner trains the model, asks it for the fold's test users, validates what
 it returned, scores it with the RecList and writes the fold's results atomically. It then
-aggregates the folds into the leaderboard scores (``evaluation.leaderboard``), prints a summary
+aggregates the folds into the leaderboard scores (``evaluation.challenge``), prints a summary
 and writes the final results file. A run that was killed resumes at its first unfinished fold.
 """
 
@@ -30,14 +30,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation import _atomic
-from evaluation._fingerprint import PART_LABELS, changed_parts, model_fingerprint
-from evaluation._jsonable import to_jsonable
+from evaluation._util import atomic as _atomic
+from evaluation._util.jsonable import to_jsonable
 from evaluation._version import __version__
-from evaluation.errors import ConfigError
-from evaluation.leaderboard import (
+from evaluation.challenge import (
     LEADERBOARD_TESTS,
     MRED_TESTS,
+    REFERENCES_DIR,
     References,
     UserScores,
     aggregate,
@@ -45,6 +44,8 @@ from evaluation.leaderboard import (
     load_references,
     references_name,
 )
+from evaluation.errors import ConfigError
+from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 
 #: Version of the results file layout.
 RESULTS_FORMAT = "evalrs-results/1"
@@ -264,7 +265,7 @@ class EvalRSRunner:
         self.email = email
         self.participant_id = participant_id
         # checked here, before the run, so that a bad setting does not wait for the last fold
-        from evaluation import _upload
+        from evaluation.runner import _submit as _upload
 
         self.upload_url = _upload.check_url(upload_url, "upload_url") if upload_url else None
         self.upload_token = (_upload.check_token(upload_token, "upload_token")
@@ -288,7 +289,7 @@ class EvalRSRunner:
             scale = m.group(1) or getattr(self.dataset, "scale", None)
             source = "synthetic"
         name = references_name(source, scale)
-        if name is None or not (Path(__file__).parent / "references" / f"{name}.json").exists():
+        if name is None or not (REFERENCES_DIR / f"{name}.json").exists():
             return None, (f"no references shipped for dataset source {source!r}: phase-2 score "
                           f"not computed (`python -m evaluation references` writes them)")
         refs = load_references(name)
@@ -303,7 +304,7 @@ class EvalRSRunner:
         return refs, f"references {name!r}"
 
     def _reclist_class(self, custom_RecList):
-        from evaluation.reclist import EvalRSRecList
+        from evaluation.challenge import EvalRSRecList
 
         if custom_RecList is None:
             return EvalRSRecList
@@ -566,7 +567,7 @@ class EvalRSRunner:
         events = self.dataset.tables.events
         if "rating" not in events.columns:
             return None
-        from evaluation.protocol import rating_errors, supports_ratings
+        from evaluation.protocols import rating_errors, supports_ratings
 
         if not supports_ratings(model):
             return None
@@ -723,8 +724,8 @@ class EvalRSRunner:
         Returns ``{"uploaded", "outcome", "path", ...}`` with ``outcome`` one of "uploaded",
         "local" (no URL: saved only), "not_eligible" or "failed" (with the ``reason``).
         """
-        from evaluation import _upload
         from evaluation.errors import UploadError
+        from evaluation.runner import _submit as _upload
 
         payload = {
             "email": self.email,

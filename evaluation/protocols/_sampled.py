@@ -1,0 +1,337 @@
+"""The sampled-negative protocol: rank each test target among N sampled unseen items.
+
+For every test interaction (user, target) the harness samples ``n_negatives`` (default 100) distinct
+items the user never interacted with (neither in train nor in test), asks the model to score the
+``1 + n_negatives`` candidates, and ranks the target among them. HR@k and NDCG@k are then computed
+on these short lists.
+
+Tie rule (pessimistic): the target ranks *after* every negative with an equal score, so a model
+that scores everything alike gets rank ``n_negatives + 1``, never a lucky hit.
+
+Sampled metrics are not the full-ranking metrics: they can reorder models (Krichene & Rendle,
+"On Sampled Metrics for Item Recommendation", KDD 2020). Every result carries that warning; report
+them beside the full-ranking numbers, never instead of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evaluation.errors import ConfigError, PredictionError, show_values
+
+SAMPLED_METRICS_WARNING = (
+    "Sampled metrics rank each target among a few sampled negatives, not the whole catalog; they "
+    "are biased estimates of the full-ranking metrics and can reorder models (Krichene & Rendle, "
+    "'On Sampled Metrics for Item Recommendation', KDD 2020). Report them beside full-ranking "
+    "metrics, not instead of them."
+)
+WEIGHTINGS = ("uniform", "popularity")
+DEFAULT_SEED = 42
+_REJECTION_ROUNDS = 12  # rounds of rejection sampling before the exact (Gumbel) fallback
+
+
+@dataclass(frozen=True)
+class SampledResult:
+    """Metrics of the sampled-negative protocol, with the per-point ranks and the warning.
+
+    ``user_ids``, ``item_ids`` and ``ranks`` describe each test point (sorted by user, then item):
+    the 1-based rank of its target among the ``1 + n_negatives`` candidates.
+    """
+
+    metrics: dict[str, float]
+    user_ids: np.ndarray = field(repr=False)
+    item_ids: np.ndarray = field(repr=False)
+    ranks: np.ndarray = field(repr=False)
+    n_negatives: int = 100
+    seed: int = DEFAULT_SEED
+    weighting: str = "uniform"
+    aggregate: str = "global"
+    warning: str = SAMPLED_METRICS_WARNING
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (the warning included), for results files."""
+        return {
+            "protocol": "sampled_negatives",
+            "metrics": dict(self.metrics),
+            "n_points": int(len(self.ranks)),
+            "n_negatives": self.n_negatives,
+            "seed": self.seed,
+            "weighting": self.weighting,
+            "aggregate": self.aggregate,
+            "tie_rule": "pessimistic: the target ranks after negatives with an equal score",
+            "warning": self.warning,
+        }
+
+
+def _check_int(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"The '{name}' parameter must be an int >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def sample_negatives(
+    point_users: np.ndarray,
+    interacted: np.ndarray,
+    n_items: int,
+    n_negatives: int = 100,
+    *,
+    seed: int = DEFAULT_SEED,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Draw ``n_negatives`` distinct item indices per test point, none interacted by its user.
+
+    Args:
+        point_users: user index of each test point.
+        interacted: sorted unique keys ``user * n_items + item`` of every known interaction.
+        n_items: catalog size (items are ``0..n_items-1``).
+        weights: sampling weight per item (uniform when None); zero-weight items are never drawn.
+
+    Returns an ``(n_points, n_negatives)`` int64 array. Sampling is successive draws without
+    replacement from the user's eligible items (uniform, or proportional to ``weights``):
+    i.i.d. draws are taken in order, discarding repeats and interacted items.
+    """
+    rng = np.random.default_rng(seed)
+    n_points = len(point_users)
+    out = np.empty((n_points, n_negatives), dtype=np.int64)
+    if n_points == 0 or n_negatives == 0:
+        return out
+    cdf = None
+    if weights is not None:
+        cdf = np.cumsum(weights, dtype=np.float64)
+        cdf /= cdf[-1]
+    pending = np.arange(n_points)
+    width = n_negatives + 16
+    for _ in range(_REJECTION_ROUNDS):
+        draws = _draw(rng, (len(pending), width), n_items, cdf)
+        ok = _eligible(draws, point_users[pending], interacted, n_items)
+        done = ok.sum(axis=1) >= n_negatives
+        if done.any():
+            rows = np.flatnonzero(done)
+            keep = ok[rows] & (np.cumsum(ok[rows], axis=1) <= n_negatives)
+            out[pending[rows]] = draws[rows][keep].reshape(len(rows), n_negatives)
+        pending = pending[~done]
+        if len(pending) == 0:
+            return out
+        width *= 2
+    # Users with few eligible items: exact weighted sampling without replacement (Gumbel top-N).
+    log_w = np.zeros(n_items) if weights is None else np.log(weights, where=weights > 0,
+                                                              out=np.full(n_items, -np.inf))
+    chunk = max(1, (64 * 2**20) // (8 * max(n_items, 1)))
+    for start in range(0, len(pending), chunk):
+        rows = pending[start : start + chunk]
+        keys = log_w + rng.gumbel(size=(len(rows), n_items))
+        users = point_users[rows]
+        lo = np.searchsorted(interacted, users * n_items)
+        hi = np.searchsorted(interacted, (users + 1) * n_items)
+        counts = hi - lo
+        r = np.repeat(np.arange(len(rows)), counts)
+        offsets = np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)
+        seen = interacted[np.repeat(lo, counts) + offsets]
+        keys[r, seen - users[r] * n_items] = -np.inf
+        top = np.argpartition(-keys, n_negatives - 1, axis=1)[:, :n_negatives]
+        out[rows] = np.take_along_axis(
+            top, np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable"), axis=1
+        )
+    return out
+
+
+def _draw(rng, shape, n_items: int, cdf) -> np.ndarray:
+    if cdf is None:
+        return rng.integers(0, n_items, size=shape, dtype=np.int64)
+    return np.minimum(np.searchsorted(cdf, rng.random(shape), side="right"), n_items - 1)
+
+
+def _eligible(draws: np.ndarray, users: np.ndarray, interacted: np.ndarray, n_items: int):
+    """Mask of draws neither interacted by the row's user nor repeated earlier in the row."""
+    keys = users[:, None] * n_items + draws
+    pos = np.minimum(np.searchsorted(interacted, keys), len(interacted) - 1)
+    ok = interacted[pos] != keys if len(interacted) else np.ones(draws.shape, dtype=bool)
+    order = np.argsort(draws, axis=1, kind="stable")
+    ranked = np.take_along_axis(draws, order, axis=1)
+    repeat = np.zeros(draws.shape, dtype=bool)
+    rows = np.broadcast_to(np.arange(len(draws))[:, None], (len(draws), draws.shape[1] - 1))
+    dup = ranked[:, 1:] == ranked[:, :-1]
+    repeat[rows[dup], order[:, 1:][dup]] = True
+    return ok & ~repeat
+
+
+def _scorer(model) -> Callable:
+    if hasattr(model, "score_items") and callable(model.score_items):
+        return model.score_items
+    if callable(model):
+        return model
+    raise ConfigError(
+        "The sampled protocol needs a model with a score_items(user_ids, item_ids) method or a "
+        f"callable with that signature; got {type(model).__name__}."
+    )
+
+
+def evaluate_sampled(
+    model,
+    test: pd.DataFrame,
+    train: pd.DataFrame,
+    *,
+    n_negatives: int = 100,
+    seed: int = DEFAULT_SEED,
+    weighting: str = "uniform",
+    items=None,
+    user_col: str = "user_id",
+    item_col: str = "track_id",
+    hit_ks: tuple[int, ...] = (5, 10),
+    ndcg_ks: tuple[int, ...] = (10,),
+    aggregate: str = "global",
+    batch_size: int = 4096,
+) -> SampledResult:
+    """Run the sampled-negative protocol and return HR@k / NDCG@k on the sampled lists.
+
+    Args:
+        model: an object with ``score_items(user_ids, item_ids) -> scores`` or such a callable:
+            ``user_ids`` is a 1-D array of ``b`` user ids, ``item_ids`` a ``(b, 1 + n_negatives)``
+            array of item ids (column 0 the target, then the negatives), and it returns a
+            ``(b, 1 + n_negatives)`` array of finite scores, higher = better. It is called on
+            batches of at most ``batch_size`` test points.
+        test: one row per test interaction (``user_col``, ``item_col``).
+        train: the training interactions (``user_col``, ``item_col``); with ``test`` it defines
+            what each user has interacted with, and with ``weighting="popularity"`` the sampling
+            weights (an item's number of training interactions; items never trained on are not
+            drawn).
+        items: the catalog to sample from (default: every item in ``train`` or ``test``).
+        aggregate: ``"global"`` (mean over test points) or ``"user"`` (mean over users of the
+            mean over their test points).
+
+    Negatives are drawn with ``numpy.random.default_rng(seed)`` over the test points sorted by
+    (user, item), so the result does not depend on the row order of ``test``.
+    """
+    n_negatives = _check_int(n_negatives, "n_negatives", 1)
+    batch_size = _check_int(batch_size, "batch_size", 1)
+    seed = _check_int(seed, "seed", 0)
+    for k in (*hit_ks, *ndcg_ks):
+        _check_int(k, "k", 1)
+    if weighting not in WEIGHTINGS:
+        raise ConfigError(f"'weighting' must be one of {list(WEIGHTINGS)}; got {weighting!r}.")
+    if aggregate not in ("global", "user"):
+        raise ConfigError(
+            f"'aggregate' of the sampled protocol must be 'global' or 'user'; got {aggregate!r}."
+        )
+    score = _scorer(model)
+    for name, frame in (("test", test), ("train", train)):
+        missing = [c for c in (user_col, item_col) if c not in frame.columns]
+        if missing:
+            raise ConfigError(
+                f"The {name} frame lacks column(s) {missing} (columns: {list(frame.columns)})."
+            )
+    test_users = test[user_col].to_numpy()
+    test_items = test[item_col].to_numpy()
+    train_users = train[user_col].to_numpy()
+    train_items = train[item_col].to_numpy()
+    if items is None:
+        item_ids = np.unique(np.concatenate([train_items, test_items]))
+    else:
+        item_ids = np.unique(np.asarray(items))
+        outside = ~np.isin(np.concatenate([train_items, test_items]), item_ids)
+        if outside.any():
+            bad = np.concatenate([train_items, test_items])[outside]
+            raise ConfigError(
+                f"Column {item_col!r} of train/test holds items outside 'items': "
+                f"{show_values(np.unique(bad))}. Pass the full catalog."
+            )
+    user_ids = np.unique(np.concatenate([train_users, test_users]))
+    n_items = len(item_ids)
+    all_u = np.searchsorted(user_ids, np.concatenate([train_users, test_users])).astype(np.int64)
+    all_i = np.searchsorted(item_ids, np.concatenate([train_items, test_items])).astype(np.int64)
+    interacted = np.unique(all_u * n_items + all_i)
+    order = np.lexsort((test_items, test_users))
+    point_u = np.searchsorted(user_ids, test_users[order]).astype(np.int64)
+    point_i = np.searchsorted(item_ids, test_items[order]).astype(np.int64)
+
+    weights = None
+    if weighting == "popularity":
+        train_idx = all_i[: len(train_items)]
+        weights = np.bincount(train_idx, minlength=n_items).astype(np.float64)
+        if weights.sum() == 0:
+            raise ConfigError("weighting='popularity' needs training interactions; train is empty.")
+    _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids)
+    negatives = sample_negatives(point_u, interacted, n_items, n_negatives, seed=seed,
+                                 weights=weights)
+    ranks = np.empty(len(point_u), dtype=np.int64)
+    for start in range(0, len(point_u), batch_size):
+        stop = min(start + batch_size, len(point_u))
+        candidates = np.column_stack([point_i[start:stop], negatives[start:stop]])
+        scores = score(user_ids[point_u[start:stop]], item_ids[candidates])
+        ranks[start:stop] = _target_ranks(scores, candidates.shape)
+    metrics = _metrics(ranks, point_u, hit_ks, ndcg_ks, aggregate)
+    return SampledResult(
+        metrics=metrics,
+        user_ids=user_ids[point_u],
+        item_ids=item_ids[point_i],
+        ranks=ranks,
+        n_negatives=n_negatives,
+        seed=seed,
+        weighting=weighting,
+        aggregate=aggregate,
+    )
+
+
+def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) -> None:
+    users = np.unique(point_u)
+    seen_user = interacted // n_items
+    if weights is None:
+        seen = np.bincount(seen_user, minlength=len(user_ids))
+        eligible = n_items - seen[users]
+    else:
+        positive = weights > 0
+        seen_positive = np.bincount(
+            seen_user, weights=positive[interacted % n_items], minlength=len(user_ids)
+        )
+        eligible = positive.sum() - seen_positive[users]
+    short = eligible < n_negatives
+    if short.any():
+        raise ConfigError(
+            f"n_negatives={n_negatives} is more than the items some users never interacted with "
+            f"(users {show_values(user_ids[users[short]])} have "
+            f"{show_values(eligible[short].astype(int))} eligible). Lower n_negatives or use a "
+            "larger catalog."
+        )
+
+
+def _target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
+    try:
+        scores = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise PredictionError(f"score_items must return numeric scores: {error}") from None
+    if scores.shape != shape:
+        raise PredictionError(
+            f"score_items returned shape {scores.shape}; expected {shape} (one score per "
+            "candidate item, same layout as item_ids)."
+        )
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        raise PredictionError(
+            f"score_items returned non-finite scores {show_values(scores[bad])}; return finite "
+            "floats (use a very low finite score for items the model cannot rank)."
+        )
+    target = scores[:, :1]
+    # Pessimistic ties: negatives scoring the same as the target rank above it.
+    return 1 + (scores[:, 1:] >= target).sum(axis=1)
+
+
+def _metrics(ranks, users, hit_ks, ndcg_ks, aggregate: str) -> dict[str, float]:
+    values: dict[str, np.ndarray] = {}
+    for k in hit_ks:
+        values[f"hit_rate@{k}"] = (ranks <= k).astype(np.float64)
+    for k in ndcg_ks:
+        values[f"ndcg@{k}"] = np.where(ranks <= k, 1.0 / np.log2(ranks + 1.0), 0.0)
+    if len(ranks) == 0:
+        return {name: 0.0 for name in values}
+    if aggregate == "global":
+        return {name: float(v.mean()) for name, v in values.items()}
+    _, groups = np.unique(users, return_inverse=True)
+    counts = np.bincount(groups)
+    return {
+        name: float((np.bincount(groups, weights=v) / counts).mean()) for name, v in values.items()
+    }
+
