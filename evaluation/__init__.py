@@ -19,6 +19,10 @@ _EXPORTS: dict[str, str] = {
     "EvalRSError": "evaluation.errors",
     "PredictionError": "evaluation.errors",
     "UploadError": "evaluation.errors",
+    "PredictionWarning": "evaluation.errors",
+    "RunWarning": "evaluation.errors",
+    "ScoringWarning": "evaluation.errors",
+    "SyntheticCacheWarning": "evaluation.errors",
     # data
     "Tables": "evaluation.data",
     "TrackVectors": "evaluation.data",
@@ -31,7 +35,6 @@ _EXPORTS: dict[str, str] = {
     "ChallengeDataset": "evaluation.dataset",
     # models, predictions and scoring
     "EvalRSRecList": "evaluation.challenge",
-    "PredictionWarning": "evaluation.predictions",
     "RecModel": "evaluation.model",
     "predictions_frame": "evaluation.predictions",
     "score": "evaluation.challenge",

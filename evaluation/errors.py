@@ -1,4 +1,4 @@
-"""Exceptions the harness raises for bad input, and a helper to show offending values."""
+"""Every exception and warning the harness raises, and a helper to show offending values."""
 
 from __future__ import annotations
 
@@ -27,6 +27,25 @@ class PredictionError(EvalRSError, ValueError):
 
 class UploadError(EvalRSError):
     """A submission could not be uploaded, or the leaderboard server refused it."""
+
+
+# ---------------------------------------------------------------------------- warnings
+
+
+class ScoringWarning(UserWarning):
+    """A test had nobody to average over and returned its documented fallback value."""
+
+
+class RunWarning(UserWarning):
+    """A run directory holds something that cannot be reused: it is recomputed instead."""
+
+
+class PredictionWarning(UserWarning):
+    """Predictions are valid but probably not what the model intended."""
+
+
+class SyntheticCacheWarning(UserWarning):
+    """The cached synthetic dataset was damaged and is being regenerated."""
 
 
 def show_values(values: Iterable, limit: int = 5) -> str:

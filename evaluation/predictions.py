@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
-from evaluation.errors import PredictionError, show_values
+from evaluation.errors import PredictionError, PredictionWarning, show_values
 
 PAD = -1
 
@@ -27,10 +27,6 @@ _FORMAT_HINT = (
     'the expected format is a DataFrame indexed by "user_id" with k columns "0".."k-1" of '
     "track ids, best first, padded with -1"
 )
-
-
-class PredictionWarning(UserWarning):
-    """Predictions are valid but probably not what the model intended."""
 
 
 def _fail(problem: str, fix: str, rows: str = "") -> PredictionError:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.data import TrackVectors
-from evaluation.errors import DataError
+from evaluation.errors import DataError, ScoringWarning
 
 #: Countries of MRED_COUNTRY (2022 challenge); users without a country form their own group.
 COUNTRIES: tuple[str, ...] = (
@@ -38,10 +38,6 @@ BIAS_WEIGHT = 0.7
 
 # Users per block in the vector tests: bounds the (block, 20, dim) float64 gather to a few MiB.
 _VECTOR_BLOCK = 4096
-
-
-class ScoringWarning(UserWarning):
-    """A test had nobody to average over and returned its documented fallback value."""
 
 
 # --------------------------------------------------------------------------- hit ranks

@@ -45,7 +45,7 @@ import pandas as pd
 from evaluation._util.paths import cache_dir
 from evaluation.data._parquet import read_tables, write_tables
 from evaluation.data._tables import Tables, TrackVectors
-from evaluation.errors import ConfigError, DataError
+from evaluation.errors import ConfigError, DataError, SyntheticCacheWarning
 
 # Bump when the generator's output changes for a given (scale, seed): it names the cache.
 GENERATOR_VERSION = 3
@@ -152,10 +152,6 @@ def synthetic_tables(scale: str = "small", seed: int = 42) -> Tables:
     except OSError:
         pass  # a read-only cache only costs regeneration next time
     return tables
-
-
-class SyntheticCacheWarning(UserWarning):
-    """The cached synthetic dataset was damaged and is being regenerated."""
 
 
 def synthetic_cache_path(scale: str, seed: int) -> Path:

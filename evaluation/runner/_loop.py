@@ -44,7 +44,7 @@ from evaluation.challenge import (
     load_references,
     references_name,
 )
-from evaluation.errors import ConfigError
+from evaluation.errors import ConfigError, RunWarning
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 
 #: Version of the results file layout.
@@ -55,10 +55,6 @@ DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
 #: Per-run manifest: the sha256 of each finished fold's files, recorded when the fold finished.
 CHECKSUMS_FILE = "checksums.json"
-
-
-class RunWarning(UserWarning):
-    """A run directory holds something that cannot be reused: it is recomputed instead."""
 
 
 @dataclass
