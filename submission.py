@@ -2,7 +2,7 @@
 
     python submission.py                       # the embedded synthetic dataset, 4 folds
     python submission.py --source lfm --upload # the real challenge data, then submit
-    python submission.py --scale tiny --limit 50 --folds 2   # a quick local check
+    python submission.py --scale tiny --limit 50 --num-folds 2   # a quick local check
 
 Settings for the leaderboard (EMAIL, PARTICIPANT_ID, UPLOAD_URL, UPLOAD_TOKEN) come from
 ``upload.env`` next to this file (see ``upload.env.example``) or from the environment; the file
@@ -15,12 +15,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from evaluation import ChallengeDataset, EvalRSRunner
+from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_STATUS_HELP, EXIT_UPLOAD_FAILED, guarded
+from evaluation.runner import UploadSettings, load_settings
+
 HERE = Path(__file__).resolve().parent
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from evaluation.cli import EXIT_STATUS_HELP
-
+    """Return the parser of submission.py's options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EXIT_STATUS_HELP,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", default="synthetic",
@@ -28,8 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "or movielens:PATH")
     p.add_argument("--scale", default="small", choices=["tiny", "small", "full"],
                    help="size of the synthetic dataset (default: small)")
-    p.add_argument("--folds", type=int, default=4,
+    p.add_argument("--num-folds", type=int, default=None, metavar="N",
                    help="number of folds (default 4; other counts are not eligible for upload)")
+    # the name before --num-folds (which the other commands use); warns, not in --help
+    p.add_argument("--folds", type=int, default=None, dest="old_folds", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=None,
                    help="fold seed (default: the fixed challenge seed 42)")
     p.add_argument("--limit", type=int, default=0,
@@ -48,44 +53,51 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Return the parsed options; the deprecated ``--folds`` becomes ``--num-folds``, with a
+    warning on stderr."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.old_folds is not None:
+        if args.num_folds is not None:
+            parser.error("--folds is the old name of --num-folds: give --num-folds only")
+        print("warning: --folds is deprecated, use --num-folds (--folds will be removed in the "
+              "next release)", file=sys.stderr)
+        args.num_folds = args.old_folds
+    if args.num_folds is None:
+        args.num_folds = 4
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation (and the upload); the exit status is in ``--help``."""
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     sys.path.insert(0, str(HERE))
-    from evaluation.cli import guarded
-
     return guarded(lambda: _evaluate(args),
                    interrupted="interrupted: the finished folds are kept; run the same command "
                                "again to resume")
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from evaluation import ChallengeDataset, EvalRSRunner
-    from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_UPLOAD_FAILED
-    from evaluation.runner import _submit as _upload
+    """Run the model through the folds (and upload); returns the exit status."""
+    # Imported here, under guarded(): an error in the participant's module is then reported
+    # as the model's, with its traceback starting in their code.
     from submission.MyModel import MyModel
 
     # Only an upload needs upload.env: without --upload a broken file does not stop a run.
-    settings = _upload.UploadSettings()
+    settings = UploadSettings()
     if args.upload:
-        settings = _upload.load_settings(args.env_file or HERE / "upload.env",
-                                         required=args.env_file is not None)
+        settings = load_settings(args.env_file or HERE / "upload.env",
+                                 required=args.env_file is not None)
     options = {"scale": args.scale} if args.source == "synthetic" else {}
-    dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.folds,
+    dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.num_folds,
                                **options)
-    runner = EvalRSRunner(
-        dataset,
-        results_dir=args.results_dir,
-        progress=not args.no_progress,
-        email=settings.email,
-        participant_id=settings.participant_id,
-        upload_url=settings.url,
-        upload_token=settings.token,
-    )
+    runner = EvalRSRunner(dataset, results_dir=args.results_dir, progress=not args.no_progress,
+                          upload=settings)
     model = MyModel(items=dataset.df_tracks, top_k=runner.k)
     results = runner.evaluate(model, seed=args.seed, limit=args.limit, upload=args.upload,
                               resume=not args.fresh)
-    submission = results.get("submission") or {}
+    submission = results.submission or {}
     path = submission.get("path")
     if submission.get("outcome") == "not_eligible":
         print(f"error: not uploaded: the run is not eligible for upload (see above); the "

@@ -29,7 +29,7 @@ _CHILD = r"""
 import hashlib, json, resource, sys, time
 sys.path.insert(0, {repo!r})
 import numpy as np
-from evaluation.data._parquet import read_tables
+from evaluation.data import read_tables
 
 mode, path, seed, num_folds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 out = {{}}

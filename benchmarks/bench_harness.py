@@ -101,7 +101,7 @@ def measure(scale: str, folder: str, n_boot: int) -> dict:
         t_run = time.perf_counter() - t2
     stages: dict[str, float] = {}
     peak_of = {"load": peak_load, "folds": peak_folds, "end": vm_hwm()}
-    for f in res["folds"]:
+    for f in res.folds:
         for name, st in f["runtime"].items():
             stages[name] = stages.get(name, 0.0) + st["seconds"]
             if st["peak_rss_mib"] is not None:
@@ -110,8 +110,8 @@ def measure(scale: str, folder: str, n_boot: int) -> dict:
         "load": t_load, "folds": t_folds, "runner": t_run, "stages": stages,
         "aggregation": t_run - sum(stages.values()), "peak_bytes": max(peak_of.values()),
         "peaks_mib": {k: round(v / 2**20) for k, v in peak_of.items()},
-        "events": len(ds.df_events), "test_users": [f["n_users"] for f in res["folds"]],
-        "hit_rate": res["aggregate"]["mean"]["HIT_RATE"],
+        "events": len(ds.df_events), "test_users": [f["n_users"] for f in res.folds],
+        "hit_rate": res.aggregate["mean"]["HIT_RATE"],
     }
 
 
@@ -125,7 +125,7 @@ def main() -> None:
     p.add_argument("--_measure", metavar="FOLDER", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args._measure:
-        from evaluation.runner._loop import DEFAULT_N_BOOT
+        from evaluation.runner import DEFAULT_N_BOOT
 
         n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
         print(json.dumps({"n_boot": n_boot, **measure(args.scale, args._measure, n_boot)}))

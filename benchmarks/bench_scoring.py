@@ -28,10 +28,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone, uninstalled
 
-from evaluation.challenge._reclist import EvalRSRecList
+from evaluation.challenge import COUNTRIES, ChallengeFold, EvalRSRecList
 from evaluation.data import TrackVectors
-from evaluation.metrics import COUNTRIES, ChallengeFold
-from evaluation.predictions import PredictionWarning, validate_predictions
+from evaluation.errors import PredictionWarning
+from evaluation.predictions import validate_predictions
 
 
 class RandomFold:

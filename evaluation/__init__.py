@@ -42,6 +42,8 @@ _EXPORTS: dict[str, str] = {
     # runner, leaderboard and reference models
     "CBOWModel": "evaluation.baselines",
     "EvalRSRunner": "evaluation.runner",
+    "RunResult": "evaluation.runner",
+    "UploadSettings": "evaluation.runner",
     "PopularityModel": "evaluation.baselines",
     "RandomModel": "evaluation.baselines",
     "References": "evaluation.challenge",
@@ -51,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "LeakageAudit": "evaluation.splits",
     "ReplayResult": "evaluation.protocols",
     "Split": "evaluation.splits",
+    "SplitResult": "evaluation.protocols",
     "audit_leakage": "evaluation.splits",
     "evaluate_split": "evaluation.protocols",
     "global_time_split": "evaluation.splits",

@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.data import Tables, TrackVectors
+from evaluation._util.validation import check_int
+from evaluation.data import Tables, TrackVectors, load_source, validate_tables
+from evaluation.data import source_options as options_of
 from evaluation.errors import ConfigError
 from evaluation.splits import DEFAULT_SEED, EventIndex, Fold, FoldParams, make_fold
 
@@ -26,7 +28,7 @@ class ChallengeDataset:
     ``cache_dir`` and ``progress``; any other keyword is a ConfigError listing the expected
     ones.
 
-    Fold parameters (design §4): ``seed`` (``None`` means the fixed default 42; ``0`` is a
+    Fold parameters: ``seed`` (``None`` means the fixed default 42; ``0`` is a
     seed), ``num_folds``, ``frac`` (share of users per fold), ``k_core`` and ``max_rounds`` of
     the k-core filter, ``sampler`` (``"pandas"``: the 2022 folds row for row; ``"generator"``:
     a vectorised ``numpy.random.Generator`` draw, different but equally valid folds) and
@@ -35,6 +37,30 @@ class ChallengeDataset:
     at a user's latest timestamp) has several targets per user, which the per-user leaderboard
     tests do not score: it is ``evaluation.splits.leave_last_out``, and ``split="last"`` is a
     ConfigError that says so. Folds are computed on first use and cached.
+
+    Parameters
+    ----------
+    source : str, path or Tables
+        The data (see above).
+    scale : str
+        Synthetic scale.
+    seed : int or None
+        Fold seed.
+    num_folds, frac, k_core, max_rounds, sampler, split
+        Fold parameters (see above and :class:`~evaluation.splits.FoldParams`).
+    data_seed : int
+        Seed of the synthetic generator.
+    validate : bool, default True
+        Check already loaded ``Tables`` against the schema.
+    **source_options
+        Options of the source.
+
+    Raises
+    ------
+    ConfigError
+        On a bad fold parameter or an option the source does not take.
+    DataError
+        When the data breaks the schema.
     """
 
     def __init__(
@@ -61,14 +87,9 @@ class ChallengeDataset:
                 raise ConfigError(f"ChallengeDataset: source options {sorted(source_options)} "
                                   f"make no sense with already loaded Tables; drop them.")
             if validate:
-                from evaluation.data import validate_tables
-
                 source = validate_tables(source)
             self.tables = source
         else:
-            from evaluation.data import load_source
-            from evaluation.data import source_options as options_of
-
             accepted = [o for o in options_of(source) if o not in ("scale", "seed")]
             unknown = sorted(set(source_options) - set(accepted))
             if unknown:
@@ -178,9 +199,8 @@ class ChallengeDataset:
         """
         rows = self.fold(fold).test_rows
         if limit is not None:
-            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
-                raise ConfigError(f"The 'limit' parameter must be None or an int >= 0 "
-                                  f"(0 means every test user). Got {limit!r} instead.")
+            # 0, like None, means every test user
+            limit = check_int("limit", limit, minimum=0, owner="get_test_set")
             if limit:
                 rows = rows[:limit]
         return self.tables.events[["user_id", "track_id"]].take(rows)
@@ -209,12 +229,8 @@ class ChallengeDataset:
         return self.get_train_set(0), self.get_test_set(0)
 
     def _check_fold(self, fold: int) -> int:
-        if isinstance(fold, bool) or not isinstance(fold, (int, np.integer)) \
-                or not 0 <= fold < self.num_folds:
-            raise ConfigError(f"The 'fold' parameter must be an int in the range "
-                              f"[0, {self.num_folds - 1}] (num_folds={self.num_folds}). "
-                              f"Got {fold!r} instead.")
-        return int(fold)
+        """``fold`` as an int, if it names one of the dataset's folds."""
+        return check_int("fold", fold, minimum=0, maximum=self.num_folds - 1)
 
     def __repr__(self) -> str:
         return (f"ChallengeDataset(source={self.tables.source!r}, events={len(self.df_events)}, "

@@ -26,6 +26,11 @@ class RecModel(ABC):
     Rating-prediction protocols additionally call :meth:`predict_ratings`, which is optional:
     the base implementation raises ``NotImplementedError`` and :attr:`supports_ratings` tells
     whether a subclass provides it.
+
+    Attributes
+    ----------
+    k : int
+        Length of the ranked lists ``predict`` returns.
     """
 
     #: number of ranked items per user that ``predict`` returns

@@ -1,6 +1,6 @@
 """Validation and normalisation of what a model's ``predict`` returned.
 
-The expected format (design §4): a DataFrame indexed by ``user_id`` with one row per test user
+The expected format: a DataFrame indexed by ``user_id`` with one row per test user
 and ``k`` ranked columns labelled ``"0".."k-1"`` (integer labels work too), holding track ids,
 best first, with ``-1`` padding at the end of a shorter list. Rows are matched to test users by
 ``user_id``, never by position.
@@ -13,15 +13,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import IdIndex, dense_ok, fib_hash, isin
 from evaluation._util.int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
+from evaluation._util.validation import check_k
 from evaluation.errors import PredictionError, PredictionWarning, show_values
 
 PAD = -1
 
-
-def _dense_ok(lo: int, hi: int, n: int) -> bool:
-    """Whether ids in ``[lo, hi]`` can index a lookup table: small next to the data (or 4M)."""
-    return lo >= 0 and hi < max(1 << 22, 4 * n)
 
 _FORMAT_HINT = (
     'the expected format is a DataFrame indexed by "user_id" with k columns "0".."k-1" of '
@@ -56,6 +54,25 @@ def predictions_frame(user_ids, items, k: int | None = None) -> pd.DataFrame:
 
     ``items`` is an (N, m) array or a list of per-user lists (of any lengths); lists are cut or
     padded with ``-1`` to ``k`` columns (default: the longest list).
+
+    Parameters
+    ----------
+    user_ids : array-like
+        One id per list, the frame's index.
+    items : array-like or sequence of sequences
+        The ranked track ids of each user.
+    k : int, optional
+        Number of columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``user_id``, columns ``"0".."k-1"`` of int64 track ids.
+
+    Raises
+    ------
+    PredictionError
+        On ids that are not whole int64 numbers, or a list count that differs from the users'.
     """
     user_ids = np.asarray(user_ids)
 
@@ -255,50 +272,6 @@ def _item_failure(users: np.ndarray, matrix: np.ndarray):
     return fail
 
 
-def _in_set(values: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """Boolean mask: ``values`` found in ``members`` (a dense table when ids are small)."""
-    members = np.asarray(members)
-    if len(members) == 0 or values.size == 0:
-        return np.zeros(values.shape, dtype=bool)
-    lo, hi = int(members.min()), int(members.max())
-    n = values.size + len(members)
-    if _dense_ok(lo, hi, n):
-        vlo, vhi = int(values.min()), int(values.max())
-        if vlo >= 0 and _dense_ok(0, vhi, n):
-            # a table that covers every value too: one gather, no range masks
-            table = np.zeros(max(hi, vhi) + 1, dtype=bool)
-            table[members] = True
-            return table[values]
-        table = np.zeros(hi + 1, dtype=bool)
-        table[members] = True
-        inside = (values >= 0) & (values <= hi)
-        out = np.zeros(values.shape, dtype=bool)
-        out[inside] = table[values[inside]]
-        return out
-    return np.isin(values, members, kind="sort")
-
-
-def _positions(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
-    """Position of each of ``ids`` in ``universe`` (unique ids), -1 where absent."""
-    if len(universe) and _dense_ok(int(universe.min()), int(universe.max()),
-                                   len(ids) + len(universe)):
-        table = np.full(int(universe.max()) + 1, -1, dtype=np.int64)
-        table[universe] = np.arange(len(universe))
-        inside = (ids >= 0) & (ids < len(table))
-        out = np.full(len(ids), -1, dtype=np.int64)
-        out[inside] = table[ids[inside]]
-        return out
-    return pd.Index(universe).get_indexer(ids).astype(np.int64)
-
-
-def _hash_bits(keys: np.ndarray, bits: int) -> np.ndarray:
-    """Top ``bits`` bits of a multiplicative (Fibonacci) hash: spreads structured keys well."""
-    h = keys.astype(np.uint64)  # wrapping arithmetic, in place to keep one temporary
-    h *= np.uint64(0x9E3779B97F4A7C15)
-    h >>= np.uint64(64 - bits)
-    return h.astype(np.int32)
-
-
 #: Largest (test users x recommended tracks) grid checked through a dense table (32 MiB).
 _DENSE_PAIRS = 1 << 25
 
@@ -311,6 +284,20 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
     (user, track) pairs then go into a dense table over test users x recommended tracks when
     that grid is small, else into a hashed bit table that filters the candidates, the few
     candidates being checked exactly.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        ``(N, k)`` int64 predicted track ids, ``-1`` padding.
+    user_ids : numpy.ndarray
+        The user of each row.
+    train : pandas.DataFrame
+        The fold's training rows (``user_id``, ``track_id``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean ``(N, k)`` mask.
     """
     out = np.zeros(matrix.shape, dtype=bool)
     real = matrix != PAD
@@ -324,7 +311,7 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
     present = None
     # every real item >= 0 when nothing is below the padding (-1)
     if int(matrix.min()) >= PAD and int(tracks.min(initial=0)) >= 0 \
-            and _dense_ok(0, top, tracks.size + matrix.size):
+            and dense_ok(0, top, tracks.size + matrix.size):
         # a table over every track, plus a last slot that the padding (-1) marks and unmarks;
         # indexing, unlike np.take, converts the int32 ids to intp in small buffers
         present = np.zeros(top + 2, dtype=bool)
@@ -332,11 +319,11 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
         present[-1] = False
         pick = np.flatnonzero(present[tracks])
     else:
-        pick = np.flatnonzero(_in_set(tracks, matrix[real]))
+        pick = np.flatnonzero(isin(tracks, matrix[real]))
     if not len(pick):
         return out
-    rows = _positions(as_int64(train["user_id"].to_numpy()[pick],
-                               _argument_failure("train", "user_id")), user_ids)
+    users = as_int64(train["user_id"].to_numpy()[pick], _argument_failure("train", "user_id"))
+    rows = IdIndex(user_ids, queries=len(users)).positions(users)
     keep = rows >= 0
     if not keep.any():
         return out
@@ -375,14 +362,14 @@ def _seen_hashed(matrix: np.ndarray, real: np.ndarray, rows: np.ndarray, tracks:
     del rows, tracks
     pred_keys = np.arange(len(matrix), dtype=np.int64)[:, None] * shift + matrix
     bits = int(min(max(np.ceil(np.log2(4 * len(train_keys))), 10), 27))
-    train_hash = _hash_bits(train_keys, bits)
+    train_hash = fib_hash(train_keys, bits)
     table = np.zeros(1 << bits, dtype=bool)
     table[train_hash] = True
-    cand = real & table[_hash_bits(pred_keys, bits)]
+    cand = real & table[fib_hash(pred_keys, bits)]
     if cand.any():
         cand_keys = pred_keys[cand]
         table[:] = False  # reuse the table to mark the candidates' buckets
-        table[_hash_bits(cand_keys, bits)] = True
+        table[fib_hash(cand_keys, bits)] = True
         relevant = train_keys[table[train_hash]]
         out[cand] = pd.Series(cand_keys).isin(relevant).to_numpy()  # hash-based: no sort
     return out
@@ -392,19 +379,33 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
                          train: pd.DataFrame | None = None) -> pd.DataFrame:
     """Check what ``predict`` returned and normalise it for scoring.
 
-    ``user_ids``: the test users (array, Series, or a DataFrame with a ``user_id`` column).
-    ``catalog``: the valid track ids (skip the check when None). ``train``: the fold's training
-    rows (``user_id, track_id``); when given, predicting one of the user's training items
-    raises a :class:`PredictionWarning` (not an error).
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        What ``predict`` returned.
+    user_ids : array-like, pandas.Series or pandas.DataFrame
+        The test users (a DataFrame through its ``user_id`` column).
+    k : int
+        Number of ranked columns expected (>= 1).
+    catalog : array-like of int, optional
+        The valid track ids; None skips the check.
+    train : pandas.DataFrame, optional
+        The fold's training rows (``user_id, track_id``); when given, predicting one of the
+        user's training items raises a :class:`PredictionWarning` (not an error).
 
-    Returns a DataFrame indexed by ``user_id`` in the order of ``user_ids`` with int64 columns
-    ``"0".."k-1"``. Raises :class:`~evaluation.errors.PredictionError` naming the rule broken,
-    a few offending rows, and the fix.
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``user_id`` in the order of ``user_ids``, int64 columns ``"0".."k-1"``.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``.
+    PredictionError
+        Naming the rule broken, a few offending rows, and the fix.
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise PredictionError(f"The 'k' argument of validate_predictions must be an int >= 1; "
-                              f"got {k!r}")
-    k = int(k)
+    k = check_k(k, owner="validate_predictions")
     if isinstance(user_ids, pd.DataFrame):
         user_ids = user_ids["user_id"]
     expected = as_int64(user_ids, _argument_failure("user_ids"))
@@ -426,7 +427,7 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             f"{show_values(np.unique(users[dup]))}",
             "return exactly one row per user (one ranked list each)",
         )
-    pos = _positions(expected, users) if len(users) else np.full(len(expected), -1)
+    pos = IdIndex(users, queries=len(expected)).positions(expected)
     missing = pos < 0
     if missing.any():
         raise _fail(
@@ -436,7 +437,7 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             "row of -1)",
         )
     if len(users) > len(expected):
-        extra = _positions(users, expected) < 0
+        extra = ~IdIndex(expected, queries=len(users)).contains(users)
         raise _fail(
             f"{int(extra.sum())} rows are for users that are not test users: "
             f"{show_values(users[extra])}",
@@ -451,7 +452,7 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
 
     real = matrix != PAD
     if catalog is not None:
-        known = _in_set(matrix, as_int64(catalog, _argument_failure("catalog"))) | ~real
+        known = isin(matrix, as_int64(catalog, _argument_failure("catalog"))) | ~real
         if not known.all():
             rows = np.flatnonzero(~known.all(axis=1))
             raise _fail(

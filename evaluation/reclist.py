@@ -1,4 +1,4 @@
-"""Deprecated import path: the challenge"s reclist moved to :mod:`evaluation.challenge`.
+"""Deprecated import path: the challenge's reclist moved to :mod:`evaluation.challenge`.
 
 This path keeps working for one release and warns (``DeprecationWarning``) on use.
 """

@@ -15,6 +15,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from evaluation._util.int64 import as_int64
+from evaluation._util.validation import check_int, check_k
 from evaluation.errors import ConfigError, show_values
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
@@ -34,32 +35,50 @@ def topk_from_embeddings(
 ) -> pd.DataFrame:
     """Rank every item for every user by dot product and return the top ``k`` per user.
 
-    Args:
-        user_emb: ``(n_users, d)`` array (or torch tensor).
-        item_emb: ``(n_items, d)`` array (or torch tensor).
-        k: list length; users with fewer than ``k`` items left after exclusion are padded with -1.
-        exclude: optional ``scipy.sparse`` ``(n_users, n_items)`` matrix; every nonzero entry is an
-            item the user must not get (e.g. their training items).
-        item_ids: id of each item row (default ``0..n_items-1``); the output holds these ids.
-        user_ids: id of each user row (default ``0..n_users-1``); the output index.
-        batch_size: users scored at once; default from ``memory_budget`` (bytes of working memory
-            per chunk: the score block plus the selection's temporaries).
-        device: ``"numpy"`` (default), or a torch device string (``"cpu"``, ``"cuda"``,
-            ``"cuda:1"``...) when torch is installed; torch then scores and selects.
+    Parameters
+    ----------
+    user_emb : array-like or torch.Tensor
+        ``(n_users, d)`` user embeddings.
+    item_emb : array-like or torch.Tensor
+        ``(n_items, d)`` item embeddings.
+    k : int
+        List length; users with fewer than ``k`` items left after exclusion are padded with -1.
+    exclude : scipy.sparse matrix, optional
+        ``(n_users, n_items)``; every nonzero entry is an item the user must not get (e.g.
+        their training items).
+    item_ids : array-like of int, optional
+        Id of each item row (default ``0..n_items-1``); the output holds these ids.
+    user_ids : array-like of int, optional
+        Id of each user row (default ``0..n_users-1``); the output index.
+    batch_size : int, optional
+        Users scored at once; by default derived from ``memory_budget``.
+    memory_budget : int
+        Bytes of working memory per chunk (the score block plus the selection's temporaries).
+    device : str
+        ``"numpy"`` (default), or a torch device string (``"cpu"``, ``"cuda"``, ``"cuda:1"``...)
+        when torch is installed; torch then scores and selects.
 
-    Returns:
-        DataFrame indexed by ``user_id`` (in ``user_ids`` order) with columns ``"0".."k-1"`` of
-        item ids, best first (the ``RecModel.predict`` format). Order: score descending, ties
-        by lower item index. Scores are computed in float32 when both embeddings are float32
-        (else float64); the numpy and torch paths can order two items differently only where
-        their float products differ in the last bit.
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``user_id`` (in ``user_ids`` order) with columns ``"0".."k-1"`` of item ids,
+        best first (the ``RecModel.predict`` format). Order: score descending, ties by lower
+        item index. Scores are computed in float32 when both embeddings are float32 (else
+        float64); the numpy and torch paths can order two items differently only where their
+        float products differ in the last bit.
 
+    Raises
+    ------
+    ConfigError
+        On a bad parameter, embeddings of the wrong shape or non-finite values, or ids that
+        are not one unique id per row.
+
+    Notes
+    -----
     Memory: the embeddings, a transposed copy of ``item_emb``, the exclusion matrix, the output
     and about ``memory_budget`` bytes of working memory.
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(f"The 'k' parameter must be an int in the range [1, inf); got {k!r}.")
-    k = int(k)
+    k = check_k(k, owner="topk_from_embeddings")
     torch = _torch_for(device)
     user_emb, item_emb, bounded = _embeddings(user_emb, item_emb, torch)
     n_users, n_items = user_emb.shape[0], item_emb.shape[0]
@@ -68,17 +87,13 @@ def topk_from_embeddings(
     user_ids = _ids(user_ids, n_users, "user_ids")
     itemsize = 4 if str(user_emb.dtype).endswith("float32") else 8
     if batch_size is None:
-        if not isinstance(memory_budget, (int, np.integer)) or memory_budget < 1:
-            raise ConfigError(
-                f"'memory_budget' must be a positive byte count; got {memory_budget!r}."
-            )
+        memory_budget = check_int("memory_budget", memory_budget, minimum=1,
+                                  owner="topk_from_embeddings")
         # score block + selection temporaries (masks, partition copy, cumsum of ties) per user
         per_user = max(n_items, 1) * (2 * itemsize + 8)
         batch_size = max(1, int(memory_budget // per_user))
-    elif isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or (
-        batch_size < 1
-    ):
-        raise ConfigError(f"'batch_size' must be an int >= 1; got {batch_size!r}.")
+    else:
+        batch_size = check_int("batch_size", batch_size, minimum=1, owner="topk_from_embeddings")
     out = np.full((n_users, k), -1, dtype=np.int64)
     batch_size = min(batch_size, max(n_users, 1))
     # A contiguous (d, n_items) copy multiplies faster than the transposed view, and one reused

@@ -106,9 +106,160 @@ def prediction_format() -> str:
     return svg(640, 330, "\n".join(parts))
 
 
+# ---------------------------------------------------------------------------- architecture
+
+FLOW = "#d9822b"  # one fold's path, drawn over the grey import arrows
+ROWS = {6: 20, 5: 130, 4: 240, 3: 350, 2: 460, 1: 570}  # layer -> top of its boxes
+BOX_H = 70
+LAYER_NAMES = {6: ("entry points",), 5: ("running",), 4: ("scoring and", "protocols"),
+               3: ("the model", "contract"), 2: ("data, splits,", "metrics"), 1: ("foundation",)}
+
+# name -> (layer, x, width, lines): the packages of evaluation/, foundation at the bottom
+PACKAGES = {
+    "submission.py": (6, 330, 180, ["python submission.py", "(submission/MyModel.py)"]),
+    "cli/": (6, 550, 250, ["python -m evaluation", "data · score · references · submit"]),
+    "runner/": (5, 330, 630, ["loop · store (run dir, resume, hash) · result (+ summary)",
+                              "submit (upload) · profile · fingerprint"]),
+    "baselines/": (4, 150, 170, ["popularity · random", "cbow · bias"]),
+    "challenge/": (4, 360, 440, ["spec (tests, slices, weights) · fold state · per-user scores",
+                                 "bootstrap · references (+ JSON) · scoring · reclist"]),
+    "protocols/": (4, 850, 250, ["holdout (evaluate_split)", "replay · sampled"]),
+    "topk.py": (3, 150, 110, ["top-k from", "embeddings"]),
+    "dataset.py": (3, 290, 160, ["ChallengeDataset", "source + folds"]),
+    "model.py": (3, 480, 180, ["RecModel", "train · predict"]),
+    "predictions.py": (3, 700, 200, ["validate_predictions", "predictions_frame"]),
+    "data/": (2, 150, 330, ["tables · schema · parquet · vectors · download",
+                            "synthetic · lfm · local · movielens · sources"]),
+    "splits/": (2, 510, 200, ["loo (bootstrapped folds)", "kcore · temporal · audit"]),
+    "metrics/": (2, 780, 320, ["ranking · rating · catalog · registry",
+                               "the general metric library"]),
+    "errors.py": (1, 150, 330, ["every error and warning"]),
+    "_util/": (1, 510, 590, ["atomic · jsonable · paths · int64 · deprecation",
+                             "validation · arrays (id index)"]),
+}
+RESULTS = (6, 840, 260, "results/<run id>/", ["fold_f.json, results.json",
+                                              "upload to the leaderboard"])
+
+# (importer, imported, the arrow's points); errors.py and _util/ serve every package and get no
+# arrow from above, nor do the packages cli/ imports for its commands
+IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
+    ("submission.py", "cli/", [(510, 55), (550, 55)]),
+    ("submission.py", "runner/", [(420, 90), (420, 130)]),
+    ("cli/", "runner/", [(675, 90), (675, 130)]),
+    ("runner/", "dataset.py", [(340, 200), (340, 350)]),
+    ("runner/", "challenge/", [(560, 200), (560, 240)]),
+    ("runner/", "predictions.py", [(825, 200), (825, 350)]),
+    ("runner/", "protocols/", [(890, 200), (890, 240)]),
+    ("baselines/", "topk.py", [(205, 310), (205, 350)]),
+    ("baselines/", "model.py", [(310, 310), (530, 350)]),
+    ("challenge/", "data/", [(465, 310), (465, 460)]),
+    ("challenge/", "predictions.py", [(730, 310), (730, 350)]),
+    ("protocols/", "predictions.py", [(880, 310), (880, 350)]),
+    ("protocols/", "metrics/", [(1010, 310), (1010, 460)]),
+    ("protocols/", "splits/", [(950, 310), (950, 440), (680, 440), (680, 460)]),
+    ("dataset.py", "data/", [(370, 420), (370, 460)]),
+    ("dataset.py", "splits/", [(430, 420), (530, 460)]),
+    ("_util/", "errors.py", [(510, 605), (480, 605)]),
+]
+
+
+# one fold's path: step number -> (box it happens in, arrow to the next step)
+FOLD_PATH = [
+    ("dataset.py", [(450, 385), (480, 385)]),
+    ("model.py", [(660, 385), (700, 385)]),
+    ("predictions.py", [(780, 350), (780, 310)]),
+    ("challenge/", [(640, 240), (640, 200)]),
+    ("runner/", [(930, 130), (930, 90)]),
+    (RESULTS[3], []),
+]
+FOLD_STEPS = [
+    "dataset.py: ChallengeDataset cuts fold f (data/ + splits/)",
+    "model.py: model.train(train rows), then model.predict(test users)",
+    "predictions.py: validate_predictions checks the top-k frame",
+    "challenge/: ChallengeFold gives each test user's scores",
+    "runner/: fold_f.json (a rerun resumes); bootstrap, aggregate",
+    "results.json, then the upload (runner/ submit)",
+]
+
+
+def path(points, colour="#444", width=1.5, head="head") -> str:
+    """An arrow along ``points`` over a white halo, so that crossing arrows stay apart."""
+    pts = " ".join(f"{x},{y}" for x, y in points)
+    return (f"<polyline points='{pts}' fill='none' stroke='white' stroke-width='{width + 4}'/>\n"
+            f"<polyline points='{pts}' fill='none' stroke='{colour}' stroke-width='{width}' "
+            f"marker-end='url(#{head})'/>")
+
+
+def badge(x, y, number) -> str:
+    """A numbered orange disc: step ``number`` of a fold's path, centred at (x, y)."""
+    return (f"<circle cx='{x}' cy='{y}' r='10' fill='{FLOW}'/>\n"
+            f"<text x='{x}' y='{y + 4}' text-anchor='middle' font-size='12' font-weight='bold' "
+            f"fill='white' {FONT}>{number}</text>")
+
+
+def layer_bands() -> list[str]:
+    """A light band and a name for each layer, top to bottom."""
+    out = []
+    for layer, top in ROWS.items():
+        fill = "#f6f8fb" if layer % 2 else "#fcfcfd"
+        out.append(f"<rect x='10' y='{top - 10}' width='1100' height='{BOX_H + 20}' "
+                   f"fill='{fill}'/>")
+        for i, word in enumerate(LAYER_NAMES[layer]):
+            out.append(f"<text x='20' y='{top + 32 + 15 * i}' font-size='12' fill='#777' "
+                       f"{FONT}>{escape(word)}</text>")
+    return out
+
+
+def package_boxes() -> list[str]:
+    """The packages as boxes, and the results the runner writes, in green."""
+    out = [box(x, ROWS[layer], w, BOX_H, name, lines)
+           for name, (layer, x, w, lines) in PACKAGES.items()]
+    layer, x, w, title, lines = RESULTS
+    out.append(box(x, ROWS[layer], w, BOX_H, title, lines, fill="#eef8ee", stroke="#3c8c3c"))
+    return out
+
+
+def fold_path() -> list[str]:
+    """One fold's path: orange arrows between the boxes and a numbered badge on each box."""
+    corners = {name: (x, ROWS[layer]) for name, (layer, x, _, _) in PACKAGES.items()}
+    corners[RESULTS[3]] = (RESULTS[1], ROWS[RESULTS[0]])
+    out = [path(points, FLOW, 2.5, "flow") for _, points in FOLD_PATH if points]
+    for number, (name, _) in enumerate(FOLD_PATH, start=1):
+        x, y = corners[name]
+        out.append(badge(x + 14, y + 14, number))
+    return out
+
+
+def legend(top) -> list[str]:
+    """What the grey and the orange arrows mean, and the steps of a fold's path."""
+    out = [path([(20, top), (60, top)]),
+           f"<text x='70' y='{top + 4}' font-size='12' {FONT}>imports, never upwards "
+           f"(errors.py and _util/ serve every package: not drawn; cli/ also imports what its "
+           f"commands use)</text>",
+           path([(20, top + 26), (60, top + 26)], FLOW, 2.5, "flow"),
+           f"<text x='70' y='{top + 30}' font-size='12' {FONT}>one fold's path:</text>"]
+    for i, step in enumerate(FOLD_STEPS):
+        x, y = 70 + 530 * (i // 3), top + 54 + 22 * (i % 3)
+        out += [badge(x + 10, y - 4, i + 1),
+                f"<text x='{x + 26}' y='{y}' font-size='12' {FONT}>{escape(step)}</text>"]
+    return out
+
+
+def architecture() -> str:
+    """The packages in layers, what imports what, and the path of one fold through them."""
+    flow_head = (f"<defs><marker id='flow' markerUnits='userSpaceOnUse' markerWidth='12' "
+                 f"markerHeight='10' refX='11' refY='5' orient='auto'><path "
+                 f"d='M0,0 L12,5 L0,10 z' fill='{FLOW}'/></marker></defs>")
+    imports = [path(points) for _, _, points in IMPORTS]
+    parts = [flow_head, *layer_bands(), *package_boxes(), *imports, *fold_path(),
+             *legend(ROWS[1] + BOX_H + 36)]
+    return svg(1120, 790, "\n".join(parts))
+
+
 def main() -> None:
     (HERE / "evaluation_loop.svg").write_text(evaluation_loop(), encoding="utf-8")
     (HERE / "prediction_format.svg").write_text(prediction_format(), encoding="utf-8")
+    (HERE / "architecture.svg").write_text(architecture(), encoding="utf-8")
 
 
 if __name__ == "__main__":

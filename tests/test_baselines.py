@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.baselines import CBOWModel, PopularityModel, RandomModel
+from evaluation.baselines import BiasModel, CBOWModel, PopularityModel, RandomModel
 from evaluation.baselines._random import sample_distinct
 from evaluation.errors import ConfigError, DataError
+from evaluation.model import RecModel
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +145,24 @@ def test_cbow_is_deterministic_for_a_seed(tiny):
     a = CBOWModel(seed=3).train(train).predict(test[["user_id"]])
     b = CBOWModel(seed=3).train(train).predict(test[["user_id"]])
     pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", [BiasModel, CBOWModel, PopularityModel, RandomModel])
+def test_top_k_is_the_one_list_length_and_k_reads_it(cls):
+    model = cls(top_k=7)
+    assert model.top_k == 7 and model.k == 7
+    with pytest.raises(AttributeError):
+        model.k = 3  # read-only: top_k is the attribute to set
+    assert cls().k == 100 == RecModel.k
+
+
+def test_bad_model_parameters_name_the_parameter_rule_and_value():
+    with pytest.raises(ConfigError, match=r"^The 'by' parameter of PopularityModel must be one of "
+                                          r"\['plays', 'users'\]\. Got 'x' instead\.$"):
+        PopularityModel(by="x")
+    with pytest.raises(ConfigError, match=r"'reg_users' parameter of BiasModel must be a number "
+                                          r"in the range \[0\.0, inf\)\. Got -1 instead"):
+        BiasModel(reg_users=-1)
+    with pytest.raises(ConfigError, match=r"'n_sweeps' parameter of BiasModel must be an int in "
+                                          r"the range \[1, inf\)\. Got True instead"):
+        BiasModel(n_sweeps=True)

@@ -125,3 +125,20 @@ def test_folds_rerun_on_real_hetrec_directory(tmp_path):
     assert cli_main(["data", "folds", str(src), "--out", str(out), "--num-folds", "1"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "fold_0_test.parquet", "fold_0_train.parquet", "manifest.json"]
+
+
+def test_generate_takes_data_seed_and_the_old_seed_still_works_with_a_warning(tmp_path, capsys):
+    from evaluation.data import read_tables, synthetic_tables
+
+    want = synthetic_tables("tiny", 7).fingerprint()
+    assert cli_main(["data", "generate", "--scale", "tiny", "--data-seed", "7",
+                     "--out", str(tmp_path / "new")]) == 0
+    assert "deprecated" not in capsys.readouterr().err
+    assert read_tables(tmp_path / "new").fingerprint() == want
+    assert cli_main(["data", "generate", "--scale", "tiny", "--seed", "7",
+                     "--out", str(tmp_path / "old")]) == 0
+    assert "'data generate --seed' is deprecated" in capsys.readouterr().err
+    assert read_tables(tmp_path / "old").fingerprint() == want
+    assert cli_main(["data", "generate", "--scale", "tiny", "--seed", "7", "--data-seed", "8",
+                     "--out", str(tmp_path / "both")]) == 2
+    assert "disagree" in capsys.readouterr().err

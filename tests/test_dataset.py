@@ -136,7 +136,7 @@ def test_threaded_folds_equal_sequential(tables):
 @pytest.mark.parametrize("kwargs,match", [
     ({"num_folds": 0}, "'num_folds' parameter must be an int in the range \\[1, inf\\)"),
     ({"num_folds": "4"}, "'num_folds' parameter"),
-    ({"frac": 0}, "'frac' parameter .* in \\(0, 1\\]. Got 0"),
+    ({"frac": 0}, "'frac' parameter must be a number in the range \\(0.0, 1.0\\]. Got 0 instead"),
     ({"frac": 1.01}, "'frac' parameter"),
     ({"k_core": 0}, "'k_core' parameter"),
     ({"seed": -3}, "'seed' parameter"),

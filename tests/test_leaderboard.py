@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from evaluation.challenge._leaderboard import (
+from evaluation.challenge import (
     GATED_SCORE,
     IN_MR_ONLY,
     LEADERBOARD_TESTS,
@@ -238,7 +238,7 @@ def test_bootstrap_rejects_bad_arguments(rng):
 
 
 def test_bias_dominated_interval_is_flagged_and_reaches_the_point():
-    from evaluation.challenge._leaderboard import _interval
+    from evaluation.challenge._bootstrap import _interval
 
     # every replicate below the point estimate: the bias exceeds the spread
     values = np.linspace(-0.040, -0.035, 200)

@@ -12,13 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reclist.metrics import standard_metrics as sm
 
-from evaluation.challenge._fold import mred_from_codes, sum_by_key
-from evaluation.data import TrackVectors
-from evaluation.errors import DataError
-from evaluation.metrics import (
+from evaluation.challenge import (
     COUNTRIES,
     ChallengeFold,
-    ScoringWarning,
     SliceMissRates,
     being_less_wrong,
     being_less_wrong_scores,
@@ -28,8 +24,12 @@ from evaluation.metrics import (
     latent_diversity,
     latent_diversity_scores,
     miss_rate_equality_difference,
+    mred_from_codes,
     mrr_from_ranks,
+    sum_by_key,
 )
+from evaluation.data import TrackVectors
+from evaluation.errors import DataError, ScoringWarning
 
 # --------------------------------------------------------------------------- hit ranks
 

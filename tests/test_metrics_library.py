@@ -380,7 +380,8 @@ def test_bad_metric_names(name, match):
 def test_bad_options_and_non_string_names():
     with pytest.raises(ConfigError, match="has no option"):
         get_metric("precision@5", gain="exp")
-    with pytest.raises(ConfigError, match="'gain' option"):
+    with pytest.raises(ConfigError, match=r"'gain' parameter of ndcg@5 must be one of "
+                                          r"\['linear', 'exp', 'binary'\]\. Got 'log'"):
         get_metric("ndcg@5", gain="log")
     with pytest.raises(ConfigError, match="must be a string"):
         get_metric(10)

@@ -25,3 +25,5 @@ def test_random_model_tutorial_executes(tmp_path, monkeypatch):
     assert "leaderboard score:" in outputs
     assert "HIT_RATE random:" in outputs
     assert list(tmp_path.glob("results/*/results.json"))
+    # the tutorial teaches the current API: nothing it does is deprecated
+    assert "DeprecationWarning" not in outputs

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation.errors import PredictionError
+from evaluation.errors import ConfigError, PredictionError
 from evaluation.predictions import (
     PredictionWarning,
     predictions_frame,
@@ -194,7 +194,8 @@ def test_padding_only_rows_are_fine():
 
 
 def test_bad_k():
-    with pytest.raises(PredictionError, match="'k' argument"):
+    with pytest.raises(ConfigError, match=r"'k' parameter of validate_predictions must be an "
+                       r"int in the range \[1, inf\)\. Got 0 instead"):
         validate_predictions(good(), USERS, k=0)
 
 

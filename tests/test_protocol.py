@@ -12,7 +12,7 @@ from sklearn.metrics import mean_absolute_error, mean_squared_error
 from evaluation.baselines import BiasModel
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.model import RecModel
-from evaluation.protocols._holdout import evaluate_split, rating_errors
+from evaluation.protocols import SplitResult, evaluate_split, rating_errors
 from evaluation.splits import Split, global_time_split, temporal_user_split
 
 RATED = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "track_id": [10, 11, 10, 12, 11],
@@ -254,7 +254,8 @@ def test_evaluate_split_hand_computed():
     result = evaluate_split(model, split, k=3,
                             metrics=("precision@3", "recall@3", "hit_rate@3", "ndcg@3", "mrr@3"))
     assert model.trained_on == 5
-    m = result["metrics"]
+    assert isinstance(result, SplitResult)
+    m = result.metrics
     # user 1: hits at ranks 1 and 3 of {12, 13}; user 2: miss; user 3: miss
     assert m["precision@3"] == pytest.approx((2 / 3) / 3)
     assert m["recall@3"] == pytest.approx(1 / 3)
@@ -262,10 +263,10 @@ def test_evaluate_split_hand_computed():
     assert m["mrr@3"] == pytest.approx(1 / 3)
     idcg = 1 + 1 / np.log2(3)
     assert m["ndcg@3"] == pytest.approx(((1 + 1 / np.log2(4)) / idcg) / 3)
-    assert result["n_users_evaluated"] == 3 and "rating_errors" not in result
-    assert result["audit"]["test_events_unseen_item"] == 0
-    assert result["split"]["kind"] == "hand" and result["split"]["test_events"] == 4
-    json.dumps(result)
+    assert result.n_users_evaluated == 3 and result.rating_errors is None
+    assert result.audit.test_events_unseen_item == 0
+    assert result.split["kind"] == "hand" and result.split["test_events"] == 4
+    json.dumps(result.to_dict())
 
 
 def test_evaluate_split_threshold_graded_and_names_without_cutoff():
@@ -274,15 +275,16 @@ def test_evaluate_split_threshold_graded_and_names_without_cutoff():
     # relevant: rating >= 4 -> user 1: {12}, user 2: {11}; user 3 (rating 1) is not evaluated
     result = evaluate_split(model, split, k=3, metrics=("recall", "ndcg"),
                             relevance_threshold=4, audit=False)
-    assert result["n_users_evaluated"] == 2 and "audit" not in result
-    assert result["metrics"]["recall@3"] == pytest.approx(0.5)
-    assert result["metrics"]["ndcg@3"] == pytest.approx((1 / np.log2(4)) / 2)
+    assert result.n_users_evaluated == 2 and result.audit is None
+    assert "audit" not in result.to_dict()
+    assert result.metrics["recall@3"] == pytest.approx(0.5)
+    assert result.metrics["ndcg@3"] == pytest.approx((1 / np.log2(4)) / 2)
     # graded: gains are the ratings of the relevant items (user 1: 5 at rank 3 of ideal rank 1)
     graded = evaluate_split(model, split, k=3, metrics=("ndcg@3",), relevance_threshold=1,
                             graded=True, audit=False)
     # user 1: gains {12: 5, 13: 2}; list 13, 14, 12 -> DCG 2 + 5/log2(4); IDCG 5 + 2/log2(3)
     user1 = (2 + 5 / np.log2(4)) / (5 + 2 / np.log2(3))
-    assert graded["metrics"]["ndcg@3"] == pytest.approx(user1 / 3)
+    assert graded.metrics["ndcg@3"] == pytest.approx(user1 / 3)
     with pytest.raises(ConfigError, match="needs a 'rating' column"):
         evaluate_split(model, Split(TRAIN, TEST.drop(columns="rating")), relevance_threshold=4)
 
@@ -292,7 +294,7 @@ def test_evaluate_split_rating_errors_and_short_lists():
     result = evaluate_split(BiasModel(top_k=3), split, k=3, metrics=("hit_rate@3", "rmse"))
     model = BiasModel(top_k=3).train(TRAIN)
     pred = model.predict_ratings(TEST)
-    assert result["rating_errors"] == {
+    assert result.rating_errors == {
         "rmse": pytest.approx(np.sqrt(mean_squared_error(TEST.rating, pred)))}
     with pytest.warns(UserWarning, match="returned 3 ranked items per user but the metrics "
                                          "look at the top 5"):
@@ -332,34 +334,35 @@ def test_real_data_temporal_split_bias_and_popularity(name):
     bias = evaluate_split(BiasModel(), split, k=10, metrics=("hit_rate@10", "ndcg@10"))
     mean = split.train["rating"].mean()
     global_rmse = float(np.sqrt(((split.test["rating"] - mean) ** 2).mean()))
-    assert bias["rating_errors"]["rmse"] < global_rmse
-    assert 0.7 < bias["rating_errors"]["rmse"] < 1.2
-    assert bias["audit"]["train_events_after_user_test"] == 0
-    assert bias["audit"]["train_events_after_cut"] > 0  # the per-user split sees the future
+    assert bias.rating_errors["rmse"] < global_rmse
+    assert 0.7 < bias.rating_errors["rmse"] < 1.2
+    assert bias.audit.train_events_after_user_test == 0
+    assert bias.audit.train_events_after_cut > 0  # the per-user split sees the future
     pop = evaluate_split(PopularModel(), split, k=10, metrics=("hit_rate@10", "ndcg@10"),
                          audit=False)
     rnd = evaluate_split(RandomItems(), split, k=10, metrics=("hit_rate@10", "ndcg@10"),
                          audit=False)
-    assert pop["metrics"]["hit_rate@10"] > 3 * rnd["metrics"]["hit_rate@10"]
-    assert pop["metrics"]["ndcg@10"] > rnd["metrics"]["ndcg@10"]
+    assert pop.metrics["hit_rate@10"] > 3 * rnd.metrics["hit_rate@10"]
+    assert pop.metrics["ndcg@10"] > rnd.metrics["ndcg@10"]
     cut = global_time_split(events, quantile=0.8)
-    audit = evaluate_split(BiasModel(), cut, metrics=("ndcg@10",))["audit"]
+    audit = evaluate_split(BiasModel(), cut, metrics=("ndcg@10",)).to_dict()["audit"]
     assert audit["train_events_after_cut"] == 0 and not audit["has_leakage"]
 
 
 def test_evaluate_split_sampled_negatives():
-    from evaluation.protocols._holdout import list_scorer
-    from evaluation.protocols._sampled import evaluate_sampled
+    from evaluation.protocols import evaluate_sampled
+    from evaluation.protocols._ranking import list_scorer
 
     frame = _random_ratings(np.random.default_rng(5), n=900, n_users=20, n_items=200)
     split = temporal_user_split(frame, 0.2)
     result = evaluate_split(BiasModel(), split, metrics=("ndcg@10",), sampled=50)
     direct = evaluate_sampled(BiasModel().train(split.train), split.test, split.train,
                               n_negatives=50)
-    assert result["sampled"]["metrics"] == pytest.approx(direct.metrics)
-    assert result["sampled"]["scorer"] == "score_items"
-    assert "Krichene" in result["sampled"]["warning"]
-    json.dumps(result)
+    assert result.sampled.metrics == pytest.approx(direct.metrics)
+    assert result.sampled_scorer == "score_items"
+    assert "Krichene" in result.sampled.warning
+    assert result.to_dict()["sampled"]["scorer"] == "score_items"
+    json.dumps(result.to_dict())
     # a model without score_items is scored by list position (depth - rank; 0 when unlisted)
     preds = pd.DataFrame([[7, 3, -1], [1, 2, 3]], index=pd.Index([5, 9], name="user_id"),
                          columns=["0", "1", "2"])
@@ -369,7 +372,8 @@ def test_evaluate_split_sampled_negatives():
     with pytest.warns(UserWarning, match="no score_items"):
         listed = evaluate_split(PopularModel(), split, metrics=("ndcg@10",),
                                 sampled={"n_negatives": 20, "seed": 3})
-    assert listed["sampled"]["scorer"] == "top-10 list position"
+    assert listed.sampled_scorer == "top-10 list position"
+    assert listed.to_dict()["sampled"]["scorer"] == "top-10 list position"
     with pytest.raises(ConfigError, match="'sampled'.*Got 'many'"):
         evaluate_split(BiasModel(), split, sampled="many")
 
@@ -385,9 +389,10 @@ def test_evaluate_split_on_lfm_shaped_data_with_every_split_kind():
                   leave_last_out(events)):
         pop = evaluate_split(PopularityModel(top_k=10), split, metrics=metrics)
         rnd = evaluate_split(RandomModel(top_k=10), split, metrics=metrics, audit=False)
-        assert pop["metrics"]["hit_rate@10"] > rnd["metrics"]["hit_rate@10"]
-        assert rnd["metrics"]["coverage@10"] > pop["metrics"]["coverage@10"]
-        assert "rating_errors" not in pop  # play counts, no ratings
-        assert pop["split"]["kind"] == split.kind
-        json.dumps(pop)
-    assert pop["audit"]["train_events_after_user_test"] == 0  # leave-last-out holds the latest
+        assert pop.metrics["hit_rate@10"] > rnd.metrics["hit_rate@10"]
+        assert rnd.metrics["coverage@10"] > pop.metrics["coverage@10"]
+        assert pop.rating_errors is None  # play counts, no ratings
+        assert "rating_errors" not in pop.to_dict()
+        assert pop.split["kind"] == split.kind
+        json.dumps(pop.to_dict())
+    assert pop.audit.train_events_after_user_test == 0  # leave-last-out holds the latest

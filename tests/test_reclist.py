@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import warnings
@@ -16,10 +17,9 @@ from reclist.reclist import rec_test
 
 import evaluation
 from evaluation import EvalRSRecList, RecModel, predictions_frame, score
-from evaluation.challenge._reclist import LEADERBOARD_TESTS, TESTS
+from evaluation.challenge import LEADERBOARD_TESTS, TESTS
 from evaluation.data import Tables, TrackVectors
-from evaluation.errors import ConfigError, PredictionError
-from evaluation.metrics import ScoringWarning
+from evaluation.errors import ConfigError, PredictionError, ScoringWarning
 from evaluation.predictions import PredictionWarning
 
 
@@ -241,7 +241,8 @@ def test_score_limit_and_warnings():
 
 
 def test_score_argument_errors(tmp_path):
-    with pytest.raises(ConfigError, match="'fold' argument"):
+    with pytest.raises(ConfigError, match=r"'fold' parameter of score must be an int in the "
+                       r"range \[0, 0\]\. Got 1 instead"):
         score(HandDataset(), 1, hand_predictions(), k=3)
     with pytest.raises(ConfigError, match="does not exist"):
         score(HandDataset(), 0, tmp_path / "nope.parquet", k=3)
@@ -260,6 +261,9 @@ def test_score_cli(tmp_path, monkeypatch, capsys):
         return HandDataset()
 
     monkeypatch.setattr(evaluation, "ChallengeDataset", fake_dataset, raising=False)
+    score_cli = importlib.import_module("evaluation.cli.score")
+    if hasattr(score_cli, "ChallengeDataset"):  # imported by name when the module loads
+        monkeypatch.setattr(score_cli, "ChallengeDataset", fake_dataset)
     path = tmp_path / "preds.parquet"
     hand_predictions().to_parquet(path)
     out = tmp_path / "out" / "report.json"

@@ -23,10 +23,9 @@ from test_runner import KILLABLE as KILLABLE_FULL
 from test_runner import comparable
 
 from evaluation.baselines import PopularityModel
-from evaluation.challenge._leaderboard import LEADERBOARD_TESTS
+from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
-from evaluation.runner._fingerprint import model_fingerprint
-from evaluation.runner._loop import CHECKSUMS_FILE, EvalRSRunner, RunWarning
+from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner, RunWarning, model_fingerprint
 
 REPO = Path(__file__).resolve().parents[1]
 # the models below change frames in place on purpose (pandas 3.1 deprecates ``inplace=``)
@@ -116,7 +115,7 @@ def test_fingerprint_of_values_joblib_cannot_hash_says_so(tmp_path):
 FINGERPRINT_SCRIPT = '''
 import json, sys
 import numpy as np, pandas as pd
-from evaluation.runner._fingerprint import model_fingerprint
+from evaluation.runner import model_fingerprint
 from evaluation.baselines import PopularityModel
 
 class Model(PopularityModel):
@@ -175,17 +174,17 @@ def test_same_class_other_arguments_gets_its_own_run(tiny, tmp_path):
     plays = runner.evaluate(Counting(by="plays"), limit=20)
     with pytest.warns(RunWarning, match="model parameters changed since the run of"):
         users = runner.evaluate(Counting(by="users"), limit=20)
-    assert plays["run_id"] != users["run_id"]
-    assert plays["run_id"].startswith("Counting-") and users["run_id"].startswith("Counting-")
+    assert plays.run_id != users.run_id
+    assert plays.run_id.startswith("Counting-") and users.run_id.startswith("Counting-")
     assert len(list((tmp_path / "results").iterdir())) == 2
     # each run's folds are its own: by users, not by plays
     fresh = make_runner(tiny, tmp_path / "other").evaluate(Counting(by="users"), limit=20)
     assert comparable(users)["aggregate"] == comparable(fresh)["aggregate"]
     # results.json and run.json record the fingerprint
-    saved = json.loads(Path(users["results_path"]).read_text())
+    saved = json.loads(Path(str(users.path)).read_text())
     fp = saved["model"]["fingerprint"]
     assert fp == model_fingerprint(Counting(by="users"), {})
-    run = json.loads((Path(users["results_path"]).parent / "run.json").read_text())
+    run = json.loads((Path(str(users.path)).parent / "run.json").read_text())
     assert run["fingerprint"] == fp and run["model_fingerprint"] == fp["sha256"]
     # the same model again resumes its own run, silently
     again = Counting(by="plays")
@@ -202,7 +201,7 @@ def test_training_arguments_differing_in_array_content_start_a_new_run(tiny, tmp
     model = Counting()
     with pytest.warns(RunWarning, match=r"^training arguments changed since the run of"):
         b = runner.evaluate(model, limit=20, weights=edited)
-    assert a["run_id"] != b["run_id"] and len(model.trained) == 4
+    assert a.run_id != b.run_id and len(model.trained) == 4
     model = Counting()
     runner.evaluate(model, limit=20, weights=edited.copy())  # same content: resumed
     assert model.trained == []
@@ -227,7 +226,7 @@ def test_edited_model_code_starts_a_new_run(tiny, tmp_path, monkeypatch, capsys)
     mod = importlib.import_module("edited_model_mod")
     runner = make_runner(tiny, tmp_path / "results", verbose=True)
     first = runner.evaluate(mod.EditedModel(), limit=20)
-    created = json.loads((Path(first["results_path"]).parent / "run.json").read_text())["created"]
+    created = json.loads((Path(str(first.path)).parent / "run.json").read_text())["created"]
     capsys.readouterr()
 
     # reversed rows: the same scores, other code
@@ -238,9 +237,9 @@ def test_edited_model_code_starts_a_new_run(tiny, tmp_path, monkeypatch, capsys)
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert f"model code changed since the run of {created}: starting a new run" in out
     assert "model parameters" not in out and "training arguments" not in out
-    assert first["run_id"] != second["run_id"]
-    assert second["folds"] == [{**f, "runtime": s["runtime"]}
-                               for f, s in zip(first["folds"], second["folds"])]
+    assert first.run_id != second.run_id
+    assert second.folds == [{**f, "runtime": s["runtime"]}
+                               for f, s in zip(first.folds, second.folds)]
     assert "finished in an earlier run" not in out
     sys.modules.pop("edited_model_mod", None)
 
@@ -355,7 +354,7 @@ def test_resume_recomputes_damaged_folds(case, tiny, finished_run, tmp_path):
     results, original = finished_run
     copy = tmp_path / "results"
     shutil.copytree(results, copy)
-    run_dir = copy / original["run_id"]
+    run_dir = copy / original.run_id
     damage, recomputed, message = CORRUPTIONS[case]
     damage(run_dir)
     model = Counting()
@@ -421,9 +420,9 @@ def test_killed_run_with_an_edited_fold_resumes_correctly(tmp_path):
 
 def _fold_view(res: dict, results_dir: Path) -> list:
     """What a mutation must not change: per fold the tests, slices, counts and user arrays."""
-    run_dir = Path(res["results_path"]).parent
+    run_dir = Path(str(res.path)).parent
     out = []
-    for f in res["folds"]:
+    for f in res.folds:
         with np.load(run_dir / f"fold_{f['fold']}_users.npz") as npz:
             # NaN (a user left out of a test) as None: NaN != NaN would fail any comparison
             arrays = {k: [None if v != v else v for v in npz[k].tolist()] for k in npz.files}
@@ -437,7 +436,7 @@ def untouched(tmp_path_factory):
     results = tmp_path_factory.mktemp("untouched")
     res = make_runner(fresh_tiny(), results).evaluate(PopularityModel(), limit=40,
                                                       model_name="m")
-    return _fold_view(res, results), res["aggregate"]
+    return _fold_view(res, results), res.aggregate
 
 
 class TrainMutator(PopularityModel):
@@ -478,7 +477,7 @@ def test_changing_the_training_frame_changes_no_score(how, untouched, tmp_path):
     ds = fresh_tiny()
     res = make_runner(ds, tmp_path).evaluate(TrainMutator(how), limit=40, model_name="m")
     assert _fold_view(res, tmp_path) == untouched[0]
-    assert res["aggregate"] == untouched[1]
+    assert res.aggregate == untouched[1]
 
 
 class ItemsMutator(PopularityModel):
@@ -553,7 +552,7 @@ def test_a_mutation_that_reached_the_scoring_would_show(untouched, tmp_path):
     res = make_runner(fresh_tiny(), tmp_path).evaluate(PopularityModel(by="users"), limit=40,
                                                        model_name="m")
     assert _fold_view(res, tmp_path) != untouched[0]
-    assert set(LEADERBOARD_TESTS) <= set(res["folds"][0]["tests"])
+    assert set(LEADERBOARD_TESTS) <= set(res.folds[0]["tests"])
 
 
 # --------------------------------------------------------------------------- inputs

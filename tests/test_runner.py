@@ -19,16 +19,16 @@ from reclist.charts import CHART_TYPE
 from reclist.reclist import rec_test
 
 from evaluation.baselines import PopularityModel, RandomModel
-from evaluation.challenge._leaderboard import (
+from evaluation.challenge import (
     LEADERBOARD_TESTS,
+    EvalRSRecList,
     UserScores,
     build_references,
     load_references,
     phase2_score,
 )
-from evaluation.challenge._reclist import EvalRSRecList
 from evaluation.errors import ConfigError, DataError, PredictionError
-from evaluation.runner._loop import EvalRSRunner, run_hash
+from evaluation.runner import EvalRSRunner, RunResult, UploadSettings, run_hash
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +45,10 @@ def make_runner(dataset, tmp_path, **kw) -> EvalRSRunner:
     return EvalRSRunner(dataset, **options)
 
 
-def comparable(results: dict) -> dict:
+def comparable(results: dict | RunResult) -> dict:
     """Results without what legitimately changes between runs (timings, paths)."""
+    if isinstance(results, RunResult):
+        results = results.to_dict()
     out = {k: v for k, v in results.items()
            if k not in ("runtime", "results_path", "environment", "submission")}
     out["folds"] = [{k: v for k, v in f.items() if k != "runtime"} for f in results["folds"]]
@@ -56,32 +58,32 @@ def comparable(results: dict) -> dict:
 def test_results_files_and_content(tiny, tmp_path):
     runner = make_runner(tiny, tmp_path)
     res = runner.evaluate(PopularityModel())
-    run_dir = tmp_path / "results" / res["run_id"]
+    run_dir = tmp_path / "results" / res.run_id
     for f in range(4):
         assert (run_dir / f"fold_{f}.json").is_file()
         assert (run_dir / f"fold_{f}_users.npz").is_file()
     on_disk = json.loads((run_dir / "results.json").read_text())
     assert comparable(on_disk) == comparable(res)
-    assert res["run_hash"] == run_hash(tiny.fingerprint, tiny.fold_params, res["tests"])
-    assert res["run_id"].startswith("PopularityModel-")
-    assert res["seed"] == 42 and res["dataset"]["fingerprint"] == tiny.fingerprint
-    assert set(LEADERBOARD_TESTS) <= set(res["aggregate"]["mean"])
+    assert res.run_hash == run_hash(tiny.fingerprint, tiny.fold_params, res.tests)
+    assert res.run_id.startswith("PopularityModel-")
+    assert res.seed == 42 and res.dataset["fingerprint"] == tiny.fingerprint
+    assert set(LEADERBOARD_TESTS) <= set(res.aggregate["mean"])
     # the aggregate is the mean of the fold values; phase 1 the mean of the nine tests
-    hr = [f["tests"]["HIT_RATE"] for f in res["folds"]]
-    assert res["aggregate"]["mean"]["HIT_RATE"] == pytest.approx(np.mean(hr))
-    assert res["phase1_score"] == pytest.approx(
-        np.mean([res["aggregate"]["mean"][t] for t in LEADERBOARD_TESTS]))
+    hr = [f["tests"]["HIT_RATE"] for f in res.folds]
+    assert res.aggregate["mean"]["HIT_RATE"] == pytest.approx(np.mean(hr))
+    assert res.phase1_score == pytest.approx(
+        np.mean([res.aggregate["mean"][t] for t in LEADERBOARD_TESTS]))
     # every fold's per-user arrays reproduce the fold's test values
-    for f in res["folds"]:
+    for f in res.folds:
         with np.load(run_dir / f"fold_{f['fold']}_users.npz") as arrays:
             scores = UserScores.from_arrays({k: arrays[k] for k in arrays.files})
         for t, v in scores.tests().items():
             assert v[0] == pytest.approx(f["tests"][t], abs=1e-12), t
-    ci = res["confidence_intervals"]["tests"]["HIT_RATE"]
-    assert ci[0] <= res["aggregate"]["mean"]["HIT_RATE"] <= ci[1]
-    assert res["eligible_for_upload"] is True
-    assert {"data", "train", "predict", "validate", "score"} <= set(res["folds"][0]["runtime"])
-    assert res["folds"][0]["details"]["MRED_GENDER"]["groups"]
+    ci = res.confidence_intervals["tests"]["HIT_RATE"]
+    assert ci[0] <= res.aggregate["mean"]["HIT_RATE"] <= ci[1]
+    assert res.eligible_for_upload is True
+    assert {"data", "train", "predict", "validate", "score"} <= set(res.folds[0]["runtime"])
+    assert res.folds[0]["details"]["MRED_GENDER"]["groups"]
 
 
 def test_reclist_reports_go_to_the_run_directory(tmp_path):
@@ -90,7 +92,7 @@ def test_reclist_reports_go_to_the_run_directory(tmp_path):
     one_fold = ChallengeDataset(source="synthetic", scale="tiny", num_folds=1)
     res = make_runner(one_fold, tmp_path, reports=True, n_boot=0).evaluate(
         PopularityModel(), limit=20)
-    reclist_dir = tmp_path / "results" / res["run_id"] / "reclist" / "fold_0"
+    reclist_dir = tmp_path / "results" / res.run_id / "reclist" / "fold_0"
     (report,) = reclist_dir.rglob("report.json")
     data = json.loads(report.read_text())
     assert {r["name"] for r in data["data"]} >= set(LEADERBOARD_TESTS)
@@ -102,11 +104,11 @@ def test_summary_prints_the_leaderboard_score(tiny, tmp_path, capsys):
     runner = make_runner(tiny, tmp_path, verbose=True, references=refs)
     res = runner.evaluate(PopularityModel(), limit=30)
     out = capsys.readouterr().out
-    assert f"LEADERBOARD SCORE: {res['leaderboard_score']}" in out
-    assert res["leaderboard_score"] == phase2_score(res["aggregate"]["mean"], refs)
+    assert f"LEADERBOARD SCORE: {res.leaderboard_score}" in out
+    assert res.leaderboard_score == phase2_score(res.aggregate["mean"], refs)
     assert "Not eligible for upload" in out and "limit=30" in out
-    assert res["eligible_for_upload"] is False
-    assert all(f["n_users"] == 30 for f in res["folds"])
+    assert res.eligible_for_upload is False
+    assert all(f["n_users"] == 30 for f in res.folds)
 
 
 class FailingModel(PopularityModel):
@@ -158,7 +160,7 @@ def test_resume_after_a_crash_recomputes_only_unfinished_folds(tiny, tmp_path, m
 def test_corrupt_fold_file_is_recomputed(tiny, tmp_path):
     runner = make_runner(tiny, tmp_path)
     first = runner.evaluate(FailingModel())
-    run_dir = tmp_path / "results" / first["run_id"]
+    run_dir = tmp_path / "results" / first.run_id
     (run_dir / "fold_1_users.npz").write_bytes(b"")  # e.g. a disk that filled up
     model = FailingModel()
     again = runner.evaluate(model)
@@ -171,12 +173,12 @@ def test_run_hash_and_run_id_follow_the_configuration(tiny, tmp_path):
     a = runner.evaluate(PopularityModel(), limit=20)
     b = runner.evaluate(PopularityModel(), limit=20, seed=5)
     c = runner.evaluate(PopularityModel(), limit=25)
-    assert a["run_hash"] == b["run_hash"] == c["run_hash"]  # same data, folds, tests
-    assert len({a["run_id"], b["run_id"], c["run_id"]}) == 3  # but separate run directories
-    h = run_hash(tiny.fingerprint, tiny.fold_params, a["tests"])
-    assert h != run_hash(tiny.fingerprint, {**tiny.fold_params, "seed": 1}, a["tests"])
-    assert h != run_hash(tiny.fingerprint, tiny.fold_params, a["tests"], "9.9.9")
-    assert h != run_hash("0" * 64, tiny.fold_params, a["tests"])
+    assert a.run_hash == b.run_hash == c.run_hash  # same data, folds, tests
+    assert len({a.run_id, b.run_id, c.run_id}) == 3  # but separate run directories
+    h = run_hash(tiny.fingerprint, tiny.fold_params, a.tests)
+    assert h != run_hash(tiny.fingerprint, {**tiny.fold_params, "seed": 1}, a.tests)
+    assert h != run_hash(tiny.fingerprint, tiny.fold_params, a.tests, "9.9.9")
+    assert h != run_hash("0" * 64, tiny.fold_params, a.tests)
 
 
 class MyRecList(EvalRSRecList):
@@ -189,14 +191,20 @@ class MyRecList(EvalRSRecList):
 def test_custom_reclist_adds_a_test(tiny, tmp_path):
     runner = make_runner(tiny, tmp_path, n_boot=0)
     plain = runner.evaluate(PopularityModel(), limit=40)
-    custom = runner.evaluate(PopularityModel(), limit=40, custom_RecList=MyRecList)
-    assert "HIT_RATE_AT_10" in custom["tests"] and "HIT_RATE_AT_10" not in plain["tests"]
-    assert custom["run_hash"] != plain["run_hash"]
-    for f in custom["folds"]:
+    custom = runner.evaluate(PopularityModel(), limit=40, reclist_cls=MyRecList)
+    assert "HIT_RATE_AT_10" in custom.tests and "HIT_RATE_AT_10" not in plain.tests
+    assert custom.run_hash != plain.run_hash
+    for f in custom.folds:
         assert 0 <= f["tests"]["HIT_RATE_AT_10"] <= f["tests"]["HIT_RATE"]
-    assert "HIT_RATE_AT_10" in custom["aggregate"]["mean"]
-    with pytest.raises(ConfigError, match="subclass of EvalRSRecList"):
-        runner.evaluate(PopularityModel(), custom_RecList=dict)
+    assert "HIT_RATE_AT_10" in custom.aggregate["mean"]
+    with pytest.raises(ConfigError, match="reclist_cls must be a subclass of EvalRSRecList"):
+        runner.evaluate(PopularityModel(), reclist_cls=dict)
+    # the 2022 keyword still works for one release, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match=r"custom_RecList=\.\.\.\) is deprecated"):
+        old = runner.evaluate(PopularityModel(), limit=40, custom_RecList=MyRecList)
+    assert old.run_id == custom.run_id and comparable(old) == comparable(custom)
+    with pytest.raises(ConfigError, match="both reclist_cls and custom_RecList"):
+        runner.evaluate(PopularityModel(), reclist_cls=MyRecList, custom_RecList=MyRecList)
 
 
 def test_bad_models_fail_clearly(tiny, tmp_path):
@@ -223,7 +231,7 @@ def test_row_order_of_predictions_does_not_matter(tiny, tmp_path):
     a = runner.evaluate(PopularityModel(), limit=50, model_name="same")
     b = make_runner(tiny, tmp_path / "b", n_boot=0).evaluate(Reversed(), limit=50,
                                                              model_name="same")
-    assert a["aggregate"] == b["aggregate"]
+    assert a.aggregate == b.aggregate
 
 
 def test_non_default_fold_count_is_not_eligible(tmp_path):
@@ -231,20 +239,20 @@ def test_non_default_fold_count_is_not_eligible(tmp_path):
 
     ds = ChallengeDataset(source="synthetic", scale="tiny", num_folds=2)
     res = make_runner(ds, tmp_path, n_boot=0).evaluate(RandomModel(ds.df_tracks), limit=10)
-    assert len(res["folds"]) == 2
-    assert not res["eligible_for_upload"]
-    assert any("num_folds=2" in r for r in res["not_eligible_because"])
+    assert len(res.folds) == 2
+    assert not res.eligible_for_upload
+    assert any("num_folds=2" in r for r in res.not_eligible_because)
 
 
 def test_upload_without_endpoint_saves_locally(tiny, tmp_path, capsys):
-    runner = make_runner(tiny, tmp_path, n_boot=0, verbose=True, email="a@b.c",
-                         participant_id="team")
+    runner = make_runner(tiny, tmp_path, n_boot=0, verbose=True,
+                         upload=UploadSettings(email="a@b.c", participant_id="team"))
     res = runner.evaluate(PopularityModel(), upload=True)
-    sub = res["submission"]
+    sub = res.submission
     assert sub["uploaded"] is False and "no upload endpoint" in sub["reason"]
     saved = json.loads(open(sub["path"]).read())
     assert saved["email"] == "a@b.c" and saved["participant_id"] == "team"
-    assert saved["leaderboard_score"] == res["leaderboard_score"]
+    assert saved["leaderboard_score"] == res.leaderboard_score
     assert "saved locally" in capsys.readouterr().out
 
 
@@ -267,20 +275,19 @@ def test_upload_posts_to_the_configured_endpoint(tiny, tmp_path):
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/submit"
-        runner = make_runner(tiny, tmp_path, n_boot=0, upload_url=url, upload_token="s3cret",
-                             participant_id="team")
+        runner = make_runner(tiny, tmp_path, n_boot=0, upload=UploadSettings(
+            url=url, token="s3cret", participant_id="team"))
         res = runner.evaluate(PopularityModel(), upload=True)
     finally:
         server.shutdown()
         server.server_close()
-    assert res["submission"]["uploaded"] is True
+    assert res.submission["uploaded"] is True
     assert received["auth"] == "Bearer s3cret"
-    assert received["body"]["run_hash"] == res["run_hash"]
+    assert received["body"]["run_hash"] == res.run_hash
     assert received["body"]["participant_id"] == "team"
 
 
 def test_rating_errors_for_models_that_predict_ratings(tiny, tmp_path):
-    pytest.importorskip("evaluation.protocols._holdout")
     from evaluation.baselines import BiasModel
     from evaluation.data import Tables
     from evaluation.dataset import ChallengeDataset
@@ -289,11 +296,11 @@ def test_rating_errors_for_models_that_predict_ratings(tiny, tmp_path):
     events = t.events.assign(rating=np.minimum(t.events["user_track_count"], 5).astype(float))
     ds = ChallengeDataset(Tables(events, t.users, t.tracks, t.track_vectors, source="rated"))
     res = make_runner(ds, tmp_path, n_boot=0).evaluate(BiasModel(), limit=40)
-    for f in res["folds"]:
+    for f in res.folds:
         assert f["rating_errors"]["rmse"] >= f["rating_errors"]["mae"] >= 0
-    assert set(res["rating_errors"]) >= {"rmse", "mae"}
+    assert set(res.rating_errors) >= {"rmse", "mae"}
     plain = make_runner(tiny, tmp_path, n_boot=0).evaluate(BiasModel(), limit=40)
-    assert "rating_errors" not in plain["folds"][0]
+    assert "rating_errors" not in plain.folds[0]
 
 
 # --------------------------------------------------------------------------- references
@@ -362,7 +369,7 @@ def test_a_custom_test_returning_nan_is_a_clear_error(tiny, tmp_path):
 
     with pytest.raises(EvalRSError, match="UNDEFINED"):
         make_runner(tiny, tmp_path, n_boot=0).evaluate(
-            PopularityModel(), limit=20, custom_RecList=NanRecList)
+            PopularityModel(), limit=20, reclist_cls=NanRecList)
 
 
 def test_lfm_data_gets_the_published_references(tiny, tmp_path):

@@ -57,7 +57,7 @@ def test_submission_is_identical_across_processes_and_saves_uploads(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    flags = ("--folds", "2", "--limit", "40", "--seed", "0")
+    flags = ("--num-folds", "2", "--limit", "40", "--seed", "0")
     env_file = "EMAIL=me@example.com\nPARTICIPANT_ID=team42\nUPLOAD_URL=\n"
     first = run_submission(a, *flags, "--upload", env_file=env_file)
     assert first.returncode == 4, first.stderr[-3000:]  # upload asked, run not eligible

@@ -150,8 +150,8 @@ def test_demographic_shares(small):
     assert country.dropna().str.fullmatch(r"[A-Z]{2}").all()
     top = list(country.value_counts().index[:4])
     assert top == ["US", "RU", "DE", "UK"]
-    assert set(country.dropna()) <= set(_synthetic.COUNTRIES)
-    assert len(_synthetic.COUNTRIES) == len(set(_synthetic.COUNTRIES)) == 158
+    assert set(country.dropna()) <= set(_synthetic.SYNTHETIC_COUNTRIES)
+    assert len(_synthetic.SYNTHETIC_COUNTRIES) == len(set(_synthetic.SYNTHETIC_COUNTRIES)) == 158
 
 
 def test_vectors_reflect_clusters_and_artists():

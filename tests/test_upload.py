@@ -253,7 +253,7 @@ def test_refused_upload_exits_3_and_keeps_the_submission(work):
 
 def test_upload_of_a_run_that_is_not_eligible_exits_4_without_a_request(work):
     with Server({"/submit": [ok({"score": 1})]}) as server:
-        proc = run_script(work, "--upload", "--folds", "2", "--limit", "20",
+        proc = run_script(work, "--upload", "--num-folds", "2", "--limit", "20",
                           env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
     assert proc.returncode == EXIT_NOT_ELIGIBLE, proc.stderr[-3000:]
     assert server.requests == []
@@ -274,13 +274,13 @@ def test_a_model_that_raises_exits_1_with_its_own_traceback(tmp_path):
         "        raise ValueError(f'model-bug-{n > 0}')\n\n"
         "    def predict(self, user_ids):\n"
         "        raise AssertionError\n")
-    proc = run_script(work, "--folds", "2", "--limit", "10")
+    proc = run_script(work, "--num-folds", "2", "--limit", "10")
     assert proc.returncode == EXIT_EXCEPTION
     err = proc.stderr
     assert "Traceback" in err and "ValueError: model-bug-True" in err
     assert "the model raised ValueError" in err
     assert "in train" in err and "in helper" in err  # the model's frames...
-    assert "runner.py" not in err and "submission.py" not in err  # ...not the harness's
+    assert "evaluation/runner" not in err and "submission.py" not in err  # ...not the harness's
 
 
 @pytest.mark.parametrize("bad, kind, position", [

@@ -1,8 +1,12 @@
-"""Turn results (NumPy scalars and arrays, slice results, nested containers) into plain JSON."""
+"""Turn results (NumPy scalars and arrays, slice results, nested containers) into plain JSON,
+and hash JSON data by its content."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 
@@ -24,3 +28,13 @@ def to_jsonable(value: Any, *, nonfinite_to_none: bool = True) -> Any:
     if nonfinite_to_none and isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def json_sha256(obj: Any, *, default: Callable[[Any], Any] | None = None) -> str:
+    """Hex sha256 of ``obj`` as compact JSON with sorted keys: equal content, equal digest.
+
+    ``default`` converts what JSON cannot hold (as in ``json.dumps``); without it such a value
+    raises ``TypeError`` rather than being hashed by a description that may vary.
+    """
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=default)
+    return hashlib.sha256(text.encode()).hexdigest()

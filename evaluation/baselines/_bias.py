@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from evaluation.baselines._common import predictions_frame, rows_of, seen_csr, user_ids_of
+from evaluation._util.arrays import sorted_positions
+from evaluation._util.validation import check_int, check_number
+from evaluation.baselines._common import TopKModel, frame_of_ids, seen_csr, user_ids_of
 from evaluation.errors import ConfigError, DataError, show_values
-from evaluation.model import RecModel
 
 
-class BiasModel(RecModel):
+class BiasModel(TopKModel):
     """Predicts ``mu + b_user + b_item`` (the classic baseline predictor of Koren, 2010).
 
     ``mu`` is the mean training rating; the biases minimise the regularised squared error
@@ -32,6 +33,21 @@ class BiasModel(RecModel):
     MovieLens, else the play count ``user_track_count``). ``predict`` ranks, for each user, the
     items the user has not interacted with in training by predicted rating; with biases only
     that is the item-bias order (a damped mean rating), the same for every user.
+
+    Parameters
+    ----------
+    top_k : int
+        Length of every list (>= 1).
+    reg_users, reg_items : float
+        Regularisation of the user and item biases (>= 0).
+    n_sweeps : int
+        Alternating least-squares sweeps (>= 1).
+    rating_col : str, optional
+        The ratings column.
+    clip : bool, default True
+        Clip predicted ratings to the training range.
+    exclude_seen : bool, default True
+        Leave the user's training items out of ``predict``'s lists.
     """
 
     def __init__(
@@ -45,19 +61,10 @@ class BiasModel(RecModel):
         clip: bool = True,
         exclude_seen: bool = True,
     ) -> None:
-        for name, value in (("reg_users", reg_users), ("reg_items", reg_items)):
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-                    or not value >= 0:
-                raise ConfigError(f"The {name!r} parameter of BiasModel must be a number >= 0. "
-                                  f"Got {value!r} instead.")
-        for name, value, low in (("top_k", top_k, 1), ("n_sweeps", n_sweeps, 1)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ConfigError(f"The {name!r} parameter of BiasModel must be an int in the "
-                                  f"range [{low}, inf). Got {value!r} instead.")
-        self.top_k = self.k = int(top_k)
-        self.reg_users = float(reg_users)
-        self.reg_items = float(reg_items)
-        self.n_sweeps = int(n_sweeps)
+        self.reg_users = check_number("reg_users", reg_users, low=0.0, owner="BiasModel")
+        self.reg_items = check_number("reg_items", reg_items, low=0.0, owner="BiasModel")
+        super().__init__(top_k)
+        self.n_sweeps = check_int("n_sweeps", n_sweeps, minimum=1, owner="BiasModel")
         self.rating_col = rating_col
         self.clip = bool(clip)
         self.exclude_seen = bool(exclude_seen)
@@ -135,9 +142,9 @@ class BiasModel(RecModel):
         with -1 when fewer than ``k`` candidate items remain.
         """
         self._check_fitted("predict")
-        k = self.k if k is None else int(k)
+        k = self.top_k if k is None else int(k)
         users = user_ids_of(user_ids, "BiasModel")
-        rows = rows_of(self.user_ids, users)
+        rows = sorted_positions(self.user_ids, users)
         known = rows >= 0
         if self.exclude_seen:
             ptr = self._seen_ptr
@@ -149,7 +156,7 @@ class BiasModel(RecModel):
         ids = np.full((len(users), k), -1, dtype=np.int64)
         width = top.shape[1]
         ids[:, :width] = np.where(top >= 0, self.item_ids[np.maximum(top, 0)], -1)
-        return predictions_frame(users, ids)
+        return frame_of_ids(users, ids)
 
 
 def fit_biases(
@@ -219,10 +226,8 @@ def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray) -> np.ndarr
     """``values`` at the position of each query key in sorted ``keys``; 0 where absent."""
     if len(keys) == 0:
         return np.zeros(len(query))
-    pos = np.searchsorted(keys, query)
-    pos_c = np.minimum(pos, len(keys) - 1)
-    found = (pos < len(keys)) & (keys[pos_c] == query)
-    return np.where(found, values[pos_c], 0.0)
+    pos = sorted_positions(keys, query)
+    return np.where(pos >= 0, values[pos], 0.0)
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -6,20 +6,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import csr_matrix
 
+from evaluation._util.arrays import sorted_positions
+from evaluation._util.validation import check_int
 from evaluation.baselines._common import (
-    check_k,
-    predictions_frame,
+    TopKModel,
+    frame_of_ids,
     require_columns,
-    rows_of,
     seen_csr,
     user_ids_of,
 )
 from evaluation.errors import ConfigError
-from evaluation.model import RecModel
+from evaluation.topk import topk_from_embeddings
 
 
-class CBOWModel(RecModel):
+class CBOWModel(TopKModel):
     """gensim Word2Vec (CBOW) over each user's tracks ordered by timestamp; a user is the mean
     of the unit vectors of their ``n_recent`` latest tracks, and gets the ``top_k`` tracks
     closest to it by cosine similarity that are not among the user's training rows.
@@ -27,6 +29,19 @@ class CBOWModel(RecModel):
     Training is deterministic for a given ``seed`` (``workers=1``, as gensim requires for
     reproducible runs). Users unseen in training get -1 padding only (the model knows nothing
     about them). Word2Vec parameters pass through ``word2vec_kwargs``.
+
+    Parameters
+    ----------
+    top_k : int
+        Length of every list (>= 1).
+    vector_size, window, epochs : int
+        Word2Vec's parameters (>= 1).
+    n_recent : int
+        How many of a user's latest tracks make the user's vector (>= 1).
+    seed : int
+        Word2Vec's seed (>= 0).
+    word2vec_kwargs : dict, optional
+        More Word2Vec parameters.
     """
 
     def __init__(
@@ -41,16 +56,11 @@ class CBOWModel(RecModel):
         word2vec_kwargs: dict | None = None,
         **kwargs: Any,
     ):
-        super().__init__()
-        self.top_k = self.k = check_k(top_k, "CBOWModel")
+        super().__init__(top_k)
         for name, value in (("vector_size", vector_size), ("window", window),
                             ("epochs", epochs), ("n_recent", n_recent)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ConfigError(f"The {name!r} parameter of CBOWModel must be an int in the "
-                                  f"range [1, inf). Got {value!r} instead.")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ConfigError(f"The 'seed' parameter of CBOWModel must be an int >= 0. "
-                              f"Got {seed!r} instead.")
+            check_int(name, value, minimum=1, owner="CBOWModel")
+        check_int("seed", seed, minimum=0, owner="CBOWModel")
         self.params = dict(vector_size=int(vector_size), window=int(window), epochs=int(epochs),
                            sg=0, min_count=1, negative=5, workers=1, seed=int(seed))
         self.params.update(word2vec_kwargs or {})
@@ -92,12 +102,8 @@ class CBOWModel(RecModel):
     def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
         if self.item_ids is None:
             raise ConfigError("CBOWModel.predict: the model is not trained; call train() first.")
-        from scipy.sparse import csr_matrix
-
-        from evaluation.topk import topk_from_embeddings
-
         users = user_ids_of(user_ids, "CBOWModel")
-        rows = rows_of(self.user_ids, users)
+        rows = sorted_positions(self.user_ids, users)
         ids = np.full((len(users), self.top_k), -1, dtype=np.int64)
         known = np.flatnonzero(rows >= 0)
         if len(known):
@@ -113,4 +119,4 @@ class CBOWModel(RecModel):
                                        exclude=exclude, item_ids=self.item_ids,
                                        user_ids=users[known])
             ids[known] = top.to_numpy()
-        return predictions_frame(users, ids)
+        return frame_of_ids(users, ids)

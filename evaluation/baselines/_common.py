@@ -1,4 +1,4 @@
-"""Helpers shared by the ranking baselines: reading user ids, each user's training items."""
+"""What the ranking baselines share: the ``top_k`` base class, reading user ids, training items."""
 
 from __future__ import annotations
 
@@ -7,7 +7,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.errors import ConfigError, DataError
+from evaluation._util.validation import check_k
+from evaluation.errors import DataError
+from evaluation.model import RecModel
+
+
+class TopKModel(RecModel):
+    """A baseline that returns ``top_k`` items per user.
+
+    Parameters
+    ----------
+    top_k : int
+        Length of every ranked list ``predict`` returns.
+    """
+
+    def __init__(self, top_k: int = 100) -> None:
+        super().__init__()
+        self.top_k = check_k(top_k, name="top_k", owner=type(self).__name__)
+
+    @property
+    def k(self) -> int:
+        """The list length under :class:`RecModel`'s name: ``top_k``, read-only."""
+        return self.top_k
 
 
 def user_ids_of(user_ids: Any, model: str) -> np.ndarray:
@@ -30,6 +51,7 @@ def user_ids_of(user_ids: Any, model: str) -> np.ndarray:
 
 
 def require_columns(frame: Any, columns: tuple[str, ...], model: str) -> None:
+    """Return nothing; raise ``DataError`` unless ``frame`` is a DataFrame with ``columns``."""
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"{model}.train: expected a pandas DataFrame, got {type(frame).__name__}.")
     missing = [c for c in columns if c not in frame.columns]
@@ -40,14 +62,7 @@ def require_columns(frame: Any, columns: tuple[str, ...], model: str) -> None:
         )
 
 
-def check_k(k: Any, model: str) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(f"The 'top_k' parameter of {model} must be an int in the range "
-                          f"[1, inf). Got {k!r} instead.")
-    return int(k)
-
-
-def predictions_frame(users: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
+def frame_of_ids(users: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
     """The prediction format: indexed by ``user_id`` (input order), columns ``"0".."k-1"``."""
     return pd.DataFrame(ids, index=pd.Index(users, name="user_id"),
                         columns=[str(j) for j in range(ids.shape[1])])
@@ -59,12 +74,3 @@ def seen_csr(user_codes: np.ndarray, item_codes: np.ndarray, n_users: int):
     ptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(np.bincount(user_codes, minlength=n_users), out=ptr[1:])
     return item_codes[order], ptr
-
-
-def rows_of(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Position of each query in ``sorted_keys``; -1 where absent."""
-    if len(sorted_keys) == 0:
-        return np.full(len(query), -1, dtype=np.int64)
-    pos = np.searchsorted(sorted_keys, query)
-    pos_c = np.minimum(pos, len(sorted_keys) - 1)
-    return np.where(sorted_keys[pos_c] == query, pos_c, -1)

@@ -7,33 +7,36 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_positions
+from evaluation._util.validation import check_choice
 from evaluation.baselines._bias import topk_excluding
 from evaluation.baselines._common import (
-    check_k,
-    predictions_frame,
+    TopKModel,
+    frame_of_ids,
     require_columns,
-    rows_of,
     seen_csr,
     user_ids_of,
 )
 from evaluation.errors import ConfigError
-from evaluation.model import RecModel
 
 
-class PopularityModel(RecModel):
+class PopularityModel(TopKModel):
     """Ranks tracks by total play count in the training set (``user_track_count`` summed;
     ``by="users"`` counts listeners instead), ties by track id, and gives each user the top
     ``top_k`` tracks that are not among the user's training rows. A user unseen in training
     gets the global top list.
+
+    Parameters
+    ----------
+    top_k : int
+        Length of every list (>= 1).
+    by : {"plays", "users"}
+        Rank by play count or by number of listeners.
     """
 
     def __init__(self, top_k: int = 100, by: str = "plays", **kwargs: Any):
-        super().__init__()
-        self.top_k = self.k = check_k(top_k, "PopularityModel")
-        if by not in ("plays", "users"):
-            raise ConfigError(f"The 'by' parameter of PopularityModel must be 'plays' or "
-                              f"'users'. Got {by!r} instead.")
-        self.by = by
+        super().__init__(top_k)
+        self.by = check_choice("by", by, ("plays", "users"), owner="PopularityModel")
         self.item_ids: np.ndarray | None = None
 
     def train(self, train_df: pd.DataFrame, **kwargs: Any) -> PopularityModel:
@@ -55,10 +58,10 @@ class PopularityModel(RecModel):
             raise ConfigError("PopularityModel.predict: the model is not trained; call train() "
                               "first.")
         users = user_ids_of(user_ids, "PopularityModel")
-        rows = rows_of(self.user_ids, users)
+        rows = sorted_positions(self.user_ids, users)
         known = rows >= 0
         n_seen = np.where(known, self._ptr[np.maximum(rows, 0) + 1]
                           - self._ptr[np.maximum(rows, 0)], 0)
         codes = topk_excluding(self._order, rows, self._ptr, self._seen, n_seen, self.top_k)
         ids = np.where(codes >= 0, self.item_ids[np.maximum(codes, 0)], -1)
-        return predictions_frame(users, ids)
+        return frame_of_ids(users, ids)

@@ -7,32 +7,32 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.baselines._common import (
-    check_k,
-    predictions_frame,
-    require_columns,
-    user_ids_of,
-)
+from evaluation._util.validation import check_int
+from evaluation.baselines._common import TopKModel, frame_of_ids, require_columns, user_ids_of
 from evaluation.errors import ConfigError
-from evaluation.model import RecModel
 
 
-class RandomModel(RecModel):
+class RandomModel(TopKModel):
     """Recommends ``top_k`` distinct items drawn uniformly at random for every user.
 
     ``items``: the catalog to draw from (``dataset.df_tracks``, any DataFrame indexed by
     track id, or an array of ids); when None, the tracks of the training set. The draws are
     seeded by ``seed`` and the training set's size, so the same fold gives the same lists in
     any process, whatever ran before.
+
+    Parameters
+    ----------
+    items : DataFrame or array-like, optional
+        The catalog.
+    top_k : int
+        Length of every list (>= 1).
+    seed : int
+        Seed of the draws (>= 0).
     """
 
     def __init__(self, items: Any = None, top_k: int = 100, seed: int = 42, **kwargs: Any):
-        super().__init__()
-        self.top_k = self.k = check_k(top_k, "RandomModel")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ConfigError(f"The 'seed' parameter of RandomModel must be an int >= 0. "
-                              f"Got {seed!r} instead.")
-        self.seed = int(seed)
+        super().__init__(top_k)
+        self.seed = check_int("seed", seed, minimum=0, owner="RandomModel")
         self.items = None if items is None else _item_ids(items)
         self._catalog: np.ndarray | None = None
         self._rng: np.random.Generator | None = None
@@ -49,7 +49,7 @@ class RandomModel(RecModel):
             raise ConfigError("RandomModel.predict: the model is not trained; call train() "
                               "first.")
         users = user_ids_of(user_ids, "RandomModel")
-        return predictions_frame(users, sample_distinct(self._rng, self._catalog, len(users),
+        return frame_of_ids(users, sample_distinct(self._rng, self._catalog, len(users),
                                                         self.top_k))
 
 

@@ -1,92 +1,113 @@
-"""The EvalRS challenge: its tests, slices and weights, the per-fold scoring state, per-user
-scores and bootstrap intervals, the reference values, and the RecList that reports them.
+"""The EvalRS challenge: its definition (tests, groups, weights, slices, gate), the metric
+kernels, the per-fold scoring state, per-user scores and bootstrap intervals, the reference
+values, scoring saved predictions, and the RecList that reports the tests.
 
-The scoring core needs no ``reclist``; ``EvalRSRecList``, ``score`` and ``read_predictions``
-(which render through it) are imported on first use.
+Importing this package does not import ``reclist``: ``EvalRSRecList``, the one name that needs
+it, is imported on first use. ``ScoringWarning`` lives in :mod:`evaluation.errors` and is
+offered here too.
 """
 
 import importlib
 
-from evaluation.challenge._fold import (
-    ARTIST_POPULARITY_EDGES,
-    COUNTRIES,
-    MISSING_COUNTRY,
-    MRED_SLICES,
-    TRACK_POPULARITY_EDGES,
-    USER_ACTIVITY_EDGES,
-    ChallengeFold,
-    ScoringWarning,
-    Slice,
+from evaluation.challenge._aggregate import aggregate, normalise, phase1_score, phase2_score
+from evaluation.challenge._bootstrap import bootstrap
+from evaluation.challenge._counts import sum_by_key
+from evaluation.challenge._fold import ChallengeFold, Slice, country_slice, gender_slice
+from evaluation.challenge._mred import (
     SliceMissRates,
-    being_less_wrong,
-    being_less_wrong_scores,
     bin_by_edges,
-    country_slice,
-    gender_slice,
-    hit_ranks,
-    hit_rate_from_ranks,
-    latent_diversity,
-    latent_diversity_scores,
     miss_rate_equality_difference,
     mred_from_codes,
-    mrr_from_ranks,
-    sum_by_key,
 )
-from evaluation.challenge._leaderboard import (
-    BEING_LESS_WRONG,
-    DEFAULT_GROUPS,
-    DEFAULT_WEIGHTS,
-    GATED_SCORE,
-    HIT_RATE,
-    IN_MR_ONLY,
-    LATENT_DIVERSITY,
-    LEADERBOARD_TESTS,
-    LEFT_OUT,
-    MRED_TESTS,
-    MRR,
+from evaluation.challenge._ranks import hit_ranks, hit_rate_from_ranks, mrr_from_ranks
+from evaluation.challenge._references import (
     REFERENCES_DIR,
     References,
-    UserScores,
-    aggregate,
-    bootstrap,
     build_references,
     load_references,
-    normalise,
-    phase1_score,
-    phase2_score,
     references_name,
 )
+from evaluation.challenge._scorer import FoldScorer
+from evaluation.challenge._scores import IN_MR_ONLY, LEFT_OUT, UserScores
+from evaluation.challenge._scoring import read_predictions, score
+from evaluation.challenge._spec import (
+    ARTIST_POPULARITY_EDGES,
+    BEING_LESS_WRONG,
+    BIAS_WEIGHT,
+    COUNTRIES,
+    DEFAULT_GROUPS,
+    DEFAULT_WEIGHTS,
+    DIVERSITY_WEIGHT,
+    GATED_SCORE,
+    HIT_RATE,
+    LATENT_DIVERSITY,
+    LATENT_TOP,
+    LEADERBOARD_TESTS,
+    MISSING_COUNTRY,
+    MRED_ARTIST_POPULARITY,
+    MRED_COUNTRY,
+    MRED_GENDER,
+    MRED_SLICES,
+    MRED_TESTS,
+    MRED_TRACK_POPULARITY,
+    MRED_USER_ACTIVITY,
+    MRR,
+    SLICE_EDGES,
+    STATS,
+    TESTS,
+    THRESHOLD_RATIO,
+    TRACK_POPULARITY_EDGES,
+    USER_ACTIVITY_EDGES,
+)
+from evaluation.challenge._vectors import (
+    being_less_wrong,
+    being_less_wrong_scores,
+    latent_diversity,
+    latent_diversity_scores,
+)
+from evaluation.errors import ScoringWarning
 
 # name -> module, imported on first use: these load reclist
 _LAZY = {
     "EvalRSRecList": "evaluation.challenge._reclist",
-    "read_predictions": "evaluation.challenge._scoring",
-    "score": "evaluation.challenge._scoring",
 }
 
 __all__ = [
     "ARTIST_POPULARITY_EDGES",
     "BEING_LESS_WRONG",
+    "BIAS_WEIGHT",
     "COUNTRIES",
     "ChallengeFold",
     "DEFAULT_GROUPS",
     "DEFAULT_WEIGHTS",
+    "DIVERSITY_WEIGHT",
     "EvalRSRecList",
+    "FoldScorer",
     "GATED_SCORE",
     "HIT_RATE",
     "IN_MR_ONLY",
     "LATENT_DIVERSITY",
+    "LATENT_TOP",
     "LEADERBOARD_TESTS",
     "LEFT_OUT",
     "MISSING_COUNTRY",
+    "MRED_ARTIST_POPULARITY",
+    "MRED_COUNTRY",
+    "MRED_GENDER",
     "MRED_SLICES",
     "MRED_TESTS",
+    "MRED_TRACK_POPULARITY",
+    "MRED_USER_ACTIVITY",
     "MRR",
     "REFERENCES_DIR",
     "References",
+    "SLICE_EDGES",
+    "STATS",
     "ScoringWarning",
     "Slice",
     "SliceMissRates",
+    "TESTS",
+    "THRESHOLD_RATIO",
     "TRACK_POPULARITY_EDGES",
     "USER_ACTIVITY_EDGES",
     "UserScores",
@@ -117,6 +138,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    """The lazily imported name ``name`` (see ``_LAZY``); ``AttributeError`` for others."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'evaluation.challenge' has no attribute {name!r}")

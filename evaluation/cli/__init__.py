@@ -37,6 +37,8 @@ exit status:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of ``python -m evaluation``, with a subcommand per ``COMMAND_MODULES``.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m evaluation", description="EvalRS evaluation harness.",
         epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,

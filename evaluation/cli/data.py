@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evaluation._util.atomic import atomic_path, write_json
+from evaluation._version import __version__
+from evaluation.data import synthetic_tables, write_tables
+from evaluation.dataset import ChallengeDataset
+from evaluation.errors import ConfigError
 from evaluation.splits import DEFAULT_SEED, SAMPLERS, SPLITS
 
 
@@ -18,8 +30,11 @@ def register(subparsers) -> None:
                          description="Write a synthetic dataset (events, users, tracks, track "
                                      "vectors) as a directory of parquet files.")
     gen.add_argument("--scale", default="small", help="tiny | small | full (default: small)")
-    gen.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                     help=f"generator seed (default: {DEFAULT_SEED})")
+    gen.add_argument("--data-seed", type=int, default=None,
+                     help=f"seed of the synthetic generator (default: {DEFAULT_SEED})")
+    # --seed names the fold seed everywhere else; here it was the data seed
+    gen.add_argument("--seed", type=int, default=None, dest="old_seed",
+                     help=argparse.SUPPRESS)  # deprecated: --data-seed
     gen.add_argument("--out", required=True, type=Path, help="output directory")
     gen.set_defaults(func=_generate)
 
@@ -64,9 +79,8 @@ def _add_fold_args(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap: random target per user (default); last: latest event")
 
 
-def _dataset(args: argparse.Namespace):
-    from evaluation.dataset import ChallengeDataset
-
+def _dataset(args: argparse.Namespace) -> ChallengeDataset:
+    """The dataset and folds that the source and fold options describe."""
     return ChallengeDataset(
         args.source, scale=args.scale, data_seed=args.data_seed, seed=args.seed,
         num_folds=args.num_folds, frac=args.frac, k_core=args.k_core,
@@ -74,18 +88,31 @@ def _dataset(args: argparse.Namespace):
     )
 
 
-def _generate(args: argparse.Namespace) -> int:
-    from evaluation.data import synthetic_tables, write_tables
+def _generate_seed(args: argparse.Namespace) -> int:
+    """The data seed of ``data generate``: ``--data-seed``, or the deprecated ``--seed``."""
+    if args.old_seed is None:
+        return DEFAULT_SEED if args.data_seed is None else args.data_seed
+    if args.data_seed is not None and args.data_seed != args.old_seed:
+        raise ConfigError(f"data generate: --seed {args.old_seed} and --data-seed "
+                          f"{args.data_seed} disagree. Fix: pass --data-seed only")
+    print("warning: 'data generate --seed' is deprecated and will be removed in the next "
+          "release; use --data-seed (--seed is the fold seed of the other data commands)",
+          file=sys.stderr)
+    return args.old_seed
 
-    tables = synthetic_tables(args.scale, args.seed)
+
+def _generate(args: argparse.Namespace) -> int:
+    seed = _generate_seed(args)
+    tables = synthetic_tables(args.scale, seed)
     write_tables(tables, args.out)
-    print(f"wrote synthetic scale={args.scale} seed={args.seed} to {args.out}: "
+    print(f"wrote synthetic scale={args.scale} seed={seed} to {args.out}: "
           f"{len(tables.events):,} events, {len(tables.users):,} users, "
           f"{len(tables.tracks):,} tracks")
     return 0
 
 
 def _info(args: argparse.Namespace) -> int:
+    # rich loads only for the one command that draws tables, not at CLI start-up
     from rich.console import Console
     from rich.table import Table
 
@@ -141,12 +168,6 @@ def _fmt(value: Any) -> str:
 
 
 def _folds(args: argparse.Namespace) -> int:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from evaluation._util.atomic import atomic_path, write_json
-    from evaluation._version import __version__
-
     out: Path = args.out
     stale = _check_out_dir(out)  # before any computation
     ds = _dataset(args)
@@ -187,12 +208,6 @@ def _check_out_dir(out: Path) -> set[str]:
     """Refuse an ``--out`` that cannot or must not hold the folds; return the fold files an
     earlier run of this command recorded in its manifest (to remove what this run does not
     rewrite). Raises ConfigError (exit 2) before any fold is computed."""
-    import json
-    import os
-    import tempfile
-
-    from evaluation.errors import ConfigError
-
     for parent in [out, *out.parents]:
         if parent.exists() and not parent.is_dir():
             raise ConfigError(f"--out {str(out)!r}: {str(parent)!r} is a file, not a directory. "

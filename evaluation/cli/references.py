@@ -7,6 +7,13 @@ import sys
 import warnings
 from pathlib import Path
 
+from evaluation import baselines
+from evaluation._util.atomic import write_json
+from evaluation.challenge import REFERENCES_DIR, build_references, references_name
+from evaluation.dataset import ChallengeDataset
+from evaluation.errors import PredictionWarning
+from evaluation.runner import EvalRSRunner
+
 #: The reference models, in the order they run; the first is the baseline.
 REFERENCE_MODELS = ("CBOWModel", "PopularityModel", "RandomModel")
 
@@ -34,10 +41,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluation import ChallengeDataset
-    from evaluation._util.atomic import write_json
-    from evaluation.challenge import REFERENCES_DIR, references_name
-
+    """Compute the references of ``args.source`` and write them; return the exit status."""
     options = {"scale": args.scale} if args.source == "synthetic" else {}
     dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.num_folds,
                                **options)
@@ -51,12 +55,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def compute_references(dataset, *, name: str = "", results_dir="results", progress=True):
-    """Run the reference models on ``dataset`` and build its ``References``."""
-    from evaluation import baselines
-    from evaluation.challenge import build_references
-    from evaluation.predictions import PredictionWarning
-    from evaluation.runner import EvalRSRunner
+    """Run the reference models on ``dataset`` and build its phase-2 references.
 
+    Parameters
+    ----------
+    dataset : ChallengeDataset
+        The dataset whose folds the reference models run on.
+    name : str
+        Name recorded in the references.
+    results_dir : str or path
+        Where the reference runs keep their run directories.
+    progress : bool
+        Show the runner's progress.
+
+    Returns
+    -------
+    References
+        Baseline and best value of each test, the HIT_RATE gate and the group weights.
+    """
     runner = EvalRSRunner(dataset, results_dir=results_dir, references=None, n_boot=0,
                           reports=False, verbose=False, progress=progress)
     means = {}
@@ -68,7 +84,7 @@ def compute_references(dataset, *, name: str = "", results_dir="results", progre
             # RandomModel recommends heard tracks on purpose; the reminder is noise here
             warnings.simplefilter("ignore", PredictionWarning)
             result = runner.evaluate(model)
-        means[model_name] = result["aggregate"]["mean"]
+        means[model_name] = result.aggregate["mean"]
     return build_references(
         means, baseline=REFERENCE_MODELS[0], name=name,
         dataset={"source": getattr(dataset.tables, "source", None),

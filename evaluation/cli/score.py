@@ -5,6 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
+from evaluation._util.atomic import write_json
+from evaluation._util.jsonable import to_jsonable
+from evaluation.challenge import read_predictions, score
+from evaluation.dataset import ChallengeDataset
+from evaluation.errors import show_values
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -29,12 +37,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluation import ChallengeDataset
-    from evaluation._util.atomic import write_json
-    from evaluation._util.jsonable import to_jsonable
-    from evaluation.challenge import read_predictions, score
-    from evaluation.errors import show_values
-
+    """Score the predictions file of ``args`` and write the report; return the exit status."""
     options = {"source": args.source}
     if args.source == "synthetic":
         options["scale"] = args.scale
@@ -84,8 +87,6 @@ def _drop_cut_off(dataset, fold: int, predictions, limit: int):
     predicted for the whole fold also holds rows for the others, which are dropped here
     rather than reported as rows for users that are not test users.
     """
-    import numpy as np
-
     users = dataset.get_test_set(fold)["user_id"].to_numpy()
     cut_off = np.unique(users[limit:])
     if "user_id" in predictions.columns:

@@ -7,8 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from evaluation.cli import EXIT_NOT_ELIGIBLE
+from evaluation.errors import ConfigError, DataError, UploadError
+from evaluation.runner import clean, display_url, load_settings, post
+
 
 def register(subparsers) -> None:
+    """Add the ``submit`` command to ``subparsers``."""
     p = subparsers.add_parser(
         "submit",
         help="upload a saved submission (results/<run id>/submission.json)",
@@ -26,10 +31,27 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluation.cli import EXIT_NOT_ELIGIBLE
-    from evaluation.errors import ConfigError, DataError, UploadError
-    from evaluation.runner import _submit as _upload
+    """Upload the submission file ``args.file``.
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``file`` and ``env_file`` (None: ``./upload.env`` if present).
+
+    Returns
+    -------
+    int
+        0 when uploaded; ``EXIT_NOT_ELIGIBLE`` when the run is not eligible.
+
+    Raises
+    ------
+    ConfigError
+        When the file or ``UPLOAD_URL`` is missing, or a setting is malformed.
+    DataError
+        When the file is not a submission.
+    UploadError
+        When the upload fails or the server refuses it.
+    """
     path = Path(args.file)
     if not path.is_file():
         raise ConfigError(f"submission file {path} not found; `python submission.py --upload` "
@@ -38,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         payload = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"{path} is not a submission file (UTF-8 JSON written by "
-                        f"submission.py --upload): {_upload.clean(str(exc))}") from None
+                        f"submission.py --upload): {clean(str(exc))}") from None
     results = payload.get("results") if isinstance(payload, dict) else None
     if not isinstance(results, dict) or "run_id" not in payload:
         raise DataError(f"{path} is not a submission file: it needs the keys 'run_id' and "
@@ -46,21 +68,22 @@ def run(args: argparse.Namespace) -> int:
     if results.get("eligible_for_upload") is not True:
         reasons = results.get("not_eligible_because") or ["eligible_for_upload is not true"]
         print(f"error: not uploaded: the run in {path} is not eligible ("
-              + "; ".join(_upload.clean(str(r)) for r in reasons) + ")", file=sys.stderr)
+              + "; ".join(clean(str(r)) for r in reasons) + ")", file=sys.stderr)
         return EXIT_NOT_ELIGIBLE
     env_file = args.env_file or "upload.env"
-    settings = _upload.load_settings(env_file, required=args.env_file is not None)
+    settings = load_settings(env_file, required=args.env_file is not None)
     if not settings.url:
         raise ConfigError(f"UPLOAD_URL is not set (in {env_file} or the environment): "
                           f"there is nowhere to send {path}. Copy upload.env.example to "
                           f"upload.env and fill in the endpoint the organizers gave you.")
     try:
-        answer = _upload.post(settings.url, payload, token=settings.token, log=_note)
+        answer = post(settings.url, payload, token=settings.token, log=_note)
     except UploadError as exc:
         raise UploadError(f"{str(exc).rstrip('.')}. The submission is still at {path}.") from None
-    print(f"uploaded {path} to {_upload.display_url(settings.url)}: {answer.describe()}")
+    print(f"uploaded {path} to {display_url(settings.url)}: {answer.describe()}")
     return 0
 
 
 def _note(message: str) -> None:
+    """Print a retry notice on stderr; returns None."""
     print(message, file=sys.stderr)

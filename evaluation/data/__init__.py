@@ -12,6 +12,16 @@ from evaluation.data._tables import (
     TrackVectors,
 )
 
-__all__ = ["EVENT_COLUMNS", "TRACK_COLUMNS", "USER_COLUMNS", "Tables", "TrackVectors",
-           "load_source", "read_tables", "source_options", "synthetic_tables", "validate_tables",
-           "write_tables"]
+__all__ = [
+    "EVENT_COLUMNS",
+    "TRACK_COLUMNS",
+    "Tables",
+    "TrackVectors",
+    "USER_COLUMNS",
+    "load_source",
+    "read_tables",
+    "source_options",
+    "synthetic_tables",
+    "validate_tables",
+    "write_tables",
+]

@@ -54,6 +54,25 @@ def write_tables(tables: Tables, directory: str | os.PathLike, *, replace: bool 
     An existing directory is replaced only if it is empty or was itself written by
     ``write_tables`` (or, with ``replace=True``, whatever it holds: for caches the harness
     owns); any other existing path is left alone (``ConfigError``).
+
+    Parameters
+    ----------
+    tables : Tables
+        The dataset.
+    directory : str or path
+        Where to write it.
+    replace : bool, default False
+        Replace whatever the directory holds.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory written.
+
+    Raises
+    ------
+    ConfigError
+        When ``directory`` exists and may not be replaced.
     """
     target = Path(directory)
     if target.exists() and not (target.is_dir() and (replace or is_tables_dir(target)
@@ -213,6 +232,25 @@ def read_tables(directory: str | os.PathLike, *, use_threads: bool = True,
     reused when each file's sha256 matches the one recorded then; otherwise it is recomputed
     from the tables, or, with ``strict=True``, a :class:`DataError` names the file whose
     content changed (or that lacks a recorded hash: a directory of an older harness).
+
+    Parameters
+    ----------
+    directory : str or path
+        A directory written by :func:`write_tables`.
+    use_threads : bool, default True
+        Decode and hash the files in parallel.
+    strict : bool, default False
+        Refuse a file whose content no longer matches its recorded hash.
+
+    Returns
+    -------
+    Tables
+        The dataset, fingerprint included.
+
+    Raises
+    ------
+    DataError
+        When a file is missing or unreadable (or, with ``strict``, changed).
     """
     root = Path(directory)
     meta = _read_meta(root)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import isin
 from evaluation._util.atomic import write_json
 from evaluation._util.int64 import MISSING, RANGE, as_int64
 from evaluation._util.paths import cache_dir
@@ -49,7 +50,6 @@ _INT32 = np.iinfo(np.int32)
 # float64, exact for integers below 2**53; a total that reaches it would be binned wrongly.
 COUNT_TOTAL_LIMIT = 2**53
 _CHUNK = 1 << 22  # rows per chunk for the event-sized temporaries
-_TABLE_LIMIT = 1 << 27  # largest id for which "known id" lookups use a dense boolean table
 
 
 
@@ -79,6 +79,25 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     Tables whose fingerprint is already known (read from a harness cache) and that passed
     before are not re-scanned for duplicate pairs and unknown ids: the outcome is recorded
     under ``cache_dir()/validated`` by fingerprint (the cheap checks always run).
+
+    Parameters
+    ----------
+    tables : Tables
+        The dataset to check.
+    files : mapping of str to str, optional
+        The file of each table, for messages.
+    vector_dim : int, optional
+        The dimension the track vectors must have.
+
+    Returns
+    -------
+    Tables
+        The tables with canonical dtypes.
+
+    Raises
+    ------
+    DataError
+        Naming the file, column, rule and offending values of the first broken rule.
     """
     known_fp = tables._fingerprint
     memo = _read_memo(known_fp)
@@ -507,22 +526,8 @@ def _pairs_sorted(users: np.ndarray, tracks: np.ndarray) -> bool:
 
 
 def known_mask(ids: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """Boolean mask: which ``ids`` are among ``known`` (vectorised; dense table when small)."""
-    ids = np.asarray(ids)
-    known = np.asarray(known)
-    if len(known) == 0 or len(ids) == 0:
-        return np.zeros(len(ids), dtype=bool)
-    hi = int(known.max())
-    if 0 <= int(known.min()) and hi < _TABLE_LIMIT:
-        table = np.zeros(hi + 1, dtype=bool)
-        table[known] = True
-        if 0 <= int(ids.min()) and int(ids.max()) <= hi:  # the usual case: one gather
-            return table[ids]
-        inside = (ids >= 0) & (ids <= hi)
-        return inside & table[np.where(inside, ids, 0)]
-    ordered = np.sort(known)
-    pos = np.minimum(np.searchsorted(ordered, ids), len(ordered) - 1)
-    return ordered[pos] == ids
+    """Boolean mask: which ``ids`` are among ``known``."""
+    return isin(ids, known)
 
 
 def _check_known(ids: np.ndarray, lo_hi: tuple[int, int], known: np.ndarray, file: str,

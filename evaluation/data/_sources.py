@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evaluation.data._local import load_local
+from evaluation.data._movielens import load_movielens
 from evaluation.data._schema import validate_tables
+from evaluation.data._synthetic import synthetic_tables
 from evaluation.data._tables import Tables
 from evaluation.errors import ConfigError
 
@@ -31,6 +34,31 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
     2023 zip, ``$EVALRS_LFM2023_URL``), a directory path, or ``"movielens:PATH"``. ``scale``
     and ``seed`` only matter for the synthetic source; :func:`source_options` lists the
     keyword arguments each source uses.
+
+    Parameters
+    ----------
+    source : str or path
+        ``"synthetic"``, ``"lfm"``, ``"lfm2023"``, a directory, or ``"movielens:PATH"``.
+    scale, seed
+        Scale and generator seed of the synthetic source.
+    cache_dir : str or path, optional
+        Where the challenge data is cached.
+    url, sha256 : str, optional
+        The challenge zip's address and expected checksum.
+    progress : bool, default True
+        Show a download bar.
+
+    Returns
+    -------
+    Tables
+        The validated dataset.
+
+    Raises
+    ------
+    ConfigError
+        On a source in none of these forms.
+    DataError, DownloadError
+        When the data cannot be read or fetched.
     """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
@@ -38,17 +66,14 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
         raise ConfigError(f"source: expected a string, got {source!r}. Accepted forms: "
                           + "; ".join(SOURCE_FORMS))
     if source == "synthetic":
-        from evaluation.data._synthetic import synthetic_tables
-
         return validate_tables(synthetic_tables(scale, seed))
     if source in ("lfm", "lfm2023"):
+        # requests (the download) loads only when the challenge data is asked for
         from evaluation.data._lfm import load_lfm
 
         return load_lfm(url=url, sha256=sha256, cache_dir=cache_dir, progress=progress,
                         source=source)
     if source.startswith("movielens:"):
-        from evaluation.data._movielens import load_movielens
-
         path = source[len("movielens:"):]
         if not path:
             raise ConfigError("source 'movielens:': the path is missing. Fix: write "
@@ -56,8 +81,6 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
         return load_movielens(path)
     path = Path(source).expanduser()
     if path.is_dir():
-        from evaluation.data._local import load_local
-
         return load_local(path)
     reason = "no such directory" if not path.exists() else "not a directory"
     raise ConfigError(f"source {source!r}: unknown source ({reason}). Accepted forms: "
@@ -74,7 +97,18 @@ _OPTIONS = {
 
 
 def source_options(source: str | os.PathLike) -> tuple[str, ...]:
-    """The keyword arguments of :func:`load_source` that ``source`` uses (others are ignored)."""
+    """The keyword arguments of :func:`load_source` that ``source`` uses (others are ignored).
+
+    Parameters
+    ----------
+    source : str or path
+        A source as :func:`load_source` takes it.
+
+    Returns
+    -------
+    tuple of str
+        The keyword names.
+    """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if source == "synthetic":

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.paths import cache_dir
+from evaluation._util.validation import check_choice, check_int
 from evaluation.data._parquet import read_tables, write_tables
 from evaluation.data._tables import Tables, TrackVectors
 from evaluation.errors import ConfigError, DataError, SyntheticCacheWarning
@@ -52,7 +53,7 @@ GENERATOR_VERSION = 3
 
 VECTOR_DIM = 32
 # 158 country codes in the order of their frequency in the LFM data (Last.fm writes UK, not GB).
-COUNTRIES = (
+SYNTHETIC_COUNTRIES = (
     "US RU DE UK PL BR FI NL ES SE UA CA FR IT JP MX AU CZ BE NO TR AR CL CO DK AT CH PT HU RO "
     "BY LT LV EE IE SK BG HR RS SI GR IL IN ID CN KR TW HK SG MY TH PH VN NZ ZA EG MA TN DZ NG "
     "KE GH VE PE EC UY PY BO CR PA GT HN SV NI DO PR CU JM TT IS LU MT CY MK AL BA ME MD GE AM "
@@ -132,9 +133,26 @@ def synthetic_tables(scale: str = "small", seed: int = 42) -> Tables:
     checking each file against the sha256 recorded when it was written. A damaged cache (a
     truncated, missing or replaced file) is regenerated, with a :class:`SyntheticCacheWarning`
     naming the file.
+
+    Parameters
+    ----------
+    scale : {"tiny", "small", "full"}
+        Size of the dataset.
+    seed : int
+        Generator seed (>= 0).
+
+    Returns
+    -------
+    Tables
+        The dataset (events, users, tracks and track vectors).
+
+    Raises
+    ------
+    ConfigError
+        On an unknown scale or a bad seed.
     """
     params = _scale_params(scale)
-    seed = _check_seed(seed)
+    seed = check_int("seed", seed, minimum=0, owner="synthetic_tables")
     path = synthetic_cache_path(scale, seed)
     source = f"synthetic:{scale}:seed{seed}"
     if path.exists():
@@ -160,19 +178,8 @@ def synthetic_cache_path(scale: str, seed: int) -> Path:
 
 
 def _scale_params(scale) -> _Scale:
-    if scale not in SCALES:
-        raise ConfigError(
-            f"synthetic scale: expected one of {', '.join(map(repr, SCALES))}, got {scale!r}"
-        )
-    return SCALES[scale]
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(
-            f"synthetic seed: expected a non-negative integer (e.g. 42), got {seed!r}"
-        )
-    return int(seed)
+    """The generator's parameters for the scale named ``scale``."""
+    return SCALES[check_choice("scale", scale, SCALES, owner="synthetic_tables")]
 
 
 def generate_tables(params: _Scale, seed: int, source: str = "synthetic") -> Tables:
@@ -288,10 +295,10 @@ def _users(rng: np.random.Generator, p: _Scale, cat: dict) -> dict:
     n, k = p.users, p.clusters
     # Country and gender: exact shares (so the frequency order holds at every scale), dealt
     # to users in random order. Country is missing for 54 %, the rest Zipf over the codes.
-    weights = (np.arange(len(COUNTRIES)) + 1.0) ** -_COUNTRY_ZIPF
+    weights = (np.arange(len(SYNTHETIC_COUNTRIES)) + 1.0) ** -_COUNTRY_ZIPF
     shares = np.append((1.0 - _COUNTRY_MISSING) * weights / weights.sum(), _COUNTRY_MISSING)
-    country_idx = rng.permutation(_allocate(shares, n))  # index len(COUNTRIES): missing
-    country = np.append(np.array(COUNTRIES, dtype=object), None)[country_idx]
+    country_idx = rng.permutation(_allocate(shares, n))  # index len(SYNTHETIC_COUNTRIES): missing
+    country = np.append(np.array(SYNTHETIC_COUNTRIES, dtype=object), None)[country_idx]
     gender_idx = rng.permutation(_allocate(_GENDER_P, n))
     gender = np.append(_GENDERS, None)[gender_idx]
 
@@ -302,7 +309,7 @@ def _users(rng: np.random.Generator, p: _Scale, cat: dict) -> dict:
 
     # Cluster preferences depend on country, age band and gender (shared effects per group).
     log_mass = np.log(cat["cluster_share"])
-    country_eff = rng.normal(0.0, 1.0, (len(COUNTRIES) + 1, k))
+    country_eff = rng.normal(0.0, 1.0, (len(SYNTHETIC_COUNTRIES) + 1, k))
     country_eff[-1] = 0.0
     age_eff = rng.normal(0.0, 0.8, (7, k))
     gender_eff = rng.normal(0.0, 0.4, (4, k))

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import IdIndex
+
 EVENT_COLUMNS = ("user_id", "artist_id", "album_id", "track_id", "timestamp", "user_track_count")
 USER_COLUMNS = ("country", "age", "gender", "playcount", "timestamp")
 TRACK_COLUMNS = ("track", "artist_id", "artist", "albums", "albums_id")
@@ -37,6 +39,8 @@ class TrackVectors:
             ids, vecs = ids[order], vecs[order]
         object.__setattr__(self, "track_ids", ids)
         object.__setattr__(self, "vectors", vecs)
+        # one index per vector set: its id -> row table is built once, on the first lookup
+        object.__setattr__(self, "_index", IdIndex(ids, is_sorted=True))
 
     def __len__(self) -> int:
         return len(self.track_ids)
@@ -46,13 +50,20 @@ class TrackVectors:
         return self.vectors.shape[1]
 
     def rows(self, track_ids) -> np.ndarray:
-        """Row of each id in ``vectors``; -1 where the track has no vector (or the id is -1)."""
-        ids = np.asarray(track_ids, dtype=np.int64)
-        if len(self.track_ids) == 0:
-            return np.full(ids.shape, -1, dtype=np.int64)
-        pos = np.searchsorted(self.track_ids, ids)
-        pos = np.minimum(pos, len(self.track_ids) - 1)
-        return np.where(self.track_ids[pos] == ids, pos, -1)
+        """Row of each track id in ``vectors``.
+
+        Parameters
+        ----------
+        track_ids : array-like of int
+            Track ids, of any shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 rows shaped like ``track_ids``; -1 where the track has no vector (or the id
+            is the padding -1).
+        """
+        return self._index.positions(np.asarray(track_ids, dtype=np.int64))
 
     def lookup(self, track_ids) -> tuple[np.ndarray, np.ndarray]:
         """Vectors of ``track_ids`` (zeros where missing) and a boolean "has a vector" mask."""
@@ -65,7 +76,7 @@ class TrackVectors:
 
 @dataclass
 class Tables:
-    """Events, users, tracks and track vectors of one dataset (see design §3)."""
+    """Events, users, tracks and track vectors of one dataset, as every loader returns them."""
 
     events: pd.DataFrame
     users: pd.DataFrame

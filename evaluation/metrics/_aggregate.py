@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation._util.validation import check_choice
 from evaluation.errors import ConfigError
 
 AGGREGATIONS = ("user", "item", "global")
@@ -22,11 +23,7 @@ AGGREGATIONS = ("user", "item", "global")
 
 def check_aggregate(aggregate: str, allowed: tuple[str, ...], metric: str) -> str:
     """Return ``aggregate`` if ``metric`` supports it, else raise ``ConfigError``."""
-    if aggregate not in AGGREGATIONS:
-        raise ConfigError(
-            f"The 'aggregate' argument of {metric} must be one of {list(AGGREGATIONS)}; "
-            f"got {aggregate!r}."
-        )
+    check_choice("aggregate", aggregate, AGGREGATIONS, owner=metric)
     if aggregate not in allowed:
         raise ConfigError(
             f"{metric} cannot be aggregated {aggregate!r}: it is defined for {list(allowed)} "

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation._util.validation import check_int, check_k
 from evaluation.errors import ConfigError, show_values
 from evaluation.metrics._aggregate import check_aggregate
-from evaluation.metrics._relevance import check_k, check_recs, first_occurrence
+from evaluation.metrics._relevance import check_recs, first_occurrence
 
 
 def _top(recs, k: int | None) -> np.ndarray:
@@ -24,11 +25,31 @@ def catalog_coverage(recs, n_items: int, k: int | None = None, *, aggregate: str
     """Share of the ``n_items`` catalog items that appear in at least one user's top ``k``.
 
     Only ``aggregate="global"`` makes sense (coverage is a property of all lists together).
+
+    Parameters
+    ----------
+    recs : array-like of int
+        ``(n_users, depth)`` item indices, ``-1`` padding.
+    n_items : int
+        Catalog size (>= 1).
+    k : int, optional
+        Cutoff (default: the whole list).
+    aggregate : {"global"}
+        The only aggregation defined.
+
+    Returns
+    -------
+    float
+        The share of catalog items recommended at least once.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``n_items`` or ``k``, or item indices outside the catalog.
     """
     check_aggregate(aggregate, ("global",), "coverage")
     recs = _top(recs, k)
-    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
-        raise ConfigError(f"'n_items' (the catalog size) must be an int >= 1; got {n_items!r}.")
+    n_items = check_int("n_items", n_items, minimum=1, owner="catalog_coverage")
     listed = recs[recs >= 0]
     if len(listed) and listed.max() >= n_items:
         raise ConfigError(
@@ -44,6 +65,20 @@ def item_popularity(items, n_items: int, *, normalize: bool = True) -> np.ndarra
     """Popularity of each item index from its training interactions (``items``, one per row).
 
     With ``normalize`` the counts are divided by the number of interactions, so they sum to 1.
+
+    Parameters
+    ----------
+    items : array-like of int
+        Item index of each training interaction.
+    n_items : int
+        Catalog size.
+    normalize : bool, default True
+        Divide by the number of interactions.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 popularity of each of the ``n_items`` items.
     """
     items = np.asarray(items, dtype=np.int64)
     if len(items) and (items.min() < 0 or items.max() >= n_items):
@@ -58,6 +93,22 @@ def popularity_bias(recs, popularity, k: int | None = None, *, aggregate: str = 
     ``popularity[i]`` is item ``i``'s popularity (see ``item_popularity``). Per user: the mean over
     users of the mean popularity of their top ``k`` (a user with an empty list scores 0); global:
     the mean over every recommended slot. ``"item"`` raises ``ConfigError``.
+
+    Parameters
+    ----------
+    recs : array-like of int
+        ``(n_users, depth)`` item indices, ``-1`` padding.
+    popularity : array-like of float
+        Popularity of each item index.
+    k : int, optional
+        Cutoff (default: the whole list).
+    aggregate : {"user", "global"}
+        Mean over users of each user's mean, or over every recommended slot.
+
+    Returns
+    -------
+    float
+        The average popularity.
     """
     check_aggregate(aggregate, ("user", "global"), "popularity_bias")
     recs = _top(recs, k)

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation._util.validation import check_choice, check_k
 from evaluation.errors import ConfigError, show_values
 from evaluation.metrics._aggregate import check_aggregate, group_mean
-from evaluation.metrics._relevance import Judged, check_k, judge
+from evaluation.metrics._relevance import Judged, judge
 
 GAINS = ("linear", "exp", "binary")
 
@@ -58,7 +59,30 @@ def _hits(j: Judged, k: int) -> np.ndarray:
 
 
 def precision_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
-    """Share of the top-``k`` slots holding a relevant item (denominator ``k``)."""
+    """Share of the top-``k`` slots holding a relevant item (denominator ``k``).
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
+    """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "global"), f"precision@{k}")
     hits = _hits(j, k)
@@ -68,7 +92,30 @@ def precision_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float
 
 
 def recall_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
-    """Share of the relevant items found in the top ``k`` (0 for a user with none)."""
+    """Share of the relevant items found in the top ``k`` (0 for a user with none).
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
+    """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "item", "global"), f"recall@{k}")
     if aggregate != "user":
@@ -82,6 +129,28 @@ def f1_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     """Harmonic mean of precision@k and recall@k (0 when both are 0).
 
     Per user: the mean over users of each user's F1. Global: F1 of global precision and recall.
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
     """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "global"), f"f1@{k}")
@@ -101,6 +170,28 @@ def hit_rate_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
 
     Global / per item: share of test points found in their user's top ``k`` (equal to the per-user
     value when every user has exactly one test point).
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
     """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "item", "global"), f"hit_rate@{k}")
@@ -113,6 +204,28 @@ def mrr_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     """Per user: mean of ``1/rank`` of the first relevant item in the top ``k`` (0 when none).
 
     Global / per item: mean of ``1/rank`` of each test point (0 when not in its user's top ``k``).
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
     """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "item", "global"), f"mrr@{k}")
@@ -127,13 +240,13 @@ def mrr_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
 
 
 def _transform_gain(gain: np.ndarray, mode: str) -> np.ndarray:
-    if mode == "linear":
-        return gain
+    """The gains as NDCG weighs them under ``mode`` (linear, 2**gain - 1, or 0/1)."""
+    check_choice("gain", mode, GAINS, owner="ndcg")
     if mode == "exp":
         return np.exp2(gain) - 1.0
     if mode == "binary":
         return (gain > 0).astype(float)
-    raise ConfigError(f"The 'gain' parameter of ndcg must be one of {list(GAINS)}; got {mode!r}.")
+    return gain
 
 
 def ndcg_at_k(recs, relevance, k: int, *, gain: str = "linear", aggregate: str = "user") -> float:
@@ -143,6 +256,30 @@ def ndcg_at_k(recs, relevance, k: int, *, gain: str = "linear", aggregate: str =
     default, as trec_eval and scikit-learn), ``2**x - 1`` (``"exp"``) or ``1`` for any relevant item
     (``"binary"``). ``IDCG`` is the DCG of the user's relevant items sorted by gain (all of them,
     not only those recommended), cut at ``k``. A user with no relevant item scores 0.
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    gain : {"linear", "exp", "binary"}
+        The gain function ``g``.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
     """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user",), f"ndcg@{k}")
@@ -168,6 +305,28 @@ def map_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     ``AP@k = sum_{r<=k, item r relevant} precision@r / min(k, n_relevant)``; 0 for a user with no
     relevant item. The ``min(k, n_relevant)`` denominator makes a perfect list score 1 even when the
     user has more than ``k`` relevant items.
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int
+        Cutoff: the first ``k`` slots of each list count.
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
     """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user",), f"map@{k}")
@@ -189,6 +348,30 @@ def auc(recs, relevance, k: int | None = None, *, n_candidates=None, aggregate: 
     point: the share of negatives ranked below it plus half the share tied with it; per user: the
     mean over the user's test points (the Mann-Whitney AUC). A user with no relevant item or no
     negative scores 0.
+
+    Parameters
+    ----------
+    recs : array-like of int or Judged
+        ``(n_users, depth)`` item indices, best first, ``-1`` padding; or the result of
+        :func:`judge` (then ``relevance`` is None).
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains (see :func:`relevance_matrix`).
+    k : int, optional
+        Cutoff of the listed items (default: the whole list).
+    n_candidates : int or array-like of int, optional
+        Candidates per user (default: every catalog item).
+    aggregate : {"user", "global", "item"}
+        How per-user or per-test-point values are averaged (see the module documentation).
+
+    Returns
+    -------
+    float
+        The metric, aggregated as asked.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k``, malformed inputs or an aggregation the metric does not define.
     """
     if isinstance(recs, Judged):
         j, k = _judged(recs, relevance, recs.depth if k is None else k)

@@ -66,7 +66,26 @@ def _range(y_true: np.ndarray, rating_range) -> float:
 
 
 def rmse(y_true, y_pred, *, users=None, items=None, aggregate: str = "global") -> float:
-    """Root mean squared error (per group, then averaged over groups)."""
+    """Root mean squared error (per group, then averaged over groups).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        True and predicted ratings, one per (user, item) pair.
+    users, items : array-like, optional
+        The pair's user and item, for ``aggregate="user"`` or ``"item"``.
+    aggregate : {"global", "user", "item"}
+        Over all pairs, or per group and then averaged over groups.
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ConfigError
+        On inputs of different lengths, non-finite values or a missing grouping.
+    """
     check_aggregate(aggregate, ("user", "item", "global"), "rmse")
     y_true, y_pred = _arrays(y_true, y_pred)
     groups = _groups(aggregate, users, items, len(y_true))
@@ -74,7 +93,26 @@ def rmse(y_true, y_pred, *, users=None, items=None, aggregate: str = "global") -
 
 
 def mae(y_true, y_pred, *, users=None, items=None, aggregate: str = "global") -> float:
-    """Mean absolute error (per group, then averaged over groups)."""
+    """Mean absolute error (per group, then averaged over groups).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        True and predicted ratings, one per (user, item) pair.
+    users, items : array-like, optional
+        The pair's user and item, for ``aggregate="user"`` or ``"item"``.
+    aggregate : {"global", "user", "item"}
+        Over all pairs, or per group and then averaged over groups.
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ConfigError
+        On inputs of different lengths, non-finite values or a missing grouping.
+    """
     check_aggregate(aggregate, ("user", "item", "global"), "mae")
     y_true, y_pred = _arrays(y_true, y_pred)
     groups = _groups(aggregate, users, items, len(y_true))
@@ -82,12 +120,54 @@ def mae(y_true, y_pred, *, users=None, items=None, aggregate: str = "global") ->
 
 
 def nrmse(y_true, y_pred, *, users=None, items=None, aggregate="global", rating_range=None):
-    """RMSE divided by the rating range."""
+    """RMSE divided by the rating range.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        True and predicted ratings, one per (user, item) pair.
+    users, items : array-like, optional
+        The pair's user and item, for ``aggregate="user"`` or ``"item"``.
+    aggregate : {"global", "user", "item"}
+        Over all pairs, or per group and then averaged over groups.
+    rating_range : (float, float), optional
+        The scale's (min, max); default: the range of ``y_true``.
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ConfigError
+        On inputs of different lengths, non-finite values or a missing grouping.
+    """
     value = rmse(y_true, y_pred, users=users, items=items, aggregate=aggregate)
     return value / _range(np.asarray(y_true, dtype=np.float64), rating_range)
 
 
 def nmae(y_true, y_pred, *, users=None, items=None, aggregate="global", rating_range=None):
-    """MAE divided by the rating range."""
+    """MAE divided by the rating range.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        True and predicted ratings, one per (user, item) pair.
+    users, items : array-like, optional
+        The pair's user and item, for ``aggregate="user"`` or ``"item"``.
+    aggregate : {"global", "user", "item"}
+        Over all pairs, or per group and then averaged over groups.
+    rating_range : (float, float), optional
+        The scale's (min, max); default: the range of ``y_true``.
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ConfigError
+        On inputs of different lengths, non-finite values or a missing grouping.
+    """
     value = mae(y_true, y_pred, users=users, items=items, aggregate=aggregate)
     return value / _range(np.asarray(y_true, dtype=np.float64), rating_range)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluation._util.validation import check_choice
 from evaluation.errors import ConfigError
 from evaluation.metrics import _catalog, _ranking, _rating
 from evaluation.metrics._relevance import Judged, judge
@@ -130,7 +131,25 @@ class Metric:
 
 
 def get_metric(name: str, **options) -> Metric:
-    """Look up a metric by name (``"ndcg@10"``, ``"precision@5"``, ``"rmse"``, ``"auc"``...)."""
+    """Look up a metric by name (``"ndcg@10"``, ``"precision@5"``, ``"rmse"``, ``"auc"``...).
+
+    Parameters
+    ----------
+    name : str
+        ``base`` or ``base@k``, case-insensitive; aliases such as ``hr`` are accepted.
+    **options
+        Options of the metric (e.g. ``gain="exp"`` for NDCG, ``aggregate``).
+
+    Returns
+    -------
+    Metric
+        A callable metric with its cutoff and options bound.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown name, a missing or unexpected cutoff, or an unknown option.
+    """
     if not isinstance(name, str):
         raise ConfigError(f"A metric name must be a string such as 'ndcg@10'; got {name!r}.")
     match = _NAME.match(name.lower())
@@ -155,11 +174,9 @@ def get_metric(name: str, **options) -> Metric:
             f"Metric {base!r} has no option(s) {sorted(unknown)}; it accepts "
             f"{sorted({*spec.options, 'aggregate'})}."
         )
-    if "gain" in options and options["gain"] not in _ranking.GAINS:
-        raise ConfigError(
-            f"The 'gain' option must be one of {list(_ranking.GAINS)}; got {options['gain']!r}."
-        )
     label = base if k is None else f"{base}@{k}"
+    if "gain" in options:
+        check_choice("gain", options["gain"], _ranking.GAINS, owner=label)
     return Metric(name=label, base=base, k=k, spec=spec, options=options)
 
 
@@ -182,6 +199,29 @@ def evaluate_ranking(
 
     Coverage uses the catalog of ``relevance`` (its number of columns); popularity bias needs
     ``popularity``. ``aggregate`` applies to every metric (``coverage`` is always global).
+
+    Parameters
+    ----------
+    recs, relevance
+        As for the ranking metrics (``recs`` item indices, ``relevance`` sparse gains).
+    metrics : iterable of str or Metric
+        Metric names such as ``"ndcg@10"``.
+    aggregate : str
+        Aggregation of every metric.
+    popularity : array-like of float, optional
+        Item popularity, needed by ``popularity_bias``.
+    n_candidates : int or array-like of int, optional
+        Candidates per user for ``auc``.
+
+    Returns
+    -------
+    dict of str to float
+        Each metric's value, under the name it was asked by.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown metric or one that misses an input.
     """
     metrics = _metrics(metrics)
     wrong = [m.name for m in metrics if m.family == "rating"]
@@ -222,7 +262,27 @@ def evaluate_ratings(
     aggregate: str = "global",
     rating_range=None,
 ) -> dict[str, float]:
-    """Compute rating errors by name; see ``_rating`` for the definitions."""
+    """Compute rating errors by name; see ``_rating`` for the definitions.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of float
+        True and predicted ratings.
+    metrics : iterable of str
+        Rating error names.
+    users, items, aggregate, rating_range
+        As for :func:`rmse` and :func:`nrmse`.
+
+    Returns
+    -------
+    dict of str to float
+        Each error, under its name.
+
+    Raises
+    ------
+    ConfigError
+        On a name that is not a rating error.
+    """
     results: dict[str, float] = {}
     for m in _metrics(metrics):
         if m.family != "rating":

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from evaluation._util.arrays import IdIndex, isin, sorted_positions
+from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError, show_values
 
 
@@ -39,6 +41,29 @@ def relevance_matrix(
     ``gains`` defaults to 1 (binary relevance). With ``threshold`` only pairs whose gain (e.g. a
     rating) is ``>= threshold`` are relevant; ``binary=True`` then sets their gain to 1. A pair
     given twice keeps its largest gain.
+
+    Parameters
+    ----------
+    users, items : array-like of int
+        Row and column index of each pair (>= 0).
+    gains : array-like of float, optional
+        Gain of each pair (>= 0 after ``threshold``).
+    shape : (int, int), optional
+        Matrix shape (default: the largest indices + 1).
+    threshold : float, optional
+        Keep only pairs with a gain at least this.
+    binary : bool, default False
+        Set every kept gain to 1.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        The gains, explicit zeros removed.
+
+    Raises
+    ------
+    ConfigError
+        On indices or gains that break these rules.
     """
     users = _index_array(users, "users")
     items = _index_array(items, "items")
@@ -112,14 +137,6 @@ def check_recs(recs, name: str = "recs") -> np.ndarray:
             f"{show_values(np.unique(array[array < -1]))}."
         )
     return array
-
-
-def check_k(k, recs: np.ndarray | None = None, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(
-            f"The '{name}' parameter must be an int in the range [1, inf); got {k!r}."
-        )
-    return int(k)
 
 
 def check_relevance(relevance, recs: np.ndarray) -> sp.csr_array:
@@ -200,11 +217,27 @@ def first_occurrence(recs: np.ndarray) -> np.ndarray:
 
 
 def judge(recs, relevance, k: int | None = None) -> Judged:
-    """Match ``recs`` (truncated at ``k``; padded with -1 when shorter) against ``relevance``."""
+    """Match ``recs`` (truncated at ``k``; padded with -1 when shorter) against ``relevance``.
+
+    Parameters
+    ----------
+    recs : array-like of int
+        ``(n_users, depth)`` item indices, ``-1`` padding.
+    relevance : scipy.sparse matrix
+        ``(n_users, n_items)`` gains.
+    k : int, optional
+        Depth to judge (default: the lists' width).
+
+    Returns
+    -------
+    Judged
+        Per slot: gain, hit and listed flags; per test point: its rank; every ranking metric
+        reads these.
+    """
     recs = check_recs(recs)
     matrix = check_relevance(relevance, recs)
     if k is not None:
-        k = check_k(k)
+        k = check_k(k, owner="judge")
         if recs.shape[1] >= k:
             recs = recs[:, :k]
         else:
@@ -223,19 +256,16 @@ def judge(recs, relevance, k: int | None = None) -> Judged:
     valid_sorted[:, 1:] &= ranked[:, 1:] != ranked[:, :-1]
     rows = np.arange(n_users, dtype=np.int64)[:, None]
     query = rows * n_items + ranked
-    if len(keys):
-        pos = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-        found = valid_sorted & (keys[pos] == query)
-    else:
-        pos = np.zeros(recs.shape, dtype=np.int64)
-        found = np.zeros(recs.shape, dtype=bool)
+    pos = sorted_positions(keys, query)
+    found = valid_sorted & (pos >= 0)
     hit = np.zeros(recs.shape, dtype=bool)
     listed = np.zeros(recs.shape, dtype=bool)
     gain = np.zeros(recs.shape, dtype=np.float64)
     np.put_along_axis(hit, order, found, axis=1)
     np.put_along_axis(listed, order, valid_sorted, axis=1)
     if len(keys):
-        np.put_along_axis(gain, order, np.where(found, matrix.data[pos], 0.0), axis=1)
+        np.put_along_axis(gain, order, np.where(found, matrix.data[np.maximum(pos, 0)], 0.0),
+                          axis=1)
     point_rank = np.zeros(len(keys), dtype=np.int64)
     point_rank[pos[found]] = order[found] + 1
     return Judged(
@@ -280,6 +310,30 @@ def ranking_inputs(
     the test users, sorted; a test user without predictions gets an empty list. ``items`` is the
     catalog (defaults to every item in ``test`` and ``predictions``), which sets the width of the
     relevance matrix and so the catalog used by AUC and coverage.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        Ranked item ids per user, as ``predict`` returns them.
+    test : pandas.DataFrame
+        One row per test point.
+    item_col, user_col, gain_col : str
+        Columns of ``test``.
+    threshold, binary
+        As for :func:`relevance_matrix`.
+    items : array-like, optional
+        The catalog.
+
+    Returns
+    -------
+    RankingInputs
+        ``recs``, ``relevance`` and the user and item ids behind their rows and columns.
+
+    Raises
+    ------
+    ConfigError
+        On missing columns, non-integer predictions, an empty test frame or test items outside
+        ``items``.
     """
     for col in (user_col, item_col, *([gain_col] if gain_col else [])):
         if col not in test.columns:
@@ -300,7 +354,7 @@ def ranking_inputs(
         item_ids = np.unique(np.concatenate([test_items, listed]))
     else:
         item_ids = np.unique(np.asarray(items))
-        unknown = ~np.isin(test_items, item_ids)
+        unknown = ~isin(test_items, item_ids)
         if unknown.any():
             raise ConfigError(
                 f"Test column {item_col!r} holds items outside 'items': "
@@ -316,11 +370,8 @@ def ranking_inputs(
         binary=binary,
     )
     recs = np.full((len(user_ids), pred_values.shape[1]), -1, dtype=np.int64)
-    pred_users = predictions.index.to_numpy()
-    row = np.searchsorted(user_ids, pred_users)
-    known = (row < len(user_ids)) & (user_ids[np.minimum(row, len(user_ids) - 1)] == pred_users)
+    row = sorted_positions(user_ids, predictions.index.to_numpy())
+    known = row >= 0
     block = pred_values[known].astype(np.int64)
-    col = np.searchsorted(item_ids, block)
-    in_catalog = (col < len(item_ids)) & (item_ids[np.minimum(col, len(item_ids) - 1)] == block)
-    recs[row[known]] = np.where(in_catalog, col, -1)
+    recs[row[known]] = IdIndex(item_ids, is_sorted=True, queries=block.size).positions(block)
     return RankingInputs(recs=recs, relevance=relevance, user_ids=user_ids, item_ids=item_ids)

@@ -4,201 +4,179 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evaluation._util.jsonable import to_jsonable
-from evaluation.errors import ConfigError, DataError, PredictionError, show_values
-from evaluation.splits import Split, check_events
+from evaluation._util.validation import check_k
+from evaluation.errors import ConfigError
+from evaluation.protocols._ranking import (
+    DEFAULT_METRICS,
+    checked_predictions,
+    list_scorer,
+    relevant_test,
+    resolve_metrics,
+    score_predictions,
+)
+from evaluation.protocols._ratings import (
+    RATING_ERRORS,
+    rating_errors,
+    rating_scale,
+    supports_ratings,
+)
+from evaluation.protocols._render import fmt, metric_frame, metric_table, show, with_extra
+from evaluation.protocols._sampled import SampledResult, evaluate_sampled
+from evaluation.splits import LeakageAudit, Split, audit_leakage, check_events
 
-DEFAULT_METRICS = ("precision@10", "recall@10", "ndcg@10", "hit_rate@10", "mrr@10", "map@10",
-                   "coverage@10", "popularity_bias@10")
-RATING_ERRORS = ("rmse", "mae", "nrmse", "nmae")
 
+@dataclass(frozen=True, eq=False)
+class SplitResult(Mapping):
+    """What :func:`evaluate_split` measured, with the settings that produced it.
 
-def supports_ratings(model: Any) -> bool:
-    """Whether ``model`` predicts ratings (a ``RecModel`` that overrides ``predict_ratings``)."""
-    flag = getattr(model, "supports_ratings", None)
-    if isinstance(flag, bool):
-        return flag
-    return callable(getattr(model, "predict_ratings", None))
+    Parameters
+    ----------
+    model : str
+        The model's class name.
+    split : dict
+        The split's parameters and its row and user counts.
+    k : int
+        The length of the ranked lists.
+    aggregate : str
+        How the ranking metrics were averaged (``"user"``, ``"item"`` or ``"global"``).
+    relevance_threshold : float or None
+        The lowest rating of a relevant test event (``None``: every test event is relevant).
+    graded : bool
+        Whether the ratings were the gains of NDCG.
+    n_users_evaluated : int
+        Users with at least one relevant test event.
+    n_relevant_events : int
+        The relevant test events.
+    metrics : dict of str to float
+        Ranking and catalog metrics.
+    rating_errors : dict of str to float, optional
+        RMSE, MAE, NRMSE and NMAE (those asked for), when the model predicts ratings and the
+        test events carry one.
+    rating_aggregate : str, optional
+        How the rating errors were averaged, when there are rating errors.
+    sampled : SampledResult, optional
+        The sampled-negative metrics, when they were asked for.
+    sampled_scorer : str, optional
+        What scored the sampled candidates: ``"score_items"`` or the model's list positions.
+    audit : LeakageAudit, optional
+        The split's leakage audit, when it was asked for.
+    timing : dict of str to float
+        Seconds spent training, predicting, scoring and on the sampled metrics.
 
+    Notes
+    -----
+    Reading the result as a dict (``result["metrics"]``, ``"audit" in result``, iteration)
+    is the former return type of :func:`evaluate_split`; it still works for one release and
+    warns with a ``DeprecationWarning``: use the attributes or :meth:`to_dict`.
+    """
 
-def checked_predictions(model: Any, users: np.ndarray, depth: int) -> pd.DataFrame:
-    """``model.predict`` for ``users``, validated, as ``depth`` columns (-1 padded/truncated)."""
-    from evaluation.predictions import validate_predictions
+    model: str
+    split: dict[str, Any]
+    k: int
+    aggregate: str
+    relevance_threshold: float | None
+    graded: bool
+    n_users_evaluated: int
+    n_relevant_events: int
+    metrics: dict[str, float]
+    rating_errors: dict[str, float] | None = None
+    rating_aggregate: str | None = None
+    sampled: SampledResult | None = None
+    sampled_scorer: str | None = None
+    audit: LeakageAudit | None = None
+    timing: dict[str, float] = field(default_factory=dict)
 
-    raw = model.predict(pd.DataFrame({"user_id": np.asarray(users, dtype=np.int64)}))
-    if not isinstance(raw, pd.DataFrame):
-        # Let the validator produce its message for the wrong type.
-        return validate_predictions(raw, users, k=depth)
-    width = raw.shape[1] - int("user_id" in raw.columns)
-    preds = validate_predictions(raw, users, k=max(width, 1))
-    if width < depth:
-        warnings.warn(f"{type(model).__name__}.predict returned {width} ranked items per user "
-                      f"but the metrics look at the top {depth}; the missing ranks count as "
-                      f"misses. Raise the model's k to at least {depth}.", UserWarning,
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON values, the format written to results files.
+
+        Returns
+        -------
+        dict
+            ``protocol``, ``model``, ``split``, ``k``, ``aggregate``, ``relevance_threshold``,
+            ``graded``, ``n_users_evaluated``, ``n_relevant_events``, ``metrics``, then
+            ``rating_errors`` and ``rating_aggregate``, ``sampled`` and ``audit`` when present,
+            and ``timing``; NaN and infinities become ``None``.
+        """
+        out: dict[str, Any] = {
+            "protocol": "evaluate_split", "model": self.model, "split": self.split,
+            "k": self.k, "aggregate": self.aggregate,
+            "relevance_threshold": self.relevance_threshold, "graded": self.graded,
+            "n_users_evaluated": self.n_users_evaluated,
+            "n_relevant_events": self.n_relevant_events, "metrics": self.metrics,
+        }
+        if self.rating_errors is not None:
+            out["rating_errors"] = self.rating_errors
+            out["rating_aggregate"] = self.rating_aggregate
+        if self.sampled is not None:
+            out["sampled"] = {**self.sampled.to_dict(), "scorer": self.sampled_scorer}
+        if self.audit is not None:
+            out["audit"] = self.audit.to_dict()
+        out["timing"] = self.timing
+        return to_jsonable(out)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The metric values as a tidy frame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per value, columns ``group`` (``"metrics"``, ``"rating_errors"`` or
+            ``"sampled"``), ``metric`` and ``value`` (float64).
+        """
+        groups = [("metrics", self.metrics), ("rating_errors", self.rating_errors or {})]
+        if self.sampled is not None:
+            groups.append(("sampled", self.sampled.metrics))
+        return metric_frame(groups)
+
+    def __rich__(self) -> Any:
+        """A table of the metrics, rating errors and sampled metrics, then the leakage audit."""
+        title = (f"{self.model} on a {self.split.get('kind')} split "
+                 f"({self.n_users_evaluated} users, aggregate={self.aggregate})")
+        rows = [*self.metrics.items(), *(self.rating_errors or {}).items()]
+        caption = None
+        if self.sampled is not None:
+            rows += [(f"sampled {name} (N={self.sampled.n_negatives})", value)
+                     for name, value in self.sampled.metrics.items()]
+            caption = self.sampled.warning
+        table = metric_table(title, ("metric", "value"),
+                             [(name, fmt(value)) for name, value in rows], caption=caption)
+        return with_extra(table, self.audit)
+
+    # -- the former dict return type, for one release ------------------------------------------
+
+    def _as_dict(self) -> dict[str, Any]:
+        """``to_dict()``, after the warning that reading the result as a dict is deprecated."""
+        warnings.warn("evaluate_split returns a SplitResult: reading it as a dict "
+                      "(result['metrics']) will stop working in the next release; use its "
+                      "attributes (result.metrics) or result.to_dict()", DeprecationWarning,
                       stacklevel=3)
-        pad = np.full((len(preds), depth - width), -1, dtype=np.int64)
-        matrix = np.hstack([preds.to_numpy(), pad])
-    else:
-        matrix = preds.to_numpy()[:, :depth]
-    return pd.DataFrame(matrix, index=preds.index, columns=[str(i) for i in range(depth)])
+        return self.to_dict()
 
+    def __getitem__(self, key: str) -> Any:
+        return self._as_dict()[key]
 
-def resolve_metrics(metrics: Iterable[Any], k: int) -> tuple[list, list]:
-    """Split ``metrics`` into (ranking/catalog ``Metric`` objects, rating error names).
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._as_dict())
 
-    A ranking metric named without a cutoff (``"ndcg"``) gets ``@k``.
-    """
-    from evaluation.metrics import Metric, get_metric
+    def __len__(self) -> int:
+        return len(self._as_dict())
 
-    if isinstance(metrics, (str, Metric)):
-        metrics = [metrics]
-    ranking, rating = [], []
-    for name in metrics:
-        if isinstance(name, Metric):
-            metric = name
-        else:
-            try:
-                metric = get_metric(name)
-            except ConfigError:
-                if not isinstance(name, str) or "@" in name:
-                    raise
-                metric = get_metric(f"{name}@{k}")
-        (rating if metric.family == "rating" else ranking).append(metric)
-    return ranking, [m.name for m in rating]
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SplitResult):
+            return self.to_dict() == other.to_dict()
+        if isinstance(other, Mapping):
+            return self.to_dict() == dict(other)
+        return NotImplemented
 
-
-def relevant_test(test: pd.DataFrame, relevance_threshold: float | None) -> pd.DataFrame:
-    """The test events that count as relevant (rating >= threshold when one is given)."""
-    if relevance_threshold is None:
-        return test
-    if "rating" not in test.columns:
-        raise ConfigError(f"relevance_threshold={relevance_threshold!r} needs a 'rating' column "
-                          f"in the test events; they have {list(map(str, test.columns))}. "
-                          f"Pass relevance_threshold=None to treat every test event as relevant.")
-    return test[test["rating"].to_numpy(dtype=np.float64) >= relevance_threshold]
-
-
-def score_predictions(
-    predictions: pd.DataFrame,
-    test: pd.DataFrame,
-    *,
-    k: int = 10,
-    metrics: Sequence[Any] = DEFAULT_METRICS,
-    relevance_threshold: float | None = None,
-    aggregate: str = "user",
-    graded: bool = False,
-    train: pd.DataFrame | None = None,
-) -> dict[str, float]:
-    """Ranking and catalog metrics of ``predictions`` (the ``predict`` format) against ``test``.
-
-    Relevant items: the user's test events (with a rating >= ``relevance_threshold`` when one is
-    given); with ``graded=True`` their rating is the gain (graded NDCG), else the gain is 1.
-    The catalog is every item of ``train``, ``test`` and the predictions; item popularity for
-    ``popularity_bias`` comes from ``train`` (required for that metric). Rating errors in
-    ``metrics`` are ignored here (see ``rating_errors``).
-    """
-    from evaluation.metrics import evaluate_ranking, item_popularity, ranking_inputs
-
-    ranking, _ = resolve_metrics(metrics, k)
-    if not ranking:
-        return {}
-    test = relevant_test(test, relevance_threshold)
-    gain_col = "rating" if graded and "rating" in test.columns else None
-    listed = predictions.to_numpy()
-    parts = [test["track_id"].to_numpy(np.int64), listed[listed >= 0].astype(np.int64)]
-    if train is not None:
-        parts.append(train["track_id"].to_numpy(np.int64))
-    items = np.unique(np.concatenate(parts))
-    inputs = ranking_inputs(predictions, test, gain_col=gain_col, items=items)
-    popularity = None
-    if any(m.base == "popularity_bias" for m in ranking):
-        if train is None:
-            raise ConfigError("popularity_bias needs the training events (train=...) to measure "
-                              "item popularity.")
-        popularity = item_popularity(np.searchsorted(items, train["track_id"].to_numpy()),
-                                     len(items))
-    return evaluate_ranking(inputs.recs, inputs.relevance, ranking, aggregate=aggregate,
-                            popularity=popularity)
-
-
-def rating_errors_from(
-    y_pred: np.ndarray, y_true: np.ndarray, *, users=None, items=None,
-    aggregate: str = "global", rating_range: tuple[float, float] | None = None,
-) -> dict[str, float]:
-    """RMSE, MAE, NRMSE and NMAE of predicted against true ratings (plain arrays)."""
-    from evaluation.metrics import evaluate_ratings
-
-    return evaluate_ratings(y_true, y_pred, RATING_ERRORS, users=users, items=items,
-                            aggregate=aggregate, rating_range=rating_range)
-
-
-def rating_errors(
-    model: Any, test_df: pd.DataFrame, *, aggregate: str = "global",
-    rating_range: tuple[float, float] | None = None,
-) -> dict[str, float]:
-    """RMSE, MAE, NRMSE, NMAE of ``model.predict_ratings`` on the rated events of ``test_df``.
-
-    ``aggregate``: ``"global"`` over all test ratings, ``"user"``/``"item"`` per user (item)
-    then averaged. ``rating_range`` (the scale's (min, max), for the normalised errors)
-    defaults to the range of the test ratings.
-    """
-    if not supports_ratings(model):
-        raise ConfigError(f"{type(model).__name__} does not predict ratings: implement "
-                          f"predict_ratings(pairs_df) -> pd.Series to get rating errors.")
-    check_events(test_df, ["user_id", "track_id"], name="test")
-    if "rating" not in test_df.columns:
-        raise DataError(f"test: rating errors need a 'rating' column; the test events have "
-                        f"{list(map(str, test_df.columns))}.")
-    values = predicted_ratings(model, test_df)
-    return rating_errors_from(values, test_df["rating"].to_numpy(np.float64),
-                              users=test_df["user_id"].to_numpy(),
-                              items=test_df["track_id"].to_numpy(),
-                              aggregate=aggregate, rating_range=rating_range)
-
-
-def predicted_ratings(model: Any, test_df: pd.DataFrame) -> np.ndarray:
-    """``model.predict_ratings`` for the (user_id, track_id) rows of ``test_df``, checked."""
-    pairs = test_df[["user_id", "track_id"]]
-    pred = model.predict_ratings(pairs)
-    name = type(model).__name__
-    if isinstance(pred, pd.Series):
-        if len(pred) != len(pairs) or not pred.index.equals(pairs.index):
-            if pred.index.has_duplicates or not pairs.index.isin(pred.index).all():
-                raise PredictionError(
-                    f"{name}.predict_ratings returned {len(pred)} values whose index does not "
-                    f"match the {len(pairs)} rows asked for; return a Series indexed like "
-                    f"pairs_df (pd.Series(values, index=pairs_df.index)).")
-            pred = pred.reindex(pairs.index)
-    try:
-        values = np.asarray(pred, dtype=np.float64).ravel()
-    except (TypeError, ValueError) as exc:
-        raise PredictionError(f"{name}.predict_ratings must return numeric ratings: "
-                              f"{exc}") from None
-    if not isinstance(pred, pd.Series) and len(values) != len(pairs):
-        raise PredictionError(f"{name}.predict_ratings returned {len(values)} values for "
-                              f"{len(pairs)} pairs; return one per row of pairs_df.")
-    bad = ~np.isfinite(values)
-    if bad.any():
-        rows = pairs[bad].head(5).to_dict("records")
-        raise PredictionError(f"{name}.predict_ratings returned "
-                              f"{int(bad.sum())} missing or infinite ratings, e.g. for "
-                              f"{show_values(rows)}; predict a finite rating for every pair "
-                              f"(fall back to a global mean for unknown users or items).")
-    return values
-
-
-def rating_scale(split: Split) -> tuple[float, float]:
-    """(min, max) of the ratings in train and test: the scale NRMSE and NMAE divide by."""
-    parts = [f["rating"].to_numpy(np.float64) for f in (split.train, split.test)
-             if "rating" in f.columns and len(f)]
-    values = np.concatenate(parts) if parts else np.zeros(1)
-    return float(values.min()), float(values.max())
+    __hash__ = None  # type: ignore[assignment]  # equal to a dict, so not hashable
 
 
 def evaluate_split(
@@ -215,25 +193,61 @@ def evaluate_split(
     sampled: int | dict[str, Any] | None = None,
     train_kwargs: dict[str, Any] | None = None,
     verbose: bool = False,
-) -> dict[str, Any]:
-    """Train ``model`` on ``split.train``, predict for the test users, score; return a dict.
+) -> SplitResult:
+    """Train ``model`` on ``split.train``, predict for the test users and score the predictions.
 
-    Users are evaluated when they have at least one relevant test event (a rating >=
-    ``relevance_threshold`` when given); each gets the model's top-``k`` list (``k`` also
-    completes metric names given without a cutoff). Rating errors (RMSE, MAE, NRMSE, NMAE over
-    the rating scale seen in the split) are added when the model predicts ratings and the test
-    events have a ``rating``. ``audit`` adds the leakage audit; ``sampled`` (the number of
-    negatives, or a dict of options of ``evaluate_sampled``) adds sampled-negative metrics.
-    The result is JSON-serialisable; ``verbose`` prints it as tables.
+    Users are evaluated when they have at least one relevant test event; each gets the model's
+    top-``k`` list. Rating errors (over the rating scale seen in the split) are added when the
+    model predicts ratings and the test events have a ``rating``.
+
+    Parameters
+    ----------
+    model : RecModel
+        An untrained model; ``train`` is called on ``split.train``.
+    split : Split
+        The train/test events (from ``temporal_user_split``, ``global_time_split``,
+        ``leave_last_out``, ...).
+    k : int
+        Length of the ranked lists; also completes metric names given without a cutoff.
+    metrics : sequence of str or Metric
+        Ranking, catalog and rating metrics by name (``"ndcg@10"``, ``"ndcg"``, ``"rmse"``).
+    relevance_threshold : float, optional
+        A test event is relevant when its rating is at least this; ``None``: every event is.
+    graded : bool
+        Use the ratings of the relevant events as the gains of NDCG.
+    aggregate : str
+        How ranking metrics are averaged: ``"user"``, ``"item"`` or ``"global"``.
+    rating_aggregate : str
+        How rating errors are averaged: ``"global"``, ``"user"`` or ``"item"``.
+    audit : bool
+        Attach the split's leakage audit.
+    sampled : int or dict, optional
+        Add sampled-negative metrics: the number of negatives, or a dict of options of
+        :func:`evaluate_sampled`. Models without ``score_items`` are scored by the position of
+        a candidate in their top-k list.
+    train_kwargs : dict, optional
+        Keyword arguments of ``model.train``.
+    verbose : bool
+        Print the result as tables.
+
+    Returns
+    -------
+    SplitResult
+        The metrics, rating errors, sampled metrics, audit and timings;
+        ``SplitResult.to_dict()`` is the JSON form.
+
+    Raises
+    ------
+    ConfigError
+        For a ``split`` that is not a ``Split``, an invalid ``k``, unknown metrics, a
+        ``relevance_threshold`` without ratings, or invalid ``sampled`` options.
+    DataError
+        When the train or test events lack ``user_id`` or ``track_id``.
+    PredictionError
+        When the model's predictions or rating predictions cannot be scored.
     """
-    if not isinstance(split, Split):
-        raise ConfigError(f"evaluate_split: 'split' must be a Split (from temporal_user_split, "
-                          f"global_time_split, leave_last_out, ...). Got {type(split).__name__}.")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(f"The 'k' parameter of evaluate_split must be an int in the range "
-                          f"[1, inf). Got {k!r} instead.")
-    check_events(split.train, ["user_id", "track_id"], name="train")
-    check_events(split.test, ["user_id", "track_id"], name="test")
+    _check_split(split)
+    k = check_k(k, owner="evaluate_split")
     ranking, rating_names = resolve_metrics(metrics, k)
     depth = max([k] + [m.k for m in ranking if m.k is not None])
 
@@ -244,121 +258,76 @@ def evaluate_split(
 
     relevant = relevant_test(split.test, relevance_threshold)
     users = np.unique(relevant["user_id"].to_numpy(np.int64))
-    result: dict[str, Any] = {
-        "protocol": "evaluate_split",
-        "model": type(model).__name__,
-        "split": {**to_jsonable(split.params), **split.summary()},
-        "k": int(k), "aggregate": aggregate, "relevance_threshold": relevance_threshold,
-        "graded": bool(graded), "n_users_evaluated": len(users),
-        "n_relevant_events": len(relevant),
-    }
-    start = time.perf_counter()
-    metrics_out: dict[str, float] = {}
+    scores: dict[str, float] = {}
     preds = None
     if len(users) and (ranking or sampled is not None):
+        start = time.perf_counter()
         preds = checked_predictions(model, users, depth)
         timing["predict_s"] = time.perf_counter() - start
         start = time.perf_counter()
-        metrics_out = score_predictions(preds, relevant, k=k, metrics=ranking,
-                                        aggregate=aggregate, graded=graded, train=split.train)
+        scores = score_predictions(preds, relevant, k=k, metrics=ranking,
+                                   aggregate=aggregate, graded=graded, train=split.train)
         timing["score_s"] = time.perf_counter() - start
-    result["metrics"] = metrics_out
-
-    if supports_ratings(model) and "rating" in split.test.columns and len(split.test):
-        errors = rating_errors(model, split.test, aggregate=rating_aggregate,
-                               rating_range=rating_scale(split))
-        wanted = rating_names or list(RATING_ERRORS)
-        result["rating_errors"] = {name: errors[name] for name in wanted}
-        result["rating_aggregate"] = rating_aggregate
+    errors = _rating_errors(model, split, rating_names, rating_aggregate)
+    sampled_result, scorer = None, None
     if sampled is not None:
         start = time.perf_counter()
-        result["sampled"] = _sampled(model, split, relevant, sampled, preds)
+        sampled_result, scorer = _sampled(model, split, relevant, sampled, preds)
         timing["sampled_s"] = time.perf_counter() - start
-    if audit:
-        from evaluation.splits import audit_leakage
-
-        result["audit"] = audit_leakage(split).to_dict()
-    result["timing"] = timing
-    result = to_jsonable(result)
+    result = SplitResult(
+        model=type(model).__name__, split={**to_jsonable(split.params), **split.summary()},
+        k=k, aggregate=aggregate, relevance_threshold=relevance_threshold, graded=bool(graded),
+        n_users_evaluated=len(users), n_relevant_events=len(relevant), metrics=scores,
+        rating_errors=errors, rating_aggregate=None if errors is None else rating_aggregate,
+        sampled=sampled_result, sampled_scorer=scorer,
+        audit=audit_leakage(split) if audit else None, timing=timing,
+    )
     if verbose:
-        print_result(result)
+        show(result)
     return result
 
 
+def _check_split(split: Any) -> None:
+    """Nothing; raises unless ``split`` is a ``Split`` whose events have users and items."""
+    if not isinstance(split, Split):
+        raise ConfigError(f"evaluate_split: 'split' must be a Split (from temporal_user_split, "
+                          f"global_time_split, leave_last_out, ...). Got {type(split).__name__}.")
+    check_events(split.train, ["user_id", "track_id"], name="train")
+    check_events(split.test, ["user_id", "track_id"], name="test")
+
+
+def _rating_errors(model: Any, split: Split, names: list[str],
+                   aggregate: str) -> dict[str, float] | None:
+    """The rating errors in ``names`` (all of them when empty); None without rated test events."""
+    if not (supports_ratings(model) and "rating" in split.test.columns and len(split.test)):
+        return None
+    errors = rating_errors(model, split.test, aggregate=aggregate,
+                           rating_range=rating_scale(split))
+    return {name: errors[name] for name in names or RATING_ERRORS}
+
+
 def _sampled(model: Any, split: Split, relevant: pd.DataFrame, options: Any,
-             preds: pd.DataFrame | None) -> dict[str, Any]:
-    """The sampled-negative protocol on the relevant test events (see ``evaluate_sampled``).
+             preds: pd.DataFrame | None) -> tuple[SampledResult, str]:
+    """The sampled-negative protocol on the relevant test events, and what scored them.
 
     Models with ``score_items(user_ids, item_ids)`` score the candidates themselves; for any
     other model a candidate's score comes from its position in the model's top-k list (items
     outside the list tie at the bottom, and ties count against the target).
     """
-    from evaluation.protocols._sampled import evaluate_sampled
-
     if isinstance(options, bool) or not isinstance(options, (int, np.integer, dict)):
         raise ConfigError(f"The 'sampled' parameter of evaluate_split must be a number of "
                           f"negatives (e.g. 100) or a dict of options of evaluate_sampled. "
                           f"Got {options!r} instead.")
     kwargs = dict(options) if isinstance(options, dict) else {"n_negatives": int(options)}
-    scorer: Any = model
-    source = "score_items"
-    if not callable(getattr(model, "score_items", None)):
-        if preds is None:
-            raise ConfigError("sampled metrics need the model's predictions; no test user has "
-                              "a relevant event.")
-        depth = preds.shape[1]
-        warnings.warn(f"{type(model).__name__} has no score_items(user_ids, item_ids): the "
-                      f"sampled metrics score candidates by their position in its top-{depth} "
-                      f"list, so a target outside that list ranks last. Add score_items for "
-                      f"proper sampled metrics.", UserWarning, stacklevel=3)
-        scorer, source = list_scorer(preds), f"top-{depth} list position"
-    result = evaluate_sampled(scorer, relevant, split.train, **kwargs).to_dict()
-    result["scorer"] = source
-    return result
-
-
-def list_scorer(preds: pd.DataFrame):
-    """A ``score_items`` function from ranked lists: ``depth - rank`` when listed, else 0."""
-    users = preds.index.to_numpy(np.int64)
-    order = np.argsort(users, kind="stable")
-    sorted_users, matrix = users[order], preds.to_numpy(np.int64)[order]
-    depth = matrix.shape[1]
-
-    def score_items(user_ids: np.ndarray, item_ids: np.ndarray) -> np.ndarray:
-        rows = np.searchsorted(sorted_users, np.asarray(user_ids, dtype=np.int64))
-        rows = np.minimum(rows, len(sorted_users) - 1)
-        known = sorted_users[rows] == user_ids
-        lists = matrix[rows]  # (batch, depth)
-        # (batch, candidates, depth); -1 padding never matches
-        match = (item_ids[:, :, None] == lists[:, None, :]) & (lists[:, None, :] >= 0)
-        listed = match.any(axis=2) & known[:, None]
-        rank = match.argmax(axis=2)
-        return np.where(listed, depth - rank, 0).astype(np.float64)
-
-    return score_items
-
-
-def print_result(result: dict[str, Any]) -> None:
-    """Print an ``evaluate_split`` result (metrics, rating errors, audit) as rich tables."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    table = Table(title=f"{result['model']} on a {result['split'].get('kind')} split "
-                        f"({result['n_users_evaluated']} users, aggregate={result['aggregate']})")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    sampled = result.get("sampled") or {}
-    rows = [*(result.get("metrics") or {}).items(), *(result.get("rating_errors") or {}).items(),
-            *((f"sampled {name} (N={sampled.get('n_negatives')})", value)
-              for name, value in (sampled.get("metrics") or {}).items())]
-    for name, value in rows:
-        table.add_row(name, f"{value:.4f}")
-    if sampled:
-        table.caption = sampled.get("warning")
-    console.print(table)
-    if "audit" in result:
-        from evaluation.splits import LeakageAudit
-
-        fields = {k: v for k, v in result["audit"].items() if k != "has_leakage"}
-        console.print(LeakageAudit(**fields))
+    if callable(getattr(model, "score_items", None)):
+        return evaluate_sampled(model, relevant, split.train, **kwargs), "score_items"
+    if preds is None:
+        raise ConfigError("sampled metrics need the model's predictions; no test user has "
+                          "a relevant event.")
+    depth = preds.shape[1]
+    warnings.warn(f"{type(model).__name__} has no score_items(user_ids, item_ids): the "
+                  f"sampled metrics score candidates by their position in its top-{depth} "
+                  f"list, so a target outside that list ranks last. Add score_items for "
+                  f"proper sampled metrics.", UserWarning, stacklevel=3)
+    result = evaluate_sampled(list_scorer(preds), relevant, split.train, **kwargs)
+    return result, f"top-{depth} list position"

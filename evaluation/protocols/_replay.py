@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evaluation._util.validation import check_choice, check_int, check_k
 from evaluation.errors import ConfigError
+from evaluation.protocols._ranking import checked_predictions, score_predictions
+from evaluation.protocols._ratings import (
+    predicted_ratings,
+    rating_errors_from,
+    rating_scale,
+    supports_ratings,
+)
+from evaluation.protocols._render import fmt, metric_frame, metric_table, show, with_extra
 from evaluation.splits import LeakageAudit, Split, audit_leakage, check_events, time_values
 
 MODES = ("replay", "static", "both")
@@ -20,11 +29,19 @@ MODES = ("replay", "static", "both")
 class ReplayResult:
     """Per-window and overall metrics of a replay run.
 
-    ``per_window`` has one row per window (``window``, ``start``/``end``: the times of its first
-    and last test event, ``n_points``, ``n_users``, ``history_events``: events the replay model
-    was fitted on) and a column ``"<mode>/<metric>"`` per metric and mode. ``overall`` maps each
-    mode to its metrics over all windows together (every (window, user) pair is one evaluation
-    unit), plus ``"delta"`` = replay - static when both ran.
+    Parameters
+    ----------
+    per_window : pandas.DataFrame
+        One row per window: ``window``, ``start``/``end`` (the times of its first and last test
+        event), ``n_points``, ``n_users``, ``history_events`` (events the replay model was
+        fitted on) and a column ``"<mode>/<metric>"`` per metric and mode.
+    overall : dict of str to dict of str to float
+        Each mode's metrics over all windows together (every (window, user) pair is one
+        evaluation unit), plus ``"delta"`` = replay - static when both ran.
+    params : dict
+        The settings of :func:`replay` that produced the result.
+    audit : LeakageAudit, optional
+        The split's leakage audit, when it was asked for.
     """
 
     per_window: pd.DataFrame
@@ -33,7 +50,14 @@ class ReplayResult:
     audit: LeakageAudit | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form."""
+        """The result as JSON values.
+
+        Returns
+        -------
+        dict
+            ``params``, ``overall``, ``per_window`` (a list of row dicts, missing values as
+            ``None``) and ``audit`` when present.
+        """
         rows = self.per_window.astype(object).where(self.per_window.notna(), None)
         out = {"params": self.params, "overall": self.overall,
                "per_window": rows.to_dict(orient="records")}
@@ -41,56 +65,73 @@ class ReplayResult:
             out["audit"] = self.audit.to_dict()
         return out
 
+    def to_frame(self) -> pd.DataFrame:
+        """The overall metric values as a tidy frame (the per-window ones are ``per_window``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (mode, metric), columns ``group`` (``"static"``, ``"replay"`` or
+            ``"delta"``), ``metric`` and ``value`` (float64).
+        """
+        return metric_frame(self.overall.items())
+
+    def _title(self) -> str:
+        """The heading of the printed result."""
+        return (f"Replay over {len(self.per_window)} windows "
+                f"(window={self.params.get('window')!r})")
+
+    def _metric_names(self) -> list[str]:
+        """Every metric of any mode, sorted."""
+        return sorted({m for values in self.overall.values() for m in values})
+
     def __str__(self) -> str:
-        metrics = sorted({m for values in self.overall.values() for m in values})
+        metrics = self._metric_names()
         modes = list(self.overall)
         width = max([len(m) for m in metrics] + [6])
-        lines = [f"Replay over {len(self.per_window)} windows "
-                 f"(window={self.params.get('window')!r})",
+        lines = [self._title(),
                  f"  {'metric':<{width}}" + "".join(f"  {m:>10}" for m in modes)]
         for metric in metrics:
-            cells = "".join(f"  {_fmt(self.overall[m].get(metric)):>10}" for m in modes)
+            cells = "".join(f"  {fmt(self.overall[m].get(metric)):>10}" for m in modes)
             lines.append(f"  {metric:<{width}}{cells}")
         if self.audit is not None:
             lines.append(str(self.audit))
         return "\n".join(lines)
 
-    def __rich__(self):
-        from rich.table import Table
-
-        table = Table(title=f"Replay over {len(self.per_window)} windows "
-                            f"(window={self.params.get('window')!r})")
-        table.add_column("metric")
-        for mode in self.overall:
-            table.add_column(mode, justify="right")
-        metrics = sorted({m for values in self.overall.values() for m in values})
-        for metric in metrics:
-            table.add_row(metric, *(_fmt(self.overall[m].get(metric)) for m in self.overall))
-        if self.audit is None:
-            return table
-        from rich.console import Group
-
-        return Group(table, self.audit)
-
-
-def _fmt(value: Any) -> str:
-    return "-" if value is None else f"{value:.4f}"
+    def __rich__(self) -> Any:
+        """A table of the overall metrics per mode, then the leakage audit."""
+        rows = [(metric, *(fmt(values.get(metric)) for values in self.overall.values()))
+                for metric in self._metric_names()]
+        table = metric_table(self._title(), ("metric", *self.overall), rows)
+        return with_extra(table, self.audit)
 
 
 def window_ids(times: np.ndarray, window: Any) -> np.ndarray:
-    """Window number (0, 1, ... without gaps) of each test point; ``times`` sorted ascending.
+    """Number the windows of the test points.
 
-    ``window`` is a number of test points (int; 1 refits before every point) or a duration
-    (``pandas.Timedelta``, ``datetime.timedelta`` or a string such as ``"7D"``): windows then
-    start at the first test time and cover ``[t0 + j * d, t0 + (j + 1) * d)``; empty ones are
-    skipped.
+    Parameters
+    ----------
+    times : numpy.ndarray
+        The test points' times, sorted ascending.
+    window : int or duration
+        A number of test points (1 refits before every point), or a duration
+        (``pandas.Timedelta``, ``datetime.timedelta`` or a string such as ``"7D"``): windows
+        then start at the first test time and cover ``[t0 + j * d, t0 + (j + 1) * d)``; empty
+        ones are skipped.
+
+    Returns
+    -------
+    numpy.ndarray
+        The window number (0, 1, ... without gaps) of each test point, as int64.
+
+    Raises
+    ------
+    ConfigError
+        For a number below 1 or anything that is not a positive duration.
     """
     n = len(times)
     if isinstance(window, (int, np.integer)) and not isinstance(window, bool):
-        if window < 1:
-            raise ConfigError(f"The 'window' parameter must be >= 1 test points or a positive "
-                              f"duration. Got {window!r} instead.")
-        return np.arange(n) // int(window)
+        return np.arange(n) // check_int("window", window, minimum=1, owner="replay")
     seconds = duration_seconds(window)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -99,7 +140,7 @@ def window_ids(times: np.ndarray, window: Any) -> np.ndarray:
 
 
 def duration_seconds(window: Any) -> float:
-    """A positive duration given as a Timedelta, timedelta or pandas string -> seconds."""
+    """The seconds of a positive duration given as a Timedelta, timedelta or pandas string."""
     if isinstance(window, (str, dt.timedelta, pd.Timedelta, np.timedelta64)):
         try:
             seconds = pd.Timedelta(window).total_seconds()
@@ -126,49 +167,69 @@ def replay(
     train_kwargs: dict[str, Any] | None = None,
     audit: bool = True,
     progress: bool = False,
+    verbose: bool = False,
 ) -> ReplayResult:
     """Evaluate a model by time-aware replay of ``split.test``.
 
     Test events are ordered by (timestamp, user_id, track_id, row) and cut into windows (see
-    ``window_ids``). In ``"replay"`` mode, before each window a fresh model from
+    :func:`window_ids`). In ``"replay"`` mode, before each window a fresh model from
     ``model_factory()`` is trained on everything known before it: ``split.train`` plus the test
-    events of earlier windows (with ``strict_time=True`` only those strictly earlier than the
-    window's first event, which also drops train events from the future of a per-user split);
-    it then predicts the top-``k`` for the window's users, whose window events are the relevant
-    items. ``"static"`` trains once on ``split.train``. ``"both"`` reports the two side by
-    side; ``delta`` = replay - static (higher is better for ranking metrics, lower for rating
-    errors). Rating errors are added when the model has ``predict_ratings`` and the test events
-    carry a ``rating``; ``audit`` attaches the split's leakage audit.
-    """
-    from evaluation.protocols._holdout import (
-        predicted_ratings,
-        rating_errors_from,
-        rating_scale,
-        score_predictions,
-    )
+    events of earlier windows; it then predicts the top-``k`` for the window's users, whose
+    window events are the relevant items. ``"static"`` trains once on ``split.train``.
+    ``"both"`` reports the two side by side, with ``delta`` = replay - static (higher is
+    better for ranking metrics, lower for rating errors). Rating errors are added when the
+    model has ``predict_ratings`` and the test events carry a ``rating``.
 
-    if mode not in MODES:
-        raise ConfigError(f"The 'mode' parameter of replay must be one of {list(MODES)}. "
-                          f"Got {mode!r} instead.")
-    if not callable(model_factory):
-        raise ConfigError("replay: 'model_factory' must be a callable that returns a fresh, "
-                          f"untrained model (e.g. the model class). Got {model_factory!r}.")
-    if not isinstance(split, Split):
-        raise ConfigError(f"replay: 'split' must be a Split (from temporal_user_split, "
-                          f"global_time_split, ...). Got {type(split).__name__}.")
-    check_events(split.train, ["user_id", "track_id", "timestamp"], name="train")
-    check_events(split.test, ["user_id", "track_id", "timestamp"], name="test")
-    if len(split.test) == 0:
-        raise ConfigError("replay: the split's test set is empty; there is nothing to replay.")
+    Parameters
+    ----------
+    model_factory : callable
+        Returns a fresh, untrained model (e.g. the model class).
+    split : Split
+        The train/test events, with a ``timestamp`` column on both sides.
+    window : int or duration
+        A number of test points per window, or a duration such as ``"7D"``.
+    k : int
+        Length of the ranked lists.
+    metrics : sequence of str
+        Ranking and catalog metrics by name.
+    mode : {"both", "replay", "static"}
+        Which fits to evaluate.
+    relevance_threshold : float, optional
+        A test event is relevant when its rating is at least this; ``None``: every event is.
+    aggregate : str
+        How ranking metrics are averaged: ``"user"``, ``"item"`` or ``"global"``.
+    strict_time : bool
+        Train the replay model only on events strictly earlier than the window's first event
+        (which also drops train events from the future of a per-user split).
+    train_kwargs : dict, optional
+        Keyword arguments of ``model.train``.
+    audit : bool
+        Attach the split's leakage audit.
+    progress : bool
+        Show a progress bar over the windows.
+    verbose : bool
+        Print the result as tables.
+
+    Returns
+    -------
+    ReplayResult
+        Per-window and overall metrics of each mode, the settings and the audit.
+
+    Raises
+    ------
+    ConfigError
+        For an invalid ``mode``, ``k`` or ``window``, a ``model_factory`` that is not
+        callable, a ``split`` that is not a ``Split``, or an empty test set.
+    DataError
+        When the train or test events lack ``user_id``, ``track_id`` or ``timestamp``.
+    PredictionError
+        When the model's predictions or rating predictions cannot be scored.
+    """
+    _check_replay(model_factory, split, mode)
+    k = check_k(k, owner="replay")
     train_kwargs = dict(train_kwargs or {})
     modes = ["static", "replay"] if mode == "both" else [mode]
-
-    test = split.test
-    times = time_values(test["timestamp"])
-    order = np.lexsort((np.arange(len(test)), test["track_id"].to_numpy(),
-                        test["user_id"].to_numpy(), times))
-    test = test.iloc[order]
-    times = times[order]
+    test, times = _time_ordered(split.test)
     wid = window_ids(times, window)
     n_windows = int(wid.max()) + 1
     bounds = np.searchsorted(wid, np.arange(n_windows + 1))
@@ -179,7 +240,7 @@ def replay(
     options = {"k": k, "metrics": metrics, "relevance_threshold": relevance_threshold,
                "aggregate": aggregate, "train": catalog}
 
-    def fit(history: pd.DataFrame):
+    def fit(history: pd.DataFrame) -> Any:
         model = model_factory()
         model.train(history, **train_kwargs)
         return model
@@ -187,19 +248,14 @@ def replay(
     static_model = fit(split.train) if "static" in modes else None
     static_preds = None
     if static_model is not None:
-        static_preds = _predict(static_model, np.unique(test["user_id"].to_numpy()), k)
+        static_preds = checked_predictions(static_model, np.unique(test["user_id"].to_numpy()), k)
 
     # Overall scores treat every (window, user) pair as one unit: keep each window's parts.
     rows: list[dict[str, Any]] = []
     unit_tests: list[pd.DataFrame] = []
     unit_preds: dict[str, list[pd.DataFrame]] = {m: [] for m in modes}
     unit_ratings: dict[str, list[np.ndarray]] = {m: [] for m in modes}
-    windows = range(n_windows)
-    if progress:
-        from tqdm.auto import tqdm
-
-        windows = tqdm(windows, desc="replay windows", unit="window")
-    for w in windows:
+    for w in _windows(n_windows, progress):
         lo, hi = bounds[w], bounds[w + 1]
         part = test.iloc[lo:hi]
         users = np.unique(part["user_id"].to_numpy())
@@ -210,27 +266,91 @@ def replay(
             if m == "static":
                 model, preds = static_model, static_preds.loc[users]
             else:
-                history = pd.concat([split.train, test.iloc[:lo]])
-                if strict_time:
-                    h_times = np.r_[train_times, times[:lo]]
-                    history = history[h_times < times[lo]]
+                history = _history(split.train, test, train_times, times, lo, strict_time)
                 row["history_events"] = len(history)
                 model = fit(history)
-                preds = _predict(model, users, k)
-            scores = score_predictions(preds, part, **options)
-            if _has_ratings(model, part):
-                predicted = predicted_ratings(model, part)
+                preds = checked_predictions(model, users, k)
+            scores, predicted = _window_scores(model, preds, part, options, scale)
+            if predicted is not None:
                 unit_ratings[m].append(predicted)
-                scores.update(rating_errors_from(predicted, part["rating"].to_numpy(np.float64),
-                                                 rating_range=scale))
             for name, value in scores.items():
                 row[f"{m}/{name}"] = value
             unit_preds[m].append(preds)
         unit_tests.append(part)
         rows.append(row)
 
+    overall = _overall(modes, unit_preds, unit_ratings, _units(unit_tests), options, scale)
+    params = {"window": window if isinstance(window, (int, str)) else str(window),
+              "n_windows": n_windows, "k": k, "metrics": list(metrics), "mode": mode,
+              "relevance_threshold": relevance_threshold, "aggregate": aggregate,
+              "strict_time": bool(strict_time), "split": dict(split.params)}
+    result = ReplayResult(per_window=pd.DataFrame(rows), overall=overall, params=params,
+                          audit=audit_leakage(split) if audit else None)
+    if verbose:
+        show(result)
+    return result
+
+
+def _check_replay(model_factory: Any, split: Any, mode: Any) -> None:
+    """Nothing; raises unless the arguments describe a replay that can run."""
+    check_choice("mode", mode, MODES, owner="replay")
+    if not callable(model_factory):
+        raise ConfigError("replay: 'model_factory' must be a callable that returns a fresh, "
+                          f"untrained model (e.g. the model class). Got {model_factory!r}.")
+    if not isinstance(split, Split):
+        raise ConfigError(f"replay: 'split' must be a Split (from temporal_user_split, "
+                          f"global_time_split, ...). Got {type(split).__name__}.")
+    check_events(split.train, ["user_id", "track_id", "timestamp"], name="train")
+    check_events(split.test, ["user_id", "track_id", "timestamp"], name="test")
+    if len(split.test) == 0:
+        raise ConfigError("replay: the split's test set is empty; there is nothing to replay.")
+
+
+def _time_ordered(test: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The test events sorted by (time, user, item, row), and their times."""
+    times = time_values(test["timestamp"])
+    order = np.lexsort((np.arange(len(test)), test["track_id"].to_numpy(),
+                        test["user_id"].to_numpy(), times))
+    return test.iloc[order], times[order]
+
+
+def _windows(n_windows: int, progress: bool) -> Iterable[int]:
+    """The window numbers, behind a progress bar when asked."""
+    if not progress:
+        return range(n_windows)
+    from tqdm.auto import tqdm  # only for progress bars; tqdm.auto probes the notebook widgets
+
+    return tqdm(range(n_windows), desc="replay windows", unit="window")
+
+
+def _history(train: pd.DataFrame, test: pd.DataFrame, train_times: np.ndarray,
+             times: np.ndarray, lo: int, strict_time: bool) -> pd.DataFrame:
+    """What the replay model knows before the window starting at test point ``lo``."""
+    history = pd.concat([train, test.iloc[:lo]])
+    if strict_time:
+        h_times = np.r_[train_times, times[:lo]]
+        history = history[h_times < times[lo]]
+    return history
+
+
+def _window_scores(model: Any, preds: pd.DataFrame, part: pd.DataFrame, options: dict,
+                   scale: tuple[float, float]) -> tuple[dict[str, float], np.ndarray | None]:
+    """The window's metrics (with rating errors when the model predicts ratings), and the
+    predicted ratings (None without them)."""
+    scores = score_predictions(preds, part, **options)
+    if not (supports_ratings(model) and "rating" in part.columns):
+        return scores, None
+    predicted = predicted_ratings(model, part)
+    scores.update(rating_errors_from(predicted, part["rating"].to_numpy(np.float64),
+                                     rating_range=scale))
+    return scores, predicted
+
+
+def _overall(modes: list[str], unit_preds: dict[str, list[pd.DataFrame]],
+             unit_ratings: dict[str, list[np.ndarray]], unit_test: pd.DataFrame,
+             options: dict, scale: tuple[float, float]) -> dict[str, dict[str, float]]:
+    """Each mode's metrics over every (window, user) unit, plus ``delta`` when both ran."""
     overall = {}
-    unit_test = _units(unit_tests)
     for m in modes:
         preds = pd.concat(unit_preds[m], ignore_index=True)
         preds.index = pd.RangeIndex(len(preds), name="user_id")
@@ -240,15 +360,10 @@ def replay(
                                              unit_test["rating"].to_numpy(np.float64),
                                              rating_range=scale))
         overall[m] = scores
-    if mode == "both":
+    if len(modes) == 2:
         overall["delta"] = {name: overall["replay"][name] - overall["static"][name]
                             for name in overall["static"] if name in overall["replay"]}
-    params = {"window": window if isinstance(window, (int, str)) else str(window),
-              "n_windows": n_windows, "k": k, "metrics": list(metrics), "mode": mode,
-              "relevance_threshold": relevance_threshold, "aggregate": aggregate,
-              "strict_time": bool(strict_time), "split": dict(split.params)}
-    return ReplayResult(per_window=pd.DataFrame(rows), overall=overall, params=params,
-                        audit=audit_leakage(split) if audit else None)
+    return overall
 
 
 def _units(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -259,15 +374,3 @@ def _units(parts: list[pd.DataFrame]) -> pd.DataFrame:
         frames.append(part.assign(user_id=inv + base))
         base += int(inv.max()) + 1
     return pd.concat(frames, ignore_index=True)
-
-
-def _predict(model: Any, users: np.ndarray, k: int) -> pd.DataFrame:
-    from evaluation.protocols._holdout import checked_predictions
-
-    return checked_predictions(model, users, k)
-
-
-def _has_ratings(model: Any, test: pd.DataFrame) -> bool:
-    from evaluation.protocols._holdout import supports_ratings
-
-    return supports_ratings(model) and "rating" in test.columns

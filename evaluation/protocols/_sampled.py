@@ -17,11 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import isin, sorted_positions
+from evaluation._util.validation import check_choice, check_int, check_k
 from evaluation.errors import ConfigError, PredictionError, show_values
+from evaluation.protocols._render import fmt, metric_frame, metric_table, show
 
 SAMPLED_METRICS_WARNING = (
     "Sampled metrics rank each target among a few sampled negatives, not the whole catalog; they "
@@ -30,6 +34,7 @@ SAMPLED_METRICS_WARNING = (
     "metrics, not instead of them."
 )
 WEIGHTINGS = ("uniform", "popularity")
+AGGREGATES = ("global", "user")
 DEFAULT_SEED = 42
 _REJECTION_ROUNDS = 12  # rounds of rejection sampling before the exact (Gumbel) fallback
 
@@ -38,8 +43,18 @@ _REJECTION_ROUNDS = 12  # rounds of rejection sampling before the exact (Gumbel)
 class SampledResult:
     """Metrics of the sampled-negative protocol, with the per-point ranks and the warning.
 
-    ``user_ids``, ``item_ids`` and ``ranks`` describe each test point (sorted by user, then item):
-    the 1-based rank of its target among the ``1 + n_negatives`` candidates.
+    Parameters
+    ----------
+    metrics : dict of str to float
+        ``hit_rate@k`` and ``ndcg@k`` on the sampled lists.
+    user_ids, item_ids : numpy.ndarray
+        The user and target item of each test point, sorted by user, then item.
+    ranks : numpy.ndarray
+        The 1-based rank of each target among its ``1 + n_negatives`` candidates.
+    n_negatives, seed, weighting, aggregate
+        The settings of :func:`evaluate_sampled` that produced the result.
+    warning : str
+        Why sampled metrics must not replace the full-ranking ones.
     """
 
     metrics: dict[str, float]
@@ -53,7 +68,14 @@ class SampledResult:
     warning: str = SAMPLED_METRICS_WARNING
 
     def to_dict(self) -> dict:
-        """JSON-ready summary (the warning included), for results files."""
+        """The summary written to results files (the warning included, the ranks left out).
+
+        Returns
+        -------
+        dict
+            ``protocol``, ``metrics``, ``n_points``, ``n_negatives``, ``seed``, ``weighting``,
+            ``aggregate``, ``tie_rule`` and ``warning``.
+        """
         return {
             "protocol": "sampled_negatives",
             "metrics": dict(self.metrics),
@@ -66,11 +88,23 @@ class SampledResult:
             "warning": self.warning,
         }
 
+    def to_frame(self) -> pd.DataFrame:
+        """The metric values as a tidy frame.
 
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"The '{name}' parameter must be an int >= {minimum}; got {value!r}.")
-    return int(value)
+        Returns
+        -------
+        pandas.DataFrame
+            One row per metric, columns ``group`` (always ``"sampled"``), ``metric`` and
+            ``value`` (float64).
+        """
+        return metric_frame([("sampled", self.metrics)])
+
+    def __rich__(self) -> Any:
+        """A table of the sampled metrics, captioned with the warning."""
+        title = (f"Sampled negatives (N={self.n_negatives}, {len(self.ranks)} test points, "
+                 f"weighting={self.weighting}, aggregate={self.aggregate}, seed={self.seed})")
+        rows = [(name, fmt(value)) for name, value in self.metrics.items()]
+        return metric_table(title, ("metric", "value"), rows, caption=self.warning)
 
 
 def sample_negatives(
@@ -84,15 +118,30 @@ def sample_negatives(
 ) -> np.ndarray:
     """Draw ``n_negatives`` distinct item indices per test point, none interacted by its user.
 
-    Args:
-        point_users: user index of each test point.
-        interacted: sorted unique keys ``user * n_items + item`` of every known interaction.
-        n_items: catalog size (items are ``0..n_items-1``).
-        weights: sampling weight per item (uniform when None); zero-weight items are never drawn.
+    Sampling is successive draws without replacement from the user's eligible items (uniform,
+    or proportional to ``weights``): i.i.d. draws are taken in order, discarding repeats and
+    interacted items. Users with few eligible items fall back to exact weighted sampling
+    without replacement (Gumbel top-N).
 
-    Returns an ``(n_points, n_negatives)`` int64 array. Sampling is successive draws without
-    replacement from the user's eligible items (uniform, or proportional to ``weights``):
-    i.i.d. draws are taken in order, discarding repeats and interacted items.
+    Parameters
+    ----------
+    point_users : numpy.ndarray
+        The user index of each test point.
+    interacted : numpy.ndarray
+        Sorted unique keys ``user * n_items + item`` of every known interaction.
+    n_items : int
+        The catalog size (items are ``0..n_items-1``).
+    n_negatives : int
+        Negatives per test point; every user needs at least that many eligible items.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    weights : numpy.ndarray, optional
+        Sampling weight per item (uniform when None); zero-weight items are never drawn.
+
+    Returns
+    -------
+    numpy.ndarray
+        An ``(n_points, n_negatives)`` int64 array of item indices.
     """
     rng = np.random.default_rng(seed)
     n_points = len(point_users)
@@ -117,7 +166,14 @@ def sample_negatives(
         if len(pending) == 0:
             return out
         width *= 2
-    # Users with few eligible items: exact weighted sampling without replacement (Gumbel top-N).
+    _exact_negatives(rng, out, pending, point_users, interacted, n_items, weights)
+    return out
+
+
+def _exact_negatives(rng, out: np.ndarray, pending: np.ndarray, point_users: np.ndarray,
+                     interacted: np.ndarray, n_items: int, weights: np.ndarray | None) -> None:
+    """Nothing; fills the ``pending`` rows of ``out`` by exact sampling (Gumbel top-N)."""
+    n_negatives = out.shape[1]
     log_w = np.zeros(n_items) if weights is None else np.log(weights, where=weights > 0,
                                                               out=np.full(n_items, -np.inf))
     chunk = max(1, (64 * 2**20) // (8 * max(n_items, 1)))
@@ -136,10 +192,10 @@ def sample_negatives(
         out[rows] = np.take_along_axis(
             top, np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable"), axis=1
         )
-    return out
 
 
 def _draw(rng, shape, n_items: int, cdf) -> np.ndarray:
+    """``shape`` i.i.d. item indices, uniform or by the cumulative weights ``cdf``."""
     if cdf is None:
         return rng.integers(0, n_items, size=shape, dtype=np.int64)
     return np.minimum(np.searchsorted(cdf, rng.random(shape), side="right"), n_items - 1)
@@ -148,8 +204,7 @@ def _draw(rng, shape, n_items: int, cdf) -> np.ndarray:
 def _eligible(draws: np.ndarray, users: np.ndarray, interacted: np.ndarray, n_items: int):
     """Mask of draws neither interacted by the row's user nor repeated earlier in the row."""
     keys = users[:, None] * n_items + draws
-    pos = np.minimum(np.searchsorted(interacted, keys), len(interacted) - 1)
-    ok = interacted[pos] != keys if len(interacted) else np.ones(draws.shape, dtype=bool)
+    ok = sorted_positions(interacted, keys) < 0
     order = np.argsort(draws, axis=1, kind="stable")
     ranked = np.take_along_axis(draws, order, axis=1)
     repeat = np.zeros(draws.shape, dtype=bool)
@@ -160,6 +215,7 @@ def _eligible(draws: np.ndarray, users: np.ndarray, interacted: np.ndarray, n_it
 
 
 def _scorer(model) -> Callable:
+    """The ``score_items(user_ids, item_ids)`` function of ``model`` (or ``model`` itself)."""
     if hasattr(model, "score_items") and callable(model.score_items):
         return model.score_items
     if callable(model):
@@ -171,7 +227,7 @@ def _scorer(model) -> Callable:
 
 
 def evaluate_sampled(
-    model,
+    model: Any,
     test: pd.DataFrame,
     train: pd.DataFrame,
     *,
@@ -185,38 +241,71 @@ def evaluate_sampled(
     ndcg_ks: tuple[int, ...] = (10,),
     aggregate: str = "global",
     batch_size: int = 4096,
+    verbose: bool = False,
 ) -> SampledResult:
-    """Run the sampled-negative protocol and return HR@k / NDCG@k on the sampled lists.
-
-    Args:
-        model: an object with ``score_items(user_ids, item_ids) -> scores`` or such a callable:
-            ``user_ids`` is a 1-D array of ``b`` user ids, ``item_ids`` a ``(b, 1 + n_negatives)``
-            array of item ids (column 0 the target, then the negatives), and it returns a
-            ``(b, 1 + n_negatives)`` array of finite scores, higher = better. It is called on
-            batches of at most ``batch_size`` test points.
-        test: one row per test interaction (``user_col``, ``item_col``).
-        train: the training interactions (``user_col``, ``item_col``); with ``test`` it defines
-            what each user has interacted with, and with ``weighting="popularity"`` the sampling
-            weights (an item's number of training interactions; items never trained on are not
-            drawn).
-        items: the catalog to sample from (default: every item in ``train`` or ``test``).
-        aggregate: ``"global"`` (mean over test points) or ``"user"`` (mean over users of the
-            mean over their test points).
+    """Run the sampled-negative protocol: rank each test target among sampled negatives.
 
     Negatives are drawn with ``numpy.random.default_rng(seed)`` over the test points sorted by
     (user, item), so the result does not depend on the row order of ``test``.
+
+    Parameters
+    ----------
+    model : object or callable
+        An object with ``score_items(user_ids, item_ids) -> scores`` or such a callable:
+        ``user_ids`` is a 1-D array of ``b`` user ids, ``item_ids`` a ``(b, 1 + n_negatives)``
+        array of item ids (column 0 the target, then the negatives), and it returns a
+        ``(b, 1 + n_negatives)`` array of finite scores, higher = better. It is called on
+        batches of at most ``batch_size`` test points.
+    test : pandas.DataFrame
+        One row per test interaction (``user_col``, ``item_col``).
+    train : pandas.DataFrame
+        The training interactions (``user_col``, ``item_col``); with ``test`` it defines what
+        each user has interacted with, and with ``weighting="popularity"`` the sampling weights
+        (an item's number of training interactions; items never trained on are not drawn).
+    n_negatives : int
+        Negatives per test point (at least 1).
+    seed : int
+        Seed of the sampler (at least 0).
+    weighting : {"uniform", "popularity"}
+        How negatives are drawn.
+    items : array-like, optional
+        The catalog to sample from (default: every item in ``train`` or ``test``).
+    user_col, item_col : str
+        The user and item columns of ``test`` and ``train``.
+    hit_ks, ndcg_ks : tuple of int
+        The cutoffs of the hit rates and of NDCG.
+    aggregate : {"global", "user"}
+        ``"global"``: mean over test points; ``"user"``: mean over users of the mean over their
+        test points.
+    batch_size : int
+        The most test points scored in one call of the model.
+    verbose : bool
+        Print the result as a table.
+
+    Returns
+    -------
+    SampledResult
+        ``hit_rate@k`` and ``ndcg@k`` on the sampled lists, the rank of every target, the
+        settings and the warning about sampled metrics.
+
+    Raises
+    ------
+    ConfigError
+        For invalid parameters, a model without ``score_items``, missing columns, items outside
+        ``items``, or users with fewer than ``n_negatives`` items they never interacted with.
+    PredictionError
+        When the model returns scores of the wrong shape, non-numeric or non-finite scores.
     """
-    n_negatives = _check_int(n_negatives, "n_negatives", 1)
-    batch_size = _check_int(batch_size, "batch_size", 1)
-    seed = _check_int(seed, "seed", 0)
-    for k in (*hit_ks, *ndcg_ks):
-        _check_int(k, "k", 1)
-    if weighting not in WEIGHTINGS:
-        raise ConfigError(f"'weighting' must be one of {list(WEIGHTINGS)}; got {weighting!r}.")
-    if aggregate not in ("global", "user"):
-        raise ConfigError(
-            f"'aggregate' of the sampled protocol must be 'global' or 'user'; got {aggregate!r}."
-        )
+    owner = "evaluate_sampled"
+    n_negatives = check_int("n_negatives", n_negatives, minimum=1, owner=owner)
+    batch_size = check_int("batch_size", batch_size, minimum=1, owner=owner)
+    seed = check_int("seed", seed, minimum=0, owner=owner)
+    for k in hit_ks:
+        check_k(k, name="hit_ks", owner=owner)
+    for k in ndcg_ks:
+        check_k(k, name="ndcg_ks", owner=owner)
+    check_choice("weighting", weighting, WEIGHTINGS, owner=owner)
+    check_choice("aggregate", aggregate, AGGREGATES, owner=owner)
     score = _scorer(model)
     for name, frame in (("test", test), ("train", train)):
         missing = [c for c in (user_col, item_col) if c not in frame.columns]
@@ -228,17 +317,7 @@ def evaluate_sampled(
     test_items = test[item_col].to_numpy()
     train_users = train[user_col].to_numpy()
     train_items = train[item_col].to_numpy()
-    if items is None:
-        item_ids = np.unique(np.concatenate([train_items, test_items]))
-    else:
-        item_ids = np.unique(np.asarray(items))
-        outside = ~np.isin(np.concatenate([train_items, test_items]), item_ids)
-        if outside.any():
-            bad = np.concatenate([train_items, test_items])[outside]
-            raise ConfigError(
-                f"Column {item_col!r} of train/test holds items outside 'items': "
-                f"{show_values(np.unique(bad))}. Pass the full catalog."
-            )
+    item_ids = _catalog(np.concatenate([train_items, test_items]), items, item_col)
     user_ids = np.unique(np.concatenate([train_users, test_users]))
     n_items = len(item_ids)
     all_u = np.searchsorted(user_ids, np.concatenate([train_users, test_users])).astype(np.int64)
@@ -250,22 +329,13 @@ def evaluate_sampled(
 
     weights = None
     if weighting == "popularity":
-        train_idx = all_i[: len(train_items)]
-        weights = np.bincount(train_idx, minlength=n_items).astype(np.float64)
-        if weights.sum() == 0:
-            raise ConfigError("weighting='popularity' needs training interactions; train is empty.")
+        weights = _popularity(all_i[: len(train_items)], n_items)
     _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids)
     negatives = sample_negatives(point_u, interacted, n_items, n_negatives, seed=seed,
                                  weights=weights)
-    ranks = np.empty(len(point_u), dtype=np.int64)
-    for start in range(0, len(point_u), batch_size):
-        stop = min(start + batch_size, len(point_u))
-        candidates = np.column_stack([point_i[start:stop], negatives[start:stop]])
-        scores = score(user_ids[point_u[start:stop]], item_ids[candidates])
-        ranks[start:stop] = _target_ranks(scores, candidates.shape)
-    metrics = _metrics(ranks, point_u, hit_ks, ndcg_ks, aggregate)
-    return SampledResult(
-        metrics=metrics,
+    ranks = _ranks(score, user_ids[point_u], item_ids, point_i, negatives, batch_size)
+    result = SampledResult(
+        metrics=_metrics(ranks, point_u, hit_ks, ndcg_ks, aggregate),
         user_ids=user_ids[point_u],
         item_ids=item_ids[point_i],
         ranks=ranks,
@@ -274,9 +344,48 @@ def evaluate_sampled(
         weighting=weighting,
         aggregate=aggregate,
     )
+    if verbose:
+        show(result)
+    return result
+
+
+def _catalog(seen_items: np.ndarray, items: Any, item_col: str) -> np.ndarray:
+    """The sorted unique catalog: ``items``, or the items of train and test without it."""
+    if items is None:
+        return np.unique(seen_items)
+    item_ids = np.unique(np.asarray(items))
+    outside = ~isin(seen_items, item_ids)
+    if outside.any():
+        raise ConfigError(
+            f"Column {item_col!r} of train/test holds items outside 'items': "
+            f"{show_values(np.unique(seen_items[outside]))}. Pass the full catalog."
+        )
+    return item_ids
+
+
+def _popularity(train_idx: np.ndarray, n_items: int) -> np.ndarray:
+    """Sampling weights: each item's number of training interactions."""
+    weights = np.bincount(train_idx, minlength=n_items).astype(np.float64)
+    if weights.sum() == 0:
+        raise ConfigError("weighting='popularity' needs training interactions; train is empty.")
+    return weights
+
+
+def _ranks(score: Callable, users: np.ndarray, item_ids: np.ndarray, targets: np.ndarray,
+           negatives: np.ndarray, batch_size: int) -> np.ndarray:
+    """The 1-based rank of each target among its negatives, scored in batches."""
+    ranks = np.empty(len(targets), dtype=np.int64)
+    for start in range(0, len(targets), batch_size):
+        stop = min(start + batch_size, len(targets))
+        # one batch of candidates at a time: the full (points, 1 + N) array may not fit
+        candidates = np.column_stack([targets[start:stop], negatives[start:stop]])
+        scores = score(users[start:stop], item_ids[candidates])
+        ranks[start:stop] = _target_ranks(scores, candidates.shape)
+    return ranks
 
 
 def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) -> None:
+    """Nothing; raises when a test user has fewer than ``n_negatives`` eligible items."""
     users = np.unique(point_u)
     seen_user = interacted // n_items
     if weights is None:
@@ -299,6 +408,7 @@ def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) 
 
 
 def _target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
+    """The 1-based rank of column 0 in each row of ``scores``, checked (ties rank it last)."""
     try:
         scores = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -320,6 +430,7 @@ def _target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
 
 
 def _metrics(ranks, users, hit_ks, ndcg_ks, aggregate: str) -> dict[str, float]:
+    """``{hit_rate@k, ndcg@k: value}`` from the ranks, over test points or over users."""
     values: dict[str, np.ndarray] = {}
     for k in hit_ks:
         values[f"hit_rate@{k}"] = (ranks <= k).astype(np.float64)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import sys
 import types
 from collections.abc import Mapping
 from typing import Any
+
+from evaluation._util.jsonable import json_sha256
 
 #: Names of the parts that make up the digest, in the order they are compared.
 PARTS = ("class", "code", "params", "train_kwargs")
@@ -51,7 +52,7 @@ def model_fingerprint(model: Any, train_kwargs: Mapping[str, Any]) -> dict:
     }
     digests = {name: (parts[name] if name == "class" else parts[name]["sha256"])
                for name in PARTS}
-    return {"sha256": _sha256_json(digests), **parts}
+    return {"sha256": json_sha256(digests), **parts}
 
 
 def changed_parts(old: Mapping, new: Mapping) -> list[str]:
@@ -174,7 +175,7 @@ def content_hash(values: Mapping[str, Any]) -> dict:
     notes: list[str] = []
     digests = {str(name): _value_digest(values[name], str(name), notes, 0)
                for name in sorted(values, key=str)}
-    return {"sha256": _sha256_json(digests), "not_content_hashed": notes}
+    return {"sha256": json_sha256(digests), "not_content_hashed": notes}
 
 
 def _value_digest(value: Any, path: str, notes: list[str], depth: int) -> str:
@@ -193,11 +194,11 @@ def _value_digest(value: Any, path: str, notes: list[str], depth: int) -> str:
         if isinstance(value, Mapping):
             inner = {str(k): _value_digest(v, f"{path}[{k!r}]", notes, depth + 1)
                      for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-            return "mapping:" + _sha256_json(inner)
+            return "mapping:" + json_sha256(inner)
         if isinstance(value, (list, tuple)):
             inner = [_value_digest(v, f"{path}[{i}]", notes, depth + 1)
                      for i, v in enumerate(value)]
-            return f"{type(value).__name__}:" + _sha256_json(inner)
+            return f"{type(value).__name__}:" + json_sha256(inner)
         # an object of the model's own kind (not a file, lock or socket of the standard
         # library, whose state is not in its __dict__) is hashed by its attributes
         attrs = getattr(value, "__dict__", None)
@@ -205,7 +206,7 @@ def _value_digest(value: Any, path: str, notes: list[str], depth: int) -> str:
                 and not _is_stdlib(type(value).__module__):
             inner = {str(k): _value_digest(v, f"{path}.{k}", notes, depth + 1)
                      for k, v in sorted(attrs.items())}
-            return f"object:{_type_name(value)}:" + _sha256_json(inner)
+            return f"object:{_type_name(value)}:" + json_sha256(inner)
     notes.append(f"{path} ({_type_name(value)})")
     return "type:" + _describe(value)
 
@@ -223,8 +224,3 @@ def _describe(value: Any) -> str:
         if isinstance(item, (str, int)):
             parts.append(f"{attr}={item}")
     return ";".join(parts)
-
-
-def _sha256_json(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"))
-                          .encode()).hexdigest()

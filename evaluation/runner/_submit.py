@@ -21,11 +21,15 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values
+from dotenv.parser import parse_stream
+
+from evaluation._util import atomic as _atomic
 from evaluation.errors import ConfigError, DataError, UploadError
 
 #: (connect, read) timeouts in seconds.
@@ -47,7 +51,17 @@ SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")
 
 @dataclass(frozen=True)
 class UploadSettings:
-    """The leaderboard settings; ``repr`` hides the token."""
+    """The leaderboard settings; ``repr`` hides the token.
+
+    Parameters
+    ----------
+    email, participant_id : str, optional
+        Who submits; sent with the submission.
+    url : str, optional
+        The leaderboard's upload endpoint (``UPLOAD_URL``); None saves submissions locally.
+    token : str, optional
+        The bearer token (``UPLOAD_TOKEN``); never shown.
+    """
 
     email: str | None = None
     participant_id: str | None = None
@@ -64,6 +78,7 @@ class Answer:
     attempts: int
 
     def describe(self) -> str:
+        """Return the answer in one line: the HTTP status and the server's verdict."""
         shown = ", ".join(f"{k}: {v}" for k, v in self.verdict.items())
         return f"HTTP {self.status}" + (f"; server verdict: {shown}" if shown else "")
 
@@ -71,15 +86,64 @@ class Answer:
 # ---------------------------------------------------------------------------- settings
 
 
+def check_settings(settings: UploadSettings, url_name: str = "upload.url",
+                   token_name: str = "upload.token") -> UploadSettings:
+    """Check the URL and token of ``settings``; empty values mean "not set".
+
+    Parameters
+    ----------
+    settings : UploadSettings
+        The settings to check.
+    url_name, token_name : str
+        What the URL and the token are called in messages.
+
+    Returns
+    -------
+    UploadSettings
+        ``settings`` with empty strings replaced by None.
+
+    Raises
+    ------
+    ConfigError
+        When ``settings`` is not an ``UploadSettings``, or its URL or token is malformed.
+    """
+    if not isinstance(settings, UploadSettings):
+        raise ConfigError(f"The 'upload' parameter of EvalRSRunner must be an UploadSettings "
+                          f"(evaluation.runner.UploadSettings). Got a "
+                          f"{type(settings).__name__} instead.")
+    url = check_url(settings.url, url_name) if settings.url else None
+    token = check_token(settings.token, token_name) if settings.token else None
+    return replace(settings, url=url, token=token)
+
+
 def load_settings(env_file: str | os.PathLike | None,
                   environ: Mapping[str, str] | None = None, *,
                   required: bool = False) -> UploadSettings:
-    """The upload settings: environment variables first, then ``env_file``.
+    """Read the upload settings: environment variables first, then ``env_file``.
 
-    A missing ``env_file`` is an error if ``required`` (a file named on the command line),
-    else it means no file. A variable that is set in the environment wins even when it is
-    empty, as with python-dotenv's ``load_dotenv(override=False)``. The URL and token are
-    checked.
+    A variable that is set in the environment wins even when it is empty, as with
+    python-dotenv's ``load_dotenv(override=False)``.
+
+    Parameters
+    ----------
+    env_file : str, os.PathLike or None
+        A dotenv file with ``EMAIL``, ``PARTICIPANT_ID``, ``UPLOAD_URL``, ``UPLOAD_TOKEN``.
+    environ : mapping, optional
+        The environment (default: ``os.environ``).
+    required : bool
+        Whether a missing ``env_file`` is an error (a file named on the command line) rather
+        than "no file".
+
+    Returns
+    -------
+    UploadSettings
+        The settings; empty values are None.
+
+    Raises
+    ------
+    ConfigError
+        When a required file is missing, the file cannot be read or parsed, or the URL or
+        token is malformed.
     """
     environ = os.environ if environ is None else environ
     path = Path(env_file) if env_file is not None else None
@@ -110,9 +174,6 @@ def read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
     would upload without a token that is on that line. No message shows a line's content: it
     may hold the token.
     """
-    from dotenv import dotenv_values
-    from dotenv.parser import parse_stream
-
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -141,7 +202,26 @@ def read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
 
 
 def check_token(token: str, what: str = "UPLOAD_TOKEN") -> str:
-    """``token`` if it is printable ASCII without spaces; else a ``ConfigError`` without it."""
+    """Check an upload token: printable ASCII without spaces.
+
+    Parameters
+    ----------
+    token : str
+        The token.
+    what : str
+        What the token is called in the message.
+
+    Returns
+    -------
+    str
+        ``token`` unchanged.
+
+    Raises
+    ------
+    ConfigError
+        When it is not such a string; the message gives its length and the position of the
+        first bad character, never the token.
+    """
     if not isinstance(token, str):
         raise ConfigError(f"{what} must be a string, got a {type(token).__name__}.")
     for i, ch in enumerate(token):
@@ -165,7 +245,25 @@ def check_token(token: str, what: str = "UPLOAD_TOKEN") -> str:
 
 
 def check_url(url: str, what: str = "UPLOAD_URL") -> str:
-    """``url`` if it is an http(s) URL without credentials; else a ``ConfigError``."""
+    """Check an upload URL: http(s), a host, no credentials, no spaces or control characters.
+
+    Parameters
+    ----------
+    url : str
+        The URL.
+    what : str
+        What the URL is called in the message.
+
+    Returns
+    -------
+    str
+        ``url`` unchanged.
+
+    Raises
+    ------
+    ConfigError
+        When it is not such a URL (the message shows it without credentials or query).
+    """
     if not isinstance(url, str):
         raise ConfigError(f"{what} must be a string, got a {type(url).__name__}.")
     shown = display_url(url)
@@ -191,7 +289,14 @@ def check_url(url: str, what: str = "UPLOAD_URL") -> str:
 
 
 def display_url(url: str) -> str:
-    """``url`` as it may be shown: no user:password@, no query or fragment, escaped."""
+    """Make ``url`` safe to show.
+
+    Returns
+    -------
+    str
+        ``url`` without ``user:password@``, query or fragment, with control characters
+        escaped ("<unparsable URL>" when it cannot be parsed).
+    """
     try:
         parts = urlsplit(url)
         host = parts.netloc.rpartition("@")[2]
@@ -200,6 +305,65 @@ def display_url(url: str) -> str:
     except ValueError:
         text = "<unparsable URL>"
     return clean(text)
+
+
+# ---------------------------------------------------------------------------- a run's submission
+
+
+def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettings,
+               console) -> dict:
+    """Save a run's ``submission.json``; upload it when the run is eligible and a URL is set.
+
+    Parameters
+    ----------
+    results : mapping
+        The run's results (the content of its ``results.json``).
+    run_dir : Path
+        The run directory; ``submission.json`` is saved there.
+    settings : UploadSettings
+        Who submits, and where to.
+    console : rich.console.Console
+        Where the outcome is printed.
+
+    Returns
+    -------
+    dict
+        ``{"uploaded", "outcome", "path", ...}`` with ``outcome`` one of "uploaded" (with the
+        server's ``status`` and ``verdict``), "local" (no URL: saved only), "not_eligible" or
+        "failed" (with the ``reason``).
+    """
+    payload = {
+        "email": settings.email,
+        "participant_id": settings.participant_id,
+        "run_id": results["run_id"],
+        "run_hash": results["run_hash"],
+        "leaderboard_score": results["leaderboard_score"],
+        "results": dict(results),
+    }
+    path = run_dir / "submission.json"
+    _atomic.write_json(path, payload)
+    # soft_wrap: the messages' paths and URLs stay on one line, to be copied
+    if not results["eligible_for_upload"]:
+        msg = ("not uploaded: the run is not eligible ("
+               + "; ".join(results["not_eligible_because"]) + f"); saved to {path}")
+        console.print(msg, style="yellow", markup=False, soft_wrap=True)
+        return {"uploaded": False, "outcome": "not_eligible", "path": str(path), "reason": msg}
+    if not settings.url:
+        msg = (f"no upload endpoint configured (UPLOAD_URL in upload.env): the submission "
+               f"was saved locally to {path}")
+        console.print(msg, style="yellow", markup=False, soft_wrap=True)
+        return {"uploaded": False, "outcome": "local", "path": str(path), "reason": msg}
+    try:
+        answer = post(settings.url, payload, token=settings.token,
+                      log=lambda m: console.print(m, markup=False, soft_wrap=True))
+    except UploadError as exc:
+        msg = f"{str(exc).rstrip('.')}. The submission is saved at {path}"
+        console.print(msg, style="red", markup=False, soft_wrap=True)
+        return {"uploaded": False, "outcome": "failed", "path": str(path), "reason": msg}
+    console.print(f"uploaded to {display_url(settings.url)}: {answer.describe()} (a copy is at "
+                  f"{path})", markup=False, soft_wrap=True)
+    return {"uploaded": True, "outcome": "uploaded", "path": str(path),
+            "status": answer.status, "verdict": answer.verdict}
 
 
 # ---------------------------------------------------------------------------- the request
@@ -229,14 +393,41 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
          retry_waits: tuple[float, ...] | None = None,
          log: Callable[[str], None] = print,
          sleep: Callable[[float], None] | None = None) -> Answer:
-    """POST ``payload`` as JSON to ``url``; the ``Answer`` if accepted, else ``UploadError``.
+    """POST ``payload`` as JSON to ``url``, retrying after connection and gateway errors.
 
-    ``token`` goes in an ``Authorization: Bearer`` header; ``run_id`` (default:
-    ``payload["run_id"]``) is the ``Idempotency-Key``. ``log`` receives one line per retry.
-    ``timeout``, ``retry_waits`` and ``sleep`` default to ``TIMEOUT``, ``RETRY_WAITS`` and
-    ``time.sleep``, looked up at each call.
+    Parameters
+    ----------
+    url : str
+        The endpoint; redirects are failures.
+    payload : mapping
+        The submission (strict JSON: no NaN or infinity).
+    token : str, optional
+        Sent in an ``Authorization: Bearer`` header.
+    run_id : str, optional
+        The ``Idempotency-Key`` (default: ``payload["run_id"]``).
+    timeout, retry_waits : tuple of float, optional
+        (connect, read) timeouts and the pauses between attempts (default: ``TIMEOUT`` and
+        ``RETRY_WAITS``, looked up at each call).
+    log : callable
+        Receives one line per retry.
+    sleep : callable, optional
+        Pauses between attempts (default: ``time.sleep``).
+
+    Returns
+    -------
+    Answer
+        The accepted answer: HTTP status, the server's verdict and the attempts made.
+
+    Raises
+    ------
+    ConfigError
+        When the URL, token or run id is malformed.
+    DataError
+        When ``payload`` is not strict JSON.
+    UploadError
+        When the upload fails or the server refuses it; the message never holds the token.
     """
-    import requests
+    import requests  # slow to import, and only an upload needs it
 
     check_url(url)
     if token:
@@ -303,6 +494,7 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
 
 
 def _sleep(seconds: float) -> None:
+    """Pause ``seconds`` (a module function, so that tests can replace it); returns None."""
     time.sleep(seconds)
 
 
@@ -335,7 +527,23 @@ class _Bearer:
 
 
 def clean(text: str, token: str | None = None, limit: int = MAX_SHOWN) -> str:
-    """``text`` safe to print: the token replaced, control characters escaped, length bounded."""
+    """Make ``text`` safe to print.
+
+    Parameters
+    ----------
+    text : str
+        What a server, a library or a file said.
+    token : str, optional
+        A secret to replace with ``<token>``.
+    limit : int
+        Most characters kept.
+
+    Returns
+    -------
+    str
+        ``text`` with the token replaced, control characters and backslashes escaped, and
+        cut to ``limit`` characters (saying so).
+    """
     text = str(text)
     if token:
         text = text.replace(token, "<token>")
@@ -365,6 +573,7 @@ def _verdict(raw: bytes, token: str | None) -> dict[str, str]:
 
 
 def _said(verdict: dict[str, str], raw: bytes, token: str | None) -> str:
+    """What the server said, as a sentence to append to a message ("" when nothing)."""
     if verdict:
         return " Server verdict: " + ", ".join(f"{k}: {v}" for k, v in verdict.items()) + "."
     text = raw.decode("utf-8", errors="replace").strip()
@@ -373,7 +582,7 @@ def _said(verdict: dict[str, str], raw: bytes, token: str | None) -> str:
 
 def _reason(exc: BaseException, token: str | None, timeout: tuple[float, float]) -> str:
     """A short reason for a requests exception: the innermost cause, scrubbed of the token."""
-    import requests
+    import requests  # slow to import; loaded already when an upload failed
 
     if isinstance(exc, requests.ConnectTimeout):
         return f"no connection within {timeout[0]:g} s (connect timeout)"

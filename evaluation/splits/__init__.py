@@ -18,25 +18,22 @@ from evaluation.splits._split import Split, check_events, time_values
 from evaluation.splits._temporal import global_time_split, temporal_user_split
 
 __all__ = [
-    # k-core and leave-one-out folds
+    "DEFAULT_SEED",
+    "EventIndex",
     "Fold",
     "FoldParams",
+    "LeakageAudit",
+    "SAMPLERS",
+    "SPLITS",
+    "Split",
+    "audit_leakage",
     "bootstrap_folds",
+    "check_events",
+    "global_time_split",
     "kcore_filter",
     "leave_last_one_out",
     "leave_last_out",
-    # temporal splits, the Split they return, the leakage audit
-    "LeakageAudit",
-    "Split",
-    "audit_leakage",
-    "global_time_split",
-    "temporal_user_split",
-    # the pieces ChallengeDataset and the CLI build folds and check events with
-    "DEFAULT_SEED",
-    "SAMPLERS",
-    "SPLITS",
-    "EventIndex",
-    "check_events",
     "make_fold",
+    "temporal_user_split",
     "time_values",
 ]

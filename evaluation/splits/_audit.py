@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import fib_hash
 from evaluation.errors import ConfigError
 from evaluation.splits._split import Split, check_events, time_values
 from evaluation.splits._temporal import to_unix_seconds
@@ -115,6 +116,20 @@ def audit_leakage(
     Both tables need ``user_id``, ``track_id`` and ``timestamp``. ``cutoff`` (the global split
     time) defaults to the split's own cut when a ``Split`` is given; without one the split point
     is each user's earliest test event. See ``LeakageAudit`` for the meaning of each count.
+
+    Parameters
+    ----------
+    train : pandas.DataFrame or Split
+        The training events, or a whole split.
+    test : pandas.DataFrame, optional
+        The test events (when ``train`` is a frame).
+    cutoff : optional
+        The global split time.
+
+    Returns
+    -------
+    LeakageAudit
+        The counts of test information visible in training.
     """
     if isinstance(train, Split):
         if test is not None:
@@ -200,13 +215,6 @@ def _present(codes: np.ndarray, n: int) -> np.ndarray:
     return table
 
 
-def _hash(keys: np.ndarray, bits: int) -> np.ndarray:
-    """Multiplicative (Fibonacci) hash of int64 keys to ``bits`` bits."""
-    with np.errstate(over="ignore"):
-        mixed = keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    return (mixed >> np.uint64(64 - bits)).astype(np.intp)
-
-
 def _pairs_in(q_users, q_items, r_users, r_items, n_items: int) -> np.ndarray:
     """Whether each query (user, item) pair occurs among the reference pairs.
 
@@ -219,8 +227,8 @@ def _pairs_in(q_users, q_items, r_users, r_items, n_items: int) -> np.ndarray:
     if len(q) == 0 or len(r) == 0:
         return out
     bits = int(min(30, max(16, np.ceil(np.log2(4 * len(r))))))
-    h_r = _hash(r, bits)
-    h_q = _hash(q, bits)
+    h_r = fib_hash(r, bits)
+    h_q = fib_hash(q, bits)
     table = np.zeros(1 << bits, dtype=bool)
     table[h_r] = True
     cand = table[h_q]

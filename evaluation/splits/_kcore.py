@@ -1,4 +1,4 @@
-"""Iterative k-core filter on user-track rows (design §4)."""
+"""Iterative k-core filter on user-track rows: drop tracks, then users, with fewer than k rows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evaluation.errors import ConfigError, DataError, show_values
+from evaluation._util.validation import check_int
+from evaluation.errors import DataError, show_values
 
 
 class KCore(NamedTuple):
@@ -225,9 +226,32 @@ def kcore_filter(
     fewer than ``k`` rows, until a round drops nothing or ``max_rounds`` rounds have run.
     A mask (rather than a filtered frame) lets callers keep the original row order and index:
     ``events[kcore_filter(events)]``.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        One row per user-item interaction.
+    k : int
+        Minimum rows per track and per user (>= 1).
+    max_rounds : int
+        Most rounds (>= 1).
+    user_col, item_col : str
+        The id columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean mask, one entry per row of ``events``.
+
+    Raises
+    ------
+    ConfigError
+        On a bad ``k`` or ``max_rounds``.
+    DataError
+        When ``events`` is not a DataFrame with the id columns.
     """
-    k = _check_positive_int("k", k)
-    max_rounds = _check_positive_int("max_rounds", max_rounds)
+    k = check_int("k", k, minimum=1, owner="kcore_filter")
+    max_rounds = check_int("max_rounds", max_rounds, minimum=1, owner="kcore_filter")
     if not isinstance(events, pd.DataFrame):
         raise DataError(f"kcore_filter: expected a pandas DataFrame of events, got "
                         f"{type(events).__name__}")
@@ -261,10 +285,3 @@ def dense_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
             return values.astype(np.int32, copy=False), hi + 1
     codes, uniques = pd.factorize(values)
     return codes.astype(np.int32, copy=False), len(uniques)
-
-
-def _check_positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"The {name!r} parameter must be an int in the range [1, inf). "
-                          f"Got {value!r} instead.")
-    return int(value)

@@ -1,4 +1,4 @@
-"""Bootstrapped leave-one-out folds (design §4) and last-interaction leave-one-out.
+"""Bootstrapped leave-one-out folds and last-interaction leave-one-out.
 
 Fold ``f`` of the 2022 challenge, in pandas::
 
@@ -42,9 +42,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.validation import check_choice, check_fraction, check_int
 from evaluation.errors import ConfigError, DataError, show_values
-from evaluation.splits._kcore import concat_ranges, dense_codes, kcore_runs, run_blocks, take
-from evaluation.splits._split import Split, check_events, check_int, time_values
+from evaluation.splits._kcore import (
+    concat_ranges,
+    dense_codes,
+    kcore_filter,
+    kcore_runs,
+    run_blocks,
+    take,
+)
+from evaluation.splits._split import Split, check_events, time_values
 
 SAMPLERS = ("pandas", "generator")
 SPLITS = ("bootstrap", "last_one")
@@ -95,27 +103,12 @@ class FoldParams:
 
     def __post_init__(self) -> None:
         for name in ("num_folds", "k_core", "max_rounds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ConfigError(f"The {name!r} parameter must be an int in the range "
-                                  f"[1, inf). Got {value!r} instead.")
-            object.__setattr__(self, name, int(value))
-        seed = self.seed
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0 \
-                or seed + self.num_folds - 1 >= 2**32:
-            raise ConfigError(f"The 'seed' parameter must be an int in the range "
-                              f"[0, 2**32 - num_folds]. Got {seed!r} instead (use None for the "
-                              f"default seed {DEFAULT_SEED}).")
-        object.__setattr__(self, "seed", int(seed))
-        frac = self.frac
-        if isinstance(frac, bool) or not isinstance(frac, (int, float, np.integer, np.floating)) \
-                or not 0.0 < float(frac) <= 1.0:
-            raise ConfigError(f"The 'frac' parameter (share of users per fold) must be a number "
-                              f"in (0, 1]. Got {frac!r} instead.")
-        object.__setattr__(self, "frac", float(frac))
-        if self.sampler not in SAMPLERS:
-            raise ConfigError(f"The 'sampler' parameter must be one of {list(SAMPLERS)}. "
-                              f"Got {self.sampler!r} instead.")
+            object.__setattr__(self, name, check_int(name, getattr(self, name), minimum=1))
+        # fold i uses seed + i, and every fold's seed must stay a valid NumPy seed
+        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0,
+                                                   maximum=2**32 - self.num_folds))
+        object.__setattr__(self, "frac", check_fraction("frac", self.frac))
+        check_choice("sampler", self.sampler, SAMPLERS)
         if self.split == "last":
             raise ConfigError(
                 "The 'split' parameter 'last' is not a fold split: the 2023 edition put every "
@@ -123,9 +116,7 @@ class FoldParams:
                 "folds and the leaderboard tests score one target per user. Use "
                 "split='last_one' (each user's latest event, ties to the largest track_id) or "
                 "evaluation.splits.leave_last_out(events) for the exact 2023 split.")
-        if self.split not in SPLITS:
-            raise ConfigError(f"The 'split' parameter must be one of {list(SPLITS)}. "
-                              f"Got {self.split!r} instead.")
+        check_choice("split", self.split, SPLITS)
 
     def as_dict(self) -> dict[str, Any]:
         return {"protocol": "leave_one_out", **{f: getattr(self, f) for f in (
@@ -180,7 +171,22 @@ class EventIndex:
 
 
 def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
-    """Cut fold ``fold`` (0-based) of ``params`` from the events behind ``index``."""
+    """Cut fold ``fold`` (0-based) of ``params`` from the events behind ``index``.
+
+    Parameters
+    ----------
+    index : EventIndex
+        The events, indexed once per dataset.
+    params : FoldParams
+        The fold parameters.
+    fold : int
+        Which fold.
+
+    Returns
+    -------
+    Fold
+        The fold's train and test row positions and statistics.
+    """
     if params.split == "last_one" and index.timestamps is None:
         raise ConfigError("split='last_one' needs an EventIndex built with need_time=True.")
     n_users = index.n_users
@@ -357,6 +363,18 @@ def bootstrap_folds(
 
     ``seed=None`` means the default seed 42. Row positions in the folds refer to ``events``;
     ``events.take(fold.train_rows)`` is the training frame.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        ``user_id``, ``track_id``, ``timestamp`` rows.
+    num_folds, seed, frac, k_core, max_rounds, sampler, split
+        As for :class:`FoldParams`.
+
+    Yields
+    ------
+    Fold
+        Each fold's train and test row positions and statistics.
     """
     params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
                         frac=frac, k_core=k_core, max_rounds=max_rounds, sampler=sampler,
@@ -385,14 +403,34 @@ def leave_last_out(
     Events of users left out by the sample or the k-core are in neither side. Returns a
     ``Split``: ``test`` sorted by user id (then row order), ``train`` in the input's row order;
     both keep the input's index. For one test event per user see ``leave_last_one_out``.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        ``user_id``, ``track_id``, ``timestamp`` rows.
+    frac : float
+        Share of users sampled, in (0, 1].
+    seed : int
+        Seed of the user sample (>= 0).
+    k_core : int, optional
+        k of the k-core applied to the sampled events.
+    max_rounds : int
+        Most k-core rounds.
+
+    Returns
+    -------
+    Split
+        Train and test events and the parameters.
+
+    Raises
+    ------
+    ConfigError
+        On a bad parameter.
     """
-    if isinstance(frac, bool) or not isinstance(frac, (int, float, np.integer, np.floating)) \
-            or not 0.0 < float(frac) <= 1.0:
-        raise ConfigError(f"The 'frac' parameter (share of users sampled) must be a number in "
-                          f"(0, 1]. Got {frac!r} instead.")
-    seed = check_int("seed", seed, minimum=0)
+    frac = check_fraction("frac", frac, owner="leave_last_out")
+    seed = check_int("seed", seed, minimum=0, owner="leave_last_out")
     if k_core is not None:
-        k_core = check_int("k_core", k_core, minimum=1)
+        k_core = check_int("k_core", k_core, minimum=1, owner="leave_last_out")
     check_events(events, ["user_id", "track_id", "timestamp"])
     n = len(events)
     users = events["user_id"].to_numpy()
@@ -404,8 +442,6 @@ def leave_last_out(
         chosen[np.random.RandomState(seed).permutation(len(uniques))[:size]] = True
         keep = chosen[codes]
     if k_core is not None and keep.any():
-        from evaluation.splits._kcore import kcore_filter
-
         rows = np.flatnonzero(keep)
         keep = np.zeros(n, dtype=bool)
         keep[rows[kcore_filter(events.take(rows), k_core, max_rounds)]] = True
@@ -438,8 +474,25 @@ def leave_last_one_out(
     rows with the same time and track. Users with fewer than ``min_events`` events stay
     entirely in train. Returns a ``Split``: ``test`` has one row per test user, sorted by user
     id; ``train`` keeps the input's row order; both keep the input's index.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        ``user_id``, ``track_id``, ``timestamp`` rows.
+    min_events : int
+        Users with fewer events stay in train (>= 1).
+
+    Returns
+    -------
+    Split
+        Train and test events and the parameters.
+
+    Raises
+    ------
+    ConfigError
+        On a bad parameter.
     """
-    min_events = check_int("min_events", min_events, minimum=1)
+    min_events = check_int("min_events", min_events, minimum=1, owner="leave_last_one_out")
     check_events(events, ["user_id", "track_id", "timestamp"])
     n = len(events)
     users = events["user_id"].to_numpy()

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.errors import ConfigError, DataError, show_values
+from evaluation.errors import DataError, show_values
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,7 +47,27 @@ class Split:
 
 
 def check_events(events: Any, columns: Iterable[str], *, name: str = "events") -> pd.DataFrame:
-    """Check that ``events`` is a DataFrame with ``columns`` (integer ids, numeric times)."""
+    """Check that ``events`` is a DataFrame with ``columns`` (integer ids, numeric times).
+
+    Parameters
+    ----------
+    events : Any
+        What the caller passed.
+    columns : iterable of str
+        Columns the caller needs.
+    name : str
+        How messages name the table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``events`` itself.
+
+    Raises
+    ------
+    DataError
+        When ``events`` is not a DataFrame or lacks a column, or a column has the wrong type.
+    """
     if not isinstance(events, pd.DataFrame):
         raise DataError(f"{name}: expected a pandas DataFrame of events, got "
                         f"{type(events).__name__}")
@@ -76,7 +96,18 @@ def check_events(events: Any, columns: Iterable[str], *, name: str = "events") -
 
 def time_values(timestamps: pd.Series) -> np.ndarray:
     """Timestamps as unix seconds: signed ints as stored (no copy), unsigned ints as int64,
-    floats as float64; datetimes converted."""
+    floats as float64; datetimes converted.
+
+    Parameters
+    ----------
+    timestamps : pandas.Series
+        A ``timestamp`` column.
+
+    Returns
+    -------
+    numpy.ndarray
+        The times as numbers.
+    """
     if pd.api.types.is_datetime64_any_dtype(timestamps.dtype):
         if getattr(timestamps.dt, "tz", None) is not None:
             timestamps = timestamps.dt.tz_convert("UTC").dt.tz_localize(None)
@@ -85,23 +116,6 @@ def time_values(timestamps: pd.Series) -> np.ndarray:
     if values.dtype.kind == "i":
         return values
     return values.astype(np.float64 if values.dtype.kind == "f" else np.int64, copy=False)
-
-
-def check_ratio(name: str, value: Any, *, low: float = 0.0, high: float = 1.0) -> float:
-    """A float strictly between ``low`` and ``high``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not (low < float(value) < high):
-        raise ConfigError(f"The {name!r} parameter must be a number in the open interval "
-                          f"({low}, {high}). Got {value!r} instead.")
-    return float(value)
-
-
-def check_int(name: str, value: Any, *, minimum: int) -> int:
-    """An integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"The {name!r} parameter must be an int in the range [{minimum}, inf). "
-                          f"Got {value!r} instead.")
-    return int(value)
 
 
 def order_events(users: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray:

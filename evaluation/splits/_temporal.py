@@ -9,15 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.validation import check_int, check_number
 from evaluation.errors import ConfigError, DataError
-from evaluation.splits._split import (
-    Split,
-    check_events,
-    check_int,
-    check_ratio,
-    order_events,
-    time_values,
-)
+from evaluation.splits._split import Split, check_events, order_events, time_values
 
 #: How many of a user's ``n`` events go to test (documented in ``temporal_user_split``).
 ROUNDING = "n_test = min(n - 1, max(1, floor(ratio * n)))"
@@ -41,9 +35,32 @@ def temporal_user_split(
     with a tie-break column that is unique per user, independently of the input's row order.
     Every test event is later than the same user's train events, or tied with them and ordered
     after them. Both sides keep the input's row order and index.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        ``user_id`` and ``timestamp`` rows (plus the tie-break column).
+    ratio : float
+        Share of each user's events that go to test, in (0, 1).
+    min_events : int
+        Users with fewer events stay in train (>= 2).
+    tie_break : str or None
+        Column that orders events with equal timestamps.
+
+    Returns
+    -------
+    Split
+        Train and test events and the parameters.
+
+    Raises
+    ------
+    ConfigError
+        On a bad parameter.
+    DataError
+        On a missing column or missing tie-break values.
     """
-    ratio = check_ratio("ratio", ratio)
-    min_events = check_int("min_events", min_events, minimum=2)
+    ratio = _check_share("ratio", ratio, "temporal_user_split")
+    min_events = check_int("min_events", min_events, minimum=2, owner="temporal_user_split")
     if tie_break is not None and not isinstance(tie_break, str):
         raise ConfigError(f"The 'tie_break' parameter must be a column name or None. "
                           f"Got {tie_break!r} instead.")
@@ -98,6 +115,27 @@ def global_time_split(
     about ``q`` of the events (fewer when many share the cut time) train. Test events of users
     (items) absent from train are kept unless ``drop_cold_users`` (``drop_cold_items``) is
     set; the leakage audit counts them either way.
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        ``user_id``, ``track_id``, ``timestamp`` rows.
+    cutoff : optional
+        The cut time; exactly one of ``cutoff`` and ``quantile`` is given.
+    quantile : float, optional
+        The cut as a quantile of event times, in (0, 1).
+    drop_cold_users, drop_cold_items : bool
+        Drop test events of users (items) that have no training event.
+
+    Returns
+    -------
+    Split
+        Train and test events, the parameters and the cut time.
+
+    Raises
+    ------
+    ConfigError
+        On a bad cut or quantile.
     """
     if (cutoff is None) == (quantile is None):
         raise ConfigError("global_time_split: pass exactly one of 'cutoff' (a time) and "
@@ -108,7 +146,7 @@ def global_time_split(
     if len(times) == 0:
         raise DataError("events: the table is empty; there is nothing to split.")
     if quantile is not None:
-        quantile = check_ratio("quantile", quantile)
+        quantile = _check_share("quantile", quantile, "global_time_split")
         cut = np.quantile(times, quantile, method="higher")
         cut = cut.item()
     else:
@@ -134,6 +172,12 @@ def global_time_split(
               "dropped_cold_user_events": dropped_users,
               "dropped_cold_item_events": dropped_items}
     return Split(train=train, test=test, params=params, cutoff=cut)
+
+
+def _check_share(name: str, value: Any, owner: str) -> float:
+    """``value`` as a float strictly between 0 and 1 (both ends would leave one side empty)."""
+    return check_number(name, value, low=0.0, high=1.0, low_open=True, high_open=True,
+                        owner=owner)
 
 
 def to_unix_seconds(value: Any, name: str) -> int | float:

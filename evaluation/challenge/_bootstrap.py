@@ -1,0 +1,196 @@
+"""Confidence intervals of the tests and scores: a seeded bootstrap over test users.
+
+Within each fold the users are resampled with replacement, every test is recomputed from the
+per-user contributions (:class:`UserScores`), averaged over folds and turned into scores.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from statistics import NormalDist
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from evaluation._util.validation import check_int, check_number
+from evaluation.challenge._aggregate import phase1_score, phase2_score
+from evaluation.challenge._references import References
+from evaluation.challenge._scores import UserScores
+from evaluation.challenge._spec import (
+    BEING_LESS_WRONG,
+    HIT_RATE,
+    LATENT_DIVERSITY,
+    LEADERBOARD_TESTS,
+    MRR,
+)
+from evaluation.errors import ConfigError
+
+_NORMAL = NormalDist()
+
+
+def bootstrap(
+    folds: Sequence[UserScores],
+    references: References | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    chunk: int = 50,
+) -> dict:
+    """Bias-corrected percentile confidence intervals of each test (fold mean) and both scores.
+
+    Each replicate resamples every fold's users with replacement (a seeded
+    ``numpy.random.Generator`` per fold; the same ``seed`` gives the same intervals, to the
+    bit), recomputes each test per fold, averages over folds and computes the scores from
+    those averages.
+
+    Parameters
+    ----------
+    folds : sequence of UserScores
+        The per-user contributions of each fold.
+    references : References, optional
+        Needed for the phase-2 score's interval.
+    n_boot : int
+        Replicates (at least 2).
+    seed : int
+        Seed of the resampling (a non-negative int).
+    level : float
+        Coverage of the intervals, in (0, 1).
+    chunk : int
+        Replicates drawn at once (bounds memory to ``chunk x users`` counts).
+
+    Returns
+    -------
+    dict
+        ``level``, ``n_boot``, ``seed``, ``method``, ``tests`` (test -> ``[low, high]`` or
+        None), ``phase1_score`` and ``phase2_score`` intervals when every leaderboard test is
+        available (the latter with references), and ``bias_dominated`` (the names whose
+        interval was widened to reach its point estimate: do not trust them).
+
+    Raises
+    ------
+    ConfigError
+        When there are no folds or a parameter is out of range.
+    """
+    if not folds:
+        raise ConfigError("bootstrap needs the per-user scores of at least one fold, got none.")
+    check_int("n_boot", n_boot, minimum=2, owner="bootstrap")
+    check_number("level", level, low=0.0, high=1.0, low_open=True, high_open=True,
+                 owner="bootstrap")
+    check_int("seed", seed, minimum=0, owner="bootstrap")
+    check_int("chunk", chunk, minimum=1, owner="bootstrap")
+    names = _available_tests(folds)
+    reps = _replicates(folds, names, n_boot=n_boot, seed=seed, chunk=chunk)
+    point = _fold_mean([f.tests() for f in folds], names)
+    alpha = (1 - level) / 2
+    out: dict = {"level": level, "n_boot": n_boot, "seed": seed, "method": "bias-corrected "
+                 "percentile bootstrap over test users within folds", "tests": {}}
+    flagged: list[str] = []
+    for t in names:
+        out["tests"][t] = _interval(reps[t], point[t], alpha, flagged, t)
+    if set(LEADERBOARD_TESTS) <= set(names):
+        out.update(_score_intervals(reps, point, references, alpha, flagged))
+    out["bias_dominated"] = flagged
+    return out
+
+
+def _available_tests(folds: Sequence[UserScores]) -> list[str]:
+    """The leaderboard tests that every fold's per-user scores can recompute, in order."""
+    available = {HIT_RATE, MRR, BEING_LESS_WRONG, LATENT_DIVERSITY}
+    available |= set.intersection(*(set(f.slices) for f in folds))
+    return [t for t in LEADERBOARD_TESTS if t in available]
+
+
+def _replicates(folds: Sequence[UserScores], names: Sequence[str], *, n_boot: int, seed: int,
+                chunk: int) -> dict[str, np.ndarray]:
+    """Test -> its ``n_boot`` replicates of the fold mean."""
+    # one independent stream per fold, so that folds can be resampled in parallel threads
+    # (NumPy releases the GIL in the heavy parts) with results independent of scheduling
+    streams = np.random.SeedSequence(seed).spawn(len(folds))
+
+    def resample(i: int) -> dict[str, np.ndarray]:
+        return _fold_replicates(folds[i], np.random.default_rng(streams[i]), n_boot, chunk,
+                                names)
+
+    workers = min(len(folds), os.cpu_count() or 1)
+    # The folds already run in parallel: a multi-threaded BLAS inside each thread would only
+    # oversubscribe the cores (seconds lost on a busy 2-core machine).
+    with threadpool_limits(limits=1, user_api="blas"):
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                per_fold = list(pool.map(resample, range(len(folds))))
+        else:
+            per_fold = [resample(i) for i in range(len(folds))]
+    return {t: np.mean([r[t] for r in per_fold], axis=0) for t in names}
+
+
+def _score_intervals(reps: Mapping[str, np.ndarray], point: Mapping[str, float],
+                     references: References | None, alpha: float,
+                     flagged: list[str]) -> dict[str, list[float] | None]:
+    """``phase1_score`` (and with references ``phase2_score``) -> its interval."""
+    matrix = np.column_stack([reps[t] for t in LEADERBOARD_TESTS])
+    out = {"phase1_score": _interval(np.nanmean(matrix, axis=1), phase1_score(point), alpha,
+                                     flagged, "phase1_score")}
+    if references is not None:
+        p2 = np.array([
+            phase2_score(dict(zip(LEADERBOARD_TESTS, row)), references) for row in matrix
+        ])
+        out["phase2_score"] = _interval(p2, phase2_score(point, references), alpha, flagged,
+                                        "phase2_score")
+    return out
+
+
+def _fold_replicates(scores: UserScores, rng: np.random.Generator, n_boot: int, chunk: int,
+                     names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Test -> its values on ``n_boot`` resamples (with replacement) of one fold's users."""
+    n = len(scores)
+    out = {t: np.empty(n_boot) for t in names}
+    for start in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - start)
+        # b resamples of n users: how often each user is drawn, as one bincount over
+        # "replicate * n + user" codes
+        flat = rng.integers(0, n, size=(b, n), dtype=np.int64)
+        flat += (np.arange(b, dtype=np.int64) * n)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
+        tests = scores.tests(counts)
+        for t in names:
+            out[t][start:start + b] = tests[t]
+    return out
+
+
+def _fold_mean(per_fold: Sequence[Mapping[str, np.ndarray]], names) -> dict[str, float]:
+    """Test -> mean over folds of each fold's point estimate."""
+    return {t: float(np.mean([f[t][0] for f in per_fold])) for t in names}
+
+
+def _interval(values: np.ndarray, point: float, alpha: float,
+              flagged: list | None = None, name: str = "") -> list[float] | None:
+    """``[low, high]``: the bias-corrected percentile interval (Efron 1981); None when empty.
+
+    Plain percentiles are off for the MRED tests: a resampled ``|MR_g - MR|`` is biased
+    upwards, so the replicates sit below the point estimate. The correction shifts the
+    quantiles by ``z0 = Phi^-1(share of replicates below the point estimate)``. ``|z0|`` is
+    capped at ``Phi^-1(1 - alpha)``, the largest shift that keeps the point estimate inside
+    the interval when the replicates straddle it; a capped test is named in ``flagged``: its
+    sampling bias exceeds its spread (typically an MRED over tiny groups), its interval is
+    widened to reach the point estimate (which may lie beyond every replicate), and it should
+    not be trusted.
+    """
+    values = values[~np.isnan(values)]
+    if len(values) == 0 or not np.isfinite(point):
+        return None
+    b = len(values)
+    below = (np.count_nonzero(values < point) + 0.5 * np.count_nonzero(values == point)) / b
+    z0 = _NORMAL.inv_cdf(float(np.clip(below, 1 / (b + 1), b / (b + 1))))
+    cap = _NORMAL.inv_cdf(1 - alpha)
+    if abs(z0) > cap:
+        z0 = float(np.sign(z0)) * cap
+        if flagged is not None:
+            flagged.append(name)
+    q = [_NORMAL.cdf(2 * z0 + _NORMAL.inv_cdf(p)) for p in (alpha, 1 - alpha)]
+    lo, hi = np.quantile(values, q)
+    if abs(z0) == cap:
+        lo, hi = min(lo, point), max(hi, point)
+    return [float(lo), float(hi)]

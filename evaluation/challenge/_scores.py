@@ -1,0 +1,188 @@
+"""Per-test-user contributions of one fold, from which every leaderboard test is recomputed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation.challenge._fold import ChallengeFold
+from evaluation.challenge._spec import (
+    BEING_LESS_WRONG,
+    HIT_RATE,
+    LATENT_DIVERSITY,
+    MRED_SLICES,
+    MRR,
+)
+from evaluation.errors import ConfigError
+
+# Slice codes in UserScores.slices: a group index (>= 0), or one of these.
+IN_MR_ONLY = -1  # counts in the slice's overall miss rate, in no group (e.g. missing gender)
+LEFT_OUT = -2  # left out of the slice entirely (e.g. a country outside the list)
+
+
+@dataclass(frozen=True)
+class UserScores:
+    """Per-test-user contributions of one fold; every leaderboard test is a function of them.
+
+    - ``hit``: the target is in the top-k; ``rr``: 1 / rank of the target, 0 when missed.
+    - ``slices``: for each MRED test, an int code per user: the user's group (>= 0),
+      ``IN_MR_ONLY`` (-1: in the overall miss rate, in no group) or ``LEFT_OUT`` (-2).
+    - ``blw``: cosine similarity counted by BEING_LESS_WRONG, NaN where the user is left out.
+    - ``ld``: the user's LATENT_DIVERSITY score, NaN where the user is left out.
+    """
+
+    hit: np.ndarray
+    rr: np.ndarray
+    slices: dict[str, np.ndarray]
+    blw: np.ndarray
+    ld: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.hit)
+        arrays = {"rr": self.rr, "blw": self.blw, "ld": self.ld, **self.slices}
+        bad = {k: len(v) for k, v in arrays.items() if len(v) != n}
+        if bad:
+            raise ConfigError(
+                f"UserScores: every array needs one value per test user ({n}); got lengths "
+                f"{bad}."
+            )
+
+    def __len__(self) -> int:
+        """Number of test users."""
+        return len(self.hit)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Flat name -> array mapping (for ``np.savez``)."""
+        out = {"hit": np.asarray(self.hit, dtype=bool), "rr": np.asarray(self.rr, np.float64),
+               "blw": np.asarray(self.blw, np.float64), "ld": np.asarray(self.ld, np.float64)}
+        for name, codes in self.slices.items():
+            out[f"slice:{name}"] = np.asarray(codes, dtype=np.int32)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> UserScores:
+        """The inverse of :meth:`to_arrays` (e.g. on what ``np.load`` read back)."""
+        slices = {k.split(":", 1)[1]: np.asarray(v) for k, v in arrays.items()
+                  if k.startswith("slice:")}
+        return cls(hit=np.asarray(arrays["hit"]), rr=np.asarray(arrays["rr"]),
+                   slices=slices, blw=np.asarray(arrays["blw"]), ld=np.asarray(arrays["ld"]))
+
+    @classmethod
+    def from_challenge_fold(cls, fold: ChallengeFold) -> UserScores:
+        """Per-user contributions of a scored fold, with the same semantics as its tests.
+
+        Slice codes of users a slice does not consider become ``LEFT_OUT``; BEING_LESS_WRONG
+        and LATENT_DIVERSITY are the fold's own per-user scores (NaN where a user is left out).
+
+        Parameters
+        ----------
+        fold : ChallengeFold
+            The fold's scoring state.
+
+        Returns
+        -------
+        UserScores
+
+        Raises
+        ------
+        TypeError
+            When ``fold`` is not a :class:`ChallengeFold`.
+        """
+        if not isinstance(fold, ChallengeFold):
+            raise TypeError(f"UserScores.from_challenge_fold expects a ChallengeFold, got "
+                            f"{type(fold).__name__}")
+        ranks = np.asarray(fold.ranks)
+        hit = ranks > 0
+        rr = np.zeros(len(ranks))
+        rr[hit] = 1.0 / ranks[hit]
+        return cls(hit=hit, rr=rr, slices=_slice_codes(fold),
+                   blw=np.asarray(fold.being_less_wrong_scores(), dtype=np.float64),
+                   ld=np.asarray(fold.latent_diversity_scores(), dtype=np.float64))
+
+    def tests(self, weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The nine tests, each an array over the rows of ``weights`` (B x users counts).
+
+        Without weights: one row of ones, i.e. the plain point estimates. Every test is a
+        ratio of weighted sums, so all of them come from one product ``weights @ X`` with a
+        per-user design matrix ``X`` (one pass over the weights).
+        """
+        x, layout = self._design()
+        if weights is None:
+            sums = x.sum(axis=0)[None, :]
+        else:
+            w = np.asarray(weights).astype(np.float64, copy=False)
+            # Integer counts times 0/1 columns: every partial sum is an exact integer, so the
+            # BLAS product gives the same bits whatever its kernel, threads or order.
+            sums = w @ x
+            # The real-valued columns (rr, BLW, LD) are summed by NumPy's fixed pairwise
+            # order instead, so that the intervals repeat to the last bit on any machine.
+            for col in layout["real_columns"]:
+                sums[:, col] = (w * x[:, col]).sum(axis=1)
+        return _tests_from_sums(sums, layout)
+
+    def _design(self) -> tuple[np.ndarray, dict]:
+        """The per-user design matrix (users x columns) and where each test's columns are."""
+        cached = self.__dict__.get("_design_cache")
+        if cached is not None:
+            return cached
+        hit = np.asarray(self.hit, dtype=np.float64)
+        miss = 1.0 - hit
+        cols = [np.ones(len(hit)), hit, np.asarray(self.rr, dtype=np.float64)]
+        layout: dict = {"slices": {}}
+        for name, codes in self.slices.items():
+            codes = np.asarray(codes)
+            in_mr = (codes >= IN_MR_ONLY).astype(np.float64)
+            first = len(cols)
+            cols += [in_mr, miss * in_mr]
+            groups = np.unique(codes[codes >= 0])
+            for g in groups:
+                member = (codes == g).astype(np.float64)
+                cols += [member, miss * member]
+            layout["slices"][name] = (first, len(groups))
+        for key, values in ((BEING_LESS_WRONG, self.blw), (LATENT_DIVERSITY, self.ld)):
+            v = np.asarray(values, dtype=np.float64)
+            ok = ~np.isnan(v)
+            layout[key] = len(cols)
+            cols += [np.where(ok, v, 0.0), ok.astype(np.float64)]
+        layout["real_columns"] = [2, layout[BEING_LESS_WRONG], layout[LATENT_DIVERSITY]]
+        design = (np.column_stack(cols), layout)
+        object.__setattr__(self, "_design_cache", design)  # frozen dataclass: cache by hand
+        return design
+
+
+def _slice_codes(fold: ChallengeFold) -> dict[str, np.ndarray]:
+    """MRED test -> per-user slice code of ``fold`` (a group, ``IN_MR_ONLY`` or ``LEFT_OUT``)."""
+    slices = {}
+    for test, slice_name in MRED_SLICES.items():
+        s = fold.slices[slice_name]
+        codes = np.asarray(s.codes, dtype=np.int32).copy()
+        codes[codes < 0] = IN_MR_ONLY
+        if s.considered is not None:
+            codes[~np.asarray(s.considered, dtype=bool)] = LEFT_OUT
+        slices[test] = codes
+    return slices
+
+
+def _tests_from_sums(sums: np.ndarray, layout: dict) -> dict[str, np.ndarray]:
+    """Tests from the weighted column sums of a ``UserScores`` design matrix."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = sums[:, 0]
+        out = {HIT_RATE: sums[:, 1] / total, MRR: sums[:, 2] / total}
+        for name, (first, n_groups) in layout["slices"].items():
+            if n_groups == 0:
+                out[name] = np.full(len(sums), np.nan)
+                continue
+            mr = sums[:, first + 1] / sums[:, first]
+            size = sums[:, first + 2:first + 2 + 2 * n_groups:2]
+            misses = sums[:, first + 3:first + 3 + 2 * n_groups:2]
+            present = size > 0
+            mr_g = misses / np.where(present, size, 1.0)
+            dev = np.where(present, np.abs(mr_g - mr[:, None]), 0.0)
+            count = present.sum(axis=1)
+            out[name] = np.where(count > 0, -dev.sum(axis=1) / np.maximum(count, 1), np.nan)
+        for key in (BEING_LESS_WRONG, LATENT_DIVERSITY):
+            j = layout[key]
+            out[key] = sums[:, j] / sums[:, j + 1]
+    return out

@@ -1,0 +1,196 @@
+"""The package's structure rules, checked on the source (AST) of every module of ``evaluation``.
+
+* A module imports no other package's private module: only its own package's private modules,
+  ``evaluation._util.*`` and ``evaluation._version`` (anything else goes through the package's
+  ``__init__``).
+* The module-level imports between ``evaluation`` modules form no cycle.
+* A package ``__init__`` that re-exports private modules has a sorted ``__all__`` whose names
+  all resolve (and so has every other ``__all__``).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "evaluation"
+SHARED = ("evaluation._util", "evaluation._version")
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted name -> file of every module of the package."""
+    found = {}
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _package_of(module: str) -> str:
+    """The package a module belongs to (a package ``__init__`` belongs to itself)."""
+    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module name of a ``from ... import`` statement."""
+    if not node.level:
+        return node.module or ""
+    base = _package_of(module).split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _targets(module: str, node: ast.stmt) -> list[str]:
+    """The package modules an import statement loads (a submodule named in ``from`` counts)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == PACKAGE]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    source = _resolve(module, node)
+    if source.split(".")[0] != PACKAGE:
+        return []
+    subs = [f"{source}.{a.name}" for a in node.names if f"{source}.{a.name}" in MODULES]
+    plain = len(subs) < len(node.names)
+    return subs + ([source] if plain else [])
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _top_level_imports(tree: ast.Module) -> list[ast.stmt]:
+    """Import statements that run when the module is imported (not in functions or classes,
+    not under ``if TYPE_CHECKING``)."""
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)) and not _is_type_checking(node):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []):
+                    todo.extend(child.body if isinstance(child, ast.ExceptHandler) else [child])
+    return found
+
+
+def _trees() -> dict[str, ast.Module]:
+    return {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
+
+
+TREES = _trees()
+
+
+def _private_owner(target: str) -> str | None:
+    """The package whose private module ``target`` is (None for a public path)."""
+    parts = target.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def test_no_module_imports_another_packages_private_module():
+    bad = []
+    for module, tree in TREES.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in _targets(module, node):
+                owner = _private_owner(target)
+                if owner is None or owner == _package_of(module):
+                    continue
+                if target.startswith(SHARED):
+                    continue
+                bad.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno} imports {target}")
+    assert not bad, "imports of another package's private module:\n" + "\n".join(bad)
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module, tree in TREES.items():
+        for node in _top_level_imports(tree):
+            graph[module].update(t for t in _targets(module, node)
+                                 if t in MODULES and t != module)
+    return graph
+
+
+def _find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def test_graph_helpers_find_a_cycle():
+    assert _find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_module_level_imports_have_no_cycle():
+    cycles = _find_cycles(_graph())
+    assert not cycles, "import cycles among modules:\n" + "\n".join(" <-> ".join(c)
+                                                                   for c in cycles)
+
+
+PACKAGES = sorted(m for m, p in MODULES.items() if p.name == "__init__.py")
+
+
+def _has_private_modules(package: str) -> bool:
+    return any(m.rpartition(".")[0] == package and m.rpartition(".")[2].startswith("_")
+               for m in MODULES if m != package)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_all_is_sorted_and_resolves(package):
+    module = importlib.import_module(package)
+    names = getattr(module, "__all__", None)
+    if names is None:
+        # a package of private modules re-exports them; evaluation._util's are imported by path
+        assert package == "evaluation._util" or not _has_private_modules(package), \
+            f"{package} has private modules but no __all__"
+        return
+    names = list(names)
+    assert names == sorted(names), f"{package}.__all__ is not sorted"
+    assert len(set(names)) == len(names), f"{package}.__all__ repeats a name"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        missing = [n for n in names if not hasattr(module, n)]
+    assert not missing, f"{package}.__all__ names that do not resolve: {missing}"
