@@ -4,6 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TORCH_STAMP := $(VENV)/.torch
+SERVER_STAMP := $(VENV)/.server
+BROWSER_STAMP := $(VENV)/.browser
+POSTGRES_STAMP := $(VENV)/.postgres
+# Installs Debian packages when missing and possible (root with apt-get); never fails the build.
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o=Dpkg::Use-Pty=0
 
 .PHONY: install submission test lint bench clean
 
@@ -20,19 +25,52 @@ $(TORCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet "torch==2.13.0+cpu" || echo "no local torch CPU wheel: torch tests will skip"
 	touch $(TORCH_STAMP)
 
+# The leaderboard service and its test tools (optional: `make submission` never installs them).
+# When pip cannot install them, the server's tests skip with the reason.
+$(SERVER_STAMP): $(STAMP) requirements-server.txt requirements-server-test.txt
+	$(PY) -m pip install --quiet -r requirements-server-test.txt \
+		|| echo "could not install requirements-server-test.txt: the server tests will skip"
+	touch $(SERVER_STAMP)
+
+# Debian's chromium + chromium-driver for the board page's browser test.
+$(BROWSER_STAMP): $(STAMP)
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then \
+		echo "chromium and chromedriver found"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium and chromium-driver with apt-get"; \
+		{ apt-get update -qq && $(APT_INSTALL) chromium chromium-driver >/dev/null; } \
+			|| echo "apt-get could not install chromium: the browser tests will skip"; \
+	else \
+		echo "chromium/chromedriver missing and not root with apt-get: the browser tests will skip"; \
+	fi
+	touch $(BROWSER_STAMP)
+
+# Debian's PostgreSQL binaries (the tests start their own server with initdb/pg_ctl).
+$(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under make -j
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then \
+		echo "PostgreSQL binaries found"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing postgresql with apt-get"; \
+		{ apt-get update -qq && $(APT_INSTALL) postgresql >/dev/null; } \
+			|| echo "apt-get could not install postgresql: the PostgreSQL tests will skip"; \
+	else \
+		echo "PostgreSQL (initdb) missing and not root with apt-get: the PostgreSQL tests will skip"; \
+	fi
+	touch $(POSTGRES_STAMP)
+
 install: $(STAMP)
 
 submission: install
 	$(PY) submission.py $(ARGS)
 
-test: install $(TORCH_STAMP)
+test: install $(TORCH_STAMP) $(SERVER_STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q $(ARGS)
 
 lint: install
 	$(PY) -m ruff check .
 
-bench: install
+bench: install $(SERVER_STAMP) $(POSTGRES_STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 clean:

@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "PredictionWarning": "evaluation.errors",
     "RunWarning": "evaluation.errors",
     "ScoringWarning": "evaluation.errors",
+    "SubmissionRejected": "evaluation.errors",
     "SyntheticCacheWarning": "evaluation.errors",
     # data
     "Tables": "evaluation.data",

@@ -29,6 +29,27 @@ class UploadError(EvalRSError):
     """A submission could not be uploaded, or the leaderboard server refused it."""
 
 
+class SubmissionRejected(EvalRSError):
+    """A submission the leaderboard refuses: ``status`` is the HTTP status, ``reason`` says why.
+
+    Parameters
+    ----------
+    status : int
+        The HTTP status the leaderboard answers with (422: the payload is invalid or belongs to
+        another competition, 404: no such phase, ...).
+    reason : str
+        Why, in words a participant can act on; ``str(exc)`` is the reason.
+    """
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 # ---------------------------------------------------------------------------- warnings
 
 

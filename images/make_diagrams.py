@@ -117,7 +117,9 @@ LAYER_NAMES = {6: ("entry points",), 5: ("running",), 4: ("scoring and", "protoc
 # name -> (layer, x, width, lines): the packages of evaluation/, foundation at the bottom
 PACKAGES = {
     "submission.py": (6, 330, 180, ["python submission.py", "(submission/MyModel.py)"]),
-    "cli/": (6, 550, 250, ["python -m evaluation", "data · score · references · submit"]),
+    "server/": (6, 110, 200, ["leaderboard service", "API · store · board page"]),
+    "cli/": (6, 550, 250, ["python -m evaluation: data · score",
+                           "references · submit · serve · admin"]),
     "runner/": (5, 330, 630, ["loop · store (run dir, resume, hash) · result (+ summary)",
                               "submit (upload) · profile · fingerprint"]),
     "baselines/": (4, 150, 170, ["popularity · random", "cbow · bias"]),
@@ -146,6 +148,8 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("submission.py", "cli/", [(510, 55), (550, 55)]),
     ("submission.py", "runner/", [(420, 90), (420, 130)]),
     ("cli/", "runner/", [(675, 90), (675, 130)]),
+    ("server/", "runner/", [(290, 90), (290, 110), (360, 110), (360, 130)]),
+    ("server/", "challenge/", [(130, 90), (130, 225), (380, 225), (380, 240)]),
     ("runner/", "dataset.py", [(340, 200), (340, 350)]),
     ("runner/", "challenge/", [(560, 200), (560, 240)]),
     ("runner/", "predictions.py", [(825, 200), (825, 350)]),

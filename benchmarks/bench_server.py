@@ -1,0 +1,195 @@
+"""Leaderboard server: uploads/s and latency at 32 concurrent clients, SQLite and PostgreSQL.
+
+Starts ``python -m evaluation serve`` (exactly as organizers do) on the example competition
+with a fresh database, adds the teams, sends warm-up uploads, then measures ``--uploads``
+distinct valid submissions sent by ``--clients`` threads, each with its own keep-alive
+connection. Every upload must be accepted (201). The backends are measured in interleaved
+rounds (SQLite, PostgreSQL, SQLite, ...) so that a change in the machine's load touches both;
+the table shows the median of the rounds with their min-max. The server's own CPU time per
+upload (from /proc) is shown as well: it does not depend on how busy the machine is.
+
+PostgreSQL is the throwaway server of ``_postgres.py`` (Debian's binaries, default settings:
+fsync on); it is left out, with the reason, when it cannot be started. The clients, the server
+and PostgreSQL share this machine's cores. Usage::
+
+    python benchmarks/bench_server.py [--uploads 1000] [--rounds 3] [--clients 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run from a clone, uninstalled
+
+from benchmarks._postgres import PostgresUnavailable, start_postgres  # noqa: E402
+from benchmarks._serve import ServeProcess  # noqa: E402
+from benchmarks._uploads import (  # noqa: E402
+    base_submission,
+    competition_copy,
+    send_all,
+    team_uploads,
+)
+
+GOAL_RATE, GOAL_P99_MS = 200.0, 250.0
+TEAMS = 32
+WARM_UP = 64
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--uploads", type=int, default=1000, help="measured uploads per round")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per backend (median shown)")
+    ap.add_argument("--clients", type=int, default=32, help="concurrent client threads")
+    ap.add_argument("--backends", default="sqlite,postgresql",
+                    help="comma-separated: sqlite, postgresql")
+    args = ap.parse_args()
+    try:
+        import httpx  # noqa: F401
+
+        import evaluation.server  # noqa: F401
+    except ImportError as exc:
+        print(f"bench_server: the server extra is missing ({exc.name}): "
+              f"pip install -r requirements-server-test.txt", file=sys.stderr)
+        return 2
+
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    results: dict[str, list[dict]] = {b: [] for b in backends}
+    notes = []
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
+        folder = Path(tmp)
+        # the server runs on the real clock: a copy whose phase is open now
+        competition = competition_copy(folder, daily_limit=10**6,
+                                       open_at=datetime.now(timezone.utc))
+        postgres = None
+        if "postgresql" in backends:
+            try:
+                postgres = start_postgres("bench")
+            except PostgresUnavailable as exc:
+                notes.append(f"PostgreSQL not measured: {exc}")
+                backends.remove("postgresql")
+        try:
+            for r in range(args.rounds):
+                for backend in backends:
+                    url = (f"sqlite:///{folder / f'bench-{r}.db'}" if backend == "sqlite"
+                           else _new_database(postgres.url, f"bench_{r}"))
+                    result = measure(competition, url, folder / f"serve-{backend}-{r}.log",
+                                     args.uploads, args.clients)
+                    results[backend].append(result)
+                    print(f"  round {r + 1} {backend:10s} {result['rate']:7.1f} uploads/s  "
+                          f"p50 {result['p50']:6.1f} ms  p99 {result['p99']:6.1f} ms  "
+                          f"server CPU {result['cpu_ms']:5.2f} ms/upload", flush=True)
+        finally:
+            if postgres is not None:
+                postgres.stop()
+    report(results, args, notes)
+    return 0
+
+
+def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: int) -> dict:
+    """One round on a fresh database: the rate, the latencies and the server's CPU time."""
+    teams = _add_teams(db_url, TEAMS)
+    per_team = -(-(uploads + WARM_UP) // TEAMS)
+    jobs = team_uploads(base_submission(), teams, per_team, prefix="Bench", group=TEAMS)
+    warm, measured = jobs[:WARM_UP], jobs[WARM_UP:WARM_UP + uploads]
+    with ServeProcess(competition, db_url, log) as server:
+        _check(send_all(server.url, warm, threads=clients, time_limit=120), len(warm))
+        cpu0 = _cpu_seconds(server.process.pid)
+        start = time.perf_counter()
+        outcomes = send_all(server.url, measured, threads=clients, time_limit=300)
+        wall = time.perf_counter() - start
+        cpu = _cpu_seconds(server.process.pid) - cpu0
+    _check(outcomes, len(measured))
+    latencies = sorted(o.seconds * 1000 for o in outcomes)
+    return {"rate": len(outcomes) / wall, "p50": _percentile(latencies, 50),
+            "p99": _percentile(latencies, 99), "cpu_ms": cpu / len(outcomes) * 1000}
+
+
+def report(results: dict[str, list[dict]], args, notes: list[str]) -> None:
+    measured = {b: rs for b, rs in results.items() if rs}
+    print(f"\n{args.uploads} uploads per round, {args.clients} concurrent clients (threads, "
+          f"keep-alive), {args.rounds} interleaved rounds: median (min-max).\nThe server, "
+          f"PostgreSQL and the client threads share this machine's {os.cpu_count()} cores.")
+    names = list(measured)
+    header = f"{'':24s}" + "".join(f"{n:>26s}" for n in names)
+    if len(names) == 2:
+        header += f"{names[1] + ' / ' + names[0]:>26s}"
+    print(header)
+    for key, label, fmt in (("rate", "uploads/s", "{:.0f}"), ("p50", "p50 latency (ms)", "{:.1f}"),
+                            ("p99", "p99 latency (ms)", "{:.1f}"),
+                            ("cpu_ms", "server CPU (ms/upload)", "{:.2f}")):
+        line = f"{label:24s}"
+        medians = []
+        for n in names:
+            values = [r[key] for r in measured[n]]
+            med = statistics.median(values)
+            medians.append(med)
+            cell = (f"{fmt.format(med)} ({fmt.format(min(values))}-"
+                    f"{fmt.format(max(values))})")
+            line += f"{cell:>26s}"
+        if len(names) == 2:
+            line += f"{medians[1] / medians[0]:>25.2f}x"
+        print(line)
+    if "sqlite" in measured:
+        rate = statistics.median(r["rate"] for r in measured["sqlite"])
+        p99 = statistics.median(r["p99"] for r in measured["sqlite"])
+        met = rate >= GOAL_RATE and p99 <= GOAL_P99_MS
+        print(f"goal on SQLite: >= {GOAL_RATE:.0f} uploads/s and p99 <= {GOAL_P99_MS:.0f} ms: "
+              f"{'met' if met else 'NOT met'} ({rate:.0f} uploads/s, p99 {p99:.0f} ms)")
+    for note in notes:
+        print(note)
+
+
+def _add_teams(db_url: str, count: int) -> dict[str, str]:
+    from evaluation.server import Store, make_engine, upgrade
+
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine)
+        store = Store(engine)
+        return {f"Bench team {i}": store.add_team(f"Bench team {i}", f"b{i}@example.org")[1]
+                for i in range(count)}
+    finally:
+        engine.dispose()
+
+
+def _new_database(server_url: str, name: str) -> str:
+    import sqlalchemy as sa
+
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    return sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+def _check(outcomes, expected: int) -> None:
+    bad = [(o.status, o.error or o.answer) for o in outcomes if o.status != 201]
+    if len(outcomes) != expected or bad:
+        raise SystemExit(f"bench_server: {len(outcomes)} of {expected} uploads answered; "
+                         f"{len(bad)} not accepted, e.g. {bad[:2]}")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile, nearest rank (the value below which q % of the requests fall)."""
+    rank = max(1, -(-len(sorted_values) * q // 100))
+    return sorted_values[int(rank) - 1]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

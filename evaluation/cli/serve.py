@@ -1,0 +1,67 @@
+"""``python -m evaluation serve``: run the leaderboard server of a competition."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evaluation.errors import ConfigError
+
+#: The database when ``--db`` is not given: a file in the current folder.
+DEFAULT_DB = "sqlite:///leaderboard.db"
+
+
+def register(subparsers) -> None:
+    """Add the ``serve`` command to ``subparsers``."""
+    p = subparsers.add_parser(
+        "serve",
+        help="run the leaderboard server (organizers; needs the server extra)",
+        description="Run the leaderboard: migrate the database's schema, pin the "
+                    "competition's baselines on the board, then serve the API "
+                    "(/api/v1/submissions, /api/v1/leaderboard, /healthz, /docs) and the "
+                    "board's page (/). Needs `pip install .[server]`.",
+    )
+    p.add_argument("--competition", required=True, metavar="FILE",
+                   help="the competition file (TOML), e.g. competition.toml")
+    p.add_argument("--db", default=DEFAULT_DB, metavar="URL",
+                   help=f"SQLAlchemy database URL (default: {DEFAULT_DB}; e.g. "
+                        f"postgresql+psycopg://user@host/leaderboard)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: 127.0.0.1; put a TLS proxy in front "
+                        "to serve the internet)")
+    p.add_argument("--port", default=8000, type=int, help="port (default: 8000)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check everything, then serve until interrupted.
+
+    Raises
+    ------
+    ConfigError
+        When the server extra is missing, the competition file or a baseline is invalid, the
+        database cannot be opened, or the port is out of range (exit status 2).
+    """
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port {args.port} is not a port number (0 to 65535).")
+    server = import_server()
+    import uvicorn
+
+    competition = server.load_competition(args.competition)
+    app = server.create_app(competition, args.db)
+    print(f"leaderboard of {competition.name!r} on http://{args.host}:{args.port}/ "
+          f"(database {server.shown_url(args.db)}; API docs at /docs)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info",
+                proxy_headers=False, server_header=False)
+    return 0
+
+
+def import_server():
+    """The ``evaluation.server`` package; ``ConfigError`` naming the extra when it is missing."""
+    try:
+        import evaluation.server as server
+    except ImportError as exc:
+        raise ConfigError(f"the leaderboard server needs its extra dependencies ({exc.name or exc} "
+                          f"is missing): pip install '.[server]' (or -r "
+                          f"requirements-server.txt).") from None
+    return server

@@ -1,0 +1,75 @@
+"""The leaderboard service: receives, checks, scores and ranks challenge submissions.
+
+Optional: it needs the server extra (``pip install .[server]``: FastAPI, uvicorn, SQLAlchemy,
+Alembic, Jinja2). Nothing else in the harness imports it; the ``serve`` and ``admin`` commands
+do, when they run.
+"""
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server._app import board_json, create_app, read_body
+from evaluation.server._board import REPRODUCTION_STATES, Board, BoardRow
+from evaluation.server._competition import BaselineSpec, Competition, Phase, load_competition
+from evaluation.server._db import (
+    AdminTokenRow,
+    Base,
+    SubmissionRow,
+    TeamRow,
+    make_engine,
+    shown_url,
+    upgrade,
+)
+from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
+from evaluation.server._scoring import Scores, claimed_differs, recompute
+from evaluation.server._store import (
+    Caller,
+    LimitReached,
+    Receipt,
+    Store,
+    SubmissionView,
+    TeamInfo,
+    check_email,
+    check_team_name,
+)
+from evaluation.server._tokens import hash_token, matches, new_token
+
+#: The tables' metadata (what the migrations build).
+metadata = Base.metadata
+
+__all__ = [
+    "AdminTokenRow",
+    "Base",
+    "BaselineSpec",
+    "Board",
+    "BoardRow",
+    "Caller",
+    "Competition",
+    "LimitReached",
+    "MAX_BODY_BYTES",
+    "Phase",
+    "REPRODUCTION_STATES",
+    "Receipt",
+    "Scores",
+    "Store",
+    "Submission",
+    "SubmissionRejected",
+    "SubmissionRow",
+    "SubmissionView",
+    "TeamInfo",
+    "TeamRow",
+    "board_json",
+    "check_email",
+    "check_team_name",
+    "claimed_differs",
+    "create_app",
+    "hash_token",
+    "load_competition",
+    "make_engine",
+    "matches",
+    "metadata",
+    "new_token",
+    "parse_submission",
+    "read_body",
+    "recompute",
+    "shown_url",
+    "upgrade",
+]

@@ -1,0 +1,566 @@
+"""The competition a leaderboard runs: its data, folds, harness versions, phases and baselines.
+
+Organizers describe it in a TOML file (``competition.toml``)::
+
+    name = "EvalRS 2022"
+    source = "lfm"                          # informational
+    harness_versions = ["0.1.0"]
+
+    [dataset]
+    fingerprint = "f42c..."                 # the run's results["dataset"]["fingerprint"]
+    fold_params = { num_folds = 4, seed = 42, ... }
+
+    [[phases]]
+    name = "public"
+    opens = 2026-01-01T00:00:00Z            # offset datetimes; open on [opens, closes)
+    closes = 2028-01-01T00:00:00Z
+    references = "lfm"                      # a shipped references name, or a path
+    daily_limit = 5                         # submissions per team per UTC day
+    public = true                           # whether everyone sees the scores
+
+    [[baselines]]
+    name = "Popularity"
+    file = "competition/baselines/popularity.json"   # a submission.json made by the harness
+
+Relative paths are read from the TOML file's folder. Every key is checked, and an unknown key
+is an error, so that a misspelt one cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import Any
+
+from evaluation.challenge import LEADERBOARD_TESTS, References, load_references
+from evaluation.errors import ConfigError, EvalRSError, SubmissionRejected
+from evaluation.runner import run_hash
+from evaluation.server._schema import Submission, parse_submission
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as a package (the server extra)
+    import tomli as tomllib
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_TOP_KEYS = ("name", "source", "harness_versions", "dataset", "phases", "baselines")
+_DATASET_KEYS = ("fingerprint", "fold_params")
+_PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public")
+_BASELINE_KEYS = ("name", "file")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a competition: when it takes submissions, scored with which references.
+
+    Attributes
+    ----------
+    name : str
+    opens, closes : datetime
+        Aware UTC times; the phase is open on ``[opens, closes)``.
+    references : References
+        What its leaderboard scores are normalised with.
+    references_name : str
+        The references as the competition file names them (a shipped name or a path).
+    daily_limit : int
+        Submissions per team per UTC day.
+    public : bool
+        Whether the board shows the scores to everyone (else to organizers only).
+    """
+
+    name: str
+    opens: datetime
+    closes: datetime
+    references: References = field(repr=False, hash=False)
+    references_name: str
+    daily_limit: int
+    public: bool
+
+    def is_open(self, now: datetime) -> bool:
+        """Whether the phase takes submissions at ``now`` (an aware datetime)."""
+        return self.opens <= _aware(now) < self.closes
+
+
+@dataclass(frozen=True)
+class BaselineSpec:
+    """A baseline pinned on every board: its name and the run the harness made of it.
+
+    Attributes
+    ----------
+    name : str
+    file : Path
+        A ``submission.json`` (or a ``results.json``) written by the harness.
+    """
+
+    name: str
+    file: Path
+
+    def load(self) -> Submission:
+        """The baseline's run as a submission.
+
+        Returns
+        -------
+        Submission
+            ``file`` read with :func:`parse_submission`; a ``results.json`` is taken as the
+            ``results`` of a submission with no participant.
+
+        Raises
+        ------
+        SubmissionRejected
+            When the file is not a valid submission (or results) of an eligible run.
+        ConfigError
+            When it cannot be read.
+        """
+        try:
+            body = self.file.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"baseline {self.name!r}: cannot read {str(self.file)!r} "
+                              f"({exc.strerror or exc}).") from None
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            data = None  # parse_submission says what is wrong
+        if isinstance(data, dict) and "results" not in data and "format" in data:
+            body = json.dumps({"run_id": data.get("run_id"), "run_hash": data.get("run_hash"),
+                               "participant_id": None, "email": None,
+                               "leaderboard_score": data.get("leaderboard_score"),
+                               "results": data}).encode("utf-8")
+        return parse_submission(body)
+
+
+@dataclass(frozen=True)
+class Competition:
+    """A competition: the runs it accepts, its phases and its pinned baselines.
+
+    Attributes
+    ----------
+    name : str
+    path : Path
+        The competition file.
+    source : str
+        The dataset, in words (informational: the fingerprint decides).
+    dataset_fingerprint : str
+        The content fingerprint every run must have been made on.
+    fold_params : dict
+        The fold parameters every run must have used.
+    harness_versions : tuple of str
+        The harness versions whose runs are accepted.
+    phases : tuple of Phase
+        In time order, not overlapping.
+    baselines : tuple of BaselineSpec
+    """
+
+    name: str
+    path: Path
+    source: str
+    dataset_fingerprint: str
+    fold_params: dict = field(hash=False)
+    harness_versions: tuple[str, ...]
+    phases: tuple[Phase, ...]
+    baselines: tuple[BaselineSpec, ...]
+
+    def phase(self, name: str) -> Phase:
+        """The phase called ``name``.
+
+        Raises
+        ------
+        SubmissionRejected
+            404 when there is none.
+        """
+        for p in self.phases:
+            if p.name == name:
+                return p
+        raise SubmissionRejected(404, f"no phase {_cut(name)!r} in competition {self.name!r}; "
+                                      f"its phases are {[p.name for p in self.phases]}")
+
+    def phase_at(self, now: datetime) -> Phase | None:
+        """The phase open at ``now``, or None between and outside phases."""
+        return next((p for p in self.phases if p.is_open(now)), None)
+
+    def current_phase(self, now: datetime) -> Phase:
+        """The phase to show at ``now``: the open one, else the last one that opened, else
+        the first."""
+        now = _aware(now)
+        opened = [p for p in self.phases if p.opens <= now]
+        return self.phase_at(now) or (opened[-1] if opened else self.phases[0])
+
+    def check_run(self, results: Mapping | Submission) -> None:
+        """Check that a run belongs to this competition.
+
+        Parameters
+        ----------
+        results : Mapping or Submission
+            The run's ``results.json`` (a mapping), or a whole submission (a ``Submission``
+            or its mapping, with ``results`` inside): then its top-level ``run_hash`` is
+            checked too.
+
+        Raises
+        ------
+        SubmissionRejected
+            422 naming the part that differs: the dataset fingerprint ("other data"), the
+            fold parameters or fold count ("other folds"), a harness version not accepted, a
+            leaderboard test missing from the run's tests, or a run hash other than
+            ``evaluation.runner.run_hash`` of those parts.
+        """
+        outer_hash, results = _unwrap(results)
+        dataset = results.get("dataset")
+        dataset = dataset if isinstance(dataset, Mapping) else {}
+        self._check_data(dataset)
+        version = results.get("harness_version")
+        if version not in self.harness_versions:
+            raise SubmissionRejected(422, f"harness version {_cut(version)} is not accepted "
+                                          f"(accepted: {', '.join(self.harness_versions)}); "
+                                          f"run again with an accepted version of the harness")
+        tests = results.get("tests")
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise SubmissionRejected(422, "tests must be the list of the run's test names")
+        missing = [t for t in LEADERBOARD_TESTS if t not in tests]
+        if missing:
+            raise SubmissionRejected(422, f"tests lack {', '.join(missing)}: the run's RecList "
+                                          f"must keep every leaderboard test")
+        expected = run_hash(self.dataset_fingerprint, self.fold_params, tests, version)
+        claimed = [results.get("run_hash")] + ([] if outer_hash is _NONE else [outer_hash])
+        if any(h != expected for h in claimed):
+            raise SubmissionRejected(422, "run hash does not match its parts (data, folds, "
+                                          "harness version and tests): the file was edited or "
+                                          "made otherwise; submit the submission.json the "
+                                          "harness wrote")
+
+    def _check_data(self, dataset: Mapping) -> None:
+        """Nothing; ``SubmissionRejected`` when the run used other data or other folds."""
+        fingerprint = dataset.get("fingerprint")
+        if fingerprint != self.dataset_fingerprint:
+            raise SubmissionRejected(422, f"other data: dataset fingerprint "
+                                          f"{_cut(fingerprint, 16)}, the competition's is "
+                                          f"{self.dataset_fingerprint[:16]}...; evaluate on the "
+                                          f"competition's dataset")
+        params = dataset.get("fold_params")
+        if not isinstance(params, Mapping):
+            raise SubmissionRejected(422, "other folds: the run records no fold_params")
+        differ = _differences(params, self.fold_params)
+        if differ:
+            raise SubmissionRejected(422, f"other folds: fold_params differ in {differ}; use "
+                                          f"the competition's fold parameters")
+        want = self.fold_params.get("num_folds")
+        if want is not None and dataset.get("num_folds") != want:
+            raise SubmissionRejected(422, f"other folds: the run has "
+                                          f"{_cut(dataset.get('num_folds'))} folds, the "
+                                          f"competition's fold_params {want}")
+
+
+_NONE = object()
+
+
+def _unwrap(payload) -> tuple[Any, Mapping]:
+    """``(top-level run hash or _NONE, results mapping)`` of a submission or results."""
+    if isinstance(payload, Submission):
+        return payload.run_hash, payload.results.model_dump(by_alias=True)
+    if not isinstance(payload, Mapping):
+        raise SubmissionRejected(422, f"expected the run's results as an object, got a "
+                                      f"{type(payload).__name__}")
+    if "format" not in payload and isinstance(payload.get("results"), Mapping):
+        return payload.get("run_hash"), payload["results"]
+    return _NONE, payload
+
+
+def _differences(got: Mapping, want: Mapping) -> str:
+    """The keys where ``got`` differs from ``want``, with both values ("" when equal).
+
+    Values compare as JSON, as the run hash sees them: 4 and 4.0 differ, and so do 1 and true.
+    """
+    parts = []
+    for key in sorted(set(got) | set(want), key=str):
+        if key not in want:
+            parts.append(f"{_cut(key)} ({_cut(got[key])} vs absent)")
+        elif key not in got:
+            parts.append(f"{key} (absent vs {_cut(want[key])})")
+        elif _canonical(got[key]) != _canonical(want[key]):
+            parts.append(f"{key} ({_cut(got[key])} vs {_cut(want[key])})")
+    return ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
+
+
+def _canonical(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _cut(value, limit: int = 40) -> str:
+    """``value`` as short printable text (``str`` for strings, JSON-like otherwise)."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _aware(now: datetime) -> datetime:
+    """``now``, which must be an aware datetime."""
+    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+        raise TypeError(f"phase times are compared with aware datetimes (UTC), got {now!r}")
+    return now
+
+
+# --------------------------------------------------------------------------- the file
+
+
+def load_competition(path) -> Competition:
+    """Read and check a competition file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML file.
+
+    Returns
+    -------
+    Competition
+
+    Raises
+    ------
+    ConfigError
+        Naming the file, the key, the rule and the fix, when the file cannot be read, is not
+        TOML, misses a key, has an unknown key or a value that breaks its rule, its phases
+        overlap, or a references or baseline file is missing or invalid.
+    """
+    path = Path(path)
+    data = _read_toml(path)
+    where = _Where(path)
+    where.keys(data, "", _TOP_KEYS, required=("name", "harness_versions", "dataset", "phases"))
+    name = where.text(data, "name")
+    source = where.text(data, "source") if "source" in data else ""
+    versions = where.list_of_text(data, "harness_versions")
+    dataset = where.table(data, "dataset")
+    where.keys(dataset, "dataset.", _DATASET_KEYS, required=_DATASET_KEYS)
+    fingerprint = dataset["fingerprint"]
+    if not isinstance(fingerprint, str) or not _SHA256.match(fingerprint):
+        where.fail("dataset.fingerprint", "must be the 64-character lowercase hex fingerprint "
+                   "of the dataset", fingerprint, "copy results['dataset']['fingerprint'] of a "
+                   "run on the data (or ChallengeDataset(...).fingerprint)")
+    fold_params = where.table(dataset, "fold_params", "dataset.")
+    where.json_values(fold_params, "dataset.fold_params")
+    phases = _phases(where, data, fingerprint, fold_params)
+    competition = Competition(
+        name=name, path=path.resolve(), source=source, dataset_fingerprint=fingerprint,
+        fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
+        baselines=_baselines(where, data))
+    for i, spec in enumerate(competition.baselines):
+        _check_baseline(where, competition, i, spec)
+    return competition
+
+
+def _read_toml(path: Path) -> dict:
+    """The parsed TOML file; ``ConfigError`` when it is missing or not TOML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"competition file {str(path)!r} does not exist. Pass the path of a "
+                          f"competition TOML file (the repository's competition.toml is an "
+                          f"example).") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"competition file {str(path)!r} cannot be read as UTF-8 text "
+                          f"({getattr(exc, 'strerror', None) or exc}).") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"competition file {str(path)!r} is not valid TOML: {exc}. Fix the "
+                          f"syntax there.") from None
+
+
+class _Where:
+    """Checks of a competition file's values, failing with the file and key in the message."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, rule: str, value: Any = None, fix: str = "") -> None:
+        # strings in quotes, as in the file; dates as the file writes them
+        text = value.isoformat() if isinstance(value, (date, time)) \
+            else json.dumps(value, default=str, ensure_ascii=False)
+        shown = "" if value is None else f", got {_cut(text, 60)}"
+        raise ConfigError(f"competition file {str(self.path)!r}: {key} {rule}{shown}."
+                          + (f" Fix: {fix}." if fix else ""))
+
+    def keys(self, table: Mapping, prefix: str, known: tuple[str, ...],
+             required: tuple[str, ...]) -> None:
+        unknown = [k for k in table if k not in known]
+        if unknown:
+            self.fail(f"{prefix}{unknown[0]}", "is not a key of the competition file here",
+                      fix=f"the keys {'of ' + prefix.rstrip('.') if prefix else 'at the top'} "
+                          f"are {', '.join(known)}: correct the spelling or remove it")
+        for k in required:
+            if k not in table:
+                self.fail(f"{prefix}{k}", "is missing", fix=f"add {k} = ... (see the example "
+                          f"competition.toml)")
+
+    def text(self, table: Mapping, key: str, prefix: str = "") -> str:
+        value = table[key]
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+            self.fail(f"{prefix}{key}", "must be a non-empty string of at most 200 characters",
+                      value, f'write {key} = "..."')
+        return value
+
+    def list_of_text(self, table: Mapping, key: str) -> list[str]:
+        value = table[key]
+        if not isinstance(value, list) or not value \
+                or not all(isinstance(v, str) and v.strip() for v in value):
+            self.fail(key, "must be a non-empty list of version strings", value,
+                      f'write {key} = ["0.1.0"] (evaluation.__version__ of the harness the '
+                      f'participants use)')
+        return value
+
+    def table(self, table: Mapping, key: str, prefix: str = "") -> dict:
+        value = table[key]
+        if not isinstance(value, dict):
+            self.fail(f"{prefix}{key}", "must be a table", value,
+                      f"write it as [{prefix}{key}] with keys under it")
+        return value
+
+    def json_values(self, value: Any, key: str) -> None:
+        """Nothing; a failure when ``value`` holds what JSON cannot (dates, non-finite)."""
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.json_values(v, f"{key}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                self.json_values(v, f"{key}[{i}]")
+        elif isinstance(value, float) and not math.isfinite(value) \
+                or isinstance(value, (date, time)):
+            self.fail(key, "must be a string, number, boolean, array or table, as in the "
+                      "run's results.json", value, "copy the value from a run's results.json")
+
+
+def _phases(where: _Where, data: Mapping, fingerprint: str,
+            fold_params: Mapping) -> tuple[Phase, ...]:
+    """The checked phases, in time order."""
+    raw = data["phases"]
+    if not isinstance(raw, list) or not raw or not all(isinstance(p, dict) for p in raw):
+        where.fail("phases", "must be one or more [[phases]] tables", fix="add a [[phases]] "
+                   "table per phase")
+    phases = []
+    for i, table in enumerate(raw):
+        key = f"phases[{i}]."
+        where.keys(table, key, _PHASE_KEYS, required=_PHASE_KEYS)
+        name = table["name"]
+        if not isinstance(name, str) or not _NAME.match(name):
+            where.fail(f"{key}name", "must be 1 to 64 letters, digits, '_', '.' or '-' (it "
+                       "appears in URLs)", name, 'write e.g. name = "public"')
+        opens = _when(where, table, key, "opens")
+        closes = _when(where, table, key, "closes")
+        if not opens < closes:
+            where.fail(f"{key}closes", f"must be after opens ({opens.isoformat()})", closes,
+                       "give the phase an end later than its start")
+        limit = table["daily_limit"]
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            where.fail(f"{key}daily_limit", "must be an integer >= 1 (submissions per team per "
+                       "UTC day)", limit, "write e.g. daily_limit = 5")
+        if not isinstance(table["public"], bool):
+            where.fail(f"{key}public", "must be true or false", table["public"],
+                       "write public = true (scores shown to all) or false (organizers only)")
+        ref_name = table["references"]
+        phases.append(Phase(
+            name=name, opens=opens, closes=closes,
+            references=_references(where, f"{key}references", ref_name, fingerprint,
+                                   fold_params),
+            references_name=ref_name, daily_limit=limit, public=table["public"]))
+    _check_order(where, phases)
+    return tuple(sorted(phases, key=lambda p: p.opens))
+
+
+def _when(where: _Where, table: Mapping, key: str, name: str) -> datetime:
+    """The aware UTC datetime of ``table[name]``."""
+    value = table[name]
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        where.fail(f"{key}{name}", "must be a TOML offset date-time", value,
+                   f"write e.g. {name} = 2026-01-01T00:00:00Z (Z = UTC, or an offset like "
+                   f"+02:00)")
+    return value.astimezone(timezone.utc)
+
+
+def _check_order(where: _Where, phases: list[Phase]) -> None:
+    """Nothing; a failure when two phases share a name or overlap in time."""
+    names = [p.name for p in phases]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        where.fail("phases", f"must have distinct names; {dupes[0]!r} appears "
+                   f"{names.count(dupes[0])} times", fix="rename one of them")
+    ordered = sorted(phases, key=lambda p: p.opens)
+    for a, b in zip(ordered, ordered[1:]):
+        if b.opens < a.closes:
+            where.fail("phases", f"must not overlap: {a.name!r} closes "
+                       f"{a.closes.isoformat()} after {b.name!r} opens {b.opens.isoformat()}",
+                       fix=f"let {b.name!r} open at or after {a.name!r} closes")
+
+
+def _references(where: _Where, key: str, value: Any, fingerprint: str,
+                fold_params: Mapping) -> References:
+    """The references a phase names: a path (relative to the file) or a shipped name."""
+    if not isinstance(value, str) or not value.strip():
+        where.fail(key, "must be the name of shipped references or a path to a references "
+                   "JSON file", value, 'write e.g. references = "synthetic-small"')
+    candidate = where.path.parent / value
+    target = candidate if (candidate.suffix or "/" in value or candidate.exists()) else value
+    try:
+        refs, problem = load_references(target), None
+    except EvalRSError as exc:
+        refs, problem = None, str(exc).rstrip(".")
+    if refs is None:
+        where.fail(key, f"cannot be loaded: {problem}", fix="name shipped references "
+                   "(evaluation/challenge/references/) or give a path relative to the "
+                   "competition file")
+    recorded = refs.dataset.get("fingerprint")
+    if recorded and recorded != fingerprint:
+        where.fail(key, f"were computed on other data (dataset fingerprint "
+                   f"{_cut(recorded, 16)}, the competition's is {fingerprint[:16]}...)",
+                   fix="use references computed on the competition's dataset (`python -m "
+                       "evaluation references`)")
+    recorded = refs.dataset.get("fold_params")
+    if recorded and _differences(recorded, fold_params):
+        where.fail(key, f"were computed on other folds ({_differences(recorded, fold_params)})",
+                   fix="use references computed on the competition's folds")
+    return refs
+
+
+def _baselines(where: _Where, data: Mapping) -> tuple[BaselineSpec, ...]:
+    """The baselines named in the file, their files resolved."""
+    raw = data.get("baselines", [])
+    if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
+        where.fail("baselines", "must be [[baselines]] tables", fix="write one [[baselines]] "
+                   "table (name, file) per baseline, or none")
+    specs = []
+    for i, table in enumerate(raw):
+        key = f"baselines[{i}]."
+        where.keys(table, key, _BASELINE_KEYS, required=_BASELINE_KEYS)
+        name = where.text(table, "name", key)
+        file = table["file"]
+        if not isinstance(file, str) or not file.strip():
+            where.fail(f"{key}file", "must be a path to a submission.json", file)
+        resolved = (where.path.parent / file).resolve()
+        if not resolved.is_file():
+            where.fail(f"{key}file", f"does not exist ({str(resolved)!r})", fix="run "
+                       "competition/make_baselines.py, or correct the path (relative to the "
+                       "competition file)")
+        specs.append(BaselineSpec(name=name, file=resolved))
+    names = [s.name for s in specs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        where.fail("baselines", f"must have distinct names; {dupes[0]!r} appears "
+                   f"{names.count(dupes[0])} times", fix="rename one of them")
+    return tuple(specs)
+
+
+def _check_baseline(where: _Where, competition: Competition, i: int,
+                    spec: BaselineSpec) -> None:
+    """Nothing; a failure when a baseline's file is no valid run of this competition."""
+    try:
+        competition.check_run(spec.load())
+        problem = None
+    except SubmissionRejected as exc:
+        problem = exc.reason
+    if problem is not None:
+        where.fail(f"baselines[{i}].file", f"({str(spec.file)!r}) is no run the competition "
+                   f"accepts: {problem}", fix="regenerate the baselines with "
+                   "competition/make_baselines.py (after each change of harness version, "
+                   "data or folds)")
