@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,15 +36,17 @@ class ServeProcess:
         Port on 127.0.0.1 (default: a free one).
     start_timeout : float
         Seconds to wait for ``GET /healthz`` to answer 200.
+    args : sequence of str
+        More options of ``serve`` (e.g. ``["--workers", "2"]``).
     """
 
     def __init__(self, competition: Path, db_url: str, log: Path, *, port: int | None = None,
-                 start_timeout: float = 60.0) -> None:
+                 start_timeout: float = 60.0, args: Sequence[str] = ()) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = Path(log)
         argv = [sys.executable, "-m", "evaluation", "serve", "--competition", str(competition),
-                "--db", db_url, "--host", "127.0.0.1", "--port", str(self.port)]
+                "--db", db_url, "--host", "127.0.0.1", "--port", str(self.port), *args]
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get(
             "PYTHONPATH", "")}
         with open(self.log, "ab") as out:

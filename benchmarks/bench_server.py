@@ -3,7 +3,8 @@
 Starts ``python -m evaluation serve`` (exactly as organizers do) on the example competition
 with a fresh database, adds the teams, sends warm-up uploads, then measures ``--uploads``
 distinct valid submissions sent by ``--clients`` threads, each with its own keep-alive
-connection. Every upload must be accepted (201). The backends are measured in interleaved
+connection, to ``serve --workers 2`` (``--workers``: one process per core of the 2-core machine
+it was written for). Every upload must be accepted (201). The backends are measured in interleaved
 rounds (SQLite, PostgreSQL, SQLite, ...) so that a change in the machine's load touches both;
 the table shows the median of the rounds with their min-max. The server's own CPU time per
 upload (from /proc) is shown as well: it does not depend on how busy the machine is.
@@ -48,6 +49,8 @@ def main() -> int:
     ap.add_argument("--uploads", type=int, default=1000, help="measured uploads per round")
     ap.add_argument("--rounds", type=int, default=3, help="rounds per backend (median shown)")
     ap.add_argument("--clients", type=int, default=32, help="concurrent client threads")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="server processes (serve --workers; default 2, one per core here)")
     ap.add_argument("--backends", default="sqlite,postgresql",
                     help="comma-separated: sqlite, postgresql")
     args = ap.parse_args()
@@ -81,7 +84,7 @@ def main() -> int:
                     url = (f"sqlite:///{folder / f'bench-{r}.db'}" if backend == "sqlite"
                            else _new_database(postgres.url, f"bench_{r}"))
                     result = measure(competition, url, folder / f"serve-{backend}-{r}.log",
-                                     args.uploads, args.clients)
+                                     args.uploads, args.clients, args.workers)
                     results[backend].append(result)
                     print(f"  round {r + 1} {backend:10s} {result['rate']:7.1f} uploads/s  "
                           f"p50 {result['p50']:6.1f} ms  p99 {result['p99']:6.1f} ms  "
@@ -93,19 +96,22 @@ def main() -> int:
     return 0
 
 
-def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: int) -> dict:
-    """One round on a fresh database: the rate, the latencies and the server's CPU time."""
+def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: int,
+            workers: int = 1) -> dict:
+    """One round on a fresh database: the rate, the latencies and the server's CPU time (of
+    all its processes: the supervisor and the workers)."""
     teams = _add_teams(db_url, TEAMS)
     per_team = -(-(uploads + WARM_UP) // TEAMS)
     jobs = team_uploads(base_submission(), teams, per_team, prefix="Bench", group=TEAMS)
     warm, measured = jobs[:WARM_UP], jobs[WARM_UP:WARM_UP + uploads]
-    with ServeProcess(competition, db_url, log) as server:
+    with ServeProcess(competition, db_url, log, args=["--workers", str(workers)]) as server:
         _check(send_all(server.url, warm, threads=clients, time_limit=120), len(warm))
-        cpu0 = _cpu_seconds(server.process.pid)
+        pids = _process_tree(server.process.pid)
+        cpu0 = sum(_cpu_seconds(p) for p in pids)
         start = time.perf_counter()
         outcomes = send_all(server.url, measured, threads=clients, time_limit=300)
         wall = time.perf_counter() - start
-        cpu = _cpu_seconds(server.process.pid) - cpu0
+        cpu = sum(_cpu_seconds(p) for p in pids) - cpu0
     _check(outcomes, len(measured))
     latencies = sorted(o.seconds * 1000 for o in outcomes)
     return {"rate": len(outcomes) / wall, "p50": _percentile(latencies, 50),
@@ -115,8 +121,9 @@ def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: in
 def report(results: dict[str, list[dict]], args, notes: list[str]) -> None:
     measured = {b: rs for b, rs in results.items() if rs}
     print(f"\n{args.uploads} uploads per round, {args.clients} concurrent clients (threads, "
-          f"keep-alive), {args.rounds} interleaved rounds: median (min-max).\nThe server, "
-          f"PostgreSQL and the client threads share this machine's {os.cpu_count()} cores.")
+          f"keep-alive), {args.rounds} interleaved rounds: median (min-max); `serve --workers "
+          f"{args.workers}`.\nThe server, PostgreSQL and the client threads share this "
+          f"machine's {os.cpu_count()} cores.")
     names = list(measured)
     header = f"{'':24s}" + "".join(f"{n:>26s}" for n in names)
     if len(names) == 2:
@@ -177,6 +184,20 @@ def _check(outcomes, expected: int) -> None:
     if len(outcomes) != expected or bad:
         raise SystemExit(f"bench_server: {len(outcomes)} of {expected} uploads answered; "
                          f"{len(bad)} not accepted, e.g. {bad[:2]}")
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            children = []
+        todo += [int(c) for c in children]
+    return out
 
 
 def _cpu_seconds(pid: int) -> float:

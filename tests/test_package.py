@@ -1,5 +1,7 @@
 """The public API: every exported name resolves; unknown names fail clearly."""
 
+from pathlib import Path
+
 import pytest
 
 import evaluation
@@ -13,3 +15,18 @@ def test_every_public_name_imports():
 def test_unknown_name_raises_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         evaluation.nope  # noqa: B018
+
+
+def test_server_extra_and_requirements_file_list_the_same_packages():
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["server"]
+    lines = (root / "requirements-server.txt").read_text().splitlines()
+    listed = [line.split("#")[0].strip() for line in lines]
+
+    def norm(req: str) -> str:
+        return req.replace(" ", "").replace('"', "'")
+
+    assert sorted(norm(r) for r in extra) == sorted(norm(r) for r in listed if r)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-import time
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -23,6 +22,7 @@ pytest.importorskip("alembic")
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
+from _live_server import live_server  # noqa: E402
 from sqlalchemy.exc import OperationalError  # noqa: E402
 from test_server_store import (  # noqa: E402
     NOON,
@@ -51,26 +51,6 @@ SUBMIT = "/api/v1/submissions"
 def competition():
     from test_server_store import EXAMPLE
     return load_competition(EXAMPLE)
-
-
-@contextlib.contextmanager
-def live_server(app, timeout: float = 20.0):
-    """Serve ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                           lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the live server did not start")
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout)
 
 
 @dataclass

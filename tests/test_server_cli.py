@@ -118,6 +118,26 @@ def test_revoke_list_and_admin_token(tmp_path, capsys):
     assert store_of(url).authenticate(admin).admin
 
 
+def test_team_token_replaces_a_lost_token(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "add", "Delta", "--email",
+                        "d@example.org")
+    old = re.search(r"^token: (\S+)$", out, re.M).group(1)
+    assert run_cli(capsys, "admin", "--db", url, "team", "revoke", "Delta")[0] == 0
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "token", "Delta")
+    assert code == 0, err
+    new = re.search(r"^token: (\S+)$", out, re.M).group(1)
+    assert new != old and out.count(new) == 1 and "old one is refused" in out
+    store = store_of(url)
+    assert store.authenticate(old) is None  # the lost token stays refused
+    caller = store.authenticate(new)
+    assert caller is not None and caller.team == "Delta"  # active again, same team
+    _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert re.search(r"active\s+0\s+\S+ \S+\s+Delta <d@example.org>", out)
+    code, _, err = run_cli(capsys, "admin", "--db", url, "team", "token", "Nobody")
+    assert code == 2 and "no team named 'Nobody'" in err
+
+
 def test_admin_with_a_bad_database_url_exits_2_without_the_password(capsys):
     code, out, err = run_cli(capsys, "admin", "--db",
                              "postgresql+psycopg://organizer:Sup3rSecret@127.0.0.1:1/lb",
@@ -146,6 +166,9 @@ def test_serve_refuses_bad_input_with_exit_2(tmp_path, capsys):
     code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
                            "--port", "70000")
     assert code == 2 and "--port 70000" in err
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
+                           "--workers", "0")
+    assert code == 2 and "--workers 0" in err
 
 
 def test_serve_refuses_a_bad_baseline_file_naming_it(tmp_path, capsys):

@@ -9,7 +9,6 @@ once under the id it answered, no team has more than its daily limit, and nothin
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections import Counter
@@ -33,6 +32,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 sa = pytest.importorskip("sqlalchemy")
+
+from _live_server import live_server  # noqa: E402
 
 from evaluation.server import (  # noqa: E402
     Store,
@@ -77,24 +78,6 @@ def with_replays(uploads: list[Upload], teams: dict[str, str], per_team: int) ->
     return out
 
 
-@contextlib.contextmanager
-def live_server(app):
-    """``app`` served by uvicorn in a thread on 127.0.0.1 (a free port); yields its URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-
-
 def stored(db_url: str) -> list[tuple[int, str, str, str]]:
     """(id, team, phase, run id) of every team submission in the database (baselines left out)."""
     engine = sa.create_engine(db_url)
@@ -135,7 +118,8 @@ def check_stored_once(outcomes, rows) -> None:
             assert o.answer["status"] == ("accepted" if o.status == 201 else "duplicate")
 
 
-def check_exact_limits(outcomes, rows, teams, per_team: int, limit: int) -> None:
+def check_exact_limits(outcomes, rows, teams, per_team: int, limit: int,
+                       retry_after: str | None = str(SECONDS_TO_MIDNIGHT)) -> None:
     """Exactly ``limit`` runs of each team accepted, the others 429 with Retry-After.
 
     Each team sent ``per_team`` distinct runs (more than ``limit``) and its first run twice in
@@ -157,7 +141,7 @@ def check_exact_limits(outcomes, rows, teams, per_team: int, limit: int) -> None
                                     429: per_team - limit + (not replay_stored)}), (team, statuses)
     for o in outcomes:
         if o.status == 429:
-            assert o.retry_after == str(SECONDS_TO_MIDNIGHT), o.retry_after
+            assert retry_after is None or o.retry_after == retry_after, o.retry_after
             assert "limit" in o.answer["reason"], o.answer
 
 
@@ -193,6 +177,43 @@ def test_a_thousand_uploads_from_fifty_teams_on_sqlite(tmp_path):
 def test_concurrent_uploads_on_postgresql(tmp_path, postgres_database):
     pytest.importorskip("psycopg")
     run_exact_load(postgres_database, tmp_path, n_teams=20, per_team=19, limit=15)
+
+
+def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team: int,
+                              limit: int, workers: int = 2) -> list:
+    """``run_exact_load`` against ``serve --workers N``: the rules hold across processes."""
+    # the processes run on the real clock: a copy whose phase is open now
+    competition_file = competition_copy(folder, daily_limit=limit,
+                                        open_at=datetime.now(timezone.utc))
+    teams = add_teams(db_url, n_teams)
+    uploads = with_replays(team_uploads(base_submission(), teams, per_team, prefix="Load"),
+                           teams, per_team)
+    day = datetime.now(timezone.utc).date()
+    with ServeProcess(competition_file, db_url, folder / "serve.log",
+                      args=["--workers", str(workers)]) as server:
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+        if children.exists():
+            assert len(children.read_text().split()) >= workers, server.log_tail()
+        outcomes = send_all(server.url, uploads, threads=32, time_limit=TIME_LIMIT)
+    if datetime.now(timezone.utc).date() != day:
+        pytest.skip("the load crossed midnight (UTC): the daily limits started again")
+    check_answers(outcomes, len(uploads))
+    rows = stored(db_url)
+    check_stored_once(outcomes, rows)
+    check_exact_limits(outcomes, rows, teams, per_team, limit, retry_after=None)
+    return outcomes
+
+
+@pytest.mark.slow
+def test_two_server_processes_keep_the_rules_exact_on_sqlite(tmp_path):
+    run_exact_load_on_workers(f"sqlite:///{tmp_path / 'workers.db'}", tmp_path, n_teams=20,
+                              per_team=19, limit=15)
+
+
+@pytest.mark.slow
+def test_two_server_processes_keep_the_rules_exact_on_postgresql(tmp_path, postgres_database):
+    pytest.importorskip("psycopg")
+    run_exact_load_on_workers(postgres_database, tmp_path, n_teams=20, per_team=19, limit=15)
 
 
 @pytest.mark.slow

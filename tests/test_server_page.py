@@ -25,6 +25,8 @@ import pytest
 
 pytest.importorskip("jinja2", reason="the board page needs the server extra (jinja2)")
 
+from _live_server import live_server
+
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server._board import Board, BoardRow
 from evaluation.server._page import render_board
@@ -584,27 +586,6 @@ def test_rendered_page_in_headless_chromium(driver, tmp_path):
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 
-@contextmanager
-def live_app(app) -> Iterator[str]:
-    """Run an ASGI app with uvicorn on 127.0.0.1 (a free port) in a thread; yields its URL."""
-    import time
-
-    uvicorn = pytest.importorskip("uvicorn")
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 def baseline_payload(name: str, **changes) -> tuple[dict, bytes]:
     """A shipped baseline file (a valid submission of any team), with fields changed."""
     import json
@@ -619,6 +600,7 @@ def baseline_payload(name: str, **changes) -> tuple[dict, bytes]:
 def test_service_board_in_headless_chromium(driver, tmp_path):
     pytest.importorskip("fastapi", reason="the service needs the server extra (fastapi)")
     httpx = pytest.importorskip("httpx", reason="posting submissions needs httpx")
+    pytest.importorskip("uvicorn", reason="the live service needs the server extra (uvicorn)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -633,7 +615,7 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
     _, second = baseline_payload("popularity", run_id="popularity-again")
     # A claimed score that differs from the recomputed one: stored, and flagged.
     _, claimed = baseline_payload("random", leaderboard_score=0.99)
-    with live_app(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
         for token, body in ((honest_token, first), (honest_token, second),
                             (hostile_token, claimed)):
             answer = client.post("/api/v1/submissions", content=body, headers={

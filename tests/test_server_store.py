@@ -171,7 +171,7 @@ def test_migrated_schema_equals_the_orm_metadata(db_url):
             version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).all()
             tables = set(sa.inspect(conn).get_table_names())
         assert diff == []
-        assert version == [("0001",)]
+        assert version == [("0002",)]
         assert {"teams", "submissions", "admin_tokens"} <= tables
     finally:
         engine.dispose()
@@ -303,6 +303,11 @@ def test_only_the_token_hash_is_stored_and_revoked_tokens_fail(store):
         store.revoke_team("Nobody")
     with pytest.raises(ConfigError, match="baseline"):
         store.revoke_team("Popularity")
+    with pytest.raises(ConfigError, match="baseline"):
+        store.new_team_token("Popularity")
+    renewed, fresh = store.new_team_token("Hashers")
+    assert renewed.state == "active" and store.authenticate(fresh).team_id == team.id
+    assert store.authenticate(token) is None
 
 
 # ---------------------------------------------------------------------------- baselines

@@ -7,8 +7,8 @@ import argparse
 from evaluation.cli.serve import DEFAULT_DB, import_server
 
 TOKEN_NOTE = ("the token is shown only now: the database keeps only its hash. Send it to the "
-              "team (it goes into upload.env as UPLOAD_TOKEN); if it is lost, revoke the team "
-              "and add it again under a new name.")
+              "team (it goes into upload.env as UPLOAD_TOKEN); if it is lost or leaked, "
+              "`admin team token NAME` gives the team a new one and refuses the old one.")
 
 
 def register(subparsers) -> None:
@@ -23,9 +23,9 @@ def register(subparsers) -> None:
     _db_option(p, DEFAULT_DB)
     groups = p.add_subparsers(dest="admin_group", required=True, metavar="{team,token}")
 
-    team = groups.add_parser("team", help="add, revoke or list teams")
+    team = groups.add_parser("team", help="add, revoke or list teams, or renew a team's token")
     actions = team.add_subparsers(dest="admin_action", required=True,
-                                  metavar="{add,revoke,list}")
+                                  metavar="{add,revoke,token,list}")
     add = actions.add_parser("add", help="add a team and print its token (once)")
     add.add_argument("name", metavar="NAME", help="1 to 80 printable characters, any script")
     add.add_argument("--email", required=True, help="the team's contact address")
@@ -35,6 +35,11 @@ def register(subparsers) -> None:
     revoke.add_argument("name", metavar="NAME")
     _db_option(revoke)
     revoke.set_defaults(func=team_revoke)
+    renew = actions.add_parser("token", help="give a team a new token and print it (once); "
+                                             "the old token is refused from then on")
+    renew.add_argument("name", metavar="NAME")
+    _db_option(renew)
+    renew.set_defaults(func=team_token)
     listing = actions.add_parser("list", help="list the teams (never their tokens)")
     _db_option(listing)
     listing.set_defaults(func=team_list)
@@ -77,6 +82,16 @@ def team_revoke(args: argparse.Namespace) -> int:
     team = _store(args).revoke_team(args.name)
     print(f"team {team.name!r} revoked at {team.revoked_at:%Y-%m-%d %H:%M:%S} UTC: its token "
           f"is refused from now on; its submissions stay on the board")
+    return 0
+
+
+def team_token(args: argparse.Namespace) -> int:
+    """Give team ``args.name`` a new token and print it; ConfigError (exit 2) when there is
+    no such team."""
+    team, token = _store(args).new_team_token(args.name)
+    print(f"team {team.name!r} has a new token; the old one is refused from now on")
+    print(f"token: {token}")
+    print(TOKEN_NOTE)
     return 0
 
 

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
 from evaluation.errors import ConfigError
 
 #: The database when ``--db`` is not given: a file in the current folder.
 DEFAULT_DB = "sqlite:///leaderboard.db"
+#: The most processes ``--workers`` starts.
+MAX_WORKERS = 64
+#: How ``serve --workers N`` tells its worker processes the competition file and database.
+WORKER_ENV = "EVALRS_SERVE_SETTINGS"
 
 
 def register(subparsers) -> None:
@@ -30,6 +36,13 @@ def register(subparsers) -> None:
                    help="address to listen on (default: 127.0.0.1; put a TLS proxy in front "
                         "to serve the internet)")
     p.add_argument("--port", default=8000, type=int, help="port (default: 8000)")
+    p.add_argument("--workers", default=1, type=int, metavar="N",
+                   help="server processes sharing the port (default: 1); more use more cores. "
+                        "The rules (daily limits, one stored copy of a run) hold across "
+                        "processes: they are enforced by the database's locks")
+    p.add_argument("--access-log", action="store_true",
+                   help="log every request (one line each; off by default: it costs about as "
+                        "much CPU as storing an upload)")
     p.set_defaults(func=run)
 
 
@@ -44,16 +57,41 @@ def run(args: argparse.Namespace) -> int:
     """
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port} is not a port number (0 to 65535).")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise ConfigError(f"--workers {args.workers}: give 1 to {MAX_WORKERS} processes (about "
+                          f"one per core).")
     server = import_server()
     import uvicorn
 
     competition = server.load_competition(args.competition)
+    # migrates the schema and pins the baselines, once, before any worker starts
     app = server.create_app(competition, args.db)
     print(f"leaderboard of {competition.name!r} on http://{args.host}:{args.port}/ "
-          f"(database {server.shown_url(args.db)}; API docs at /docs)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info",
-                proxy_headers=False, server_header=False)
+          f"(database {server.shown_url(args.db)}; API docs at /docs; {args.workers} "
+          f"process(es))", file=sys.stderr)
+    options = dict(host=args.host, port=args.port, log_level="info",
+                   access_log=args.access_log, proxy_headers=False, server_header=False)
+    if args.workers == 1:
+        uvicorn.run(app, **options)
+    else:
+        app.state.store.engine.dispose()  # this process only supervises the workers
+        # each worker process builds its own app (and engine) from these, without preparing
+        os.environ[WORKER_ENV] = json.dumps({"competition": str(args.competition),
+                                             "db": args.db})
+        uvicorn.run("evaluation.cli.serve:worker_app", factory=True, workers=args.workers,
+                    **options)
     return 0
+
+
+def worker_app():
+    """The app of one worker process of ``serve --workers N`` (uvicorn's factory).
+
+    The parent process has migrated the schema and pinned the baselines already.
+    """
+    settings = json.loads(os.environ[WORKER_ENV])
+    server = import_server()
+    return server.create_app(server.load_competition(settings["competition"]),
+                             settings["db"], prepare=False)
 
 
 def import_server():

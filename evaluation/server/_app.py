@@ -20,7 +20,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -70,69 +70,20 @@ class ReceiptModel(BaseModel):
     message: str
 
 
-class BoardRowModel(BaseModel):
-    """One row of the board: a team's best submission, or a baseline (unranked)."""
-
-    team: str
-    is_baseline: bool
-    submission_id: int
-    rank: int | None
-    leaderboard_score: float | None
-    interval: tuple[float, float] | None
-    phase1_score: float | None
-    tests: dict[str, float] | None
-    submissions: int
-    best_submitted: datetime
-    last_submitted: datetime
-    reproduction: str
-    flagged: bool
-
-
-class BoardModel(BaseModel):
-    """The board of one phase, best first; scores are null while the phase's are hidden."""
-
-    competition: str
-    phase: str
-    phases: list[str]
-    public: bool
-    rows: list[BoardRowModel]
-    generated_at: datetime
-    tests: list[str]
-
-
-class SubmissionModel(BaseModel):
-    """One stored submission (its team's, or any for an organizer)."""
-
-    submission_id: int
-    team: str
-    is_baseline: bool
-    phase: str
-    run_id: str
-    submitted_at: datetime
-    phase1_score: float | None
-    leaderboard_score: float | None
-    interval: tuple[float, float] | None
-    tests: dict[str, float] | None
-    num_folds: int
-    claimed_score: float | None
-    flagged: bool
-    reproduction: str
-
-
 class Health(BaseModel):
     """``{"status": "ok"}`` when the database answers."""
 
     status: str
 
 
+# the board and a submission are answered as their dataclasses, converted by pydantic
+_BOARD = TypeAdapter(Board)
+_SUBMISSION = TypeAdapter(SubmissionView)
+
+
 def board_json(board: Board) -> dict:
-    """``board`` as the JSON the API answers (``BoardModel``)."""
-    return BoardModel(
-        competition=board.competition, phase=board.phase, phases=list(board.phases),
-        public=board.public, generated_at=board.generated_at, tests=list(board.tests),
-        rows=[BoardRowModel(**{k: getattr(r, k) for k in BoardRowModel.model_fields})
-              for r in board.rows],
-    ).model_dump(mode="json")
+    """``board`` as the JSON the API answers."""
+    return _BOARD.dump_python(board, mode="json")
 
 
 def _receipt_json(receipt: Receipt) -> dict:
@@ -141,8 +92,7 @@ def _receipt_json(receipt: Receipt) -> dict:
 
 
 def _submission_json(view: SubmissionView) -> dict:
-    return SubmissionModel(**{k: getattr(view, k) for k in SubmissionModel.model_fields}) \
-        .model_dump(mode="json")
+    return _SUBMISSION.dump_python(view, mode="json")
 
 
 def rejected(status: int, reason: str, headers: dict | None = None,
@@ -301,7 +251,9 @@ def _add_routes(app: FastAPI, store: Store) -> None:
             raise _Unauthorized()
         return caller
 
-    def caller_required(caller: Annotated[Caller | None, Depends(optional_caller)]) -> Caller:
+    async def caller_required(caller: Annotated[Caller | None, Depends(optional_caller)]
+                              ) -> Caller:
+        # async: no I/O here, so FastAPI does not send it to the thread pool
         if caller is None:
             raise _Unauthorized()
         return caller
@@ -332,7 +284,7 @@ def _add_routes(app: FastAPI, store: Store) -> None:
         receipt = await run_in_threadpool(store.submit, caller.team_id, body, idempotency_key)
         return JSONResponse(_receipt_json(receipt), status_code=receipt.http_status)
 
-    @app.get("/api/v1/leaderboard", response_model=BoardModel,
+    @app.get("/api/v1/leaderboard", response_model=Board,
              responses={401: {"model": Rejected}, 404: {"model": Rejected}},
              summary="The board of a phase (default: the current one)")
     def get_leaderboard(caller: Annotated[Caller | None, Depends(optional_caller)],
@@ -340,7 +292,7 @@ def _add_routes(app: FastAPI, store: Store) -> None:
         board = store.board(phase, admin=caller is not None and caller.admin)
         return JSONResponse(board_json(board))
 
-    @app.get("/api/v1/submissions/{submission_id}", response_model=SubmissionModel,
+    @app.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,
              responses={401: {"model": Rejected}, 404: {"model": Rejected}},
              summary="One submission: the team's own, or any with an organizer's token")
     def get_submission(submission_id: int,

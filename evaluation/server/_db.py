@@ -128,6 +128,8 @@ class SubmissionRow(Base):
         # the daily limit counts a team's submissions of a phase by time
         Index(None, "team_id", "phase", "submitted_at"),
         Index(None, "phase", "team_id"),
+        # a team's rank: does another team have a submission scored at least as high?
+        Index(None, "team_id", "phase", "leaderboard_score"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -274,9 +274,25 @@ def parse_submission(body: bytes) -> Submission:
         numbers belong, missing or duplicate folds, an ineligible run, nesting deeper than
         ``MAX_DEPTH`` ...
     """
+    return read_submission(body)[0]
+
+
+def read_submission(body: bytes) -> tuple[Submission, dict]:
+    """``parse_submission``, also returning the parsed JSON document (read once).
+
+    Returns
+    -------
+    (Submission, dict)
+        The checked submission and the JSON object it was read from (not to be changed).
+
+    Raises
+    ------
+    SubmissionRejected
+        As ``parse_submission``.
+    """
     data = _strict_json(body)
     try:
-        return Submission.model_validate(data)
+        return Submission.model_validate(data), data
     except ValidationError as exc:
         raise SubmissionRejected(422, "invalid submission: " + _describe(exc)) from None
 
@@ -308,7 +324,11 @@ def _strict_json(body: bytes) -> dict:
     if not isinstance(data, dict):
         raise SubmissionRejected(422, f"the body must be a JSON object (the submission.json the "
                                       f"runner wrote), got a JSON {_json_type(data)}")
-    _check_depth_and_text(data)
+    _check_depth(data)
+    if "\\u" in text:
+        # only an escape sequence puts a NUL or a surrogate into a string: the decoded UTF-8
+        # holds no surrogate, and strict JSON refuses raw control characters
+        _check_depth_and_text(data)
     return data
 
 
@@ -338,6 +358,28 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
             raise _BadJson(f"the key {_short(key, 40)!r} appears twice in one object")
         out[key] = value
     return out
+
+
+def _check_depth(data: Any) -> None:
+    """Nothing; ``SubmissionRejected`` when ``data`` nests deeper than ``MAX_DEPTH``.
+
+    Level by level, looking only at the containers (``_check_depth_and_text`` looks at
+    every value).
+    """
+    level, depth = [data], 1
+    while level:
+        if depth > MAX_DEPTH:
+            raise SubmissionRejected(422, f"the JSON is nested too deeply (more than "
+                                          f"{MAX_DEPTH} levels)")
+        inner = []
+        for value in level:
+            values = value.values() if value.__class__ is dict else value
+            inner += [v for v in values if v.__class__ in _CONTAINERS]
+        level, depth = inner, depth + 1
+
+
+#: What JSON parses into that can nest (``object_pairs_hook`` gives plain dicts).
+_CONTAINERS = (dict, list)
 
 
 def _check_depth_and_text(data: Any) -> None:

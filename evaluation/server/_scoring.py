@@ -10,14 +10,22 @@ enumerated, so the interval is exact and needs no seed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations_with_replacement
 
 import numpy as np
 
 from evaluation._util.jsonable import json_sha256
-from evaluation.challenge import LEADERBOARD_TESTS, References, aggregate, phase2_score
+from evaluation.challenge import (
+    GATED_SCORE,
+    HIT_RATE,
+    LEADERBOARD_TESTS,
+    References,
+    aggregate,
+    phase2_score,
+)
 from evaluation.errors import ConfigError, EvalRSError, SubmissionRejected
 from evaluation.server._schema import Submission
 
@@ -152,35 +160,68 @@ def fold_bootstrap_interval(rows: Sequence[Mapping[str, float]],
     """
     n = len(rows)
     matrix = np.array([[r[t] for t in LEADERBOARD_TESTS] for r in rows], dtype=np.float64)
-    memo: dict[tuple[int, ...], float] = {}
-
-    def score(sample: tuple[int, ...]) -> float:
-        # a resample's score depends only on which folds it holds, not on their order
-        if sample not in memo:
-            means = matrix[list(sample)].mean(axis=0)
-            memo[sample] = phase2_score(dict(zip(LEADERBOARD_TESTS, means.tolist())),
-                                        references)
-        return memo[sample]
-
     if n <= EXACT_MAX_FOLDS:
-        values, weights = zip(*((score(s), w) for s, w in _multisets(n)))
-        scores = np.repeat(np.array(values), np.array(weights))
+        # a resample's score depends only on which folds it holds, not on their order: each
+        # multiset is scored once and counts as often as the ordered resamples it stands for
+        samples, weights = _multisets(n)
+        scores = np.repeat(_resample_scores(matrix, samples, references), weights)
     else:
         draws = np.random.default_rng(RESAMPLE_SEED).integers(0, n, size=(N_RESAMPLES, n))
-        scores = np.array([score(tuple(sorted(d.tolist()))) for d in draws])
+        scores = _resample_scores(matrix, np.sort(draws, axis=1), references)
     low, high = np.percentile(scores, PERCENTILES)
     return float(low), float(high)
 
 
-def _multisets(n: int) -> Iterator[tuple[tuple[int, ...], int]]:
-    """Each multiset of ``n`` folds out of ``n`` (sorted) and how many of the ``n**n`` ordered
-    resamples it stands for (the multinomial coefficient)."""
-    for sample in combinations_with_replacement(range(n), n):
-        counts = np.bincount(sample, minlength=n)
+def _resample_scores(matrix: np.ndarray, samples: np.ndarray,
+                     references: References) -> np.ndarray:
+    """The phase-2 score of each resample (a row of fold indices, sorted), all at once.
+
+    The same floating-point operations, in the same order, as ``phase2_score`` of each
+    resample's fold means (``matrix[sample].mean(axis=0)``): the fold means are summed fold by
+    fold and divided by ``n``; each group's normalised tests are averaged as ``np.mean`` does;
+    the weighted group means are added group by group. So the scores are bit-identical to the
+    one-resample-at-a-time loop, only without its Python loop.
+    """
+    index = {t: i for i, t in enumerate(LEADERBOARD_TESTS)}
+    if any(t not in index for t in references.tests):  # not a leaderboard test: the slow path
+        return np.array([phase2_score(dict(zip(LEADERBOARD_TESTS, m.tolist())), references)
+                         for m in _fold_means(matrix, samples)])
+    means = _fold_means(matrix, samples)
+    total = sum(references.weights.values())
+    acc = 0
+    for g, members in references.groups.items():
+        cols = [index[t] for t in members]
+        base = np.array([references.baseline[t] for t in members], dtype=np.float64)
+        span = np.array([references.best[t] - references.baseline[t] for t in members],
+                        dtype=np.float64)
+        norm = (means[:, cols] - base) / span
+        acc = acc + references.weights[g] * norm.mean(axis=1)
+    scores = np.asarray(acc / total, dtype=np.float64)
+    gated = means[:, index[HIT_RATE]] < references.hit_rate_threshold
+    return np.where(gated, GATED_SCORE, scores)
+
+
+def _fold_means(matrix: np.ndarray, samples: np.ndarray) -> np.ndarray:
+    """The fold means of each resample: ``(k, tests)``, summed in the resample's order."""
+    acc = matrix[samples[:, 0]].copy()
+    for j in range(1, samples.shape[1]):
+        acc += matrix[samples[:, j]]
+    return acc / samples.shape[1]
+
+
+@lru_cache(maxsize=EXACT_MAX_FOLDS)
+def _multisets(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each multiset of ``n`` folds out of ``n`` (a sorted row of fold indices) and how many of
+    the ``n**n`` ordered resamples it stands for (the multinomial coefficient)."""
+    samples = np.array(list(combinations_with_replacement(range(n), n)), dtype=np.intp)
+    weights = []
+    for sample in samples:
         ways = math.factorial(n)
-        for c in counts:
+        for c in np.bincount(sample, minlength=n):
             ways //= math.factorial(int(c))
-        yield sample, ways
+        weights.append(ways)
+    samples.setflags(write=False)
+    return samples, np.array(weights, dtype=np.intp)
 
 
 # --------------------------------------------------------------------------- the claims

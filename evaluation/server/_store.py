@@ -15,15 +15,23 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 
-from sqlalchemy import and_, distinct, func, or_, select, text
+try:
+    import fcntl
+except ImportError:  # not POSIX: the thread lock alone
+    fcntl = None
+
+from sqlalchemy import and_, bindparam, func, insert, or_, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, defer, sessionmaker
+from sqlalchemy.orm import Session, aliased, defer, sessionmaker
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError, SubmissionRejected
@@ -37,7 +45,7 @@ from evaluation.server._db import (
     SubmissionRow,
     TeamRow,
 )
-from evaluation.server._schema import parse_submission
+from evaluation.server._schema import read_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
 from evaluation.server._tokens import hash_token, matches, new_token
 
@@ -50,6 +58,72 @@ NAME_EXTRA_CHARACTERS = frozenset("\u200c\u200d")
 #: then the earliest (then the lowest id, which only a tie in time reaches).
 _BEST_FIRST = (SubmissionRow.leaderboard_score.desc(), SubmissionRow.phase1_score.desc(),
                SubmissionRow.submitted_at.asc(), SubmissionRow.id.asc())
+
+
+def _rank_statement():
+    """The query of ``Store._rank`` (parameters ``team_id`` and ``phase``): built once, so
+    that a request runs it without building and compiling it again."""
+    s, other = SubmissionRow, aliased(SubmissionRow)
+    team_id, phase = bindparam("team_id"), bindparam("phase")
+    best = (select(s.leaderboard_score.label("score"), s.phase1_score.label("phase1"),
+                   s.submitted_at.label("at"), s.id.label("sid"))
+            .where(s.team_id == team_id, s.phase == phase)
+            .order_by(*_BEST_FIRST).limit(1).subquery("best"))
+    earlier = or_(other.submitted_at < best.c.at,
+                  and_(other.submitted_at == best.c.at, other.id < best.c.sid))
+    by_phase1 = or_(other.phase1_score > best.c.phase1,
+                    and_(other.phase1_score == best.c.phase1, earlier))
+    better = select(other.id).where(
+        other.team_id == TeamRow.id, other.phase == phase,
+        # implied by the next condition; it lets the index seek to the better scores
+        other.leaderboard_score >= best.c.score,
+        or_(other.leaderboard_score > best.c.score,
+            and_(other.leaderboard_score == best.c.score, by_phase1))).correlate(best, TeamRow)
+    ahead = (select(func.count()).select_from(TeamRow)
+             .where(TeamRow.id != team_id, TeamRow.is_baseline.is_(False), better.exists())
+             .correlate(best).scalar_subquery())
+    return select(ahead).select_from(best)
+
+
+_RANK = _rank_statement()
+
+#: What a receipt needs of a stored submission.
+_STORED_FIELDS = ("id", "team_id", "run_id", "body_sha256", "submitted_at", "phase1_score",
+                  "leaderboard_score", "interval_low", "interval_high", "flagged")
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """A stored submission, as far as the receipt of an upload needs it."""
+
+    id: int
+    team_id: int
+    run_id: str
+    body_sha256: str
+    submitted_at: datetime
+    phase1_score: float
+    leaderboard_score: float
+    interval_low: float
+    interval_high: float
+    flagged: bool
+
+
+# The statements of ``Store._insert`` (parameters team_id, phase, run_id, start, end).
+_TEAM_FOR_UPDATE = (select(TeamRow.name, TeamRow.is_baseline)
+                    .where(TeamRow.id == bindparam("team_id")).with_for_update())
+_EXISTING = select(*(getattr(SubmissionRow, f) for f in _STORED_FIELDS)).where(
+    SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
+    SubmissionRow.run_id == bindparam("run_id"))
+_COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
+    SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
+    SubmissionRow.submitted_at >= bindparam("start"),
+    SubmissionRow.submitted_at < bindparam("end"))
+_INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
+# The statements of ``Store.authenticate`` (parameter digest).
+_TEAM_BY_TOKEN = select(TeamRow.id, TeamRow.name, TeamRow.token_hash, TeamRow.revoked_at).where(
+    TeamRow.token_hash == bindparam("digest"))
+_ADMIN_BY_TOKEN = select(AdminTokenRow.token_hash, AdminTokenRow.revoked_at).where(
+    AdminTokenRow.token_hash == bindparam("digest"))
 
 
 class LimitReached(SubmissionRejected):
@@ -249,8 +323,21 @@ class Store:
         self.competition = competition
         self.clock = clock or utc_now
         self._write = sessionmaker(engine, expire_on_commit=False)
-        self._read = sessionmaker(engine.execution_options(**{READ_ONLY: True}),
-                                  expire_on_commit=False)
+        self._read_engine = engine.execution_options(**{READ_ONLY: True})
+        self._read = sessionmaker(self._read_engine, expire_on_commit=False)
+        # SQLite has one writer at a time (BEGIN IMMEDIATE, which keeps the rules exact across
+        # processes); a writer that finds the database locked sleeps in SQLite's busy handler,
+        # in ever longer naps. Writers queue on a lock instead (see _SQLiteWriteLock), and
+        # each starts as soon as the one before has committed.
+        self._write_lock = (_SQLiteWriteLock(engine.url) if engine.dialect.name == "sqlite"
+                            else nullcontext())
+
+    @contextmanager
+    def _writing(self) -> Iterator[Session]:
+        """A write transaction (committed at the end unless it raises), one at a time in this
+        process on SQLite."""
+        with self._write_lock, self._write() as session, session.begin():
+            yield session
 
     def now(self) -> datetime:
         """The clock's time in UTC."""
@@ -296,7 +383,7 @@ class Store:
         check_email(email)
         token = new_token()
         try:
-            with self._write() as session, session.begin():
+            with self._writing() as session:
                 self._refuse_duplicate_name(session, name)
                 team = TeamRow(name=name, email=email, token_hash=hash_token(token),
                             is_baseline=False, created_at=self.now())
@@ -331,15 +418,33 @@ class Store:
         ConfigError
             When there is no such team, or it is a baseline (which has no token).
         """
-        with self._write() as session, session.begin():
-            team = session.scalars(select(TeamRow).where(TeamRow.name == name)).one_or_none()
-            if team is None:
-                raise ConfigError(f"no team named {name!r}; `admin team list` shows the teams.")
-            if team.is_baseline:
-                raise ConfigError(f"{name!r} is a baseline: it has no token to revoke.")
+        with self._writing() as session:
+            team = _team_with_token(session, name)
             if team.revoked_at is None:
                 team.revoked_at = self.now()
             return _team_info(team)
+
+    def new_team_token(self, name: str) -> tuple[TeamInfo, str]:
+        """Give a team a new token (a lost or leaked one): the old token is refused from now on.
+
+        A revoked team is active again with the new token; its submissions stay.
+
+        Returns
+        -------
+        (TeamInfo, str)
+            The team and its new token (only the hash is stored).
+
+        Raises
+        ------
+        ConfigError
+            When there is no such team, or it is a baseline (which has no token).
+        """
+        token = new_token()
+        with self._writing() as session:
+            team = _team_with_token(session, name)
+            team.token_hash = hash_token(token)
+            team.revoked_at = None
+            return _team_info(team), token
 
     def list_teams(self) -> list[TeamInfo]:
         """Every team, baselines included, by id, with its number of submissions."""
@@ -353,7 +458,7 @@ class Store:
     def create_admin_token(self) -> str:
         """Create an organizer's token and return it (only its hash is stored)."""
         token = new_token()
-        with self._write() as session, session.begin():
+        with self._writing() as session:
             session.add(AdminTokenRow(token_hash=hash_token(token), created_at=self.now()))
         return token
 
@@ -365,16 +470,14 @@ class Store:
         """
         if not token:
             return None
-        digest = hash_token(token)
-        with self._read() as session:
-            team = session.scalars(
-                select(TeamRow).where(TeamRow.token_hash == digest)).one_or_none()
+        digest = {"digest": hash_token(token)}
+        with self._read_engine.connect() as conn:
+            team = conn.execute(_TEAM_BY_TOKEN, digest).one_or_none()
             if team is not None:
                 if team.revoked_at is None and matches(token, team.token_hash or ""):
                     return Caller(admin=False, team_id=team.id, team=team.name)
                 return None
-            admin = session.scalars(
-                select(AdminTokenRow).where(AdminTokenRow.token_hash == digest)).one_or_none()
+            admin = conn.execute(_ADMIN_BY_TOKEN, digest).one_or_none()
             if admin is not None and admin.revoked_at is None \
                     and matches(token, admin.token_hash):
                 return Caller(admin=True)
@@ -409,13 +512,11 @@ class Store:
         """
         competition = self._competition()
         now = self.now()
-        submission = parse_submission(body)
+        submission, document = read_submission(body)
         if idempotency_key is not None and idempotency_key != submission.run_id:
             raise SubmissionRejected(
                 422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
                      f"submission's run_id {submission.run_id!r}; send the run id as the key.")
-        # parse_submission accepted the body, so it is JSON of a bounded size and depth
-        document = json.loads(body)
         competition.check_run(document)
         phase = competition.phase_at(now)
         if phase is None:
@@ -440,42 +541,41 @@ class Store:
         return self._receipt(stored, new, phase, used)
 
     def _insert(self, values: dict, phase: Phase, now: datetime
-                ) -> tuple[SubmissionRow, bool, int]:
+                ) -> tuple[_Stored, bool, int]:
         """Store a submission (the columns' ``values``) unless its run is there; returns (the
-        stored row, new?, submissions of the team in the phase today)."""
-        row = SubmissionRow(**values)
+        stored submission, new?, submissions of the team in the phase today).
+
+        Core statements built once (``_INSERT_STATEMENTS``) on a connection: the rules are
+        those of the ORM version, without its unit of work on the hot path."""
         start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
         end = start + timedelta(days=1)
-        with self._write() as session, session.begin():
+        keys = {"team_id": values["team_id"], "phase": values["phase"]}
+        with self._write_lock, self.engine.begin() as conn:
             # the lock that makes counting and inserting one step (PostgreSQL; on SQLite the
             # transaction's BEGIN IMMEDIATE holds the database's write lock already)
-            team = session.scalars(
-                select(TeamRow).where(TeamRow.id == row.team_id).with_for_update()).one()
-            existing = session.scalars(select(SubmissionRow).where(
-                SubmissionRow.team_id == row.team_id, SubmissionRow.phase == row.phase,
-                SubmissionRow.run_id == row.run_id)).one_or_none()
+            team = conn.execute(_TEAM_FOR_UPDATE, keys).one()
+            existing = conn.execute(_EXISTING, {**keys, "run_id": values["run_id"]}
+                                    ).one_or_none()
             if existing is not None:
-                if existing.body_sha256 != row.body_sha256:
+                if existing.body_sha256 != values["body_sha256"]:
                     raise SubmissionRejected(
-                        409, f"run {row.run_id} was submitted already (submission "
+                        409, f"run {values['run_id']} was submitted already (submission "
                              f"{existing.id}, {_iso(existing.submitted_at)}) with another "
                              f"body; a run id names one result. Submit a changed run as a "
                              f"new run (a new run id), or send the stored file unchanged.")
-                return existing, False, 0
-            used = session.scalar(select(func.count()).select_from(SubmissionRow).where(
-                SubmissionRow.team_id == row.team_id, SubmissionRow.phase == row.phase,
-                SubmissionRow.submitted_at >= start, SubmissionRow.submitted_at < end))
+                return _Stored(**existing._mapping), False, 0
+            used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
             if used >= phase.daily_limit and not team.is_baseline:
                 wait = max(1, math.ceil((end - now).total_seconds()))
                 raise LimitReached(
                     f"daily limit reached: team {team.name!r} has made {used} of "
                     f"{phase.daily_limit} submissions to phase {phase.name!r} today (UTC); "
                     f"the next is accepted from {_iso(end)}, in {wait} s.", wait)
-            session.add(row)
-            session.flush()
-            return row, True, used + 1
+            new_id = conn.execute(_INSERT, values).scalar_one()
+        stored = _Stored(id=new_id, **{f: values[f] for f in _STORED_FIELDS if f != "id"})
+        return stored, True, used + 1
 
-    def _receipt(self, row: SubmissionRow, new: bool, phase: Phase, used: int) -> Receipt:
+    def _receipt(self, row: _Stored, new: bool, phase: Phase, used: int) -> Receipt:
         hidden = not phase.public
         rank = None if hidden else self._rank(phase.name, row.team_id)
         if new:
@@ -556,27 +656,15 @@ class Store:
     def _rank(self, phase: str, team_id: int) -> int | None:
         """The place of a team on a phase's board (None when it has no submission there).
 
-        One more than the number of other teams with a submission better than the team's
-        best (in the board's order), counted in SQL, so that it costs one indexed query and
-        not the whole board.
+        One more than the number of other teams (not baselines) with a submission better
+        than the team's best (in the board's order). One query: the team's best, then, for
+        each other team, whether it has a better submission, a seek in the index on (team,
+        phase, leaderboard score); so it costs a few index lookups per team and does not grow
+        with the number of submissions.
         """
-        s = SubmissionRow
-        with self._read() as session:
-            best = session.execute(select(s.leaderboard_score, s.phase1_score, s.submitted_at,
-                                          s.id).where(s.team_id == team_id, s.phase == phase)
-                                   .order_by(*_BEST_FIRST).limit(1)).one_or_none()
-            if best is None:
-                return None
-            score, phase1, at, sid = best
-            earlier = or_(s.submitted_at < at, and_(s.submitted_at == at, s.id < sid))
-            by_phase1 = or_(s.phase1_score > phase1, and_(s.phase1_score == phase1, earlier))
-            better = or_(s.leaderboard_score > score,
-                         and_(s.leaderboard_score == score, by_phase1))
-            ahead = session.scalar(
-                select(func.count(distinct(s.team_id))).join(TeamRow)
-                .where(s.phase == phase, s.team_id != team_id, TeamRow.is_baseline.is_(False),
-                       better))
-        return int(ahead) + 1
+        with self._read_engine.connect() as conn:
+            found = conn.execute(_RANK, {"team_id": team_id, "phase": phase}).one_or_none()
+        return None if found is None else int(found[0]) + 1
 
     def board(self, phase_name: str | None = None, *, admin: bool = False) -> Board:
         """The board of a phase: each team's best submission, and the baselines, best first.
@@ -661,7 +749,7 @@ class Store:
 
     def _baseline_team(self, name: str) -> int:
         check_team_name(name)
-        with self._write() as session, session.begin():
+        with self._writing() as session:
             team = session.scalars(select(TeamRow).where(TeamRow.name == name)).one_or_none()
             if team is None:
                 team = TeamRow(name=name, email=None, token_hash=None, is_baseline=True,
@@ -675,7 +763,7 @@ class Store:
 
     def _pin(self, team_id: int, phase: str, run_id: str, digest: str, payload: str,
              scores: Scores) -> int:
-        with self._write() as session, session.begin():
+        with self._writing() as session:
             stored = session.scalars(select(SubmissionRow).where(
                 SubmissionRow.team_id == team_id, SubmissionRow.phase == phase)).all()
             same = [s for s in stored if s.run_id == run_id and s.body_sha256 == digest]
@@ -697,6 +785,63 @@ class Store:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+class _SQLiteWriteLock:
+    """The queue of an SQLite database's writers: a thread lock, and an ``flock`` on the file
+    ``<database>-writer.lock`` for the writers of other processes (``serve --workers``).
+
+    Only an addition: ``BEGIN IMMEDIATE`` still makes the transactions exact, whatever holds
+    this lock or not (another program, a database the lock file cannot be created for). The
+    lock only spares the writers SQLite's busy handler, which polls with sleeps of up to
+    100 ms, so that the next writer starts as soon as the last one has committed. The kernel
+    releases an ``flock`` when its process dies. SQLite's write-ahead log needs every process
+    on one machine, so a lock of that machine is enough.
+    """
+
+    def __init__(self, url) -> None:
+        self._thread = threading.Lock()
+        database = url.database or ""
+        plain_file = (fcntl is not None and database not in ("", ":memory:")
+                      and not database.startswith("file:") and not url.query.get("uri"))
+        self._path = f"{database}-writer.lock" if plain_file else None
+        self._fd: int | None = None
+
+    def __enter__(self) -> None:
+        self._thread.acquire()
+        try:
+            if self._fd is None and self._path is not None:
+                try:
+                    self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError:
+                    self._path = None  # e.g. a read-only folder: the thread lock alone
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._thread.release()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._thread.release()
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+
+
+
+def _team_with_token(session: Session, name: str) -> TeamRow:
+    """The team named ``name``; ConfigError when there is none or it is a baseline (no token)."""
+    team = session.scalars(select(TeamRow).where(TeamRow.name == name)).one_or_none()
+    if team is None:
+        raise ConfigError(f"no team named {name!r}; `admin team list` shows the teams.")
+    if team.is_baseline:
+        raise ConfigError(f"{name!r} is a baseline: it has no token.")
+    return team
 
 
 def _team_info(team: TeamRow, submissions: int = 0) -> TeamInfo:
