@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TORCH_STAMP := $(VENV)/.torch
 SERVER_STAMP := $(VENV)/.server
+RAY_STAMP := $(VENV)/.ray
 BROWSER_STAMP := $(VENV)/.browser
 POSTGRES_STAMP := $(VENV)/.postgres
 # Installs Debian packages when missing and possible (root with apt-get); never fails the build.
@@ -31,6 +32,13 @@ $(SERVER_STAMP): $(STAMP) requirements-server.txt requirements-server-test.txt
 	$(PY) -m pip install --quiet -r requirements-server-test.txt \
 		|| echo "could not install requirements-server-test.txt: the server tests will skip"
 	touch $(SERVER_STAMP)
+
+# Ray, for the executor="ray" tests (optional: `make submission` never installs it).
+# When pip cannot install it, the Ray tests skip with the reason.
+$(RAY_STAMP): $(STAMP) requirements-ray.txt
+	$(PY) -m pip install --quiet -r requirements-ray.txt \
+		|| echo "could not install requirements-ray.txt: the Ray tests will skip"
+	touch $(RAY_STAMP)
 
 # Debian's chromium + chromium-driver for the board page's browser test.
 $(BROWSER_STAMP): $(STAMP)
@@ -63,7 +71,7 @@ install: $(STAMP)
 submission: install
 	$(PY) submission.py $(ARGS)
 
-test: install $(TORCH_STAMP) $(SERVER_STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP)
+test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q $(ARGS)
 

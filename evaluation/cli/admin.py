@@ -1,4 +1,5 @@
-"""``python -m evaluation admin``: the organizers' commands (teams, tokens) on the database."""
+"""``python -m evaluation admin``: the organizers' commands (teams, tokens, phases) on the database.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +13,17 @@ TOKEN_NOTE = ("the token is shown only now: the database keeps only its hash. Se
 
 
 def register(subparsers) -> None:
-    """Add the ``admin`` command (``team add|revoke|list``, ``token create``) to ``subparsers``.
-    """
+    """Add the ``admin`` command (``team add|revoke|token|list``, ``token create``,
+    ``phase reveal|list``) to ``subparsers``."""
     p = subparsers.add_parser(
         "admin",
         help="manage the leaderboard's teams and tokens (organizers)",
-        description="Add, revoke and list the leaderboard's teams, and create organizer "
-                    "tokens. Migrates the database's schema first. Needs the server extra.",
+        description="Add, revoke and list the leaderboard's teams, create organizer "
+                    "tokens, and reveal the private scores of a phase. Migrates the "
+                    "database's schema first. Needs the server extra.",
     )
     _db_option(p, DEFAULT_DB)
-    groups = p.add_subparsers(dest="admin_group", required=True, metavar="{team,token}")
+    groups = p.add_subparsers(dest="admin_group", required=True, metavar="{team,token,phase}")
 
     team = groups.add_parser("team", help="add, revoke or list teams, or renew a team's token")
     actions = team.add_subparsers(dest="admin_action", required=True,
@@ -52,6 +54,23 @@ def register(subparsers) -> None:
     _db_option(create)
     create.set_defaults(func=token_create)
 
+    phase = groups.add_parser("phase", help="reveal a phase's private scores, list the phases")
+    phase_actions = phase.add_subparsers(dest="admin_action", required=True,
+                                         metavar="{reveal,list}")
+    reveal = phase_actions.add_parser(
+        "reveal", help="reveal the private scores of a phase: its board ranks by them from "
+                       "now on (cannot be undone)")
+    reveal.add_argument("name", metavar="NAME", help="the phase, as named in the competition "
+                                                     "file")
+    _db_option(reveal)
+    _competition_option(reveal)
+    reveal.set_defaults(func=phase_reveal)
+    phases = phase_actions.add_parser("list", help="list the phases and whether their private "
+                                                   "scores are revealed")
+    _db_option(phases)
+    _competition_option(phases)
+    phases.set_defaults(func=phase_list)
+
 
 def _db_option(parser: argparse.ArgumentParser, default=argparse.SUPPRESS) -> None:
     # accepted before and after the subcommand: `admin --db URL team list` and
@@ -60,11 +79,20 @@ def _db_option(parser: argparse.ArgumentParser, default=argparse.SUPPRESS) -> No
                         help=f"SQLAlchemy database URL (default: {DEFAULT_DB})")
 
 
+def _competition_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--competition", default=None, metavar="FILE",
+                        help="the competition file (TOML): its phases are the names accepted "
+                             "(default: the phases that have submissions in the database)")
+
+
 def _store(args: argparse.Namespace):
     server = import_server()
+    competition = None
+    if getattr(args, "competition", None) is not None:
+        competition = server.load_competition(args.competition)
     engine = server.make_engine(args.db)
     server.upgrade(engine)
-    return server.Store(engine)
+    return server.Store(engine, competition)
 
 
 def team_add(args: argparse.Namespace) -> int:
@@ -115,4 +143,33 @@ def token_create(args: argparse.Namespace) -> int:
     print(f"organizer token: {token}")
     print("it is shown only now (the database keeps only its hash); it reads every submission "
           "and the hidden scores: keep it secret.")
+    return 0
+
+
+def phase_reveal(args: argparse.Namespace) -> int:
+    """Reveal the private scores of phase ``args.name``; ConfigError (exit 2) when there is no
+    such phase."""
+    revealed_at, new = _store(args).reveal_phase(args.name)
+    when = f"{revealed_at:%Y-%m-%d %H:%M:%S} UTC"
+    if new:
+        print(f"phase {args.name!r} revealed at {when}: its board shows the private scores and "
+              f"ranks by them from now on")
+    else:
+        print(f"phase {args.name!r} was revealed already, at {when}; nothing changed")
+    return 0
+
+
+def phase_list(args: argparse.Namespace) -> int:
+    """Print the phases and, for each, whether (and when) its private scores were revealed."""
+    store = _store(args)
+    names, reveals = store.phase_names(), store.reveals()
+    if not names:
+        print("no phases yet: give the competition file (--competition FILE), or start the "
+              "server once (it pins the baselines on every phase)")
+        return 0
+    print(f"{'state':<10}  {'revealed (UTC)':<16}  phase")
+    for name in names:
+        at = reveals.get(name)
+        state, when = ("revealed", f"{at:%Y-%m-%d %H:%M}") if at else ("hidden", "-")
+        print(f"{state:<10}  {when:<16}  {name}")
     return 0

@@ -8,21 +8,16 @@ final results file. A run that was killed resumes at its first unfinished fold.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import random
 import re
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from rich.console import Console
 from tqdm.auto import tqdm
 
@@ -42,11 +37,10 @@ from evaluation.challenge import (
 )
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, RunWarning
-from evaluation.predictions import validate_predictions
-from evaluation.protocols import rating_errors, supports_ratings
-from evaluation.runner import _store
+from evaluation.runner import _ray, _store
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
-from evaluation.runner._profile import FoldProfile, environment
+from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
+from evaluation.runner._profile import environment
 from evaluation.runner._result import RunResult
 from evaluation.runner._submit import UploadSettings, check_settings, submit_run
 
@@ -54,8 +48,8 @@ from evaluation.runner._submit import UploadSettings, check_settings, submit_run
 OFFICIAL_NUM_FOLDS = 4
 DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
-#: The stages of a fold, in order; each is timed.
-STAGES = ("data", "train", "predict", "validate", "score")
+#: Where the folds run: in the runner's process, or as Ray tasks.
+EXECUTORS = ("local", "ray")
 #: The upload keyword arguments ``EvalRSRunner`` took before ``upload=UploadSettings(...)``.
 _OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id", "upload_url": "url",
                     "upload_token": "token"}
@@ -142,6 +136,17 @@ class EvalRSRunner:
         ``submission.py``); checked here, so that a bad URL or token fails before the run.
     email, participant_id, upload_url, upload_token : str, optional
         Deprecated: pass ``upload=UploadSettings(email, participant_id, url, token)``.
+    executor : {"local", "ray"}
+        Where the folds run: ``"local"`` (default) one after the other in this process;
+        ``"ray"`` each as a Ray task (needs the ``ray`` extra), on a local Ray or on the
+        cluster named by ``RAY_ADDRESS``. Both write the same results, bit for bit, but a
+        Ray task trains its own copy of the model: the model passed to ``evaluate`` stays
+        untrained, and ``train`` must not rely on state left from an earlier fold.
+    ray_resources : dict, optional
+        What each fold's task asks Ray for: ``num_cpus`` (default 1), ``num_gpus`` (default
+        0), ``memory`` (bytes). Only with ``executor="ray"``.
+    ray_max_retries : int
+        How often Ray runs a fold again when its worker process dies (default 3).
 
     Raises
     ------
@@ -165,6 +170,9 @@ class EvalRSRunner:
         participant_id: str | None = None,
         upload_url: str | None = None,
         upload_token: str | None = None,
+        executor: str = "local",
+        ray_resources: dict | None = None,
+        ray_max_retries: int = _ray.DEFAULT_MAX_RETRIES,
     ) -> None:
         if dataset is not None and not isinstance(dataset, ChallengeDataset):
             raise ConfigError(_not_a_dataset(dataset))
@@ -181,6 +189,9 @@ class EvalRSRunner:
             "email": email, "participant_id": participant_id, "upload_url": upload_url,
             "upload_token": upload_token})
         self.references, self.references_note = self._resolve_references(references)
+        self.executor, self.ray_resources = _check_executor(executor, ray_resources)
+        self.ray_max_retries = check_int("ray_max_retries", ray_max_retries, minimum=0,
+                                         owner="EvalRSRunner")
 
     # ------------------------------------------------------------------ configuration
 
@@ -369,23 +380,40 @@ class EvalRSRunner:
 
     def _run_folds(self, model, run: _Run, *, resume: bool,
                    train_kwargs: dict) -> tuple[list[dict], list[UserScores]]:
-        """Each fold's results and per-user scores, reused when finished, else computed."""
-        folds: list[dict] = []
-        user_scores: list[UserScores] = []
+        """Each fold's results and per-user scores, reused when finished, else computed.
+
+        The folds to compute run in this process or as Ray tasks (``executor``); either way
+        this process saves each one as it finishes, and the progress bar follows.
+        """
+        done: dict[int, tuple[dict, UserScores]] = {}
         bar = tqdm(total=self.dataset.num_folds, desc="folds", unit="fold",
                    disable=not self.progress)
+        todo = []
         for fold in range(self.dataset.num_folds):
-            done = self._load_fold(run, fold) if resume else None
-            if done is not None:
-                if self.verbose:
-                    run.console.print(f"  fold {fold}: finished in an earlier run, reused")
-            else:
-                done = self._run_fold(model, fold, run, train_kwargs)
-            folds.append(done[0])
-            user_scores.append(done[1])
+            found = self._load_fold(run, fold) if resume else None
+            if found is None:
+                todo.append(fold)
+                continue
+            if self.verbose:
+                run.console.print(f"  fold {fold}: finished in an earlier run, reused")
+            done[fold] = found
+            bar.update(1)
+        for fold in todo:
+            # a run killed while it recomputes the fold leaves no record vouching for old files
+            _store.forget_fold(run.dir, fold)
+        jobs = [self._job(run, fold, train_kwargs) for fold in todo]
+        if self.executor == "ray" and jobs:
+            computed = _ray.run_folds(model, self.dataset, jobs, resources=self.ray_resources,
+                                      max_retries=self.ray_max_retries)
+        else:
+            computed = (FoldOutput(job.fold, *compute_fold(model, self.dataset, job))
+                        for job in jobs)
+        for out in computed:
+            done[out.fold] = self._save_fold(run, out)
             bar.update(1)
         bar.close()
-        return folds, user_scores
+        return ([done[f][0] for f in range(self.dataset.num_folds)],
+                [done[f][1] for f in range(self.dataset.num_folds)])
 
     def _result(self, model, run: _Run, folds: list[dict], user_scores: list[UserScores],
                 started: float) -> RunResult:
@@ -425,77 +453,30 @@ class EvalRSRunner:
 
     # ------------------------------------------------------------------ one fold
 
-    def _run_fold(self, model, fold: int, run: _Run,
-                  train_kwargs: dict) -> tuple[dict, UserScores]:
-        """Train, predict, validate and score one fold; save it; return results and scores."""
-        ds = self.dataset
-        profile = FoldProfile()
-        bar = tqdm(total=len(STAGES), desc=f"fold {fold}", leave=False, unit="step",
-                   disable=not self.progress)
-        with _stage(profile, bar, "data"):
-            train_df = ds.get_train_set(fold)
-            test_df = ds.get_test_set(fold, limit=run.limit or None)
-        # A model may change the frames it gets (add columns, drop rows in place, write with
-        # .loc): under pandas' copy-on-write a shallow copy takes those changes without
-        # copying any data, so validation, scoring and the recorded counts use the
-        # harness's own frames. The catalog comes from the tables, not from a model's copy.
-        _store.forget_fold(run.dir, fold)
-        _seed_global_generators(_fold_seed(run.seed, fold))
-        with _stage(profile, bar, "train"):
-            model.train(train_df.copy(deep=False), **train_kwargs)
-        with _stage(profile, bar, "predict"):
-            raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
-        with _stage(profile, bar, "validate"):
-            predictions = validate_predictions(
-                raw, test_df["user_id"].to_numpy(), k=self.k, catalog=ds.tables.tracks.index,
-                train=train_df)
-        with _stage(profile, bar, "score"):
-            tests, details, challenge_fold = self._score(run, fold, train_df, test_df,
-                                                         predictions)
-        bar.close()
-        scores = UserScores.from_challenge_fold(challenge_fold)
-        result = to_jsonable({"fold": fold, "n_users": int(len(test_df)),
-                              "n_train_rows": int(len(train_df)), "tests": tests,
-                              "details": details})
-        rating = self._rating_errors(model, test_df)
-        if rating is not None:
-            result["rating_errors"] = to_jsonable(rating)
-        result["runtime"] = profile.to_dict()
-        _store.write_fold(run.dir, fold, run.key, result, scores)
+    def _job(self, run: _Run, fold: int, train_kwargs: dict) -> FoldJob:
+        """The settings of one fold of ``run``."""
+        return FoldJob(fold=fold, name=run.name, seed=run.seed, limit=run.limit, k=self.k,
+                       reclist_cls=run.reclist_cls, reports=self.reports,
+                       verbose=self.verbose, progress=self.progress,
+                       report_dir=run.dir / "reclist" / f"fold_{fold}",
+                       train_kwargs=train_kwargs)
+
+    def _save_fold(self, run: _Run, out: FoldOutput) -> tuple[dict, UserScores]:
+        """Save a computed fold (and reclist's files from a Ray task); its results and scores."""
+        if out.printed and self.verbose:
+            sys.stdout.write(out.printed)
+        report_dir = run.dir / "reclist" / f"fold_{out.fold}"
+        for name, data in out.report_files.items():
+            path = report_dir / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        _store.write_fold(run.dir, out.fold, run.key, out.result, out.scores)
         if self.verbose:
+            tests = out.result["tests"]
             parts = ", ".join(f"{t} {tests[t]:.4f}" for t in ("HIT_RATE", "MRR") if t in tests)
-            run.console.print(f"  fold {fold}: {parts} ({profile.seconds():.1f} s)")
-        return result, scores
-
-    def _score(self, run: _Run, fold: int, train_df, test_df, predictions):
-        """Run the RecList on one fold: its tests as JSON-ready values, details, the fold."""
-        rl = run.reclist_cls(self.dataset, fold, predictions, model_name=run.name, k=self.k,
-                             x_train=train_df, y_test=test_df, validate=False,
-                             meta_data_folder=run.dir / "reclist" / f"fold_{fold}")
-        if self.reports:
-            # reclist's own loop prints its table and writes its report folder (plots, JSON).
-            out = contextlib.nullcontext() if self.verbose else \
-                contextlib.redirect_stdout(io.StringIO())
-            with out:
-                rl(verbose=self.verbose)
-            # reuse what reclist computed instead of running every test a second time
-            rl._results = {r["name"]: r["result"] for r in rl._test_results}
-        scored = rl.results(), rl.details(), rl.state
-        # A RecList keeps its own bound methods (a reference cycle), so it would live, with the
-        # fold's frames, until a later garbage collection: two folds' data at once. Drop them.
-        rl.__dict__.clear()
-        return scored
-
-    def _rating_errors(self, model, test_df: pd.DataFrame) -> dict | None:
-        """The model's rating errors on the fold, if the data has ratings and the model rates."""
-        events = self.dataset.tables.events
-        if "rating" not in events.columns or not supports_ratings(model):
-            return None
-        ratings = events["rating"]
-        # the scale of the whole dataset, so that NRMSE/NMAE compare across folds
-        scale = (float(ratings.min()), float(ratings.max()))
-        return rating_errors(model, test_df.assign(rating=ratings.reindex(test_df.index)
-                                                   .to_numpy()), rating_range=scale)
+            seconds = sum(stage["seconds"] for stage in out.result["runtime"].values())
+            run.console.print(f"  fold {out.fold}: {parts} ({seconds:.1f} s)")
+        return out.result, out.scores
 
     def _load_fold(self, run: _Run, fold: int):
         """The finished fold's results and per-user scores, verified; None to compute it.
@@ -554,13 +535,18 @@ class _Run:
         return self.dir.name
 
 
-@contextlib.contextmanager
-def _stage(profile: FoldProfile, bar, name: str) -> Iterator[None]:
-    """Time the ``with`` block as stage ``name`` of ``profile`` and advance ``bar``."""
-    bar.set_postfix_str(name)
-    with profile.stage(name):
-        yield
-    bar.update(1)
+def _check_executor(executor, resources) -> tuple[str, dict | None]:
+    """The executor and its Ray resources, checked (Ray imported only for ``"ray"``)."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"EvalRSRunner: executor must be one of {list(EXECUTORS)}; got "
+                          f"{executor!r}.")
+    if executor == "local":
+        if resources is not None:
+            raise ConfigError("EvalRSRunner: ray_resources applies to executor='ray' only; "
+                              "drop it or pass executor='ray'.")
+        return executor, None
+    _ray.import_ray()  # fails here, with the install hint, rather than after the first fold
+    return executor, _ray.check_resources(resources)
 
 
 def _check_n_boot(n_boot) -> int:
@@ -590,17 +576,3 @@ def _mean_rating_errors(folds: list[dict]) -> dict | None:
     return {n: float(np.mean([f["rating_errors"][n] for f in folds]))
             for n in names if all(isinstance(f.get("rating_errors", {}).get(n), (int, float))
                                   for f in folds)}
-
-
-def _fold_seed(seed: int, fold: int) -> int:
-    """The seed of fold ``fold`` of a run seeded with ``seed``."""
-    return (int(seed) * 1_000_003 + fold) % 2**32
-
-
-def _seed_global_generators(seed: int) -> None:
-    """Seed the generators a model might draw from without a seed of its own."""
-    random.seed(seed)
-    np.random.seed(seed)  # noqa: NPY002 - participants' models may use the legacy global API
-    torch = sys.modules.get("torch")  # seeded only if the model imported it
-    if torch is not None:
-        torch.manual_seed(seed)

@@ -12,11 +12,19 @@ from evaluation.server._competition import BaselineSpec, Competition, Phase, loa
 from evaluation.server._db import (
     AdminTokenRow,
     Base,
+    PhaseRevealRow,
+    ReproductionRow,
     SubmissionRow,
     TeamRow,
     make_engine,
     shown_url,
     upgrade,
+)
+from evaluation.server._reproduction import (
+    MAX_LOG_TAIL_BYTES,
+    VERDICTS,
+    ReproductionReport,
+    parse_reproduction,
 )
 from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
@@ -45,9 +53,13 @@ __all__ = [
     "Competition",
     "LimitReached",
     "MAX_BODY_BYTES",
+    "MAX_LOG_TAIL_BYTES",
     "Phase",
+    "PhaseRevealRow",
     "REPRODUCTION_STATES",
     "Receipt",
+    "ReproductionReport",
+    "ReproductionRow",
     "Scores",
     "Store",
     "Submission",
@@ -56,6 +68,7 @@ __all__ = [
     "SubmissionView",
     "TeamInfo",
     "TeamRow",
+    "VERDICTS",
     "board_json",
     "check_email",
     "check_team_name",
@@ -67,6 +80,7 @@ __all__ = [
     "matches",
     "metadata",
     "new_token",
+    "parse_reproduction",
     "parse_submission",
     "read_body",
     "recompute",

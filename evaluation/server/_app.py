@@ -1,5 +1,9 @@
 """The leaderboard's HTTP API (FastAPI): submissions, the board, a submission, health, the page.
 
+The organizers' token also reads a submission's stored body (``.../payload``) and records the
+verdict of a reproduction (``POST .../reproduction``); for a team's token both answer 404, as
+for a submission that does not exist.
+
 Every answer is JSON except the page (``GET /``). A refusal is
 ``{"status": "rejected", "reason": "..."}`` (with ``detail`` when FastAPI itself refused the
 request's parameters), never a traceback. The upload's body is read from the stream and
@@ -18,7 +22,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, TypeAdapter
 from sqlalchemy.engine import Engine
@@ -32,6 +36,7 @@ from evaluation.errors import SubmissionRejected
 from evaluation.server._board import Board
 from evaluation.server._competition import Competition
 from evaluation.server._db import make_engine, upgrade
+from evaluation.server._reproduction import ReproductionReport
 from evaluation.server._schema import MAX_BODY_BYTES, Submission
 from evaluation.server._store import Caller, LimitReached, Receipt, Store, SubmissionView
 
@@ -68,6 +73,14 @@ class ReceiptModel(BaseModel):
                                          "the phase's scores are hidden")
     flagged: bool = Field(description="the uploaded score differs from the recomputed one")
     message: str
+
+
+class Recorded(BaseModel):
+    """The answer to a recorded reproduction verdict."""
+
+    status: str = "recorded"
+    submission_id: int
+    verdict: str
 
 
 class Health(BaseModel):
@@ -301,6 +314,39 @@ def _add_routes(app: FastAPI, store: Store) -> None:
         if view is None:  # another team's and a missing one look the same
             raise SubmissionRejected(404, f"no submission {submission_id} of your team")
         return JSONResponse(_submission_json(view))
+
+    @app.get("/api/v1/submissions/{submission_id}/payload",
+             responses={200: {"content": {"application/json": {}},
+                              "description": "the stored body (canonical JSON)"},
+                        401: {"model": Rejected}, 404: {"model": Rejected}},
+             summary="The body of a submission as stored (organizers)")
+    def get_payload(submission_id: int, caller: Annotated[Caller, Depends(caller_required)]):
+        payload = store.payload(submission_id, caller)
+        if payload is None:  # a team's token and a missing submission look the same
+            raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "
+                                          f"read (organizers only)")
+        return Response(payload, media_type="application/json")
+
+    try:
+        report_schema = ReproductionReport.model_json_schema()
+    except Exception:  # the docs only; never stops the server
+        report_schema = {"type": "object"}
+
+    @app.post(
+        "/api/v1/submissions/{submission_id}/reproduction", response_model=Recorded,
+        responses={**errors},
+        openapi_extra={"requestBody": {"required": True, "content": {
+            "application/json": {"schema": report_schema}}}},
+        summary="Record the verdict of a reproduction (organizers)",
+    )
+    async def post_reproduction(request: Request, submission_id: int,
+                                caller: Annotated[Caller, Depends(caller_required)]):
+        if not caller.admin:
+            raise SubmissionRejected(404, f"no submission {submission_id} whose reproduction "
+                                          f"you may record (organizers only)")
+        body = await read_body(request)
+        answer = await run_in_threadpool(store.record_reproduction, submission_id, body)
+        return JSONResponse(Recorded(**answer).model_dump(mode="json"))
 
     @app.get("/healthz", response_model=Health, summary="Whether the database answers")
     def healthz():

@@ -14,7 +14,9 @@ class BoardRow:
     """One line of the board: a team's best submission of the phase, or a pinned baseline.
 
     ``rank`` counts teams only (1 = best); baselines have ``rank=None`` and sit at the place
-    their score gives them. Scores and tests are None when the phase's scores are hidden.
+    their score gives them. Scores and tests are None when the phase's scores are hidden. The
+    private scores (the model on the organizers' private folds) are None until the phase is
+    revealed, and for a submission that was not reproduced on the private folds.
     """
 
     team: str
@@ -30,11 +32,18 @@ class BoardRow:
     last_submitted: datetime
     reproduction: str = "pending"
     flagged: bool = False
+    private_score: float | None = None
+    private_interval: tuple[float, float] | None = None
+    private_phase1_score: float | None = None
 
 
 @dataclass(frozen=True)
 class Board:
-    """The board of one phase, ordered best first (baselines among the teams)."""
+    """The board of one phase, ordered best first (baselines among the teams).
+
+    ``revealed``: the organizers revealed the phase's private scores; the rows are then
+    ranked by the private score (then the public one), rows without one after the others.
+    """
 
     competition: str
     phase: str
@@ -43,3 +52,4 @@ class Board:
     rows: tuple[BoardRow, ...]
     generated_at: datetime
     tests: tuple[str, ...] = field(default=())
+    revealed: bool = False

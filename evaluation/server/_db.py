@@ -1,8 +1,11 @@
 """The leaderboard's database: tables (SQLAlchemy 2 ORM), the engine, and the schema migrations.
 
-Three tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
-without a token), ``submissions`` (one row per accepted upload: the recomputed scores and the
-body as received, canonical JSON) and ``admin_tokens`` (hashes of the organizers' tokens).
+Five tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
+without a token), ``submissions`` (one row per accepted upload: the recomputed scores, the
+private scores once the organizers have reproduced the run on the private folds, and the body
+as received, canonical JSON), ``admin_tokens`` (hashes of the organizers' tokens),
+``reproductions`` (every verdict the organizers recorded for a submission, the latest one
+shown) and ``phase_reveals`` (the phases whose private scores the organizers have revealed).
 
 Times are stored in UTC. SQLite is the embedded default; any other SQLAlchemy URL (PostgreSQL
 for a server database) is used as given. The schema is created and changed only by the Alembic
@@ -148,8 +151,50 @@ class SubmissionRow(Base):
     claimed_score: Mapped[float | None] = mapped_column(Double)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
     reproduction: Mapped[str] = mapped_column(String(20), default="pending")
+    # the scores of the same model on the organizers' private folds (None until reproduced
+    # with ``private``); shown only after the phase is revealed (``phase_reveals``)
+    private_phase1_score: Mapped[float | None] = mapped_column(Double)
+    private_leaderboard_score: Mapped[float | None] = mapped_column(Double)
+    private_interval_low: Mapped[float | None] = mapped_column(Double)
+    private_interval_high: Mapped[float | None] = mapped_column(Double)
+    private_tests: Mapped[dict | None] = mapped_column(JSON)
 
     team: Mapped[TeamRow] = relationship(back_populates="submissions")
+
+
+class ReproductionRow(Base):
+    """One verdict of the organizers' reproduction of a submission; the latest one counts.
+
+    ``table`` holds the per-test comparison as the reproduction sent it, ``log_tail`` the end
+    of its log; ``private_fold_tests`` the per-fold tests on the private folds, when it ran
+    them. Kept for the record, never shown by the API.
+    """
+
+    __tablename__ = "reproductions"
+    __table_args__ = (Index(None, "submission_id", "recorded_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # a baseline whose file changed replaces its submission: its verdicts go with it
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id",
+                                                          ondelete="CASCADE"))
+    verdict: Mapped[str] = mapped_column(String(20))
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    fingerprint_matches: Mapped[bool] = mapped_column(Boolean)
+    harness_version: Mapped[str | None] = mapped_column(String(64))
+    table: Mapped[list] = mapped_column(JSON)
+    log_tail: Mapped[str] = mapped_column(Text)
+    private_fold_tests: Mapped[list | None] = mapped_column(JSON)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PhaseRevealRow(Base):
+    """A phase whose private scores the organizers revealed, and when (``admin phase reveal``).
+    """
+
+    __tablename__ = "phase_reveals"
+
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
+    revealed_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class AdminTokenRow(Base):

@@ -59,6 +59,8 @@ class RowView:
     badge_class: str
     badge_text: str
     flagged: bool
+    private_score: str = "\u2014"
+    private_interval: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,9 @@ def _row_view(row: BoardRow, tests: Sequence[str]) -> RowView:
         badge_class=badge_class,
         badge_text=badge_text,
         flagged=row.flagged,
+        # filled only on a revealed board (the store leaves it None before the reveal)
+        private_score=_fixed(row.private_score),
+        private_interval="" if row.private_interval is None else _interval(row.private_interval),
     )
 
 

@@ -28,7 +28,7 @@ try:
 except ImportError:  # not POSIX: the thread lock alone
     fcntl = None
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, text
+from sqlalchemy import and_, bindparam, case, func, insert, or_, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased, defer, sessionmaker
@@ -42,9 +42,12 @@ from evaluation.server._db import (
     MAX_TEAM_NAME,
     READ_ONLY,
     AdminTokenRow,
+    PhaseRevealRow,
+    ReproductionRow,
     SubmissionRow,
     TeamRow,
 )
+from evaluation.server._reproduction import parse_reproduction
 from evaluation.server._schema import read_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
 from evaluation.server._tokens import hash_token, matches, new_token
@@ -58,6 +61,10 @@ NAME_EXTRA_CHARACTERS = frozenset("\u200c\u200d")
 #: then the earliest (then the lowest id, which only a tie in time reaches).
 _BEST_FIRST = (SubmissionRow.leaderboard_score.desc(), SubmissionRow.phase1_score.desc(),
                SubmissionRow.submitted_at.asc(), SubmissionRow.id.asc())
+#: The order of a revealed phase: submissions with a private score first, by private score,
+#: then the public order. (A CASE rather than NULLS LAST: the same SQL on every backend.)
+_PRIVATE_FIRST = (case((SubmissionRow.private_leaderboard_score.is_(None), 1), else_=0).asc(),
+                  SubmissionRow.private_leaderboard_score.desc(), *_BEST_FIRST)
 
 
 def _rank_statement():
@@ -210,6 +217,10 @@ class SubmissionView:
     claimed_score: float | None
     flagged: bool
     reproduction: str
+    payload_url: str | None = None
+    private_phase1_score: float | None = None
+    private_leaderboard_score: float | None = None
+    private_interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -578,6 +589,8 @@ class Store:
     def _receipt(self, row: _Stored, new: bool, phase: Phase, used: int) -> Receipt:
         hidden = not phase.public
         rank = None if hidden else self._rank(phase.name, row.team_id)
+        if rank is not None and self._is_revealed(phase.name):
+            rank = self._revealed_rank(phase.name, row.team_id)
         if new:
             message = f"submission {row.id} accepted for phase {phase.name!r}"
             message += f" ({used} of {phase.daily_limit} today, UTC)"
@@ -613,6 +626,10 @@ class Store:
         if not caller.admin and caller.team_id != team.id:
             return None
         hidden = not caller.admin and not self._is_public(row.phase)
+        # the private scores: only once the phase is revealed, and never where the public
+        # ones are hidden
+        private = not hidden and self._is_revealed(row.phase) \
+            and row.private_leaderboard_score is not None
         return SubmissionView(
             submission_id=row.id, team=team.name, is_baseline=team.is_baseline, phase=row.phase,
             run_id=row.run_id, submitted_at=row.submitted_at,
@@ -620,7 +637,155 @@ class Store:
             leaderboard_score=None if hidden else row.leaderboard_score,
             interval=None if hidden else (row.interval_low, row.interval_high),
             tests=None if hidden else dict(row.tests), num_folds=row.num_folds,
-            claimed_score=row.claimed_score, flagged=row.flagged, reproduction=row.reproduction)
+            claimed_score=row.claimed_score, flagged=row.flagged, reproduction=row.reproduction,
+            payload_url=f"/api/v1/submissions/{row.id}/payload" if caller.admin else None,
+            private_phase1_score=row.private_phase1_score if private else None,
+            private_leaderboard_score=row.private_leaderboard_score if private else None,
+            private_interval=((row.private_interval_low, row.private_interval_high)
+                              if private else None))
+
+    def payload(self, submission_id: int, caller: Caller) -> str | None:
+        """The body of a submission as stored (canonical JSON), for an organizer; else None.
+
+        Parameters
+        ----------
+        submission_id : int
+        caller : Caller
+            Only an organizer reads payloads (a team gets None, as for a missing one).
+
+        Returns
+        -------
+        str or None
+            The stored JSON text: the uploaded document with sorted keys.
+        """
+        if not caller.admin:
+            return None
+        with self._read() as session:
+            return session.scalars(select(SubmissionRow.payload).where(
+                SubmissionRow.id == submission_id)).one_or_none()
+
+    # ------------------------------------------------------------------ reproductions
+
+    def record_reproduction(self, submission_id: int, body: bytes) -> dict:
+        """Store the verdict of the organizers' reproduction of a submission.
+
+        The latest verdict is the submission's (the board's badge); every report is kept in
+        ``reproductions``. A report with ``private`` sets the submission's private scores,
+        recomputed from its private folds with the references of the submission's phase;
+        they are shown only after the phase is revealed (``reveal_phase``).
+
+        Parameters
+        ----------
+        submission_id : int
+        body : bytes
+            The report (see ``ReproductionReport``).
+
+        Returns
+        -------
+        dict
+            ``{"status": "recorded", "submission_id", "verdict"}`` (no score: the answer must
+            not tell a private score before the reveal).
+
+        Raises
+        ------
+        SubmissionRejected
+            404 when there is no such submission; 413/422 for an invalid report; 422 when
+            the submission's phase is no longer in the competition file (no references to
+            score the private folds with).
+        """
+        with self._read() as session:
+            found = session.execute(select(SubmissionRow.num_folds, SubmissionRow.phase).where(
+                SubmissionRow.id == submission_id)).one_or_none()
+        if found is None:
+            raise SubmissionRejected(404, f"no submission {submission_id}")
+        num_folds, phase_name = found
+        report = parse_reproduction(body, num_folds)
+        private_tests = report.private_tests()
+        scores = None
+        if private_tests is not None:
+            phases = {p.name: p for p in self._competition().phases}
+            if phase_name not in phases:
+                raise SubmissionRejected(422, f"submission {submission_id} belongs to phase "
+                                              f"{phase_name!r}, which the competition file "
+                                              f"no longer has: its private folds cannot be "
+                                              f"scored")
+            scores = recompute(private_tests, phases[phase_name].references)
+        with self._writing() as session:
+            row = session.get(SubmissionRow, submission_id)
+            if row is None:  # deleted meanwhile (a baseline whose file changed)
+                raise SubmissionRejected(404, f"no submission {submission_id}")
+            session.add(ReproductionRow(
+                submission_id=submission_id, verdict=report.verdict, private=report.private,
+                fingerprint_matches=report.fingerprint_matches,
+                harness_version=report.harness_version,
+                table=[r.model_dump() for r in report.table], log_tail=report.log_tail,
+                private_fold_tests=private_tests, recorded_at=self.now()))
+            row.reproduction = report.verdict
+            if scores is not None:
+                row.private_phase1_score = scores.phase1_score
+                row.private_leaderboard_score = scores.leaderboard_score
+                row.private_interval_low, row.private_interval_high = scores.interval
+                row.private_tests = dict(scores.tests)
+        return {"status": "recorded", "submission_id": submission_id,
+                "verdict": report.verdict}
+
+    # ------------------------------------------------------------------ reveals
+
+    def reveal_phase(self, phase_name: str) -> tuple[datetime, bool]:
+        """Reveal a phase's private scores: its board ranks by them from now on.
+
+        Parameters
+        ----------
+        phase_name : str
+            A phase of the competition file when the store has one; else a phase that has
+            submissions in the database (the server pins the baselines on every phase).
+
+        Returns
+        -------
+        (datetime, bool)
+            When the phase was revealed, and whether it was now (False: revealed before).
+
+        Raises
+        ------
+        ConfigError
+            When there is no such phase.
+        """
+        known = self.phase_names()
+        if phase_name not in known:
+            shown = ", ".join(repr(p) for p in known) or "none yet"
+            raise ConfigError(f"no phase named {phase_name!r}; the phases are: {shown}.")
+        with self._writing() as session:
+            found = session.get(PhaseRevealRow, phase_name)
+            if found is not None:
+                return found.revealed_at, False
+            now = self.now()
+            session.add(PhaseRevealRow(phase=phase_name, revealed_at=now))
+            return now, True
+
+    def phase_names(self) -> list[str]:
+        """The phases: the competition file's, in its order; without one, those with
+        submissions in the database, by name."""
+        if self.competition is not None:
+            return [p.name for p in self.competition.phases]
+        with self._read() as session:
+            return sorted(session.scalars(select(SubmissionRow.phase).distinct()))
+
+    def reveals(self) -> dict[str, datetime]:
+        """``{phase: revealed_at}`` of the revealed phases."""
+        with self._read() as session:
+            return {r.phase: r.revealed_at for r in session.scalars(select(PhaseRevealRow))}
+
+    def _revealed_rank(self, phase_name: str, team_id: int) -> int | None:
+        """The team's place on a revealed phase's board (by private score); it orders in
+        Python, which a revealed phase (closed, rarely uploaded to) can afford."""
+        with self._read() as session:
+            name = session.get(TeamRow, team_id).name
+        ranks = {r.team: r.rank for r in self.board(phase_name).rows if not r.is_baseline}
+        return ranks.get(name)
+
+    def _is_revealed(self, phase_name: str) -> bool:
+        with self._read() as session:
+            return session.get(PhaseRevealRow, phase_name) is not None
 
     def _is_public(self, phase_name: str) -> bool:
         phases = {p.name: p for p in self._competition().phases}
@@ -628,10 +793,13 @@ class Store:
 
     # ------------------------------------------------------------------ the board
 
-    def _best(self, session: Session, phase: str) -> list[_Best]:
+    def _best(self, session: Session, phase: str, revealed: bool = False) -> list[_Best]:
         """Each team's best submission of ``phase``: highest leaderboard score, then phase-1
-        score, then the earliest; with the team's number of submissions and last time."""
-        order = _BEST_FIRST
+        score, then the earliest; with the team's number of submissions and last time.
+
+        ``revealed``: the highest private score first (submissions without one after the
+        others), then the order above."""
+        order = _PRIVATE_FIRST if revealed else _BEST_FIRST
         ranked = select(
             SubmissionRow.id.label("sid"),
             func.row_number().over(partition_by=SubmissionRow.team_id, order_by=order).label("n"),
@@ -649,8 +817,7 @@ class Store:
             # a baseline no longer in the competition file is not shown
             pinned = {b.name for b in self.competition.baselines}
             best = [b for b in best if not b.is_baseline or b.team in pinned]
-        best.sort(key=lambda b: (-b.submission.leaderboard_score, -b.submission.phase1_score,
-                                 b.submission.submitted_at, b.submission.id))
+        best.sort(key=lambda b: _sort_key(b.submission, revealed))
         return best
 
     def _rank(self, phase: str, team_id: int) -> int | None:
@@ -681,6 +848,10 @@ class Store:
         Board
             Teams ranked 1, 2, ... (baselines among them, unranked). When the scores are
             hidden, the rows are in the order of the team names, without scores or ranks.
+            When the phase is revealed (``reveal_phase``), each team's row is its submission
+            with the best private score, ranked by it (then by the public score, then the
+            earliest), teams without a private score after those with one; the rows show
+            both scores. Before the reveal, no private score is in the board.
 
         Raises
         ------
@@ -692,7 +863,8 @@ class Store:
         phase = (competition.current_phase(now) if phase_name is None
                  else competition.phase(phase_name))
         with self._read() as session:
-            best = self._best(session, phase.name)
+            revealed = session.get(PhaseRevealRow, phase.name) is not None
+            best = self._best(session, phase.name, revealed)
         hidden = not phase.public and not admin
         if hidden:
             # the order alone would tell the ranking
@@ -701,10 +873,12 @@ class Store:
         for b in best:
             if not b.is_baseline and not hidden:
                 rank += 1
-            rows.append(_board_row(b, None if b.is_baseline or hidden else rank, hidden))
+            rows.append(_board_row(b, None if b.is_baseline or hidden else rank, hidden,
+                                   revealed))
         return Board(competition=competition.name, phase=phase.name,
                      phases=tuple(p.name for p in competition.phases), public=phase.public,
-                     rows=tuple(rows), generated_at=now, tests=tuple(LEADERBOARD_TESTS))
+                     rows=tuple(rows), generated_at=now, tests=tuple(LEADERBOARD_TESTS),
+                     revealed=revealed)
 
     # ------------------------------------------------------------------ baselines
 
@@ -858,8 +1032,21 @@ def _as_utc(value) -> datetime:
         else value.astimezone(timezone.utc)
 
 
-def _board_row(best: _Best, rank: int | None, hidden: bool) -> BoardRow:
+def _sort_key(row: SubmissionRow, revealed: bool) -> tuple:
+    """The board's order as a Python sort key (``_BEST_FIRST``, or ``_PRIVATE_FIRST``)."""
+    public = (-row.leaderboard_score, -row.phase1_score, row.submitted_at, row.id)
+    if not revealed:
+        return public
+    private = row.private_leaderboard_score
+    return (private is None, 0.0 if private is None else -private, *public)
+
+
+def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = False
+               ) -> BoardRow:
     row = best.submission
+    # a private score leaves the database only here, and only for a revealed phase whose
+    # scores are shown
+    private = revealed and not hidden and row.private_leaderboard_score is not None
     return BoardRow(
         team=best.team, is_baseline=best.is_baseline, submission_id=row.id, rank=rank,
         leaderboard_score=None if hidden else row.leaderboard_score,
@@ -867,7 +1054,11 @@ def _board_row(best: _Best, rank: int | None, hidden: bool) -> BoardRow:
         phase1_score=None if hidden else row.phase1_score,
         tests=None if hidden else {t: row.tests[t] for t in LEADERBOARD_TESTS if t in row.tests},
         submissions=best.count, best_submitted=row.submitted_at, last_submitted=best.last,
-        reproduction=row.reproduction, flagged=bool(row.flagged))
+        reproduction=row.reproduction, flagged=bool(row.flagged),
+        private_score=row.private_leaderboard_score if private else None,
+        private_interval=((row.private_interval_low, row.private_interval_high) if private
+                          else None),
+        private_phase1_score=row.private_phase1_score if private else None)
 
 
 def _closed_reason(competition: Competition, now: datetime) -> str:

@@ -1,0 +1,87 @@
+"""The official evaluation of a participant's checkout, run inside its environment.
+
+    python -m evaluation.reproduce._worker CONFIG.json OUT.json
+
+Started by ``python -m evaluation reproduce`` with the checkout as the working folder, in the
+checkout's own virtual environment and under its limits. It loads ``submission/MyModel.py``'s
+``MyModel`` the way ``submission.py`` does, rebuilds the dataset of the upload (checking that
+its fingerprint and fold parameters are the upload's), and writes to ``OUT.json``:
+``{"fingerprint": ...}`` at once, then ``{"fingerprint": ..., "results": results.json}`` when
+the run is over, or ``{"error": "..."}``. With ``stop_on_fingerprint_mismatch`` it stops
+before evaluating when the model's code or parameters are not the upload's: the verdict is
+known, and the hours of a heavy model are saved.
+
+CONFIG.json holds ``source``, ``data_options`` (keyword arguments of ``ChallengeDataset``
+besides the fold parameters), ``fold_params``, ``dataset_fingerprint``, ``seed``, ``k``,
+``n_boot``, ``results_dir`` and optionally ``expected_fingerprint``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+#: Exit status when the dataset or the configuration is not the upload's.
+EXIT_CONFIG = 2
+#: The fold parameters that are not ``ChallengeDataset`` keyword arguments.
+_NOT_ARGUMENTS = ("protocol",)
+
+
+def main(argv: list[str]) -> int:
+    """Run the evaluation described by ``argv[0]`` and write what it found to ``argv[1]``."""
+    config = json.loads(Path(argv[0]).read_text())
+    out = Path(argv[1])
+    checkout = Path.cwd()
+    sys.path.insert(0, str(checkout))
+
+    from evaluation import ChallengeDataset, EvalRSRunner
+    from evaluation.reproduce._compare import fingerprint_differences
+    from evaluation.runner import model_fingerprint
+
+    options = {k: v for k, v in config["fold_params"].items() if k not in _NOT_ARGUMENTS}
+    dataset = ChallengeDataset(source=config["source"], **config["data_options"], **options)
+    problem = _dataset_problem(dataset, config)
+    if problem:
+        _write(out, {"error": problem})
+        return EXIT_CONFIG
+
+    # as submission.py does it: the checkout's folder on sys.path, the model from its package
+    from submission.MyModel import MyModel
+
+    runner = EvalRSRunner(dataset, results_dir=config["results_dir"], k=config["k"],
+                          n_boot=config["n_boot"], progress=False)
+    model = MyModel(items=dataset.df_tracks, top_k=runner.k)
+    # before any training, as the runner takes it
+    fingerprint = model_fingerprint(model, {})
+    _write(out, {"fingerprint": fingerprint})
+    expected = config.get("expected_fingerprint")
+    if expected is not None and fingerprint_differences(expected, fingerprint):
+        print("the model's fingerprint is not the upload's: not evaluated")
+        return 0
+    result = runner.evaluate(model, seed=config["seed"], limit=0, upload=False, resume=False)
+    _write(out, {"fingerprint": fingerprint, "results": result.to_dict()})
+    return 0
+
+
+def _dataset_problem(dataset, config: dict) -> str | None:
+    """Why the rebuilt dataset is not the upload's (None when it is)."""
+    if dataset.fingerprint != config["dataset_fingerprint"]:
+        return (f"the dataset rebuilt from source {config['source']!r} has fingerprint "
+                f"{dataset.fingerprint[:12]}..., the upload's is "
+                f"{str(config['dataset_fingerprint'])[:12]}...: the data differ")
+    if dataset.fold_params != config["fold_params"]:
+        return "the folds rebuilt differ from the configuration's fold parameters"
+    return None
+
+
+def _write(path: Path, data: dict) -> None:
+    """Write ``data`` as JSON, replacing the file in one step."""
+    part = path.with_suffix(".part")
+    part.write_text(json.dumps(data))
+    os.replace(part, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,207 @@
+"""One fold of a run: train, predict, validate and score, as a plain function.
+
+``compute_fold`` takes only picklable inputs (the model, the dataset, a ``FoldJob``) and
+writes nothing but reclist's report folder, so the same function runs in the runner's own
+process and in a Ray task on another machine; the caller saves what it returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from evaluation._util.jsonable import to_jsonable
+from evaluation.challenge import UserScores
+from evaluation.dataset import ChallengeDataset
+from evaluation.predictions import validate_predictions
+from evaluation.protocols import rating_errors, supports_ratings
+from evaluation.runner._profile import FoldProfile
+
+#: The stages of a fold, in order; each is timed.
+STAGES = ("data", "train", "predict", "validate", "score")
+
+
+@dataclass(frozen=True)
+class FoldJob:
+    """What one fold needs besides the model and the dataset (every field picklable).
+
+    Attributes
+    ----------
+    fold : int
+        The fold.
+    name : str
+        The model's name in the run (reclist's ``model_name``).
+    seed : int
+        The run's seed; the fold seeds the global generators from it.
+    limit : int
+        Score only the first ``limit`` test users (0: all).
+    k : int
+        Length of the recommendation lists.
+    reclist_cls : type
+        The RecList class to score with.
+    reports : bool
+        Run reclist's own loop (its table and its report folder).
+    verbose : bool
+        Let reclist print its table.
+    progress : bool
+        Show the fold's stage bar.
+    report_dir : pathlib.Path
+        reclist's report folder for this fold.
+    train_kwargs : dict
+        Passed to ``model.train``.
+    """
+
+    fold: int
+    name: str
+    seed: int
+    limit: int
+    k: int
+    reclist_cls: type
+    reports: bool
+    verbose: bool
+    progress: bool
+    report_dir: Path
+    train_kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FoldOutput:
+    """A computed fold, as the runner saves it.
+
+    Attributes
+    ----------
+    fold : int
+        The fold.
+    result : dict
+        Its JSON-ready results (``compute_fold``).
+    scores : UserScores
+        Its per-user scores.
+    report_files : dict of str to bytes
+        reclist's report files by path relative to the fold's report folder, when they were
+        written elsewhere (a Ray worker) and still have to be written into the run directory.
+    printed : str
+        What the fold printed elsewhere, for the runner to print.
+    """
+
+    fold: int
+    result: dict
+    scores: UserScores
+    report_files: dict[str, bytes] = field(default_factory=dict)
+    printed: str = ""
+
+
+def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, UserScores]:
+    """Train, predict, validate and score one fold.
+
+    Parameters
+    ----------
+    model : RecModel
+        The model; trained in place.
+    dataset : ChallengeDataset
+        The data and its folds.
+    job : FoldJob
+        The fold and the run's settings.
+
+    Returns
+    -------
+    tuple of (dict, UserScores)
+        The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, maybe
+        ``rating_errors``, and ``runtime`` last) and its per-user scores, ready for
+        ``_store.write_fold``.
+    """
+    profile = FoldProfile()
+    bar = tqdm(total=len(STAGES), desc=f"fold {job.fold}", leave=False, unit="step",
+               disable=not job.progress)
+    with _stage(profile, bar, "data"):
+        train_df = dataset.get_train_set(job.fold)
+        test_df = dataset.get_test_set(job.fold, limit=job.limit or None)
+    # A model may change the frames it gets (add columns, drop rows in place, write with
+    # .loc): under pandas' copy-on-write a shallow copy takes those changes without
+    # copying any data, so validation, scoring and the recorded counts use the
+    # harness's own frames. The catalog comes from the tables, not from a model's copy.
+    seed_global_generators(fold_seed(job.seed, job.fold))
+    with _stage(profile, bar, "train"):
+        model.train(train_df.copy(deep=False), **job.train_kwargs)
+    with _stage(profile, bar, "predict"):
+        raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
+    with _stage(profile, bar, "validate"):
+        predictions = validate_predictions(
+            raw, test_df["user_id"].to_numpy(), k=job.k, catalog=dataset.tables.tracks.index,
+            train=train_df)
+    with _stage(profile, bar, "score"):
+        tests, details, challenge_fold = _score(dataset, job, train_df, test_df, predictions)
+    bar.close()
+    scores = UserScores.from_challenge_fold(challenge_fold)
+    result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
+                          "n_train_rows": int(len(train_df)), "tests": tests,
+                          "details": details})
+    rating = _rating_errors(model, dataset, test_df)
+    if rating is not None:
+        result["rating_errors"] = to_jsonable(rating)
+    result["runtime"] = profile.to_dict()
+    return result, scores
+
+
+def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictions):
+    """Run the RecList on one fold: its tests as JSON-ready values, details, the fold."""
+    rl = job.reclist_cls(dataset, job.fold, predictions, model_name=job.name, k=job.k,
+                         x_train=train_df, y_test=test_df, validate=False,
+                         meta_data_folder=job.report_dir)
+    if job.reports:
+        # reclist's own loop prints its table and writes its report folder (plots, JSON).
+        out = contextlib.nullcontext() if job.verbose else \
+            contextlib.redirect_stdout(io.StringIO())
+        with out:
+            rl(verbose=job.verbose)
+        # reuse what reclist computed instead of running every test a second time
+        rl._results = {r["name"]: r["result"] for r in rl._test_results}
+    scored = rl.results(), rl.details(), rl.state
+    # A RecList keeps its own bound methods (a reference cycle), so it would live, with the
+    # fold's frames, until a later garbage collection: two folds' data at once. Drop them.
+    rl.__dict__.clear()
+    return scored
+
+
+def _rating_errors(model, dataset: ChallengeDataset, test_df: pd.DataFrame) -> dict | None:
+    """The model's rating errors on the fold, if the data has ratings and the model rates."""
+    events = dataset.tables.events
+    if "rating" not in events.columns or not supports_ratings(model):
+        return None
+    ratings = events["rating"]
+    # the scale of the whole dataset, so that NRMSE/NMAE compare across folds
+    scale = (float(ratings.min()), float(ratings.max()))
+    return rating_errors(model, test_df.assign(rating=ratings.reindex(test_df.index)
+                                               .to_numpy()), rating_range=scale)
+
+
+@contextlib.contextmanager
+def _stage(profile: FoldProfile, bar, name: str) -> Iterator[None]:
+    """Time the ``with`` block as stage ``name`` of ``profile`` and advance ``bar``."""
+    bar.set_postfix_str(name)
+    with profile.stage(name):
+        yield
+    bar.update(1)
+
+
+def fold_seed(seed: int, fold: int) -> int:
+    """The seed of fold ``fold`` of a run seeded with ``seed``."""
+    return (int(seed) * 1_000_003 + fold) % 2**32
+
+
+def seed_global_generators(seed: int) -> None:
+    """Seed the generators a model might draw from without a seed of its own."""
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - participants' models may use the legacy global API
+    torch = sys.modules.get("torch")  # seeded only if the model imported it
+    if torch is not None:
+        torch.manual_seed(seed)
+
