@@ -357,6 +357,28 @@ def test_chart_follows_the_table_and_the_axis_reads_the_scores_back():
         svg_marks[0].find("title").text())
 
 
+def test_a_revealed_board_charts_the_private_scores_in_the_ranked_order():
+    from dataclasses import replace
+
+    # ranked by private score: Beta first although its public score is lower
+    beta = replace(row("Beta", 1, 0.2, (0.1, 0.3)), private_score=0.9,
+                   private_interval=(0.85, 0.95))
+    alpha = replace(row("Alpha", 2, 0.8, (0.7, 0.9)), private_score=0.4,
+                    private_interval=(0.3, 0.5))
+    revealed = replace(board(beta, alpha), revealed=True)
+    doc = parse(render_board(revealed))
+    svg_marks = marks(doc)
+    assert [m.find("title").text().split(" (")[0] for m in svg_marks] == ["Beta", "Alpha"]
+    for mark, score in zip(svg_marks, [0.9, 0.4]):
+        assert value_at(doc, dot_x(mark)) == pytest.approx(score, abs=1e-3)
+    whisker = svg_marks[0].find_all("line")[0]
+    assert value_at(doc, float(whisker.attrs["x1"])) == pytest.approx(0.85, abs=1e-3)
+    assert "Private leaderboard scores" in doc.find("svg").attrs["aria-label"]
+    # the same rows unrevealed chart the public scores
+    public = parse(render_board(board(beta, alpha)))
+    assert value_at(public, dot_x(marks(public)[0])) == pytest.approx(0.2, abs=1e-3)
+
+
 def test_gated_score_is_a_mark_and_does_not_stretch_the_axis():
     doc = parse(render_board(board(
         row("Good", 1, 0.6, (0.5, 0.7)),

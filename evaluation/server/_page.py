@@ -12,7 +12,7 @@ import functools
 import math
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import jinja2
@@ -127,7 +127,8 @@ def render_board(board: Board) -> str:
         test_labels={name: _test_label(name) for name in tests},
         rows=rows,
         scores_hidden=hidden and not board.public,
-        chart=_chart(board.rows),
+        chart=_chart(_chart_rows(board),
+                     "Private leaderboard" if board.revealed else "Leaderboard"),
         generated_iso=_iso(board.generated_at),
         generated_text=_minutes(board.generated_at),
         gated_score=_fixed(GATED_SCORE),
@@ -223,8 +224,20 @@ def _plotted(row: BoardRow) -> bool:
     return row.leaderboard_score is not None and math.isfinite(row.leaderboard_score)
 
 
-def _chart(rows: Sequence[BoardRow]) -> Chart | None:
-    """The chart of the rows that have a score, in the table's order (None when there is none)."""
+def _chart_rows(board: Board) -> list[BoardRow]:
+    """The rows as the chart plots them: on a revealed board, by their private scores (the
+    order the table ranks them in), else by the public ones."""
+    if not board.revealed:
+        return list(board.rows)
+    return [replace(row, leaderboard_score=row.private_score, interval=row.private_interval)
+            for row in board.rows]
+
+
+def _chart(rows: Sequence[BoardRow], what: str = "Leaderboard") -> Chart | None:
+    """The chart of the rows that have a score, in the table's order (None when there is none).
+
+    ``what`` names the plotted scores in the chart's accessible label.
+    """
     shown = [row for row in rows if _plotted(row)]
     if not shown:
         return None
@@ -257,7 +270,7 @@ def _chart(rows: Sequence[BoardRow]) -> Chart | None:
         zero_x=round(scale(0.0), 2) if low < 0 < high else None,
         any_gated=any(mark.gated for mark in marks),
         label=(
-            f"Leaderboard scores with 95 % intervals: {teams} team(s) and "
+            f"{what} scores with 95 % intervals: {teams} team(s) and "
             f"{len(shown) - teams} baseline(s), best first, on an axis from "
             f"{_tick_label(low, step)} to {_tick_label(high, step)}."
         ),
