@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 TORCH_STAMP := $(VENV)/.torch
 SERVER_STAMP := $(VENV)/.server
 RAY_STAMP := $(VENV)/.ray
+FAISS_STAMP := $(VENV)/.faiss
+ALS_STAMP := $(VENV)/.als
 BROWSER_STAMP := $(VENV)/.browser
 POSTGRES_STAMP := $(VENV)/.postgres
 # Installs Debian packages when missing and possible (root with apt-get); never fails the build.
@@ -13,11 +15,15 @@ APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o=Dpkg::Us
 
 .PHONY: install submission test lint bench clean
 
-$(STAMP): requirements.txt requirements-dev.txt requirements-reclist.txt
+# The harness itself is installed editable (its dependencies are the requirements above), so
+# that `import evaluation` works anywhere with the venv's Python: in notebooks/, in a script
+# outside the repository, in a Jupyter kernel.
+$(STAMP): requirements.txt requirements-dev.txt requirements-reclist.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-reclist.txt
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 # torch is optional (the torch path of topk_from_embeddings). The tests exercise it when the
@@ -39,6 +45,20 @@ $(RAY_STAMP): $(STAMP) requirements-ray.txt
 	$(PY) -m pip install --quiet -r requirements-ray.txt \
 		|| echo "could not install requirements-ray.txt: the Ray tests will skip"
 	touch $(RAY_STAMP)
+
+# faiss-cpu, for the device="faiss" tests of topk_from_embeddings (optional: `make submission`
+# never installs it). When pip cannot install it, the faiss tests skip with the reason.
+$(FAISS_STAMP): $(STAMP) requirements-faiss.txt
+	$(PY) -m pip install --quiet -r requirements-faiss.txt \
+		|| echo "could not install requirements-faiss.txt: the faiss tests will skip"
+	touch $(FAISS_STAMP)
+
+# implicit, for the ALS recipe's test and the baselines benchmark (optional: `make submission`
+# never installs it). When pip cannot install it, the ALS test skips with the reason.
+$(ALS_STAMP): $(STAMP) requirements-als.txt
+	$(PY) -m pip install --quiet -r requirements-als.txt \
+		|| echo "could not install requirements-als.txt: the ALS test will skip"
+	touch $(ALS_STAMP)
 
 # Debian's chromium + chromium-driver for the board page's browser test.
 $(BROWSER_STAMP): $(STAMP)
@@ -71,14 +91,15 @@ install: $(STAMP)
 submission: install
 	$(PY) submission.py $(ARGS)
 
-test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP)
+test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_STAMP) \
+		$(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q $(ARGS)
 
 lint: install
 	$(PY) -m ruff check .
 
-bench: install $(SERVER_STAMP) $(POSTGRES_STAMP)
+bench: install $(SERVER_STAMP) $(POSTGRES_STAMP) $(FAISS_STAMP) $(ALS_STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 clean:

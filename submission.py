@@ -3,6 +3,9 @@
     python submission.py                       # the embedded synthetic dataset, 4 folds
     python submission.py --source lfm --upload # the real challenge data, then submit
     python submission.py --scale tiny --limit 50 --num-folds 2   # a quick local check
+    python submission.py --param factors=64 --param reg=0.05     # MyModel(factors=64, reg=0.05)
+    python submission.py --competition competition.toml --upload # another leaderboard's data
+    python submission.py --quiet                # print only the leaderboard score line
 
 Settings for the leaderboard (EMAIL, PARTICIPANT_ID, UPLOAD_URL, UPLOAD_TOKEN) come from
 ``upload.env`` next to this file (see ``upload.env.example``) or from the environment; the file
@@ -17,7 +20,14 @@ from pathlib import Path
 
 from evaluation import ChallengeDataset, EvalRSRunner
 from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_STATUS_HELP, EXIT_UPLOAD_FAILED, guarded
-from evaluation.runner import UploadSettings, load_settings
+from evaluation.runner import (
+    UploadSettings,
+    check_model_params,
+    collect_params,
+    import_reclist,
+    load_competition_target,
+    load_settings,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -26,20 +36,37 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the parser of submission.py's options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EXIT_STATUS_HELP,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--source", default="synthetic",
-                   help="dataset: synthetic (default), lfm, a directory in the EvalRS schema, "
-                        "or movielens:PATH")
-    p.add_argument("--scale", default="small", choices=["tiny", "small", "full"],
+    p.add_argument("--source", default=None,
+                   help="dataset: synthetic (default; with --competition: the competition's), "
+                        "lfm, a directory in the EvalRS schema, or movielens:PATH")
+    p.add_argument("--scale", default=None, choices=["tiny", "small", "full"],
                    help="size of the synthetic dataset (default: small)")
     p.add_argument("--num-folds", type=int, default=None, metavar="N",
-                   help="number of folds (default 4; other counts are not eligible for upload)")
+                   help="number of folds (default 4, or the competition's; other counts are "
+                        "not eligible for upload)")
     # the name before --num-folds (which the other commands use); warns, not in --help
     p.add_argument("--folds", type=int, default=None, dest="old_folds", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=None,
-                   help="fold seed (default: the fixed challenge seed 42)")
+                   help="fold seed (default: the fixed challenge seed 42, or the "
+                        "competition's)")
     p.add_argument("--limit", type=int, default=0,
                    help="score only the first N test users per fold (0: all; N > 0 is not "
                         "eligible for upload)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter of MyModel (repeatable): MyModel(NAME=VALUE, ...); VALUE "
+                        "is TOML (64, 0.05, true, [64, 32], \"text\") or a bare word")
+    p.add_argument("--params-file", default=None, metavar="FILE",
+                   help="MyModel's parameters from a TOML or JSON (*.json) file; --param wins")
+    p.add_argument("--reclist", default=None, metavar="MODULE:CLASS",
+                   help="a subclass of EvalRSRecList with your extra tests, imported from this "
+                        "folder (e.g. myreclist:MyRecList)")
+    p.add_argument("--references", default="auto", metavar="FILE",
+                   help="the phase-2 references: a JSON file or a shipped name (default: the "
+                        "shipped ones of the dataset, if any)")
+    p.add_argument("--competition", default=None, metavar="FILE",
+                   help="the competition TOML file of the leaderboard you submit to: its data "
+                        "and folds are used and eligibility is relative to it (default: the "
+                        "official board, which takes runs on --source lfm only)")
     p.add_argument("--upload", action="store_true",
                    help="submit the results (saved locally when no UPLOAD_URL is configured)")
     p.add_argument("--env-file", default=None, metavar="PATH",
@@ -50,6 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh", action="store_true",
                    help="recompute every fold instead of resuming an interrupted run")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--verbose", action="store_true",
+                       help="also print the seconds per stage of each fold and, with --reports, "
+                            "reclist's own table per fold")
+    shown.add_argument("--quiet", action="store_true",
+                       help="print only the leaderboard score line (and errors); no progress "
+                            "bars")
+    p.add_argument("--reports", action="store_true",
+                   help="also write reclist's report folder and charts per fold (slower)")
     return p
 
 
@@ -64,7 +100,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         print("warning: --folds is deprecated, use --num-folds (--folds will be removed in the "
               "next release)", file=sys.stderr)
         args.num_folds = args.old_folds
-    if args.num_folds is None:
+    if args.num_folds is None and args.competition is None:
         args.num_folds = 4
     return args
 
@@ -89,14 +125,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.upload:
         settings = load_settings(args.env_file or HERE / "upload.env",
                                  required=args.env_file is not None)
-    options = {"scale": args.scale} if args.source == "synthetic" else {}
-    dataset = ChallengeDataset(source=args.source, seed=args.seed, num_folds=args.num_folds,
-                               **options)
-    runner = EvalRSRunner(dataset, results_dir=args.results_dir, progress=not args.no_progress,
-                          upload=settings)
-    model = MyModel(items=dataset.df_tracks, top_k=runner.k)
+    params = collect_params(args.param, args.params_file)
+    check_model_params(MyModel, params, reserved=("items", "top_k"))
+    reclist_cls = import_reclist(args.reclist) if args.reclist else None
+    competition = load_competition_target(args.competition) if args.competition else None
+    dataset = ChallengeDataset(**_dataset_options(args, competition))
+    runner = EvalRSRunner(dataset, results_dir=args.results_dir,
+                          progress=not (args.no_progress or args.quiet), reports=args.reports,
+                          verbose=True if args.verbose else None, quiet=args.quiet,
+                          upload=settings, references=args.references, competition=competition)
+    model = MyModel(items=dataset.df_tracks, top_k=runner.k, **params)
+    # what was asked for, recorded in results.json ("settings") and part of the run's key
+    run_settings = {"params": params, "reclist": args.reclist, "references": args.references,
+                    "competition": args.competition}
     results = runner.evaluate(model, seed=args.seed, limit=args.limit, upload=args.upload,
-                              resume=not args.fresh)
+                              resume=not args.fresh, reclist_cls=reclist_cls,
+                              settings=run_settings)
     submission = results.submission or {}
     path = submission.get("path")
     if submission.get("outcome") == "not_eligible":
@@ -108,6 +152,23 @@ def _evaluate(args: argparse.Namespace) -> int:
               f"it again with: python -m evaluation submit {path}", file=sys.stderr)
         return EXIT_UPLOAD_FAILED
     return 0
+
+
+def _dataset_options(args: argparse.Namespace, competition) -> dict:
+    """``ChallengeDataset`` arguments: the competition's data and folds (when given), then the
+    options given on the command line."""
+    options = competition.dataset_options() if competition is not None else {}
+    source = args.source or options.get("source", "synthetic")
+    if source != options.get("source"):
+        # another source than the competition's: its data options do not apply
+        options = {k: v for k, v in options.items() if k not in ("scale", "data_seed")}
+    options["source"] = source
+    given = {"seed": args.seed, "num_folds": args.num_folds,
+             "scale": args.scale if source == "synthetic" else None}
+    options.update({k: v for k, v in given.items() if v is not None})
+    if source == "synthetic":
+        options.setdefault("scale", "small")
+    return options
 
 
 if __name__ == "__main__":

@@ -57,7 +57,9 @@ def digest(pairs):
 if mode == "fast":
     from evaluation.dataset import ChallengeDataset
     import tracemalloc
-    ds = ChallengeDataset(tables, seed=seed, num_folds=num_folds, validate=False)
+    # the procedure itself, not the on-disk fold cache
+    ds = ChallengeDataset(tables, seed=seed, num_folds=num_folds, validate=False,
+                          fold_cache=False)
     tracemalloc.start()
     t0, c0 = time.perf_counter(), time.process_time()
     folds = ds.compute_folds()

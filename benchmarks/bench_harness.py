@@ -1,17 +1,31 @@
-"""Harness overhead of a whole run: load + folds + validation + scoring + aggregation.
+"""Harness overhead of a whole run, side by side with a 2022-style harness on the same data.
 
-A 4-fold run at full synthetic scale (~37.6M event rows, ~29.7k test users per fold) with a
+A 4-fold run at full synthetic scale (~37.5M event rows, ~29.9k test users per fold) with a
 model that returns precomputed predictions, so that the model costs nothing and what is left
-is the harness. The predictions (each fold's most-played unheard tracks) are computed first,
-in this process, and saved; the measured run happens in a fresh process so that its peak
-memory is the harness's own. Usage::
+is the harness. The predictions (each fold's most-played unheard tracks) are computed first
+and saved. Then three sides run, interleaved, each in a fresh process (so that its peak
+memory is its own), ``--repeat`` times (medians with min-max):
+
+* ``harness``: today's ``EvalRSRunner`` with its defaults (no reclist report folder);
+* ``harness+reports``: the same with ``reports=True`` (reclist's charts and report folder);
+* ``2022-style``: the 2022 harness composed from the pandas references kept in the tests
+  and benchmarks: ``pd.read_parquet`` of the same files, the 2022 fold procedure
+  (``tests/test_folds.py: folds_reference``), ``fold.drop(test.index)`` for the training
+  frame, and reclist's ``standard_metrics`` with per-user loops for the scores
+  (``benchmarks/bench_scoring.py: reference_scores``). Its per-fold values are checked
+  against today's run. It has no prediction checks and no bootstrap intervals.
+
+Peak memory is the process's true peak: the runner resets the kernel's peak counter
+(``VmHWM``) at each stage, so a thread samples ``VmRSS`` every 5 ms and the largest of the
+samples and of the ``VmHWM`` readings is reported. The harness time excludes the model's
+train and predict calls. The on-disk fold cache is used as a run would use it: the first
+(untimed) warm-up run writes it, so the timed runs read their folds from it
+(``--no-fold-cache`` cuts them every time). Usage::
 
     python benchmarks/bench_harness.py                 # full scale (targets: 3 s, 1.5 GiB)
     python benchmarks/bench_harness.py --scale small   # a quick look
+    python benchmarks/bench_harness.py --skip-2022 --repeat 1   # today's harness only
     python benchmarks/bench_harness.py --n-boot 0      # without the bootstrap CIs
-
-Printed: the time of each part, the total against the target, and the ratio to the 2022
-harness's published figures for the same run (~36 s, ~5 GiB; not re-measured here).
 """
 
 from __future__ import annotations
@@ -19,9 +33,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,8 +46,8 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a clone, uninstalled
-TARGET_SECONDS, TARGET_GIB = 3.0, 1.5
-REF_2022_SECONDS, REF_2022_GIB = 36.0, 5.0
+TARGET_SECONDS, TARGET_SECONDS_REPORTS, TARGET_GIB = 3.0, 3.5, 1.5
+SIDES = ("harness", "harness+reports", "2022-style")
 
 
 class PrecomputedModel:
@@ -54,12 +70,38 @@ class PrecomputedModel:
                             name="user_id"), columns=[str(i) for i in range(items.shape[1])])
 
 
-def vm_hwm() -> int:
+def _status_kib(field: str) -> int:
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
     return 0
+
+
+class PeakSampler:
+    """The process's peak resident memory, whatever resets the kernel's counter meanwhile."""
+
+    def __init__(self, every: float = 0.005) -> None:
+        self.peak_kib = 0
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.read()
+            self._stop.wait(self._every)
+
+    def read(self) -> int:
+        """Take one sample now (also of ``VmHWM``, the peak since the last reset)."""
+        self.peak_kib = max(self.peak_kib, _status_kib("VmRSS"), _status_kib("VmHWM"))
+        return self.peak_kib
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.read() * 1024
 
 
 def prepare(scale: str, folder: Path) -> None:
@@ -77,59 +119,145 @@ def prepare(scale: str, folder: Path) -> None:
     (folder / "sizes.json").write_text(json.dumps(sizes))
 
 
-def measure(scale: str, folder: str, n_boot: int) -> dict:
-    """The measured run (in a fresh process)."""
+def measure_harness(scale: str, folder: str, n_boot: int, reports: bool,
+                    fold_cache: bool) -> dict:
+    """Today's harness, one run (in a fresh process)."""
     import warnings
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from evaluation import ChallengeDataset, EvalRSRunner
 
     warnings.simplefilter("ignore")
+    sampler = PeakSampler()
     t0 = time.perf_counter()
-    ds = ChallengeDataset(source="synthetic", scale=scale)
+    ds = ChallengeDataset(source="synthetic", scale=scale, fold_cache=fold_cache)
     t_load = time.perf_counter() - t0
-    peak_load = vm_hwm()
     t1 = time.perf_counter()
     ds.compute_folds()
     t_folds = time.perf_counter() - t1
-    peak_folds = vm_hwm()
     with tempfile.TemporaryDirectory() as results:
         runner = EvalRSRunner(ds, results_dir=results, progress=False, verbose=False,
-                              reports=False, n_boot=n_boot, references=None)
+                              reports=reports, n_boot=n_boot, references=None)
         t2 = time.perf_counter()
         res = runner.evaluate(PrecomputedModel(folder))
         t_run = time.perf_counter() - t2
+    peak = sampler.stop()
     stages: dict[str, float] = {}
-    peak_of = {"load": peak_load, "folds": peak_folds, "end": vm_hwm()}
     for f in res.folds:
         for name, st in f["runtime"].items():
             stages[name] = stages.get(name, 0.0) + st["seconds"]
-            if st["peak_rss_mib"] is not None:
-                peak_of[name] = max(peak_of.get(name, 0), int(st["peak_rss_mib"] * 2**20))
+    model = stages.get("train", 0.0) + stages.get("predict", 0.0)
     return {
-        "load": t_load, "folds": t_folds, "runner": t_run, "stages": stages,
-        "aggregation": t_run - sum(stages.values()), "peak_bytes": max(peak_of.values()),
-        "peaks_mib": {k: round(v / 2**20) for k, v in peak_of.items()},
-        "events": len(ds.df_events), "test_users": [f["n_users"] for f in res.folds],
-        "hit_rate": res.aggregate["mean"]["HIT_RATE"],
+        "seconds": t_load + t_folds + t_run - model, "peak_bytes": peak,
+        "parts": {"load": t_load, "folds": t_folds, **stages,
+                  "aggregation": t_run - sum(stages.values())},
+        "events": len(ds.tables.events), "test_users": [f["n_users"] for f in res.folds],
+        "values": [f["tests"] for f in res.folds],
     }
+
+
+def measure_2022(scale: str, folder: str) -> dict:
+    """The 2022-style harness, one run (in a fresh process)."""
+    import warnings
+
+    from bench_scoring import reference_scores
+
+    from evaluation.data._synthetic import synthetic_cache_path
+    from tests.test_folds import folds_reference
+
+    warnings.simplefilter("ignore")
+    sampler = PeakSampler()
+    root = synthetic_cache_path(scale, 42)
+    t0 = time.perf_counter()
+    events = pd.read_parquet(root / "events.parquet")
+    data = argparse.Namespace(df_users=pd.read_parquet(root / "users.parquet"),
+                              df_tracks=pd.read_parquet(root / "tracks.parquet"))
+    from evaluation.data import TrackVectors
+
+    data.track_vectors = TrackVectors(np.load(root / "track_vector_ids.npy"),
+                                      np.load(root / "track_vectors.npy"))
+    t_load = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    folds = folds_reference(events, 4, 42)
+    t_folds = time.perf_counter() - t1
+    model, values, t_model = PrecomputedModel(folder), [], 0.0
+    t2 = time.perf_counter()
+    for train, test in folds:
+        m0 = time.perf_counter()
+        model.train(train)
+        preds = model.predict(test[["user_id"]])
+        t_model += time.perf_counter() - m0
+        out = reference_scores(data, train, test[["user_id", "track_id"]], preds, k=100)
+        out.pop("stats")
+        values.append(out)
+    means = {name: float(np.mean([v[name] for v in values])) for name in values[0]}
+    t_score = time.perf_counter() - t2 - t_model
+    peak = sampler.stop()
+    return {"seconds": t_load + t_folds + t_score, "peak_bytes": peak,
+            "parts": {"load": t_load, "folds": t_folds, "scoring": t_score},
+            "events": len(events), "test_users": [len(t) for _, t in folds], "values": values,
+            "means": means}
+
+
+def _child(args: argparse.Namespace) -> None:
+    side, folder = args._measure
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if side == "2022-style":
+        out = measure_2022(args.scale, folder)
+    else:
+        from evaluation.runner import DEFAULT_N_BOOT
+
+        n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
+        out = measure_harness(args.scale, folder, n_boot, side == "harness+reports",
+                              not args.no_fold_cache)
+    print(json.dumps(out))
+
+
+def _run_side(side: str, folder: Path, args: argparse.Namespace) -> dict:
+    cmd = [sys.executable, __file__, "--scale", args.scale, "--_measure", side, str(folder)]
+    if args.n_boot is not None:
+        cmd += ["--n-boot", str(args.n_boot)]
+    if args.no_fold_cache:
+        cmd.append("--no-fold-cache")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    if out.returncode != 0:
+        sys.exit(f"the {side} run failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _spread(xs: list[float], fmt: str = "{:.2f}") -> str:
+    return (fmt.format(statistics.median(xs)) + " (" + fmt.format(min(xs)) + "-"
+            + fmt.format(max(xs)) + ")")
+
+
+def _check_same_values(today: dict, old: dict) -> float:
+    """Largest difference between the two sides' per-fold test values (they must agree)."""
+    worst = 0.0
+    for ours, theirs in zip(today["values"], old["values"]):
+        for name, value in theirs.items():
+            worst = max(worst, abs(float(ours[name]) - float(value)))
+    if worst > 1e-9:
+        sys.exit(f"the 2022-style harness and today's disagree by {worst:.3g}")
+    return worst
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", default="full", choices=["tiny", "small", "full"])
+    p.add_argument("--repeat", type=int, default=3, help="runs of each side (default 3)")
     p.add_argument("--n-boot", type=int, default=None,
                    help="bootstrap replicates (default: the runner's default)")
+    p.add_argument("--skip-2022", action="store_true", help="today's harness only")
+    p.add_argument("--no-fold-cache", action="store_true",
+                   help="cut the folds in every run instead of reading the fold cache")
     p.add_argument("--predictions-dir", default=None,
                    help="keep the precomputed predictions here and reuse them next time")
-    p.add_argument("--_measure", metavar="FOLDER", help=argparse.SUPPRESS)
+    p.add_argument("--_measure", nargs=2, metavar=("SIDE", "FOLDER"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args._measure:
-        from evaluation.runner import DEFAULT_N_BOOT
-
-        n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
-        print(json.dumps({"n_boot": n_boot, **measure(args.scale, args._measure, n_boot)}))
+        _child(args)
         return
+    sides = [s for s in SIDES if not (args.skip_2022 and s == "2022-style")]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.predictions_dir or tmp)
         if not (folder / "sizes.json").is_file():
@@ -137,33 +265,41 @@ def main() -> None:
                   file=sys.stderr)
             folder.mkdir(parents=True, exist_ok=True)
             prepare(args.scale, folder)
-        cmd = [sys.executable, __file__, "--scale", args.scale, "--_measure", str(folder)]
-        if args.n_boot is not None:
-            cmd += ["--n-boot", str(args.n_boot)]
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if out.returncode != 0:
-            sys.exit(f"the measured run failed:\n{out.stderr[-4000:]}")
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-    st = r["stages"]
-    total = r["load"] + r["folds"] + r["runner"] - st.get("train", 0) - st.get("predict", 0)
-    gib = r["peak_bytes"] / 2**30
-    print(f"scale {args.scale}: {r['events']:,} events, test users per fold {r['test_users']}, "
-          f"HIT_RATE {r['hit_rate']:.4f}")
-    print(f"  load (parquet cache)      {r['load']:7.2f} s")
-    print(f"  folds (4, computed)       {r['folds']:7.2f} s")
-    for name in ("data", "validate", "score"):
-        print(f"  {name + ' (4 folds)':<25} {st.get(name, 0):7.2f} s")
-    print(f"  aggregation + CIs ({r['n_boot']:>4})  {r['aggregation']:7.2f} s   (includes results "
-          f"files)")
-    print(f"  model train+predict       {st.get('train', 0) + st.get('predict', 0):7.2f} s   "
-          f"(precomputed; not harness time)")
-    print(f"harness total {total:.2f} s (target {TARGET_SECONDS} s: ratio "
-          f"{total / TARGET_SECONDS:.2f}; 2022 harness ~{REF_2022_SECONDS:.0f} s: "
-          f"{REF_2022_SECONDS / total:.1f}x faster)")
-    print("  peak RSS by phase (MiB): " + ", ".join(f"{k} {v}" for k, v in r["peaks_mib"].items()))
-    print(f"peak memory {gib:.2f} GiB (target {TARGET_GIB} GiB: ratio {gib / TARGET_GIB:.2f}; "
-          f"2022 harness ~{REF_2022_GIB:.0f} GiB: {REF_2022_GIB / gib:.1f}x less)")
+        # untimed: warms the page cache the same way for every side (and the fold cache)
+        _run_side("harness", folder, args)
+        runs: dict[str, list[dict]] = {s: [] for s in sides}
+        for rep in range(args.repeat):
+            for side in sides:
+                runs[side].append(_run_side(side, folder, args))
+                print(f"  run {rep + 1}/{args.repeat} {side:16} {runs[side][-1]['seconds']:6.2f} s"
+                      f"  {runs[side][-1]['peak_bytes'] / 2**30:5.2f} GiB", file=sys.stderr)
+    first = runs["harness"][0]
+    print(f"scale {args.scale}: {first['events']:,} events, test users per fold "
+          f"{first['test_users']}; medians of {args.repeat} interleaved runs (min-max); "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if "2022-style" in runs:
+        worst = _check_same_values(first, runs["2022-style"][0])
+        print(f"  per-fold test values of both harnesses agree (largest difference {worst:.1e})")
+    base = runs.get("2022-style")
+    for side in sides:
+        secs = [r["seconds"] for r in runs[side]]
+        gibs = [r["peak_bytes"] / 2**30 for r in runs[side]]
+        line = f"{side:16} {_spread(secs)} s   peak {_spread(gibs)} GiB"
+        if base and side != "2022-style":
+            speed = statistics.median(r["seconds"] for r in base) / statistics.median(secs)
+            memory = (statistics.median(r["peak_bytes"] for r in base)
+                      / statistics.median(r["peak_bytes"] for r in runs[side]))
+            line += f"   {speed:.1f}x faster, {memory:.1f}x less memory"
+        target = {"harness": TARGET_SECONDS, "harness+reports": TARGET_SECONDS_REPORTS}.get(side)
+        if target and args.scale == "full":  # the targets are for the full scale
+            line += (f"   [target {target} s, {TARGET_GIB} GiB: "
+                     f"{'met' if statistics.median(secs) <= target else 'NOT met'} / "
+                     f"{'met' if statistics.median(gibs) <= TARGET_GIB else 'NOT met'}]")
+        print(line)
+        parts = runs[side][0]["parts"]
+        print("    " + ", ".join(
+            f"{name} {statistics.median(r['parts'][name] for r in runs[side]):.2f}"
+            for name in parts if name not in ("train", "predict")))
 
 
 if __name__ == "__main__":

@@ -1,24 +1,32 @@
-"""Top-k from embeddings at full LFM fold scale, and next to a dense-mask reference.
+"""Top-k from embeddings at full LFM fold scale: each path next to the bare matrix product.
 
-1. The full fold shape: 29.7k users x 820,998 tracks x 64 dims (float32), k=100, ~230 excluded
-   training items per user; reports wall time, users/s and the peak resident memory of the
-   process (target: within 2 GiB).
-2. A size whose full score matrix fits (default 2,000 x 100,000): the chunked path next to the
-   dense reference (whole score matrix, a dense boolean mask set to -inf, ``np.argpartition`` +
-   sort), both results checked equal; prints the time and memory ratios. Torch CPU is added when
-   torch is installed, CUDA when a GPU is visible.
+The full fold shape: 29.7k users x 820,998 tracks x 64 dims (float32), k=100, ~230 excluded
+training items per user. Sides, run in interleaved rounds (median of ``--rounds`` with min-max):
 
-Each measurement runs in its own process so that peak memory is its own. Usage::
+- ``matmul``: the float32 products ``user_chunk @ item_emb.T`` of the same chunks into one
+  reused buffer and nothing else (the hardware's ceiling for any exact top-k);
+- ``reference``: the reference NumPy path (whole score matrix per chunk, exclusions set to
+  ``-inf``, one selection pass);
+- ``numpy``: the blocked kernel (``topk_from_embeddings``' default);
+- ``faiss``: ``device="faiss"``, when faiss-cpu is installed.
 
-    python benchmarks/bench_topk.py [--users 29700] [--items 820998] [--skip-full]
+Every side runs in its own process so that its peak memory (VmHWM) is its own; the results of
+``numpy`` and ``faiss`` are checked identical (ids and order) to ``reference``'s. Prints users/s,
+the ratio to ``matmul`` and to ``reference``, and the load average. Usage::
+
+    python benchmarks/bench_topk.py [--users 29700] [--items 820998] [--rounds 3]
+                                    [--sides matmul,reference,numpy,faiss]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +35,8 @@ import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a clone, uninstalled
+
+SIDES = ("matmul", "reference", "numpy", "faiss")
 
 
 def rss_mib(field: str) -> float:
@@ -51,107 +61,110 @@ def make_case(n_users: int, n_items: int, dim: int, n_excluded: int, seed: int =
     return user_emb, item_emb, exclude
 
 
-def dense_reference(user_emb, item_emb, k, exclude) -> np.ndarray:
-    scores = user_emb @ item_emb.T
-    scores[exclude.toarray() != 0] = -np.inf
-    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(top, order, axis=1)
+def bare_matmul(user_emb: np.ndarray, item_emb: np.ndarray) -> None:
+    """The products of the chunks ``topk_from_embeddings`` uses by default, nothing else."""
+    from evaluation.topk import DEFAULT_MEMORY_BUDGET
+
+    n_items = item_emb.shape[0]
+    batch = max(1, DEFAULT_MEMORY_BUDGET // (n_items * 16))  # the chunk of the default budget
+    item_t = np.ascontiguousarray(item_emb.T)
+    buffer = np.empty((batch, n_items), dtype=np.float32)
+    for start in range(0, len(user_emb), batch):
+        chunk = user_emb[start : start + batch]
+        np.matmul(chunk, item_t, out=buffer[: len(chunk)])
 
 
 def child(args) -> None:
-    from evaluation.topk import topk_from_embeddings
+    from evaluation.topk import _reference_topk, topk_from_embeddings
 
     user_emb, item_emb, exclude = make_case(args.users, args.items, args.dim, args.excluded)
-    if args.device != "numpy":  # import torch and touch the device outside the timing
-        topk_from_embeddings(user_emb[:1], item_emb[:10], 1, device=args.device)
+    if args.side == "faiss":  # import faiss outside the timing
+        topk_from_embeddings(user_emb[:1], item_emb[:10], 1, device="faiss")
     base = rss_mib("VmRSS")
     start = time.perf_counter()
-    if args.mode == "dense":
-        result = dense_reference(user_emb, item_emb, args.k, exclude)
+    result = None
+    if args.side == "matmul":
+        bare_matmul(user_emb, item_emb)
+    elif args.side == "reference":
+        result = _reference_topk(user_emb, item_emb, args.k, exclude=exclude).to_numpy()
     else:
+        device = "faiss" if args.side == "faiss" else "numpy"
         result = topk_from_embeddings(user_emb, item_emb, args.k, exclude=exclude,
-                                      device=args.device).to_numpy()
+                                      device=device).to_numpy()
     seconds = time.perf_counter() - start
-    if args.save:
+    if args.save and result is not None:
         np.save(args.save, result)
     print(json.dumps({"seconds": seconds, "users_per_s": args.users / seconds,
                       "peak_rss_mib": rss_mib("VmHWM"), "inputs_rss_mib": base,
                       "excluded_per_user": exclude.nnz / args.users}))
 
 
-def run(mode: str, users: int, items: int, args, device: str = "numpy", save: str = "") -> dict:
-    cmd = [sys.executable, __file__, "--child", "--mode", mode, "--users", str(users),
-           "--items", str(items), "--dim", str(args.dim), "--k", str(args.k),
-           "--excluded", str(args.excluded), "--device", device, "--save", save]
+def run(side: str, args, save: str = "") -> dict:
+    cmd = [sys.executable, __file__, "--child", "--side", side, "--users", str(args.users),
+           "--items", str(args.items), "--dim", str(args.dim), "--k", str(args.k),
+           "--excluded", str(args.excluded), "--save", save]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
+def faiss_installed() -> bool:
+    probe = [sys.executable, "-c", "import faiss"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--users", type=int, default=29_700)
+    parser.add_argument("--users", type=int, default=29_700,
+                        help="users scored (fewer runs faster, e.g. on a busy machine)")
     parser.add_argument("--items", type=int, default=820_998)
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--excluded", type=int, default=230)
-    parser.add_argument("--ref-users", type=int, default=2_000)
-    parser.add_argument("--ref-items", type=int, default=100_000)
-    parser.add_argument("--skip-full", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sides", default=",".join(SIDES))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", default="chunked", help=argparse.SUPPRESS)
-    parser.add_argument("--device", default="numpy", help=argparse.SUPPRESS)
+    parser.add_argument("--side", default="numpy", help=argparse.SUPPRESS)
     parser.add_argument("--save", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
         return
 
-    devices = ["numpy"]
-    try:
-        import torch
-
-        devices.append("cpu")
-        if torch.cuda.is_available():
-            devices.append("cuda")
-    except ImportError:
-        pass
-
-    header = f"{'case':<44}{'time (s)':>10}{'users/s':>10}{'peak RSS (MiB)':>16}"
-    print(header)
-    if not args.skip_full:
-        full = run("chunked", args.users, args.items, args)
-        label = f"full fold {args.users}x{args.items}x{args.dim} k={args.k} numpy"
-        print(f"{label:<44}{full['seconds']:>10.1f}{full['users_per_s']:>10.0f}"
-              f"{full['peak_rss_mib']:>16.0f}")
-        print(f"  inputs alone: {full['inputs_rss_mib']:.0f} MiB; excluded per user "
-              f"{full['excluded_per_user']:.0f}; within 2 GiB: {full['peak_rss_mib'] <= 2048}")
-    tmp = Path("/tmp") / f"bench_topk_{__import__('os').getpid()}"
-    tmp.mkdir(exist_ok=True)
-    ref = run("dense", args.ref_users, args.ref_items, args, save=str(tmp / "dense.npy"))
-    size = f"{args.ref_users}x{args.ref_items}"
-    print(f"{'dense-mask reference ' + size:<44}{ref['seconds']:>10.2f}"
-          f"{ref['users_per_s']:>10.0f}{ref['peak_rss_mib']:>16.0f}")
-    expected = np.load(tmp / "dense.npy")
-    user_emb, item_emb, _ = make_case(args.ref_users, args.ref_items, args.dim, args.excluded)
-    for device in devices:
-        got = run("chunked", args.ref_users, args.ref_items, args, device=device,
-                  save=str(tmp / f"{device}.npy"))
-        result = np.load(tmp / f"{device}.npy")
-        same = float((result == expected).mean())
-        # float32 products differ in the last bit between BLAS block sizes, which can swap
-        # near-tied items: compare the lists' exact (float64) scores too.
-        rescore = [np.einsum("ud,ukd->uk", user_emb.astype(np.float64),
-                             item_emb[ids].astype(np.float64)) for ids in (result, expected)]
-        close = bool(np.allclose(*rescore, rtol=0, atol=1e-4))
-        print(f"{'chunked ' + device + ' ' + size:<44}{got['seconds']:>10.2f}"
-              f"{got['users_per_s']:>10.0f}{got['peak_rss_mib']:>16.0f}   "
-              f"speed x{ref['seconds'] / got['seconds']:.2f}, memory "
-              f"x{ref['peak_rss_mib'] / got['peak_rss_mib']:.2f} vs dense; identical slots "
-              f"{same:.4%}, same scores (1e-4): {close}")
-    for path in tmp.iterdir():
-        path.unlink()
-    tmp.rmdir()
+    sides = [s for s in args.sides.split(",") if s]
+    unknown = sorted(set(sides) - set(SIDES))
+    if unknown:
+        parser.error(f"unknown sides {unknown}; choose among {','.join(SIDES)}")
+    if "faiss" in sides and not faiss_installed():
+        print("faiss-cpu is not installed (pip install -r requirements-faiss.txt): no faiss side")
+        sides.remove("faiss")
+    print(f"{args.users} users x {args.items} items x {args.dim} dims float32, k={args.k}, "
+          f"{args.rounds} interleaved rounds; load average before: {os.getloadavg()}")
+    runs: dict[str, list[dict]] = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory(prefix="bench_topk_") as tmp:
+        for round_ in range(args.rounds):
+            for side in sides:
+                save = str(Path(tmp) / f"{side}.npy") if round_ == 0 else ""
+                runs[side].append(run(side, args, save=save))
+        results = {side: np.load(Path(tmp) / f"{side}.npy") for side in sides
+                   if side != "matmul"}
+    identical = {side: bool(np.array_equal(result, results["reference"]))
+                 for side, result in results.items() if "reference" in results}
+    speed = {side: statistics.median(r["users_per_s"] for r in rs) for side, rs in runs.items()}
+    first = next(iter(runs.values()))[0]
+    print(f"excluded per user {first['excluded_per_user']:.0f}; inputs alone "
+          f"{first['inputs_rss_mib']:.0f} MiB; load average after: {os.getloadavg()}")
+    print(f"{'side':<11}{'users/s (min-max)':>24}{'x matmul':>10}{'x reference':>13}"
+          f"{'peak RSS MiB':>14}  identical to reference")
+    for side, rs in runs.items():
+        rates = [r["users_per_s"] for r in rs]
+        span = f"{speed[side]:.0f} ({min(rates):.0f}-{max(rates):.0f})"
+        to_matmul = f"{speed[side] / speed['matmul']:.2f}" if "matmul" in speed else "-"
+        to_ref = f"{speed[side] / speed['reference']:.2f}" if "reference" in speed else "-"
+        peak = statistics.median(r["peak_rss_mib"] for r in rs)
+        same = {True: "yes", False: "NO"}.get(identical.get(side), "-")
+        print(f"{side:<11}{span:>24}{to_matmul:>10}{to_ref:>13}{peak:>14.0f}  {same}")
+    if not all(identical.values()):
+        sys.exit("a path's result differs from the reference path's")
 
 
 if __name__ == "__main__":

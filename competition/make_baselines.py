@@ -4,8 +4,9 @@ board.
     python competition/make_baselines.py
 
 Each baseline is run through the harness exactly as a participant's model is by
-``python submission.py`` (the default synthetic dataset, its 4 folds, default settings), and the
-run's ``submission.json`` is copied to ``competition/baselines/<name>.json``. Run it again
+``python submission.py --competition competition.toml`` (the default synthetic dataset, its 4
+folds, default settings), and the run's ``submission.json`` is copied to
+``competition/baselines/<name>.json``. Run it again
 whenever the run hash changes: a new harness version (``evaluation.__version__`` is part of the
 hash), or other data or folds in ``competition.toml``; the server refuses to start with
 baselines whose run hash is not the competition's.
@@ -41,6 +42,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="evalrs-baselines-") as tmp:
         # No upload URL: the runner saves submission.json and uploads nothing.
         runner = EvalRSRunner(dataset, results_dir=tmp, upload=UploadSettings(),
+                              competition=HERE.parent / "competition.toml",
                               progress=False, verbose=False, reports=False)
         for name, model_class in BASELINES.items():
             result = runner.evaluate(model_class(), upload=True, resume=False)

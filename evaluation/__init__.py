@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "DataError": "evaluation.errors",
     "DownloadError": "evaluation.errors",
     "EvalRSError": "evaluation.errors",
+    "FoldCacheWarning": "evaluation.errors",
     "PredictionError": "evaluation.errors",
     "UploadError": "evaluation.errors",
     "PredictionWarning": "evaluation.errors",
@@ -71,6 +72,17 @@ _EXPORTS: dict[str, str] = {
     "ranking_inputs": "evaluation.metrics",
     "relevance_matrix": "evaluation.metrics",
     "topk_from_embeddings": "evaluation.topk",
+    # finished runs read back and compared
+    "Comparison": "evaluation.analysis",
+    "LoadedRun": "evaluation.analysis",
+    "compare": "evaluation.analysis",
+    "load_results": "evaluation.analysis",
+    # figures and the HTML report of finished runs
+    "forest_plot": "evaluation.analysis",
+    "plot_score_distribution": "evaluation.analysis",
+    "plot_slices": "evaluation.analysis",
+    "plot_tests": "evaluation.analysis",
+    "write_report": "evaluation.analysis",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -13,7 +13,16 @@ from evaluation._util.validation import check_int
 from evaluation.data import Tables, TrackVectors, load_source, validate_tables
 from evaluation.data import source_options as options_of
 from evaluation.errors import ConfigError
-from evaluation.splits import DEFAULT_SEED, EventIndex, Fold, FoldParams, make_fold
+from evaluation.splits import (
+    DEFAULT_SEED,
+    EventIndex,
+    Fold,
+    FoldParams,
+    fold_cache_path,
+    make_fold,
+    read_fold,
+    write_fold,
+)
 
 
 class ChallengeDataset:
@@ -36,7 +45,12 @@ class ChallengeDataset:
     single latest event, ties to the largest track id). The 2023 edition's split (every event
     at a user's latest timestamp) has several targets per user, which the per-user leaderboard
     tests do not score: it is ``evaluation.splits.leave_last_out``, and ``split="last"`` is a
-    ConfigError that says so. Folds are computed on first use and cached.
+    ConfigError that says so. Folds are computed on first use and kept; with ``fold_cache``
+    (the default) they are also cached on disk under ``cache_dir()/folds/`` (see
+    ``evaluation.splits.read_fold``), keyed by the data's fingerprint and the fold
+    parameters, so the next run reads them instead of cutting them again. A cached fold is
+    checked (checksums, fingerprint, parameters) before it is used; one that fails a check is
+    computed again with a ``FoldCacheWarning``.
 
     Parameters
     ----------
@@ -52,6 +66,8 @@ class ChallengeDataset:
         Seed of the synthetic generator.
     validate : bool, default True
         Check already loaded ``Tables`` against the schema.
+    fold_cache : bool, default True
+        Read and write the folds in the on-disk cache; False computes them every time.
     **source_options
         Options of the source.
 
@@ -77,6 +93,7 @@ class ChallengeDataset:
         *,
         data_seed: int = DEFAULT_SEED,
         validate: bool = True,
+        fold_cache: bool = True,
         **source_options: Any,
     ) -> None:
         self.params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
@@ -97,7 +114,7 @@ class ChallengeDataset:
                     f"ChallengeDataset: unknown keyword argument(s) {unknown} for source "
                     f"{os.fspath(source) if isinstance(source, os.PathLike) else source!r}. "
                     f"Expected: source, scale, seed, num_folds, frac, k_core, max_rounds, "
-                    f"sampler, split, data_seed, validate"
+                    f"sampler, split, data_seed, validate, fold_cache"
                     + (f", and for this source {accepted}" if accepted else
                        " (this source takes no other options)")
                     + ". Fix: check the spelling or drop the argument.")
@@ -107,6 +124,7 @@ class ChallengeDataset:
             # models read the vectors; none may write into the ones the tests score with
             vectors.track_ids.flags.writeable = False
             vectors.vectors.flags.writeable = False
+        self.fold_cache = bool(fold_cache)
         self._index: EventIndex | None = None
         self._folds: dict[int, Fold] = {}
         self._lock = threading.Lock()
@@ -158,11 +176,23 @@ class ChallengeDataset:
         fold = self._check_fold(fold)
         found = self._folds.get(fold)
         if found is None:
-            found = make_fold(self._event_index(), self.params, fold)
+            found = self._read_or_make_fold(fold)
             for rows in (found.train_rows, found.test_rows):
                 rows.flags.writeable = False  # cached and shared: nobody may edit a fold
             self._folds.setdefault(fold, found)
         return self._folds[fold]
+
+    def _read_or_make_fold(self, fold: int) -> Fold:
+        """Fold ``fold`` from the on-disk cache, or computed (and then cached)."""
+        if not self.fold_cache:
+            return make_fold(self._event_index(), self.params, fold)
+        key = (self.fingerprint, self.params, fold, len(self.tables.events))
+        path = fold_cache_path(key[0], self.params, fold)
+        found = read_fold(path, *key)
+        if found is None:
+            found = make_fold(self._event_index(), self.params, fold)
+            write_fold(path, found, key[0], self.params, key[3])
+        return found
 
     def _event_index(self) -> EventIndex:
         """The per-dataset precomputation shared by all folds (built once)."""
@@ -178,7 +208,11 @@ class ChallengeDataset:
         if workers > 1 and len(todo) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
-            self._event_index()  # built once, before the threads need it
+            # computed once, before the threads need them
+            if self.fold_cache:
+                self.tables.fingerprint()
+            else:
+                self._event_index()
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 list(pool.map(self.fold, todo))
         else:
@@ -258,7 +292,20 @@ def _take_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     idx = np.asarray(rows, dtype=np.intp)
     with ThreadPoolExecutor(max_workers=2) as pool:
         taken = [pool.submit(np.take, frame[c].to_numpy(), idx) for c in frame.columns]
-        index = frame.index.take(idx)
+        index = _take_index(frame.index, idx)
         columns = {c: f.result() for c, f in zip(frame.columns, taken)}
     out = pd.DataFrame(columns, index=index, copy=False)
     return out.__finalize__(frame, method="take")
+
+
+def _take_index(index: pd.Index, idx: np.ndarray) -> pd.Index:
+    """``index.take(idx)``; for the default ``RangeIndex`` the positions are the labels.
+
+    pandas' ``RangeIndex.take`` computes ``start + idx * step`` into a new array; for
+    ``range(n)`` that equals ``idx`` itself (int64, the same labels), which is reused.
+    """
+    plain = (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+             and idx.dtype == np.int64)
+    if not plain or not len(idx) or idx.min() < 0 or idx.max() >= len(index):
+        return index.take(idx)
+    return pd.Index(idx, name=index.name, copy=False)

@@ -62,11 +62,28 @@ class RunWarning(UserWarning):
 
 
 class PredictionWarning(UserWarning):
-    """Predictions are valid but probably not what the model intended."""
+    """Predictions are valid but probably not what the model intended.
+
+    Parameters
+    ----------
+    *args
+        The message, as for any warning.
+    counts : dict, optional
+        What the warning counted, for a caller that sums it over folds (the training-items
+        warning of ``validate_predictions``: ``{"items": ..., "lists": ...}``).
+    """
+
+    def __init__(self, *args, counts: dict | None = None) -> None:
+        super().__init__(*args)
+        self.counts = dict(counts or {})
 
 
 class SyntheticCacheWarning(UserWarning):
     """The cached synthetic dataset was damaged and is being regenerated."""
+
+
+class FoldCacheWarning(UserWarning):
+    """A cached fold could not be trusted (or written): the fold is computed instead."""
 
 
 def show_values(values: Iterable, limit: int = 5) -> str:

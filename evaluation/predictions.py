@@ -488,14 +488,13 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
         seen = seen_in_training(matrix, expected, train)
         if seen.any():
             rows = np.flatnonzero(seen.any(axis=1))
-            warnings.warn(
+            message = (
                 f"predictions: {int(seen.sum())} recommended items (in {len(rows)} of "
                 f"{len(expected)} lists) are tracks the user already has in the training set; "
                 "a leave-one-out target is never one of them, so these slots cannot hit. "
-                "Models usually exclude training items.\n" + _show_rows(expected, matrix, rows),
-                PredictionWarning,
-                stacklevel=2,
-            )
+                "Models usually exclude training items.\n" + _show_rows(expected, matrix, rows))
+            counts = {"items": int(seen.sum()), "lists": len(rows), "of_lists": len(expected)}
+            warnings.warn(PredictionWarning(message, counts=counts), stacklevel=2)
     # ``matrix`` (a fancy-indexed copy) is ours alone: the frame can take it as it is
     return pd.DataFrame(matrix, index=pd.Index(expected, name="user_id"),
                         columns=[str(i) for i in range(k)], copy=False)

@@ -4,21 +4,40 @@ The score matrix of a full fold does not fit in memory (30k users x 820k items),
 scored a chunk at a time, training items are masked to ``-inf`` through the CSR indices of
 ``exclude``, and only ``k`` items per user are kept. Tie-breaking is deterministic in every path:
 higher score first, then the lower item *index* (column of ``item_emb``).
+
+Paths: the blocked NumPy kernel (default: each chunk's product split into item blocks that stay
+in cache, most of a block discarded against each user's running k-th score), the reference NumPy
+path it is checked against (``_reference_topk``: the whole score matrix of a chunk, then one
+selection pass), faiss (candidates from ``IndexFlatIP``, rescored and selected as the NumPy path
+does) and torch. The first three return the same items in the same order, bit for bit.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from evaluation._util.int64 import as_int64
 from evaluation._util.validation import check_int, check_k
 from evaluation.errors import ConfigError, show_values
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
+# Bytes of one score block of the blocked kernel: small enough to stay in a core's L2 cache
+# while it is compared with the users' running thresholds.
+_BLOCK_BYTES = 2 * 2**20
+# The blocked kernel multiplies a user chunk by item blocks instead of the whole catalogue at
+# once. Optimised BLAS computes every score of a large product with the same sequence of
+# operations whatever the matrix shape, so the blocks give the reference's scores bit for bit;
+# small products take other code paths (OpenBLAS's "direct"/small-matrix kernels) that round
+# differently. Every block product therefore holds at least this many multiply-adds
+# (OpenBLAS leaves its regular path below 28 * 512 * 512 = 7.3M).
+_MIN_BLOCK_MACS = 2**23
 
 
 def topk_from_embeddings(
@@ -55,8 +74,10 @@ def topk_from_embeddings(
     memory_budget : int
         Bytes of working memory per chunk (the score block plus the selection's temporaries).
     device : str
-        ``"numpy"`` (default), or a torch device string (``"cpu"``, ``"cuda"``, ``"cuda:1"``...)
-        when torch is installed; torch then scores and selects.
+        ``"numpy"`` (default; uses one thread per core), ``"faiss"`` (needs faiss-cpu and
+        float32 embeddings; the same result as ``"numpy"``), or a torch device string
+        (``"cpu"``, ``"cuda"``, ``"cuda:1"``...) when torch is installed; torch then scores and
+        selects.
 
     Returns
     -------
@@ -64,8 +85,8 @@ def topk_from_embeddings(
         Indexed by ``user_id`` (in ``user_ids`` order) with columns ``"0".."k-1"`` of item ids,
         best first (the ``RecModel.predict`` format). Order: score descending, ties by lower
         item index. Scores are computed in float32 when both embeddings are float32 (else
-        float64); the numpy and torch paths can order two items differently only where their
-        float products differ in the last bit.
+        float64); the numpy and faiss paths give identical results; the torch path can order
+        two items differently only where its float products differ in the last bit.
 
     Raises
     ------
@@ -76,15 +97,40 @@ def topk_from_embeddings(
     Notes
     -----
     Memory: the embeddings, a transposed copy of ``item_emb``, the exclusion matrix, the output
-    and about ``memory_budget`` bytes of working memory.
+    and at most about ``memory_budget`` bytes of working memory (the blocked kernel needs a
+    few MiB per thread; faiss holds its own copy of ``item_emb``).
+
+    Threads: the NumPy kernel runs as many threads as BLAS may use (all cores by default;
+    ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``threadpoolctl.threadpool_limits`` lower
+    it), each with single-threaded BLAS; the result does not depend on the thread count.
     """
+    return _topk(user_emb, item_emb, k, exclude=exclude, item_ids=item_ids, user_ids=user_ids,
+                 batch_size=batch_size, memory_budget=memory_budget, device=device,
+                 kernel="blocked")
+
+
+def _reference_topk(user_emb, item_emb, k: int, **kwargs) -> pd.DataFrame:
+    """The reference NumPy path: every chunk's whole score matrix, exclusions set to ``-inf``,
+    then a full selection pass. Slower than the blocked kernel; kept to check it against."""
+    return _topk(user_emb, item_emb, k, kernel="reference", **kwargs)
+
+
+def _topk(user_emb, item_emb, k, *, exclude=None, item_ids=None, user_ids=None,
+          batch_size=None, memory_budget=DEFAULT_MEMORY_BUDGET, device="numpy",
+          kernel="blocked") -> pd.DataFrame:
     k = check_k(k, owner="topk_from_embeddings")
     torch = _torch_for(device)
+    faiss = _faiss_for(device)
     user_emb, item_emb, bounded = _embeddings(user_emb, item_emb, torch)
     n_users, n_items = user_emb.shape[0], item_emb.shape[0]
     exclude = _exclusions(exclude, n_users, n_items)
     item_ids = _ids(item_ids, n_items, "item_ids")
     user_ids = _ids(user_ids, n_users, "user_ids")
+    if faiss is not None and user_emb.dtype != np.float32:
+        raise ConfigError(
+            f"device='faiss' needs float32 embeddings (faiss scores in float32); got "
+            f"{user_emb.dtype}. Fix: pass float32 arrays, or use device='numpy'."
+        )
     itemsize = 4 if str(user_emb.dtype).endswith("float32") else 8
     if batch_size is None:
         memory_budget = check_int("memory_budget", memory_budget, minimum=1,
@@ -96,41 +142,277 @@ def topk_from_embeddings(
         batch_size = check_int("batch_size", batch_size, minimum=1, owner="topk_from_embeddings")
     out = np.full((n_users, k), -1, dtype=np.int64)
     batch_size = min(batch_size, max(n_users, 1))
-    # A contiguous (d, n_items) copy multiplies faster than the transposed view, and one reused
-    # score buffer saves faulting in fresh pages for every chunk.
-    if torch is None:
-        item_t = np.ascontiguousarray(item_emb.T)
-        buffer = np.empty((batch_size, n_items), dtype=item_t.dtype)
+    chunks = [(start, min(start + batch_size, n_users)) for start in range(0, n_users, batch_size)]
+    context = _Context(user_emb, item_emb, exclude, k, bounded, user_ids, item_ids)
+    if torch is not None:
+        _run_torch(context, chunks, out, torch)
+    elif faiss is not None:
+        _run_faiss(context, chunks, out, faiss)
+    elif kernel == "reference":
+        _run_reference(context, chunks, out)
     else:
-        item_t = item_emb.T.contiguous()
-    for start in range(0, n_users, batch_size):
-        stop = min(start + batch_size, n_users)
-        rows, cols = _chunk_exclusions(exclude, start, stop)
-        if torch is None:
-            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
-                scores = np.matmul(user_emb[start:stop], item_t, out=buffer[: stop - start])
-            # NaN propagates through max: two reductions find any inf or NaN
-            if not bounded and not (np.isfinite(scores.max(initial=0.0))
-                                    and np.isfinite(scores.min(initial=0.0))):
-                raise _overflow(np.isfinite(scores), start, user_ids, item_ids, scores.dtype)
-            scores[rows, cols] = -np.inf
-            r, c, v = _select_numpy(scores, k)
-        else:
-            with torch.no_grad():
-                scores = user_emb[start:stop] @ item_t
-                if not bounded:
-                    finite = torch.isfinite(scores)
-                    if not bool(finite.all()):
-                        raise _overflow(finite.cpu().numpy(), start, user_ids, item_ids,
-                                        scores.dtype)
-                if len(rows):
-                    scores[torch.as_tensor(rows, device=scores.device),
-                           torch.as_tensor(cols, device=scores.device)] = -math.inf
-                r, c, v = _select_torch(scores, k, torch)
-        _assemble(out[start:stop], r, c, v)
+        _run_blocked(context, chunks, out)
     columns = [str(i) for i in range(k)]
     values = np.where(out >= 0, item_ids[np.maximum(out, 0)], -1) if n_items else out
     return pd.DataFrame(values, index=pd.Index(user_ids, name="user_id"), columns=columns)
+
+
+class _Context:
+    """The validated inputs every path reads (one object keeps the chunk functions short)."""
+
+    def __init__(self, user, item, exclude, k, bounded, user_ids, item_ids):
+        self.user, self.item, self.exclude, self.k = user, item, exclude, k
+        self.bounded, self.user_ids, self.item_ids = bounded, user_ids, item_ids
+        self.n_items = item.shape[0]
+        self._item_t = None
+
+    @property
+    def item_t(self) -> np.ndarray:
+        """A contiguous ``(d, n_items)`` copy: it multiplies faster than the transposed view."""
+        if self._item_t is None:
+            self._item_t = np.ascontiguousarray(self.item.T)
+        return self._item_t
+
+    def check_finite(self, scores: np.ndarray, start: int, column: int = 0) -> None:
+        """Refuse scores that overflowed (only needed when no bound rules it out)."""
+        # NaN propagates through max: two reductions find any inf or NaN
+        if self.bounded or (np.isfinite(scores.max(initial=0.0))
+                            and np.isfinite(scores.min(initial=0.0))):
+            return
+        finite = np.ones((scores.shape[0], self.n_items), dtype=bool)
+        finite[:, column : column + scores.shape[1]] = np.isfinite(scores)
+        raise _overflow(finite, start, self.user_ids, self.item_ids, scores.dtype)
+
+
+def _run_reference(ctx: _Context, chunks, out: np.ndarray) -> None:
+    """Each chunk's whole score matrix, exclusions set to ``-inf``, one selection pass."""
+    if not chunks:
+        return
+    # One reused score buffer saves faulting in fresh pages for every chunk.
+    buffer = np.empty((chunks[0][1] - chunks[0][0], ctx.n_items), dtype=ctx.item.dtype)
+    for start, stop in chunks:
+        rows, cols = _chunk_exclusions(ctx.exclude, start, stop)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            scores = np.matmul(ctx.user[start:stop], ctx.item_t, out=buffer[: stop - start])
+        ctx.check_finite(scores, start)
+        scores[rows, cols] = -np.inf
+        r, c, v = _select_numpy(scores, ctx.k)
+        _assemble(out[start:stop], r, c, v)
+
+
+def _run_torch(ctx: _Context, chunks, out: np.ndarray, torch) -> None:
+    user = torch.from_numpy(ctx.user).to(torch.target)
+    item_t = torch.from_numpy(ctx.item).to(torch.target).T.contiguous()
+    for start, stop in chunks:
+        rows, cols = _chunk_exclusions(ctx.exclude, start, stop)
+        with torch.no_grad():
+            scores = user[start:stop] @ item_t
+            if not ctx.bounded:
+                finite = torch.isfinite(scores)
+                if not bool(finite.all()):
+                    raise _overflow(finite.cpu().numpy(), start, ctx.user_ids, ctx.item_ids,
+                                    scores.dtype)
+            if len(rows):
+                scores[torch.as_tensor(rows, device=scores.device),
+                       torch.as_tensor(cols, device=scores.device)] = -math.inf
+            r, c, v = _select_torch(scores, ctx.k, torch)
+        _assemble(out[start:stop], r, c, v)
+
+
+def _workers(n_chunks: int) -> int:
+    """Threads for the blocked kernel: as many as BLAS may use (it defaults to the cores)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    blas = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    return max(1, min(max(blas, default=cores), cores, n_chunks))
+
+
+def _run_blocked(ctx: _Context, chunks, out: np.ndarray) -> None:
+    """The blocked kernel on every chunk, one thread per core.
+
+    Each thread runs BLAS on one core, so the comparisons and selections between two products
+    run in parallel too (NumPy releases the GIL in both); results do not depend on the thread
+    count: a chunk's scores and selection are the same on any thread.
+    """
+    _ = ctx.item_t  # build the shared transposed copy before the threads start
+    workers = _workers(len(chunks))
+    # Single-threaded BLAS even with one worker: a product of one item block is too small to
+    # share (two BLAS threads ran the kernel 5x slower on two busy cores).
+    with threadpool_limits(1, user_api="blas"):
+        if workers == 1:
+            for start, stop in chunks:
+                _blocked_chunk(ctx, start, stop, out)
+            return
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(lambda chunk: _blocked_chunk(ctx, *chunk, out), chunks))
+
+
+def _block_edges(m: int, d: int, n: int, itemsize: int) -> np.ndarray:
+    """Item block boundaries for a chunk of ``m`` users: blocks of about ``_BLOCK_BYTES``,
+    each at least ``_MIN_BLOCK_MACS`` multiply-adds (so BLAS stays on its regular path)."""
+    if m == 1 or m * d * n < 2 * _MIN_BLOCK_MACS:
+        # one product, the reference's own (one user is a matrix-vector product in BLAS)
+        return np.array([0, n])
+    width = max(_BLOCK_BYTES // (m * itemsize), 2 * -(-_MIN_BLOCK_MACS // (m * d)))
+    blocks = -(-n // width)
+    return np.linspace(0, n, blocks + 1).round().astype(np.int64)  # widths >= width / 2
+
+
+def _blocked_chunk(ctx: _Context, start: int, stop: int, out: np.ndarray) -> None:
+    """Top-k of users ``start:stop``: a score block per item block, read while in cache.
+
+    The first block is selected exactly; every later block keeps only the scores strictly above
+    each user's threshold, the k-th best of the items already seen (under the tie rule: score
+    descending, then lower index). A later item equal to the threshold has a higher index than
+    every item it ties with, so it can never enter the top k: the strict comparison is exact.
+    The candidate pool is cut back to k per user (raising the thresholds) whenever it doubles.
+    """
+    m, n = stop - start, ctx.n_items
+    if m == 0 or n == 0:
+        return
+    kk = min(ctx.k, n)
+    user = ctx.user[start:stop]
+    edges = _block_edges(m, user.shape[1], n, user.itemsize)
+    rows, cols = _chunk_exclusions(ctx.exclude, start, stop)
+    by_column = np.argsort(cols, kind="stable")
+    rows, cols = rows[by_column], cols[by_column]
+    cuts = np.searchsorted(cols, edges)
+    flat = np.empty(m * int(np.diff(edges).max()), dtype=user.dtype)
+    threshold = np.full(m, -np.inf, dtype=user.dtype)
+    pool, pending = [], 0
+    for b in range(len(edges) - 1):
+        lo, hi = int(edges[b]), int(edges[b + 1])
+        scores = flat[: m * (hi - lo)].reshape(m, hi - lo)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            np.matmul(user, ctx.item_t[:, lo:hi], out=scores)
+        ctx.check_finite(scores, start, lo)
+        scores[rows[cuts[b] : cuts[b + 1]], cols[cuts[b] : cuts[b + 1]] - lo] = -np.inf
+        if b == 0:
+            r, c, v = _select_numpy(scores, kk)
+        else:  # -inf (excluded) never passes: the threshold is at least -inf
+            r, c = _sparse_nonzero(scores > threshold[:, None])
+            v = scores[r, c]
+        pool.append((r, c + lo, v))
+        pending += len(r)
+        if b == 0 or pending > m * kk:
+            r, c, v, threshold = _keep_best(*map(np.concatenate, zip(*pool)), m, kk)
+            pool, pending = [(r, c, v)], 0
+    _assemble(out[start:stop], *map(np.concatenate, zip(*pool)))
+
+
+def _keep_best(r, c, v, m: int, kk: int):
+    """Each row's ``kk`` best (row, column, score) triples and its ``kk``-th score (``-inf``
+    for rows with fewer): score descending, then lower column."""
+    order = np.lexsort((c, -v, r))
+    r, c, v = r[order], c[order], v[order]
+    counts = np.bincount(r, minlength=m)
+    starts = np.cumsum(counts) - counts
+    keep = np.arange(len(r)) - starts[r] < kk
+    r, c, v = r[keep], c[keep], v[keep]
+    kept = np.minimum(counts, kk)
+    threshold = np.full(m, -np.inf, dtype=v.dtype)
+    full = kept == kk
+    threshold[full] = v[(np.cumsum(kept) - kept)[full] + kk - 1]
+    return r, c, v, threshold
+
+
+# faiss scores each query in float32 with its own BLAS call: its scores can differ from the
+# NumPy path's in the last bits, so faiss only proposes candidates. Any two float32 dot products
+# of u and v (any summation order, with or without FMA) are within gamma_d * |u| * |v| of the
+# exact value (Higham, Accuracy and Stability of Numerical Algorithms, 3.1), gamma_d =
+# d u / (1 - d u), u = 2^-24; so they differ by at most twice that.
+_FAISS_BATCH = 4096
+
+
+def _run_faiss(ctx: _Context, chunks, out: np.ndarray, faiss) -> None:
+    """faiss ``IndexFlatIP`` proposes each user's best items (over-fetched for the exclusions);
+    the candidates are rescored exactly as the NumPy path scores them and selected under the
+    same tie rule. A user is finished when its k-th rescored item beats, by more than the
+    rounding bound, the score of every item faiss did not return; other users are searched
+    again with four times the fetch, up to the whole catalogue."""
+    n, d = ctx.n_items, ctx.item.shape[1]
+    if n == 0 or ctx.user.shape[0] == 0:
+        return
+    index = faiss.IndexFlatIP(d)
+    index.add(ctx.item)
+    unit = 2.0**-24
+    gamma = d * unit / (1 - d * unit)
+    item_norm = float(np.sqrt(np.square(ctx.item, dtype=np.float64).sum(axis=1)).max())
+    user_norm = np.sqrt(np.square(ctx.user, dtype=np.float64).sum(axis=1))
+    # 1 % spare for the float64 arithmetic of the bound; d * 2^-149 for float32 underflow
+    slack = 2.02 * gamma * user_norm * item_norm + d * 2.0**-149
+    excluded = (np.diff(ctx.exclude.indptr) if ctx.exclude is not None
+                else np.zeros(ctx.user.shape[0], dtype=np.int64))
+    kk = min(ctx.k, n)
+    batch = []
+    for chunk in chunks + [None]:
+        if chunk is not None:
+            batch.append(chunk)
+            if batch[-1][1] - batch[0][0] < _FAISS_BATCH:
+                continue
+        if not batch:
+            break
+        lo, hi = batch[0][0], batch[-1][1]
+        # over-fetch by the exclusions of nine users in ten; the others (their exclusions ate
+        # their results) are searched again, so one heavy user does not widen every search
+        fetch = min(n, kk + int(np.percentile(excluded[lo:hi], 90)))
+        scores, labels = index.search(ctx.user[lo:hi], fetch)
+        for start, stop in batch:
+            _faiss_chunk(ctx, index, start, stop, out, scores[start - lo : stop - lo],
+                         labels[start - lo : stop - lo], slack[start:stop])
+        batch = []
+
+
+def _faiss_chunk(ctx, index, start, stop, out, scores, labels, slack) -> None:
+    m, n, kk = stop - start, ctx.n_items, min(ctx.k, ctx.n_items)
+    rows, cols = _chunk_exclusions(ctx.exclude, start, stop)
+    excluded_keys = rows * n + cols  # sorted: the CSR rows are in order, columns sorted within
+    candidates = {i: (labels[i], scores[i]) for i in range(m)}
+    result = None
+    while candidates:
+        users = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+        lists = [candidates[i][0] for i in users]
+        r = np.repeat(users, [len(x) for x in lists])
+        c = np.concatenate(lists).astype(np.int64)
+        found = c >= 0  # faiss pads with -1 when it has fewer items than asked
+        r, c = r[found], c[found]
+        keys = r * n + c
+        hit = np.searchsorted(excluded_keys, keys)
+        hit[hit == len(excluded_keys)] = 0
+        allowed = excluded_keys[hit] != keys if len(excluded_keys) else np.ones(len(r), bool)
+        r, c = r[allowed], c[allowed]
+        v = _exact_scores(ctx, start, stop, r, c)
+        r, c, v, kth = _keep_best(r, c, v, m, kk)
+        fetched = np.array([len(candidates[i][0]) for i in users])
+        last = np.array([float(candidates[i][1][-1]) for i in users])
+        complete = (fetched >= n) | np.array([bool((candidates[i][0] < 0).any()) for i in users])
+        settled = complete | (kth[users].astype(np.float64) > last + slack[users])
+        done = np.isin(r, users[settled])
+        part = (r[done], c[done], v[done])
+        result = part if result is None else tuple(map(np.concatenate, zip(result, part)))
+        again = users[~settled]
+        candidates = {}
+        if len(again):
+            wider = min(n, 4 * max(int(fetched.max()), 1))
+            more_scores, more_labels = index.search(ctx.user[start + again], wider)
+            candidates = {int(i): (more_labels[j], more_scores[j]) for j, i in enumerate(again)}
+    _assemble(out[start:stop], *result)
+
+
+def _exact_scores(ctx: _Context, start: int, stop: int, r: np.ndarray, c: np.ndarray):
+    """The NumPy path's scores of items ``c`` for chunk rows ``r``, bit for bit: one product of
+    the chunk's users with the candidate columns when that product is large enough for BLAS's
+    regular path (where every score is computed alike), else the reference's own product."""
+    m, d = stop - start, ctx.item.shape[1]
+    columns, where = np.unique(c, return_inverse=True)
+    user = ctx.user[start:stop]
+    if m >= 2 and m * d * len(columns) >= _MIN_BLOCK_MACS:
+        block = user @ ctx.item_t[:, columns]
+    else:
+        block = (user @ ctx.item_t)[:, columns]
+    return block[r, where]
 
 
 def _overflow(finite: np.ndarray, start: int, user_ids: np.ndarray, item_ids: np.ndarray,
@@ -147,11 +429,27 @@ def _overflow(finite: np.ndarray, start: int, user_ids: np.ndarray, item_ids: np
     )
 
 
+def _faiss_for(device: str):
+    """The faiss module for ``device="faiss"`` (imported only then), else None."""
+    if device != "faiss":
+        return None
+    try:
+        import faiss
+    except ImportError:
+        raise ConfigError(
+            "device='faiss' needs faiss-cpu, which is not installed: pip install "
+            "'evalrs-harness[faiss]' (or pip install -r requirements-faiss.txt), or use "
+            "device='numpy'."
+        ) from None
+    return faiss
+
+
 def _torch_for(device: str):
-    if device == "numpy":
+    if device in ("numpy", "faiss"):
         return None
     if not isinstance(device, str):
-        raise ConfigError(f"'device' must be 'numpy' or a torch device string; got {device!r}.")
+        raise ConfigError(f"'device' must be 'numpy', 'faiss' or a torch device string; got "
+                          f"{device!r}.")
     try:
         import torch
     except ImportError:
@@ -204,11 +502,7 @@ def _embeddings(user_emb, item_emb, torch):
             raise ConfigError(
                 f"'{name}' must be finite; rows {show_values(np.flatnonzero(bad))} hold NaN or inf."
             )
-    bounded = _scores_bounded(user, item)
-    if torch is not None:
-        user = torch.from_numpy(user).to(torch.target)
-        item = torch.from_numpy(item).to(torch.target)
-    return user, item, bounded
+    return user, item, _scores_bounded(user, item)
 
 
 def _scores_bounded(user: np.ndarray, item: np.ndarray) -> bool:

@@ -1,5 +1,6 @@
 """Shared fixtures: seeded RNG, the real datasets in ../shared/data (skipped when absent), a
-throwaway PostgreSQL server (skipped with the reason when none can be started)."""
+throwaway PostgreSQL server (skipped with the reason when none can be started), a headless
+Chromium (``driver``, skipped with the reason when Chromium or its driver is missing)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 # The same server set-up as benchmarks/bench_server.py (the repository root is on pythonpath).
 from benchmarks._postgres import PostgresUnavailable, start_postgres
+from tests._browser import driver  # noqa: F401  (a fixture shared by the page tests)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("EVALRS_SHARED_DATA", REPO.parent / "shared" / "data"))

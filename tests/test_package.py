@@ -17,13 +17,14 @@ def test_unknown_name_raises_attribute_error():
         evaluation.nope  # noqa: B018
 
 
-def test_server_extra_and_requirements_file_list_the_same_packages():
+@pytest.mark.parametrize("name", ["server", "ray", "faiss", "als"])
+def test_each_extra_and_its_requirements_file_list_the_same_packages(name):
     import tomllib
 
     root = Path(__file__).resolve().parents[1]
     extra = tomllib.loads((root / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]["server"]
-    lines = (root / "requirements-server.txt").read_text().splitlines()
+        "optional-dependencies"][name]
+    lines = (root / f"requirements-{name}.txt").read_text().splitlines()
     listed = [line.split("#")[0].strip() for line in lines]
 
     def norm(req: str) -> str:

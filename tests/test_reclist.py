@@ -206,10 +206,13 @@ def test_invalid_predictions_fail_before_scoring():
         EvalRSRecList(HandDataset(), 0, bad, k=3)
 
 
-def test_dataset_without_vectors_has_defined_vector_tests():
-    with pytest.warns(ScoringWarning):
-        res = EvalRSRecList(HandDataset(with_vectors=False), 0, hand_predictions(), k=3).results()
-    assert res["BEING_LESS_WRONG"] == 0.0 and res["LATENT_DIVERSITY"] == 0.0
+def test_dataset_without_vectors_has_not_applicable_vector_tests():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ScoringWarning)  # said once per run, not per fold
+        rl = EvalRSRecList(HandDataset(with_vectors=False), 0, hand_predictions(), k=3)
+        res, details = rl.results(), rl.details()
+    assert res["BEING_LESS_WRONG"] is None and res["LATENT_DIVERSITY"] is None
+    assert details["BEING_LESS_WRONG"] == {"not_applicable": "the dataset has no track vectors"}
     assert res["HIT_RATE"] == 0.5
 
 

@@ -33,6 +33,7 @@ from evaluation.reproduce import (
     read_private_seed,
     reproduce,
     run_limited,
+    worker_config,
 )
 from tests._reproduce_fakes import fake_leaderboard, make_checkout, template_model_with
 
@@ -330,6 +331,38 @@ def test_changed_model_code_is_a_fingerprint_mismatch(tmp_path, upload):
     assert all(row["reproduced"] is None for row in report["table"])
     assert len(outcome.comparison.reasons) == 2  # code and parameters; no "missing values"
     assert "not evaluated" in report["log_tail"]
+
+
+def test_a_run_made_with_model_parameters_is_rebuilt_with_them(tmp_path):
+    """submission.py --param reaches the constructor; the reproduction passes it too."""
+    import tempfile
+
+    from submission.MyModel import MyModel
+
+    with tempfile.TemporaryDirectory() as results_dir:
+        dataset = ChallengeDataset(scale="tiny", num_folds=2)
+        runner = EvalRSRunner(dataset, results_dir=results_dir, progress=False, verbose=False)
+        params = {"factors": 8, "reg": 0.5}
+        result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k, **params),
+                                 settings={"params": params, "reclist": None})
+        uploaded = {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
+                    "results": json.loads(json.dumps(result.to_dict()))}
+    assert worker_config(uploaded["results"])["params"] == params
+    checkout = make_checkout(tmp_path / "checkout", link_harness=True)
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = uploaded
+        outcome = _reproduce(tmp_path, board, url, checkout)
+        assert outcome.verdict == "reproduced", outcome.comparison.reasons
+        # the same upload without its recorded parameters: the model built without them
+        # is not the uploaded one
+        bare = copy.deepcopy(uploaded)
+        bare["results"]["settings"]["params"] = {}
+        board.payloads[2] = bare
+        outcome = reproduce(checkout, 2, LeaderboardClient(url, TOKEN),
+                            python=Path(sys.executable), log_path=tmp_path / "bare.log",
+                            log=lambda line: None)
+    assert outcome.verdict == "not reproduced"
+    assert any(r.startswith("the model parameters differ") for r in outcome.comparison.reasons)
 
 
 def test_a_model_past_the_timeout_is_not_reproduced(tmp_path, upload):

@@ -56,7 +56,8 @@ def _upload(checkout: Path, url: str, token: str) -> None:
         f"EMAIL=team@example.org\nPARTICIPANT_ID=team-a\nUPLOAD_URL={url}/api/v1/submissions\n"
         f"UPLOAD_TOKEN={token}\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "submission.py", "--upload", "--no-progress"],
+    done = subprocess.run([sys.executable, "submission.py", "--upload", "--no-progress",
+                           "--competition", str(REPO / "competition.toml")],
                           cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
 

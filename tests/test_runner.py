@@ -28,7 +28,13 @@ from evaluation.challenge import (
     phase2_score,
 )
 from evaluation.errors import ConfigError, DataError, PredictionError
-from evaluation.runner import EvalRSRunner, RunResult, UploadSettings, run_hash
+from evaluation.runner import (
+    CompetitionTarget,
+    EvalRSRunner,
+    RunResult,
+    UploadSettings,
+    run_hash,
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +42,13 @@ def tiny():
     from evaluation.dataset import ChallengeDataset
 
     return ChallengeDataset(source="synthetic", scale="tiny")
+
+
+@pytest.fixture(scope="module")
+def tiny_board(tiny):
+    """A competition on the tiny data (the runs of the official board are on "lfm" data)."""
+    return CompetitionTarget(name="tiny board", source="synthetic:tiny",
+                             fingerprint=tiny.fingerprint, fold_params=tiny.fold_params)
 
 
 def make_runner(dataset, tmp_path, **kw) -> EvalRSRunner:
@@ -55,8 +68,8 @@ def comparable(results: dict | RunResult) -> dict:
     return out
 
 
-def test_results_files_and_content(tiny, tmp_path):
-    runner = make_runner(tiny, tmp_path)
+def test_results_files_and_content(tiny, tiny_board, tmp_path):
+    runner = make_runner(tiny, tmp_path, competition=tiny_board)
     res = runner.evaluate(PopularityModel())
     run_dir = tmp_path / "results" / res.run_id
     for f in range(4):
@@ -104,7 +117,7 @@ def test_summary_prints_the_leaderboard_score(tiny, tmp_path, capsys):
     runner = make_runner(tiny, tmp_path, verbose=True, references=refs)
     res = runner.evaluate(PopularityModel(), limit=30)
     out = capsys.readouterr().out
-    assert f"LEADERBOARD SCORE: {res.leaderboard_score}" in out
+    assert f"LEADERBOARD SCORE: {res.leaderboard_score:.4g}" in out  # 4 significant digits
     assert res.leaderboard_score == phase2_score(res.aggregate["mean"], refs)
     assert "Not eligible for upload" in out and "limit=30" in out
     assert res.eligible_for_upload is False
@@ -244,8 +257,8 @@ def test_non_default_fold_count_is_not_eligible(tmp_path):
     assert any("num_folds=2" in r for r in res.not_eligible_because)
 
 
-def test_upload_without_endpoint_saves_locally(tiny, tmp_path, capsys):
-    runner = make_runner(tiny, tmp_path, n_boot=0, verbose=True,
+def test_upload_without_endpoint_saves_locally(tiny, tiny_board, tmp_path, capsys):
+    runner = make_runner(tiny, tmp_path, n_boot=0, verbose=True, competition=tiny_board,
                          upload=UploadSettings(email="a@b.c", participant_id="team"))
     res = runner.evaluate(PopularityModel(), upload=True)
     sub = res.submission
@@ -256,7 +269,7 @@ def test_upload_without_endpoint_saves_locally(tiny, tmp_path, capsys):
     assert "saved locally" in capsys.readouterr().out
 
 
-def test_upload_posts_to_the_configured_endpoint(tiny, tmp_path):
+def test_upload_posts_to_the_configured_endpoint(tiny, tiny_board, tmp_path):
     received = {}
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -275,8 +288,9 @@ def test_upload_posts_to_the_configured_endpoint(tiny, tmp_path):
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/submit"
-        runner = make_runner(tiny, tmp_path, n_boot=0, upload=UploadSettings(
-            url=url, token="s3cret", participant_id="team"))
+        runner = make_runner(tiny, tmp_path, n_boot=0, competition=tiny_board,
+                             upload=UploadSettings(url=url, token="s3cret",
+                                                   participant_id="team"))
         res = runner.evaluate(PopularityModel(), upload=True)
     finally:
         server.shutdown()

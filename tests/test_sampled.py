@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from math import log2
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import optimize, stats
 
 import evaluation.protocols._sampled as sampled_module
 from evaluation import evaluate_sampled
 from evaluation.errors import ConfigError, PredictionError
 from evaluation.protocols._sampled import SAMPLED_METRICS_WARNING, sample_negatives
+from evaluation.protocols._sampled_correction import bv_table, hypergeometric_matrix
 
 # Catalog 10..15. User 1 knows 10, 11 (train) and 12 (test): its negatives can only be 13, 14, 15.
 # User 2 knows 13 (train) and 10 (test).
@@ -219,3 +222,111 @@ def test_ml100k_popularity_beats_random_and_is_reproducible():
     assert pop.metrics["hit_rate@10"] > 2 * rand.metrics["hit_rate@10"]
     # a random scorer ranks the target uniformly among 101 candidates: HR@10 ~ 10/101
     assert rand.metrics["hit_rate@10"] == pytest.approx(10 / 101, abs=0.04)
+
+
+# -- corrected sampled metrics ----------------------------------------------------------------
+
+def _enumerated_law(n, m):
+    """P(s | r) by listing every m-subset of the n - 1 negatives (negatives 0..r-2 rank above)."""
+    subsets = list(itertools.combinations(range(n - 1), m))
+    law = np.zeros((n, m + 1))
+    for r in range(1, n + 1):
+        for subset in subsets:
+            law[r - 1, sum(i < r - 1 for i in subset)] += 1 / len(subsets)
+    return law
+
+
+def test_hypergeometric_law_of_the_sampled_rank_matches_enumeration():
+    for n, m in ((9, 4), (7, 6), (6, 1)):
+        assert hypergeometric_matrix(n, m) == pytest.approx(_enumerated_law(n, m), abs=1e-12)
+
+
+def test_rank_estimate_is_unbiased_for_the_full_rank():
+    n, m = 9, 4
+    law = _enumerated_law(n, m)
+    estimate = 1 + np.arange(m + 1) * (n - 1) / m
+    assert law @ estimate == pytest.approx(np.arange(1, n + 1), abs=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.1, 1.0])
+def test_bv_table_minimises_bias_squared_plus_gamma_variance(gamma):
+    n, m, k = 9, 4, 3
+    law = _enumerated_law(n, m)
+    metric = (np.arange(1, n + 1) <= k) / np.log2(np.arange(1, n + 1) + 1.0)  # NDCG@3
+
+    def objective(x):  # sum over full ranks of bias^2 + gamma * variance, by definition
+        mean = law @ x
+        return float(np.sum((mean - metric) ** 2 + gamma * (law @ x**2 - mean**2)))
+
+    best = optimize.minimize(objective, np.zeros(m + 1), method="BFGS", options={"gtol": 1e-12})
+    table = bv_table(n, m, metric, gamma)
+    assert objective(table) <= best.fun + 1e-12
+    assert table == pytest.approx(best.x, abs=1e-5)
+
+
+def test_every_negative_sampled_makes_every_estimate_exact():
+    # user 1 has exactly 3 eligible negatives: with n_negatives=3 the sampled rank is the full
+    # rank (3, see the hand case), and both corrections give back the plain metric
+    test = TEST[TEST["user_id"] == 1]
+    for correction in ("rank", "bv"):
+        result = evaluate_sampled(lookup_scores, test, TRAIN, n_negatives=3, items=CATALOG,
+                                  hit_ks=(2, 3), ndcg_ks=(3,), correction=correction)
+        assert result.ranks.tolist() == [3]
+        assert result.corrected == pytest.approx(
+            {"hit_rate@2": 0.0, "hit_rate@3": 1.0, "ndcg@3": 1 / log2(4)})
+
+
+@pytest.mark.parametrize("correction", ["rank", "bv"])
+def test_corrected_metrics_have_the_expected_value_of_their_estimator(correction):
+    # 500 users, each with 5 training items and 1 test item out of 200: n = 195 candidates.
+    # Every item has a fixed score, so each target's full rank among the items its user never
+    # met is known; the corrected metric must average to sum_s P(s | r) x(s) over the points,
+    # with P the hypergeometric law (scipy) and x the estimator's value of sampled rank s + 1.
+    rng = np.random.default_rng(4)
+    n_users, n_items, m = 500, 200, 20
+    known = np.array([rng.choice(n_items, 6, replace=False) for _ in range(n_users)])
+    train = pd.DataFrame({"user_id": np.repeat(np.arange(n_users), 5),
+                          "track_id": known[:, :5].ravel()})
+    test = pd.DataFrame({"user_id": np.arange(n_users), "track_id": known[:, 5]})
+    item_score = rng.permutation(n_items).astype(float)
+    result = evaluate_sampled(lambda u, items: item_score[items], test, train, n_negatives=m,
+                              items=np.arange(n_items), hit_ks=(10,), ndcg_ks=(10,),
+                              correction=correction, seed=9)
+    n = n_items - 6 + 1
+    s = np.arange(m + 1)
+    for name, cut in (("hit_rate@10", lambda r: (r <= 10) * 1.0),
+                      ("ndcg@10", lambda r: (r <= 10) / np.log2(r + 1.0))):
+        if correction == "rank":
+            x = cut(1 + s * (n - 1) / m)
+        else:
+            x = bv_table(n, m, cut(np.arange(1, n + 1.0)), 0.1)
+        expected, variance = [], []
+        for user in range(n_users):
+            unseen = np.setdiff1d(np.arange(n_items), known[user])
+            full_rank = 1 + (item_score[unseen] > item_score[known[user, 5]]).sum()
+            law = stats.hypergeom.pmf(s, n - 1, full_rank - 1, m)
+            expected.append(law @ x)
+            variance.append(law @ x**2 - (law @ x) ** 2)
+        se = np.sqrt(np.sum(variance)) / n_users
+        assert abs(result.corrected[name] - np.mean(expected)) < 4 * se + 1e-12, name
+
+
+def test_correction_in_results_and_errors():
+    plain = evaluate_sampled(lookup_scores, TEST, TRAIN, n_negatives=3, items=CATALOG)
+    result = evaluate_sampled(lookup_scores, TEST, TRAIN, n_negatives=3, items=CATALOG,
+                              correction="bv", gamma=0.5)
+    assert result.metrics == plain.metrics and "correction" not in plain.to_dict()
+    summary = result.to_dict()
+    assert summary["correction"] == "bv" and summary["gamma"] == 0.5
+    assert summary["corrected_metrics"] == result.corrected
+    frame = result.to_frame()
+    assert set(frame["group"]) == {"sampled", "corrected"}
+    with pytest.raises(ConfigError, match="'correction'"):
+        evaluate_sampled(lookup_scores, TEST, TRAIN, n_negatives=3, items=CATALOG,
+                         correction="mle")
+    with pytest.raises(ConfigError, match="'gamma'"):
+        evaluate_sampled(lookup_scores, TEST, TRAIN, n_negatives=3, items=CATALOG,
+                         correction="bv", gamma=1.5)
+    with pytest.raises(ConfigError, match="uniformly sampled negatives"):
+        evaluate_sampled(lookup_scores, TEST, TRAIN, n_negatives=3, items=CATALOG,
+                         correction="rank", weighting="popularity")

@@ -7,13 +7,24 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from evaluation import topk as topk_module
 from evaluation import topk_from_embeddings
 from evaluation.errors import ConfigError
+from evaluation.topk import _reference_topk
 
 try:
     import torch
 except ImportError:  # torch is optional
     torch = None
+
+try:
+    import faiss
+except ImportError:  # faiss-cpu is optional
+    faiss = None
+
+needs_faiss = pytest.mark.skipif(
+    faiss is None, reason="faiss-cpu is not installed (optional: requirements-faiss.txt)"
+)
 
 DEVICES = [
     "numpy",
@@ -21,6 +32,8 @@ DEVICES = [
         "cpu", marks=pytest.mark.skipif(torch is None, reason="torch is not installed (optional)")
     ),
 ]
+# faiss scores in float32: it takes float32 embeddings only
+FLOAT32_DEVICES = [*DEVICES, pytest.param("faiss", marks=needs_faiss)]
 
 
 def dense_reference(user_emb, item_emb, k, exclude=None):
@@ -34,7 +47,7 @@ def dense_reference(user_emb, item_emb, k, exclude=None):
     return out
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", FLOAT32_DEVICES)
 @pytest.mark.parametrize("seed", range(6))
 def test_equals_dense_reference_with_exclusions_and_ties(device, seed):
     rng = np.random.default_rng(seed)
@@ -74,7 +87,7 @@ def test_padding_when_fewer_than_k_items_remain(device):
     assert got.to_numpy().tolist() == [[2, 1, -1, -1, -1], [-1, -1, -1, -1, -1]]
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", FLOAT32_DEVICES)
 def test_output_format_and_id_mapping(device):
     user_emb = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     item_emb = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], dtype=np.float32)
@@ -155,3 +168,101 @@ def test_torch_device_without_torch_or_cuda_is_a_clear_error(monkeypatch):
 def test_unavailable_cuda_is_a_clear_error():
     with pytest.raises(ConfigError, match="not usable here"):
         topk_from_embeddings(np.ones((2, 2)), np.ones((3, 2)), 1, device="cuda")
+
+
+def hard_case(seed: int, n_users: int, n_items: int, dim: int, ties: bool):
+    """Embeddings (integer-valued when ``ties``: many exactly equal scores) and exclusions with
+    every hard row: nothing excluded, all but a few items excluded (fewer than k remain), every
+    item excluded, and heavy random exclusions."""
+    rng = np.random.default_rng(seed)
+    if ties:
+        user_emb = rng.integers(-1, 2, (n_users, dim)).astype(np.float32)
+        item_emb = rng.integers(-1, 2, (n_items, dim)).astype(np.float32)
+    else:
+        user_emb = rng.standard_normal((n_users, dim), dtype=np.float32)
+        item_emb = rng.standard_normal((n_items, dim), dtype=np.float32)
+    mask = rng.random((n_users, n_items)) < rng.uniform(0, 0.05, (n_users, 1))
+    mask[0] = False
+    mask[1] = True
+    mask[2] = True
+    mask[2, rng.choice(n_items, 5, replace=False)] = False  # k > items left after exclusion
+    mask[3, : n_items // 2] = True  # the best items of many users excluded in bulk
+    return user_emb, item_emb, sp.csr_array(mask.astype(np.float32))
+
+
+@pytest.mark.parametrize("block_bytes", [None, 2**14])
+@pytest.mark.parametrize("ties", [True, False])
+@pytest.mark.parametrize("batch_size", [None, 7, 1])
+def test_blocked_kernel_equals_the_reference_path_bit_for_bit(ties, batch_size, block_bytes,
+                                                              monkeypatch):
+    # 60k items x 64 dims: the kernel splits a chunk's product into item blocks (3 with 23
+    # users a chunk; with small blocks 6 with 23 users and 2 with 7; one product for 1 or 2)
+    if block_bytes:
+        monkeypatch.setattr(topk_module, "_BLOCK_BYTES", block_bytes)
+    user_emb, item_emb, exclude = hard_case(int(ties), 23, 60_000, 64, ties)
+    kwargs = {"exclude": exclude, "batch_size": batch_size}
+    expected = _reference_topk(user_emb, item_emb, 100, **kwargs)
+    pd.testing.assert_frame_equal(topk_from_embeddings(user_emb, item_emb, 100, **kwargs),
+                                  expected)
+    assert (expected.iloc[1] == -1).all() and (expected.iloc[2, 5:] == -1).all()
+    assert (expected.iloc[2, :5] >= 0).all()
+
+
+def test_blocked_kernel_with_ties_equals_the_dense_reference():
+    # integer scores are exact in float32, so the float64 dense reference decides every tie
+    user_emb, item_emb, exclude = hard_case(5, 9, 30_000, 64, ties=True)
+    got = topk_from_embeddings(user_emb, item_emb, 30, exclude=exclude, batch_size=4)
+    assert (got.to_numpy() == dense_reference(user_emb, item_emb, 30, exclude)).all()
+
+
+@needs_faiss
+@pytest.mark.parametrize("ties", [True, False])
+@pytest.mark.parametrize("batch_size", [None, 7, 1])
+def test_faiss_equals_the_reference_path_bit_for_bit(ties, batch_size):
+    # ties at the cut send users back to faiss for a wider search; so do rows 1-3, whose
+    # exclusions (up to the whole catalogue) are far more than the first over-fetch
+    user_emb, item_emb, exclude = hard_case(10 + int(ties), 23, 20_000, 32, ties)
+    kwargs = {"exclude": exclude, "batch_size": batch_size}
+    pd.testing.assert_frame_equal(
+        topk_from_embeddings(user_emb, item_emb, 100, device="faiss", **kwargs),
+        _reference_topk(user_emb, item_emb, 100, **kwargs),
+    )
+
+
+@needs_faiss
+def test_faiss_refuses_float64():
+    with pytest.raises(ConfigError, match="float32"):
+        topk_from_embeddings(np.ones((2, 2)), np.ones((3, 2)), 1, device="faiss")
+
+
+def test_faiss_not_installed_is_a_clear_error(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_faiss(name, *args, **kwargs):
+        if name == "faiss":
+            raise ImportError("no faiss")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_faiss)
+    with pytest.raises(ConfigError, match=r"evalrs-harness\[faiss\]"):
+        topk_from_embeddings(np.ones((2, 2), np.float32), np.ones((3, 2), np.float32), 1,
+                             device="faiss")
+
+
+def test_import_evaluation_does_not_import_faiss():
+    import subprocess
+    import sys
+
+    code = "import sys, evaluation, evaluation.topk; print('faiss' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("device", FLOAT32_DEVICES)
+def test_no_users_or_no_items(device):
+    users, items = np.ones((2, 3), np.float32), np.ones((4, 3), np.float32)
+    assert topk_from_embeddings(users[:0], items, 2, device=device).shape == (0, 2)
+    got = topk_from_embeddings(users, items[:0], 2, device=device)
+    assert got.to_numpy().tolist() == [[-1, -1], [-1, -1]]

@@ -119,7 +119,13 @@ def ok(payload=None, status=200, **headers):
 
 
 def workdir_with_submission(path: Path) -> Path:
+    from _competition_files import write_competition
+
+    from evaluation import ChallengeDataset
+
     path.mkdir(parents=True, exist_ok=True)
+    # the runs are for a competition on the tiny data (the official board takes "lfm" runs)
+    write_competition(path / "competition-tiny.toml", ChallengeDataset(scale="tiny"))
     shutil.copy(REPO / "submission.py", path / "submission.py")
     shutil.copytree(REPO / "submission", path / "submission", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -136,12 +142,14 @@ def clean_env(**extra: str) -> dict:
 
 def run_script(workdir: Path, *args: str, env_file: str | bytes | None = None,
                env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python submission.py --scale tiny --no-progress ARGS`` in ``workdir``."""
+    """``python submission.py --scale tiny --competition competition-tiny.toml --no-progress
+    ARGS`` in ``workdir``."""
     if env_file is not None:
         data = env_file if isinstance(env_file, bytes) else env_file.encode()
         (workdir / "upload.env").write_bytes(data)
     return subprocess.run(
-        [sys.executable, "submission.py", "--scale", "tiny", "--no-progress", *args],
+        [sys.executable, "submission.py", "--scale", "tiny", "--competition",
+         "competition-tiny.toml", "--no-progress", *args],
         cwd=workdir, env=env or clean_env(), capture_output=True, text=True, timeout=300)
 
 
@@ -209,8 +217,9 @@ def run_main(script, work: Path, monkeypatch, *args: str, env_file: str = "",
         monkeypatch.setenv(name, value)
     settings = work / "upload.env"
     settings.write_text(env_file)
-    return script.main(["--scale", "tiny", "--no-progress", "--results-dir",
-                        str(work / "results"), "--env-file", str(settings), *args])
+    return script.main(["--scale", "tiny", "--competition", str(work / "competition-tiny.toml"),
+                        "--no-progress", "--results-dir", str(work / "results"), "--env-file",
+                        str(settings), *args])
 
 
 # ---------------------------------------------------------------------------- submission.py

@@ -9,7 +9,19 @@ offered here too.
 
 import importlib
 
-from evaluation.challenge._aggregate import aggregate, normalise, phase1_score, phase2_score
+from evaluation.challenge._aggregate import (
+    aggregate,
+    check_coverage,
+    normalise,
+    phase1_score,
+    phase2_score,
+    scored_groups,
+)
+from evaluation.challenge._applicable import (
+    applicable_tests,
+    dataset_not_applicable,
+    not_applicable_tests,
+)
 from evaluation.challenge._bootstrap import bootstrap
 from evaluation.challenge._counts import sum_by_key
 from evaluation.challenge._fold import ChallengeFold, Slice, country_slice, gender_slice
@@ -112,12 +124,15 @@ __all__ = [
     "USER_ACTIVITY_EDGES",
     "UserScores",
     "aggregate",
+    "applicable_tests",
     "being_less_wrong",
     "being_less_wrong_scores",
     "bin_by_edges",
     "bootstrap",
     "build_references",
+    "check_coverage",
     "country_slice",
+    "dataset_not_applicable",
     "gender_slice",
     "hit_ranks",
     "hit_rate_from_ranks",
@@ -128,11 +143,13 @@ __all__ = [
     "mred_from_codes",
     "mrr_from_ranks",
     "normalise",
+    "not_applicable_tests",
     "phase1_score",
     "phase2_score",
     "read_predictions",
     "references_name",
     "score",
+    "scored_groups",
     "sum_by_key",
 ]
 

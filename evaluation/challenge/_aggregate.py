@@ -1,4 +1,8 @@
-"""The leaderboard scores of a run: fold means of the tests, phase-1 and phase-2 scores."""
+"""The leaderboard scores of a run: fold means of the tests, phase-1 and phase-2 scores.
+
+A test that is not applicable to the dataset (see :mod:`evaluation.challenge._applicable`) has
+no value: it is left out of the phase-1 mean and of its phase-2 group.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from evaluation.challenge._applicable import applicable_tests
 from evaluation.challenge._references import References, is_finite_number
 from evaluation.challenge._spec import GATED_SCORE, HIT_RATE, LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
@@ -35,7 +40,8 @@ def phase1_score(tests: Mapping[str, float], names: Sequence[str] = LEADERBOARD_
     return float(np.mean([tests[t] for t in names]))
 
 
-def normalise(tests: Mapping[str, float], references: References) -> dict[str, float]:
+def normalise(tests: Mapping[str, float], references: References,
+              not_applicable: Mapping[str, str] | None = None) -> dict[str, float]:
     """Each test of the references normalised as ``(x - baseline) / (best - baseline)``.
 
     Parameters
@@ -43,25 +49,100 @@ def normalise(tests: Mapping[str, float], references: References) -> dict[str, f
     tests : Mapping
         Test name -> value (fold means).
     references : References
+    not_applicable : Mapping, optional
+        Tests left out (test -> reason): they are not normalised.
 
     Returns
     -------
     dict of str to float
-        Test name -> normalised value, for every test of ``references``.
+        Test name -> normalised value, for every applicable test of ``references``.
 
     Raises
     ------
     ConfigError
         When a test of the references is missing.
     """
-    _require(tests, references.tests)
+    names = [t for t in references.tests if t not in (not_applicable or {})]
+    _require(tests, names)
     return {
         t: (tests[t] - references.baseline[t]) / (references.best[t] - references.baseline[t])
-        for t in references.tests
+        for t in names
     }
 
 
-def phase2_score(tests: Mapping[str, float], references: References) -> float:
+def scored_groups(references: References, not_applicable: Mapping[str, str] | None = None
+                  ) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """The phase-2 groups and weights that score a run whose tests ``not_applicable`` are left out.
+
+    Within a group the applicable tests are averaged (each with weight 1 / their number); a
+    group left without an applicable test is dropped and the weights of the remaining groups
+    are scaled so that they keep the references' total. With every test applicable these are
+    the references' own groups and weights, unchanged.
+
+    Parameters
+    ----------
+    references : References
+    not_applicable : Mapping, optional
+        Test -> reason, for the tests left out.
+
+    Returns
+    -------
+    tuple of (dict, dict)
+        Group -> its applicable tests, and group -> its weight, in the references' order.
+
+    Raises
+    ------
+    ConfigError
+        When no group has an applicable test, or the remaining weights sum to 0.
+    """
+    skip = not_applicable or {}
+    if not any(t in skip for t in references.tests):
+        return references.groups, references.weights
+    groups = {g: [t for t in members if t not in skip]
+              for g, members in references.groups.items()}
+    groups = {g: members for g, members in groups.items() if members}
+    kept = {g: w for g, w in references.weights.items() if g in groups}
+    total, kept_total = sum(references.weights.values()), sum(kept.values())
+    if not groups or kept_total <= 0:
+        raise ConfigError(
+            f"no phase-2 group of the references keeps an applicable test with a positive "
+            f"weight once {sorted(skip)} are left out (not applicable); groups: "
+            f"{references.groups}, weights: {references.weights}. Compute references for this "
+            f"dataset: `python -m evaluation references SOURCE`."
+        )
+    if len(kept) == len(references.weights):
+        return groups, kept
+    return groups, {g: w * total / kept_total for g, w in kept.items()}
+
+
+def check_coverage(references: References, not_applicable: Mapping[str, str]) -> None:
+    """Nothing; a ``ConfigError`` when the references lack an applicable leaderboard test.
+
+    Parameters
+    ----------
+    references : References
+    not_applicable : Mapping
+        Test -> reason, for the tests of the run that are not applicable.
+
+    Raises
+    ------
+    ConfigError
+        Naming the tests the references do not cover.
+    """
+    covered = set(references.tests)
+    lacking = [t for t in LEADERBOARD_TESTS if t not in not_applicable and t not in covered]
+    if lacking:
+        where = references.path or references.name or "(in memory)"
+        raise ConfigError(
+            f"references {where} cover {references.tests} but not {lacking}, which apply to "
+            f"this dataset: a phase-2 score without them would leave applicable tests out. "
+            f"Fix: compute references on this dataset (`python -m evaluation references "
+            f"SOURCE --out refs.json`) or pass references=None."
+        )
+
+
+def phase2_score(tests: Mapping[str, float], references: References,
+                 not_applicable: Mapping[str, str] | None = None) -> float:
     """The phase-2 (leaderboard) score: the hit-rate gate, then the weighted group means.
 
     Parameters
@@ -69,6 +150,10 @@ def phase2_score(tests: Mapping[str, float], references: References) -> float:
     tests : Mapping
         Test name -> value (fold means).
     references : References
+    not_applicable : Mapping, optional
+        Test -> reason, for the tests the dataset cannot measure: they are left out of their
+        groups and the weights renormalised (:func:`scored_groups`); the references must then
+        cover every other leaderboard test (:func:`check_coverage`).
 
     Returns
     -------
@@ -79,17 +164,21 @@ def phase2_score(tests: Mapping[str, float], references: References) -> float:
     Raises
     ------
     ConfigError
-        When a test of the references is missing.
+        When a test of the references is missing, or (with ``not_applicable``) the references
+        lack an applicable test.
     """
     _require(tests, [HIT_RATE])
+    if not_applicable is not None:
+        check_coverage(references, not_applicable)
     if tests[HIT_RATE] < references.hit_rate_threshold:
         return GATED_SCORE
-    norm = normalise(tests, references)
-    total = sum(references.weights.values())
+    norm = normalise(tests, references, not_applicable)
+    groups, weights = scored_groups(references, not_applicable)
+    total = sum(weights.values())
     return float(
         sum(
-            references.weights[g] * np.mean([norm[t] for t in members])
-            for g, members in references.groups.items()
+            weights[g] * np.mean([norm[t] for t in members])
+            for g, members in groups.items()
         )
         / total
     )
@@ -106,7 +195,8 @@ def _require(tests: Mapping[str, float], names: Sequence[str]) -> None:
 
 
 def aggregate(
-    fold_tests: Sequence[Mapping[str, float]], references: References | None = None
+    fold_tests: Sequence[Mapping[str, float]], references: References | None = None,
+    not_applicable: Mapping[str, str] | None = None,
 ) -> dict:
     """Mean and standard deviation over folds of every scalar test, and the scores.
 
@@ -117,36 +207,46 @@ def aggregate(
         that is None or NaN in some fold has a NaN mean.
     references : References, optional
         Without them the phase-2 entries are None.
+    not_applicable : Mapping, optional
+        Test -> reason, for the leaderboard tests the dataset cannot measure (see
+        :func:`~evaluation.challenge.not_applicable_tests`): their mean and std are None,
+        the phase-1 score is the mean of the other tests and the phase-2 score leaves them
+        out of their groups (:func:`scored_groups`).
 
     Returns
     -------
     dict
         ``mean`` and ``std`` (sample standard deviation, ``ddof=1``; 0 for a single fold) per
         test, ``num_folds``, ``phase1_score``, ``phase2_score``, ``gated`` (HIT_RATE below
-        the threshold) and ``normalised`` (test -> normalised fold mean).
+        the threshold) and ``normalised`` (applicable test -> normalised fold mean).
 
     Raises
     ------
     ConfigError
-        When there are no folds or a leaderboard test is missing.
+        When there are no folds, an applicable leaderboard test is missing or (with
+        ``not_applicable``) the references lack an applicable test.
     """
     if not fold_tests:
         raise ConfigError("aggregate needs the results of at least one fold, got none.")
+    skip = not_applicable or {}
     names = [n for n, v in fold_tests[0].items()
              if v is None or is_finite_number(v) or _is_nan(v)]
     mean, std = {}, {}
     for name in names:
+        if name in skip:
+            mean[name] = std[name] = None
+            continue
         # a test undefined in some fold (None/NaN) is undefined on average too
         values = np.array([np.nan if f.get(name) is None else float(f[name])
                            for f in fold_tests], dtype=np.float64)
         mean[name] = float(values.mean())
         std[name] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
     out: dict = {"mean": mean, "std": std, "num_folds": len(fold_tests)}
-    out["phase1_score"] = phase1_score(mean)
+    out["phase1_score"] = phase1_score(mean, applicable_tests(skip))
     if references is not None:
-        out["phase2_score"] = phase2_score(mean, references)
+        out["phase2_score"] = phase2_score(mean, references, not_applicable)
         out["gated"] = mean[HIT_RATE] < references.hit_rate_threshold
-        out["normalised"] = normalise(mean, references)
+        out["normalised"] = normalise(mean, references, skip)
     else:
         out["phase2_score"] = None
         out["gated"] = None

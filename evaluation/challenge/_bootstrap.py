@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from evaluation._util.validation import check_int, check_number
 from evaluation.challenge._aggregate import phase1_score, phase2_score
+from evaluation.challenge._applicable import applicable_tests
 from evaluation.challenge._references import References
 from evaluation.challenge._scores import UserScores
 from evaluation.challenge._spec import (
@@ -38,6 +39,7 @@ def bootstrap(
     seed: int = 0,
     level: float = 0.95,
     chunk: int = 50,
+    not_applicable: Mapping[str, str] | None = None,
 ) -> dict:
     """Bias-corrected percentile confidence intervals of each test (fold mean) and both scores.
 
@@ -60,6 +62,9 @@ def bootstrap(
         Coverage of the intervals, in (0, 1).
     chunk : int
         Replicates drawn at once (bounds memory to ``chunk x users`` counts).
+    not_applicable : Mapping, optional
+        Test -> reason, for the leaderboard tests the dataset cannot measure: they get no
+        interval (None) and the scores are those of :func:`aggregate` without them.
 
     Returns
     -------
@@ -81,7 +86,8 @@ def bootstrap(
                  owner="bootstrap")
     check_int("seed", seed, minimum=0, owner="bootstrap")
     check_int("chunk", chunk, minimum=1, owner="bootstrap")
-    names = _available_tests(folds)
+    skip = not_applicable or {}
+    names = [t for t in _available_tests(folds) if t not in skip]
     reps = _replicates(folds, names, n_boot=n_boot, seed=seed, chunk=chunk)
     point = _fold_mean([f.tests() for f in folds], names)
     alpha = (1 - level) / 2
@@ -90,8 +96,9 @@ def bootstrap(
     flagged: list[str] = []
     for t in names:
         out["tests"][t] = _interval(reps[t], point[t], alpha, flagged, t)
-    if set(LEADERBOARD_TESTS) <= set(names):
-        out.update(_score_intervals(reps, point, references, alpha, flagged))
+    out["tests"].update({t: None for t in LEADERBOARD_TESTS if t in skip})
+    if set(applicable_tests(skip)) <= set(names):
+        out.update(_score_intervals(reps, point, references, alpha, flagged, not_applicable))
     out["bias_dominated"] = flagged
     return out
 
@@ -127,17 +134,20 @@ def _replicates(folds: Sequence[UserScores], names: Sequence[str], *, n_boot: in
 
 
 def _score_intervals(reps: Mapping[str, np.ndarray], point: Mapping[str, float],
-                     references: References | None, alpha: float,
-                     flagged: list[str]) -> dict[str, list[float] | None]:
+                     references: References | None, alpha: float, flagged: list[str],
+                     not_applicable: Mapping[str, str] | None = None,
+                     ) -> dict[str, list[float] | None]:
     """``phase1_score`` (and with references ``phase2_score``) -> its interval."""
-    matrix = np.column_stack([reps[t] for t in LEADERBOARD_TESTS])
-    out = {"phase1_score": _interval(np.nanmean(matrix, axis=1), phase1_score(point), alpha,
-                                     flagged, "phase1_score")}
+    names = applicable_tests(not_applicable)
+    matrix = np.column_stack([reps[t] for t in names])
+    out = {"phase1_score": _interval(np.nanmean(matrix, axis=1), phase1_score(point, names),
+                                     alpha, flagged, "phase1_score")}
     if references is not None:
         p2 = np.array([
-            phase2_score(dict(zip(LEADERBOARD_TESTS, row)), references) for row in matrix
+            phase2_score(dict(zip(names, row)), references, not_applicable) for row in matrix
         ])
-        out["phase2_score"] = _interval(p2, phase2_score(point, references), alpha, flagged,
+        out["phase2_score"] = _interval(p2, phase2_score(point, references, not_applicable),
+                                        alpha, flagged,
                                         "phase2_score")
     return out
 

@@ -56,6 +56,8 @@ from evaluation.challenge._spec import (
 
 def _printable(value: Any) -> Any:
     """A test result as the reclist table shows it: an MRED with its groups' miss rates."""
+    if value is None:
+        return "n/a (not applicable to the dataset)"
     if isinstance(value, SliceMissRates):
         groups = ", ".join(f"{g} {mr:.3f}" for g, mr in value.items())
         return f"{value.value:.4f}\n(MR {value.miss_rate:.3f}; {groups})"
@@ -228,7 +230,10 @@ class EvalRSRecList(RecList):
         return super()._dump_results_to_json(rows, report_path)
 
     def _bar_chart(self, test_result: dict):
-        """reclist's bar chart of a test, with the overall miss rate of a slice test drawn."""
+        """reclist's bar chart of a test, with the overall miss rate of a slice test drawn;
+        None (no chart) for a test that is not applicable."""
+        if test_result["result"] is None:
+            return None
         fig = super()._bar_chart(test_result)
         value = test_result["result"]
         if isinstance(value, SliceMissRates):

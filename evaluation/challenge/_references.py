@@ -39,6 +39,9 @@ class References:
         Group name -> its tests, and group name -> its weight (default: the challenge's).
     name, description, dataset, path : optional
         Where the references come from, for reports.
+    not_applicable : dict of str to str, optional
+        The leaderboard tests the references leave out because they are not applicable to
+        their dataset (test -> reason); ``groups`` lists the tests they cover.
 
     Raises
     ------
@@ -57,6 +60,7 @@ class References:
     description: str = ""
     dataset: dict = field(default_factory=dict)
     path: str = ""
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         where = f"references {self.path or self.name or '(in memory)'}"
@@ -110,8 +114,9 @@ class References:
         return [t for members in self.groups.values() for t in members]
 
     def to_dict(self) -> dict:
-        """The references as a JSON object (the layout of a references file)."""
-        return {
+        """The references as a JSON object (the layout of a references file; the key
+        ``not_applicable`` only when they leave a test out)."""
+        out = {
             "name": self.name,
             "description": self.description,
             "hit_rate_threshold": self.hit_rate_threshold,
@@ -121,6 +126,9 @@ class References:
             "best": self.best,
             "dataset": self.dataset,
         }
+        if self.not_applicable:
+            out["not_applicable"] = dict(self.not_applicable)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping, path: str = "") -> References:
@@ -130,7 +138,8 @@ class References:
         ----------
         data : Mapping
             The JSON object: ``baseline``, ``best``, ``hit_rate_threshold`` and optionally
-            ``groups``, ``weights``, ``name``, ``description``, ``dataset``.
+            ``groups``, ``weights``, ``name``, ``description``, ``dataset``,
+            ``not_applicable``.
         path : str, optional
             Where it was read from, for messages.
 
@@ -152,7 +161,7 @@ class References:
                 f"{where}: missing key(s) {missing}; a references file needs 'baseline', "
                 f"'best' (test name -> value) and 'hit_rate_threshold'."
             )
-        for key in ("baseline", "best", "groups", "weights"):
+        for key in ("baseline", "best", "groups", "weights", "not_applicable"):
             if key in data and not isinstance(data[key], Mapping):
                 raise DataError(
                     f"{where}: '{key}' must be an object (name -> value), got "
@@ -168,6 +177,7 @@ class References:
             description=str(data.get("description", "")),
             dataset=dict(data.get("dataset") or {}),
             path=path,
+            not_applicable={str(k): str(v) for k, v in data.get("not_applicable", {}).items()},
         )
 
 
@@ -247,6 +257,7 @@ def build_references(
     threshold_ratio: float = THRESHOLD_RATIO,
     name: str = "",
     dataset: Mapping | None = None,
+    not_applicable: Mapping[str, str] | None = None,
 ) -> References:
     """References from the fold-mean test results of reference models run on the same folds.
 
@@ -258,7 +269,7 @@ def build_references(
     Parameters
     ----------
     means : Mapping
-        Model name -> ``{test: mean over folds}`` for every leaderboard test.
+        Model name -> ``{test: mean over folds}`` for every applicable leaderboard test.
     baseline : str
         The model of ``means`` that is the baseline.
     threshold_ratio : float
@@ -267,6 +278,10 @@ def build_references(
         The references' name.
     dataset : Mapping, optional
         Facts about the dataset, kept in the file with ``best_from`` and every model's means.
+    not_applicable : Mapping, optional
+        Test -> reason, for the leaderboard tests the dataset cannot measure: the references
+        leave them out of their groups (a group left empty is dropped with its weight) and
+        record why.
 
     Returns
     -------
@@ -275,16 +290,22 @@ def build_references(
     Raises
     ------
     ConfigError
-        When ``baseline`` is not among the models.
+        When ``baseline`` is not among the models, or an accuracy test is not applicable.
     DataError
-        When every model has the same value of a test.
+        When every model has the same value of an applicable test.
     """
     if baseline not in means:
         raise ConfigError(f"build_references: the baseline {baseline!r} is not among the "
                           f"reference models {sorted(means)}.")
-    base = {t: float(means[baseline][t]) for t in LEADERBOARD_TESTS}
+    skip = dict(not_applicable or {})
+    accuracy = [t for t in DEFAULT_GROUPS["accuracy"] if t in skip]
+    if accuracy:
+        raise ConfigError(f"build_references: the accuracy tests {accuracy} are not applicable "
+                          f"({ {t: skip[t] for t in accuracy} }); references need them.")
+    tests = [t for t in LEADERBOARD_TESTS if t not in skip]
+    base = {t: float(means[baseline][t]) for t in tests}
     best, best_from = {}, {}
-    for t in LEADERBOARD_TESTS:
+    for t in tests:
         values = {m: float(v[t]) for m, v in means.items()}
         top_model = max(values, key=lambda m: (values[m], m == baseline))
         if values[top_model] > base[t]:
@@ -295,15 +316,22 @@ def build_references(
             raise DataError(f"build_references: every reference model has {t} = {base[t]}; "
                             f"the normalisation needs models that differ on every test.")
         best[t], best_from[t] = base[t] + spread, f"mirror of {min(values, key=values.get)}"
+    groups = {g: [t for t in members if t not in skip] for g, members in DEFAULT_GROUPS.items()}
+    groups = {g: members for g, members in groups.items() if members}
     return References(
         baseline=base,
         best=best,
         hit_rate_threshold=threshold_ratio * base[HIT_RATE],
+        groups=groups,
+        weights={g: w for g, w in DEFAULT_WEIGHTS.items() if g in groups},
         name=name,
         description=(f"Computed by `python -m evaluation references`: baseline = {baseline}; "
                      f"best = the best reference model per test (see best_from); HIT_RATE gate "
-                     f"= {threshold_ratio} x the baseline's hit rate."),
+                     f"= {threshold_ratio} x the baseline's hit rate."
+                     + (f" Not applicable to the dataset, left out: {list(skip)}."
+                        if skip else "")),
         dataset={**(dict(dataset) if dataset else {}), "best_from": best_from,
-                 "models": {m: {t: float(v[t]) for t in LEADERBOARD_TESTS}
+                 "models": {m: {t: float(v[t]) for t in tests}
                             for m, v in means.items()}},
+        not_applicable=skip,
     )

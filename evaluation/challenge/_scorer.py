@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.jsonable import to_jsonable
+from evaluation.challenge._applicable import dataset_not_applicable
 from evaluation.challenge._fold import ChallengeFold
 from evaluation.challenge._mred import SliceMissRates
 from evaluation.challenge._spec import (
@@ -26,6 +27,7 @@ from evaluation.challenge._spec import (
     STATS,
     TESTS,
 )
+from evaluation.challenge._vectors import as_vectors
 from evaluation.errors import EvalRSError, PredictionError
 from evaluation.predictions import validate_predictions
 
@@ -117,6 +119,9 @@ class FoldScorer:
     The attributes ``dataset``, ``fold``, ``k``, ``x_train``, ``x_test`` (test users),
     ``y_test`` (target ``track_id`` per ``user_id``), ``y_preds`` (the validated predictions)
     and ``state`` (the :class:`ChallengeFold`) all follow the same row order.
+    ``not_applicable`` (test -> reason) names the leaderboard tests the dataset cannot
+    measure (decided once per dataset, see :func:`dataset_not_applicable`): their result is
+    None and they are not computed.
     """
 
     def __init__(self, dataset, fold: int, predictions: pd.DataFrame, *, k: int = 100,
@@ -136,10 +141,14 @@ class FoldScorer:
         else:
             _check_normalised(predictions, users, k)
         self.y_preds = predictions
+        self.not_applicable = dataset_not_applicable(dataset)
+        vectors = dataset.track_vectors
+        if vectors is None and BEING_LESS_WRONG in self.not_applicable:
+            vectors = as_vectors(None)  # not applicable, said once per run: no warning per fold
         self.state = ChallengeFold.from_frames(
             users, self.y_test["track_id"].to_numpy(), predictions.to_numpy(),
             train=self.x_train, users=dataset.df_users, tracks=dataset.df_tracks,
-            vectors=dataset.track_vectors, k=k,
+            vectors=vectors, k=k,
         )
         self._details: dict[str, dict] = {}
         self._raw: dict[str, Any] | None = None
@@ -151,8 +160,10 @@ class FoldScorer:
         -------
         Any
             A float for HIT_RATE, MRR and the vector tests, a :class:`SliceMissRates` for an
-            MRED test, a dict for ``stats``.
+            MRED test, a dict for ``stats``; None for a test that is not applicable.
         """
+        if name in self.not_applicable:
+            return None
         return self._computations()[name]()
 
     def detail(self, name: str) -> dict:
@@ -180,10 +191,16 @@ class FoldScorer:
 
     def details(self, raw: dict[str, Any] | None = None) -> dict[str, Any]:
         """Per-test detail: MR and each MR_g of the slice tests, the users behind the vector
-        tests, and the raw result of any other test (of ``raw``, default: every test)."""
+        tests, ``{"not_applicable": reason}`` for a test the dataset cannot measure, and the
+        raw result of any other test (of ``raw``, default: every test)."""
         raw = self.run_tests() if raw is None else raw
-        return {name: to_jsonable(self.detail(name) if name in _VECTOR_TESTS else value)
-                for name, value in raw.items()}
+        return {name: to_jsonable(self._detail_of(name, value)) for name, value in raw.items()}
+
+    def _detail_of(self, name: str, value: Any) -> Any:
+        """The detail of test ``name`` whose raw result is ``value``."""
+        if name in self.not_applicable:
+            return {"not_applicable": self.not_applicable[name]}
+        return self.detail(name) if name in _VECTOR_TESTS else value
 
     def _computations(self) -> dict[str, Callable[[], Any]]:
         """Test name -> the function that computes its raw result."""

@@ -117,9 +117,14 @@ class UserScores:
             # BLAS product gives the same bits whatever its kernel, threads or order.
             sums = w @ x
             # The real-valued columns (rr, BLW, LD) are summed by NumPy's fixed pairwise
-            # order instead, so that the intervals repeat to the last bit on any machine.
-            for col in layout["real_columns"]:
-                sums[:, col] = (w * x[:, col]).sum(axis=1)
+            # order instead, so that the intervals repeat to the last bit on any machine:
+            # the products ``w * column`` row by row, each row summed, in one reused buffer
+            # and from contiguous copies of the columns (a strided column would be re-read
+            # for every row of ``w``).
+            buf = np.empty_like(w)
+            for col, values in zip(layout["real_columns"], layout["real_values"]):
+                np.multiply(w, values, out=buf)
+                sums[:, col] = buf.sum(axis=1)
         return _tests_from_sums(sums, layout)
 
     def _design(self) -> tuple[np.ndarray, dict]:
@@ -147,6 +152,7 @@ class UserScores:
             layout[key] = len(cols)
             cols += [np.where(ok, v, 0.0), ok.astype(np.float64)]
         layout["real_columns"] = [2, layout[BEING_LESS_WRONG], layout[LATENT_DIVERSITY]]
+        layout["real_values"] = [np.ascontiguousarray(cols[c]) for c in layout["real_columns"]]
         design = (np.column_stack(cols), layout)
         object.__setattr__(self, "_design_cache", design)  # frozen dataclass: cache by hand
         return design

@@ -8,6 +8,10 @@ each averaged over folds. The phase-2 score is :data:`GATED_SCORE` when HIT_RATE
 references' threshold; otherwise each test is normalised as ``(x - baseline) / (best -
 baseline)`` and the groups are combined as the weighted mean of their members' means:
 ``(1 * mean(HR, MRR) + 1.5 * mean(five MREDs) + 1.5 * mean(BLW, LD)) / 4``.
+
+A test the dataset cannot measure is not applicable (see ``not_applicable_tests``): it is left
+out of both scores, its phase-2 group averaging the remaining tests, and a group without any
+dropped with the other groups' weights scaled to keep the total.
 """
 
 from __future__ import annotations

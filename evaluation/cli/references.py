@@ -9,7 +9,12 @@ from pathlib import Path
 
 from evaluation import baselines
 from evaluation._util.atomic import write_json
-from evaluation.challenge import REFERENCES_DIR, build_references, references_name
+from evaluation.challenge import (
+    REFERENCES_DIR,
+    build_references,
+    dataset_not_applicable,
+    references_name,
+)
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionWarning
 from evaluation.runner import EvalRSRunner
@@ -33,8 +38,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None, help="fold seed (default: 42)")
     p.add_argument("--num-folds", type=int, default=4, help="number of folds (default 4)")
     p.add_argument("--out", default=None, metavar="FILE",
-                   help="where to write the file (default: evaluation/references/NAME.json, "
-                        "the file the runner picks for this dataset)")
+                   help="where to write the file (default: "
+                        "evaluation/challenge/references/NAME.json, the file the runner picks "
+                        "for this dataset)")
     p.add_argument("--results-dir", default="results",
                    help="run directories of the reference runs (default: ./results)")
     p.set_defaults(func=run)
@@ -71,10 +77,21 @@ def compute_references(dataset, *, name: str = "", results_dir="results", progre
     Returns
     -------
     References
-        Baseline and best value of each test, the HIT_RATE gate and the group weights.
+        Baseline and best value of each applicable test, the HIT_RATE gate and the group
+        weights; the tests not applicable to the dataset are left out, with the reasons
+        recorded under ``not_applicable``.
+
+    Raises
+    ------
+    ConfigError
+        When an accuracy test (HIT_RATE, MRR) is not applicable to the dataset.
     """
     runner = EvalRSRunner(dataset, results_dir=results_dir, references=None, n_boot=0,
                           reports=False, verbose=False, progress=progress)
+    not_applicable = dataset_not_applicable(dataset)
+    for test, reason in not_applicable.items():
+        print(f"{test}: not applicable, left out of the references ({reason})",
+              file=sys.stderr)
     means = {}
     for model_name in REFERENCE_MODELS:
         cls = getattr(baselines, model_name)
@@ -86,6 +103,6 @@ def compute_references(dataset, *, name: str = "", results_dir="results", progre
             result = runner.evaluate(model)
         means[model_name] = result.aggregate["mean"]
     return build_references(
-        means, baseline=REFERENCE_MODELS[0], name=name,
+        means, baseline=REFERENCE_MODELS[0], name=name, not_applicable=not_applicable,
         dataset={"source": getattr(dataset.tables, "source", None),
                  "fingerprint": dataset.fingerprint, "fold_params": dataset.fold_params})

@@ -14,14 +14,31 @@ EXIT_REPRODUCED = 0
 EXIT_NOT_REPRODUCED = 1
 #: Where environments are kept with --keep-env, unless --env-cache says otherwise.
 DEFAULT_ENV_CACHE = Path.home() / ".cache" / "evalrs" / "reproduce-envs"
+#: Where --many writes its logs and report, unless --log-dir says otherwise.
+DEFAULT_LOG_DIR = "reproduce-logs"
+#: The options of one reproduction that --many does not take, and what it takes instead.
+_SINGLE_ONLY = {"submission": "the CSV's submission column", "log": "--log-dir",
+                "keep_env": "nothing (--many always keeps environments in --env-cache)"}
+#: The options of --many that one reproduction does not take.
+_MANY_ONLY = {"jobs": 1, "ray_num_cpus": 1.0, "log_dir": None, "report": None,
+              "executor": "local"}
 
 EXIT_HELP = """\
 exit status:
-  0    reproduced (the verdict was sent)
+  0    reproduced (the verdict was sent); with --many: every row reproduced
   1    not reproduced (the verdict was sent), or --private asked for and the private folds
-       could not be evaluated
-  2    bad arguments or configuration (the message says what and how to fix it)
-  3    the server refused a call or could not be reached
+       could not be evaluated; with --many: at least one row so, and none in error
+  2    bad arguments or configuration (the message says what and how to fix it); with
+       --many: any line of the CSV file (nothing is run then)
+  3    the server refused a call or could not be reached; with --many: at least one row
+       could not be done (server, environment build, harness error), the others were
+
+--many FILE reproduces every line of a CSV file with the header
+'submission,checkout[,private]' (checkout relative to the file's folder, or absolute; private
+true/false/1/0/yes/no, empty: --private), each in its environment from --env-cache and under
+its own limits, sends each verdict, prints a table and writes it as JSON (--report). Rows run
+one after another (--jobs N: N at once) or, with --executor ray, one Ray task each (a local
+Ray, or the cluster of RAY_ADDRESS).
 """
 
 
@@ -39,10 +56,13 @@ def register(subparsers) -> None:
                     "server.",
         epilog=EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("checkout", metavar="CHECKOUT",
+    p.add_argument("checkout", metavar="CHECKOUT", nargs="?",
                    help="the participant's repository (with submission/MyModel.py)")
-    p.add_argument("--submission", required=True, type=int, metavar="ID",
-                   help="the submission's id on the leaderboard")
+    p.add_argument("--submission", type=int, metavar="ID",
+                   help="the submission's id on the leaderboard (with CHECKOUT)")
+    p.add_argument("--many", metavar="CSV",
+                   help="reproduce every line of this CSV file (submission,checkout[,private]) "
+                        "instead of one CHECKOUT")
     p.add_argument("--server", required=True, metavar="URL",
                    help="the leaderboard's address, e.g. http://127.0.0.1:8000")
     p.add_argument("--admin-token-file", required=True, metavar="FILE",
@@ -69,11 +89,43 @@ def register(subparsers) -> None:
                         "local path of the LFM data)")
     p.add_argument("--log", metavar="FILE",
                    help="the evaluation's log (default: reproduce-ID.log in this folder)")
+    many = p.add_argument_group("with --many")
+    many.add_argument("--executor", choices=("local", "ray"), default="local",
+                      help="local: in this process; ray: one Ray task per row (default: local)")
+    many.add_argument("--jobs", type=int, default=1, metavar="N",
+                      help="with --executor local, rows run at once (default: 1)")
+    many.add_argument("--ray-num-cpus", type=float, default=1.0, metavar="N",
+                      help="with --executor ray, the CPUs each row's task asks for (default: 1)")
+    many.add_argument("--log-dir", metavar="DIR", default=None,
+                      help="where each row's log reproduce-ID.log goes (default: "
+                           f"{DEFAULT_LOG_DIR} in this folder)")
+    many.add_argument("--report", metavar="FILE", default=None,
+                      help="the table as JSON (default: reproduce-many.json in --log-dir)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments, reproduce, print the table; the exit status is in ``--help``."""
+    if args.many is not None:
+        if args.checkout is not None:
+            raise ConfigError(f"CHECKOUT {args.checkout} and --many {args.many} exclude each "
+                              f"other: give one checkout with --submission, or a CSV file of "
+                              f"them with --many.")
+        for name, instead in _SINGLE_ONLY.items():
+            if getattr(args, name) not in (None, False):
+                raise ConfigError(f"--{name.replace('_', '-')} does not go with --many; "
+                                  f"use {instead}.")
+        return run_many(args)
+    if args.checkout is None or args.submission is None:
+        raise ConfigError("give a CHECKOUT and its --submission ID, or --many CSV.")
+    for name, default in _MANY_ONLY.items():
+        if getattr(args, name) != default:
+            raise ConfigError(f"--{name.replace('_', '-')} goes with --many only.")
+    return run_single(args)
+
+
+def _limits(args: argparse.Namespace) -> tuple[float, int]:
+    """The checked --timeout and --memory-mb (0: no memory limit)."""
     from evaluation import reproduce as rp
 
     timeout = rp.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
@@ -83,6 +135,14 @@ def run(args: argparse.Namespace) -> int:
     if memory_mb < 0:
         raise ConfigError(f"--memory-mb {args.memory_mb}: give a positive number of MiB "
                           f"(0: no limit).")
+    return timeout, memory_mb
+
+
+def run_single(args: argparse.Namespace) -> int:
+    """One reproduction: CHECKOUT as --submission ID."""
+    from evaluation import reproduce as rp
+
+    timeout, memory_mb = _limits(args)
     if args.submission < 1:
         raise ConfigError(f"--submission {args.submission}: a submission id is a positive "
                           f"integer.")
@@ -144,3 +204,63 @@ def _environment(args: argparse.Namespace, checkout: Path, log_path: Path):
                          log=lambda line: print(line, file=sys.stderr),
                          log_path=log_path.with_name(log_path.name + ".env"))
     return env, not args.keep_env
+
+
+def run_many(args: argparse.Namespace) -> int:
+    """Every line of the --many CSV file: reproduce, send, print the table, write the report."""
+    from evaluation import reproduce as rp
+
+    timeout, memory_mb = _limits(args)
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs {args.jobs}: give at least 1.")
+    if args.executor != "local" and args.jobs != 1:
+        raise ConfigError(f"--jobs goes with --executor local; with --executor {args.executor} "
+                          f"the cluster's CPUs decide (--ray-num-cpus per row).")
+    if not args.ray_num_cpus > 0:
+        raise ConfigError(f"--ray-num-cpus {args.ray_num_cpus}: give a positive number.")
+    rows = rp.read_batch(args.many)
+    private = [r for r in rows if (args.private if r.private is None else r.private)]
+    if private and not args.private_seed_file:
+        raise ConfigError(f"--many {args.many}: {len(private)} row(s) evaluate the private "
+                          f"folds (first: line {private[0].line}); give --private-seed-file.")
+    if args.private_seed_file and not private:
+        raise ConfigError(f"--private-seed-file is given but no row of --many {args.many} "
+                          f"evaluates the private folds; add --private or a private column.")
+    client = rp.LeaderboardClient(args.server, _read_token(args.admin_token_file))
+    seed = rp.read_private_seed(args.private_seed_file) if private else None
+    env = _prepared_env(args.env) if args.env else None
+    log_dir = Path(args.log_dir or DEFAULT_LOG_DIR).resolve()
+    report = Path(args.report).resolve() if args.report else log_dir / rp.REPORT_FILE
+    settings = rp.BatchSettings(
+        log_dir=log_dir, env=env,
+        env_cache=Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE,
+        timeout=timeout, memory_mb=memory_mb or None, source=args.source)
+
+    def progress(result) -> None:
+        print(f"submission {result.submission}: {result.verdict} ({result.seconds:.1f} s)",
+              file=sys.stderr)
+
+    print(f"reproducing {len(rows)} submission(s) from {args.many} ({args.executor}); logs in "
+          f"{log_dir}", file=sys.stderr)
+    results = rp.reproduce_many(rows, client, settings, executor=args.executor,
+                                jobs=args.jobs, num_cpus=args.ray_num_cpus,
+                                private_default=args.private, private_seed=seed,
+                                progress=progress)
+    rp.write_report(report, results, batch=Path(args.many).resolve(),
+                    server=client.server, executor=args.executor)
+    rp.print_batch(results)
+    counts = {v: sum(r.verdict == v for r in results)
+              for v in (rp.REPRODUCED, rp.NOT_REPRODUCED, rp.ERROR)}
+    print(", ".join(f"{n} {v}" for v, n in counts.items()) + f"; report: {report}")
+    return rp.exit_status(results)
+
+
+def _prepared_env(path: str) -> Path:
+    """The --env folder, checked."""
+    from evaluation import reproduce as rp
+
+    env = Path(path).resolve()  # the evaluation runs in the checkout's folder
+    if not os.access(rp.env_python(env), os.X_OK):
+        raise ConfigError(f"--env {path}: no bin/python in it; give the folder of a "
+                          f"virtual environment with the harness installed.")
+    return env

@@ -78,7 +78,9 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
 
     Tables whose fingerprint is already known (read from a harness cache) and that passed
     before are not re-scanned for duplicate pairs and unknown ids: the outcome is recorded
-    under ``cache_dir()/validated`` by fingerprint (the cheap checks always run).
+    under ``cache_dir()/validated`` by fingerprint (the cheap checks always run). When that
+    content was canonical already (its fingerprint is the recorded one), the row-sized value
+    checks of the events and the vectors are skipped too: they passed on these very bytes.
 
     Parameters
     ----------
@@ -107,8 +109,10 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     ranges: dict[str, tuple[int, int]] = {}  # (min, max) of each event id column
     users = _check_frame(tables.users, names["users"], "user_id", USER_SCHEMA, {}, {})
     tracks = _check_frame(tables.tracks, names["tracks"], "track_id", TRACK_SCHEMA, {}, {})
+    # this very content (fingerprint), canonical as it is, passed every check before
+    trusted = memo is not None and memo == known_fp
     events = _check_frame(tables.events, names["events"], None, EVENT_SCHEMA,
-                          OPTIONAL_EVENT_SCHEMA, ranges)
+                          OPTIONAL_EVENT_SCHEMA, ranges, trusted=trusted)
 
     _check_unique(users.index.to_numpy(), names["users"], "user_id",
                   "each user must appear once in the users table")
@@ -125,7 +129,7 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     vectors = tables.track_vectors
     if vectors is not None:
         vectors = check_track_vectors(vectors, tracks.index.to_numpy(), names["track_vectors"],
-                                 names["tracks"], vector_dim)
+                                      names["tracks"], vector_dim, trusted=trusted)
     out = Tables(events=events, users=users, tracks=tracks, track_vectors=vectors,
                  source=tables.source)
     if _same_layout(tables, out):
@@ -178,8 +182,13 @@ def _same_layout(before: Tables, after: Tables) -> bool:
 # --- tables and columns ----------------------------------------------------------------------
 
 def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
-                 optional: dict[str, str], ranges: dict) -> pd.DataFrame:
-    """Columns present/absent, dtypes, emptiness, ids >= 0, counts >= 0; canonical copy."""
+                 optional: dict[str, str], ranges: dict, *, trusted: bool = False
+                 ) -> pd.DataFrame:
+    """Columns present/absent, dtypes, emptiness, ids >= 0, counts >= 0; canonical copy.
+
+    ``trusted``: the values passed these checks before (same fingerprint, canonical dtypes);
+    integer columns are taken as they are, without the scans for their range.
+    """
     if not isinstance(frame, pd.DataFrame):
         raise data_error(file, None, f"expected a pandas DataFrame, got {type(frame).__name__}",
                          fix="pass the table as a DataFrame")
@@ -209,16 +218,20 @@ def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
     out: dict[str, np.ndarray] = {}
     for col in [*schema, *[c for c in optional if c in columns]]:
         kind = schema.get(col) or optional[col]
-        out[col] = _canonical(frame[col], kind, table, col, ranges)
-    for col in [c for c in ID_COLUMNS if c in out]:
+        series = frame[col]
+        if trusted and kind in (INT, LABEL) and series.dtype in (np.int32, np.int64):
+            out[col] = series.to_numpy()
+        else:
+            out[col] = _canonical(series, kind, table, col, ranges)
+    for col in [c for c in ID_COLUMNS if c in out and not trusted]:
         _check_min(out[col], ranges.get(col), table, col,
                    "ids must be >= 0 (-1 is reserved for padding)",
                    "renumber the ids with non-negative integers")
     for col in COUNT_COLUMNS["events" if key is None else "users"]:
-        if col in out:
+        if col in out and not trusted:
             _check_min(out[col], ranges.get(col), table, col, "counts must be >= 0",
                        "remove or correct the rows with negative counts")
-    if key is None and "user_track_count" in out:
+    if key is None and "user_track_count" in out and not trusted:
         _check_count_total(out["user_track_count"], ranges["user_track_count"], table)
     if "rating" in out:
         bad = ~np.isfinite(out["rating"])
@@ -548,8 +561,12 @@ def _check_known(ids: np.ndarray, lo_hi: tuple[int, int], known: np.ndarray, fil
 # --- track vectors -----------------------------------------------------------------------------
 
 def check_track_vectors(vectors: TrackVectors, track_ids: np.ndarray, file: str,
-                        tracks_file: str = "tracks table", dim: int | None = None) -> TrackVectors:
-    """The vector rules of :func:`validate_tables` on their own (ids against ``track_ids``)."""
+                        tracks_file: str = "tracks table", dim: int | None = None, *,
+                        trusted: bool = False) -> TrackVectors:
+    """The vector rules of :func:`validate_tables` on their own (ids against ``track_ids``).
+
+    ``trusted``: these very vectors passed before; only the shape rules are checked again.
+    """
     vecs = vectors.vectors
     ids = vectors.track_ids
     if vecs.ndim != 2 or vecs.shape[1] == 0:
@@ -561,6 +578,8 @@ def check_track_vectors(vectors: TrackVectors, track_ids: np.ndarray, file: str,
     if len(ids) == 0:
         raise data_error(file, "track_id", "no track vectors (0 rows)",
                          fix="provide vectors or leave the vectors out")
+    if trusted:
+        return TrackVectors(track_ids=ids.copy(), vectors=vecs)
     finite = np.isfinite(vecs).all(axis=1)
     if not finite.all():
         bad = np.flatnonzero(~finite)

@@ -10,7 +10,8 @@ that scores everything alike gets rank ``n_negatives + 1``, never a lucky hit.
 
 Sampled metrics are not the full-ranking metrics: they can reorder models (Krichene & Rendle,
 "On Sampled Metrics for Item Recommendation", KDD 2020). Every result carries that warning; report
-them beside the full-ranking numbers, never instead of them.
+them beside the full-ranking numbers, never instead of them. ``correction="rank"`` or ``"bv"``
+adds their corrected estimates of the full-ranking metrics (see ``_sampled_correction``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,15 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.arrays import isin, sorted_positions
-from evaluation._util.validation import check_choice, check_int, check_k
+from evaluation._util.validation import check_choice, check_int, check_k, check_number
 from evaluation.errors import ConfigError, PredictionError, show_values
 from evaluation.protocols._render import fmt, metric_frame, metric_table, show
+from evaluation.protocols._sampled_correction import (
+    CORRECTIONS,
+    DEFAULT_GAMMA,
+    corrected_values,
+    full_metrics,
+)
 
 SAMPLED_METRICS_WARNING = (
     "Sampled metrics rank each target among a few sampled negatives, not the whole catalog; they "
@@ -51,10 +58,13 @@ class SampledResult:
         The user and target item of each test point, sorted by user, then item.
     ranks : numpy.ndarray
         The 1-based rank of each target among its ``1 + n_negatives`` candidates.
-    n_negatives, seed, weighting, aggregate
+    n_negatives, seed, weighting, aggregate, correction, gamma
         The settings of :func:`evaluate_sampled` that produced the result.
     warning : str
         Why sampled metrics must not replace the full-ranking ones.
+    corrected : dict of str to float
+        With a ``correction``: the corrected estimates of the full-ranking ``hit_rate@k`` and
+        ``ndcg@k``; empty without one.
     """
 
     metrics: dict[str, float]
@@ -66,6 +76,9 @@ class SampledResult:
     weighting: str = "uniform"
     aggregate: str = "global"
     warning: str = SAMPLED_METRICS_WARNING
+    correction: str = "none"
+    gamma: float | None = None
+    corrected: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The summary written to results files (the warning included, the ranks left out).
@@ -74,9 +87,10 @@ class SampledResult:
         -------
         dict
             ``protocol``, ``metrics``, ``n_points``, ``n_negatives``, ``seed``, ``weighting``,
-            ``aggregate``, ``tie_rule`` and ``warning``.
+            ``aggregate``, ``tie_rule`` and ``warning``; with a correction also
+            ``correction``, ``gamma`` (``"bv"`` only) and ``corrected_metrics``.
         """
-        return {
+        out = {
             "protocol": "sampled_negatives",
             "metrics": dict(self.metrics),
             "n_points": int(len(self.ranks)),
@@ -87,6 +101,12 @@ class SampledResult:
             "tie_rule": "pessimistic: the target ranks after negatives with an equal score",
             "warning": self.warning,
         }
+        if self.correction != "none":
+            out["correction"] = self.correction
+            if self.gamma is not None:
+                out["gamma"] = self.gamma
+            out["corrected_metrics"] = dict(self.corrected)
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """The metric values as a tidy frame.
@@ -94,17 +114,25 @@ class SampledResult:
         Returns
         -------
         pandas.DataFrame
-            One row per metric, columns ``group`` (always ``"sampled"``), ``metric`` and
-            ``value`` (float64).
+            One row per metric, columns ``group`` (``"sampled"``, and with a correction
+            ``"corrected"`` for its estimates), ``metric`` and ``value`` (float64).
         """
-        return metric_frame([("sampled", self.metrics)])
+        groups = [("sampled", self.metrics)]
+        if self.correction != "none":
+            groups.append(("corrected", self.corrected))
+        return metric_frame(groups)
 
     def __rich__(self) -> Any:
         """A table of the sampled metrics, captioned with the warning."""
         title = (f"Sampled negatives (N={self.n_negatives}, {len(self.ranks)} test points, "
                  f"weighting={self.weighting}, aggregate={self.aggregate}, seed={self.seed})")
-        rows = [(name, fmt(value)) for name, value in self.metrics.items()]
-        return metric_table(title, ("metric", "value"), rows, caption=self.warning)
+        if self.correction == "none":
+            rows = [(name, fmt(value)) for name, value in self.metrics.items()]
+            return metric_table(title, ("metric", "value"), rows, caption=self.warning)
+        rows = [(name, fmt(value), fmt(self.corrected[name]))
+                for name, value in self.metrics.items()]
+        return metric_table(title, ("metric", "sampled", f"corrected ({self.correction})"),
+                            rows, caption=self.warning)
 
 
 def sample_negatives(
@@ -242,6 +270,8 @@ def evaluate_sampled(
     aggregate: str = "global",
     batch_size: int = 4096,
     verbose: bool = False,
+    correction: str = "none",
+    gamma: float = DEFAULT_GAMMA,
 ) -> SampledResult:
     """Run the sampled-negative protocol: rank each test target among sampled negatives.
 
@@ -281,18 +311,29 @@ def evaluate_sampled(
         The most test points scored in one call of the model.
     verbose : bool
         Print the result as a table.
+    correction : {"none", "rank", "bv"}
+        Also estimate the full-ranking metrics from the sampled ranks (Krichene & Rendle, KDD
+        2020), with ``n`` = 1 + the items the point's user never interacted with and
+        ``m = n_negatives``: ``"rank"`` puts the unbiased rank estimate
+        ``r_hat = 1 + (r_s - 1)(n - 1)/m`` into the metric; ``"bv"`` maps each sampled rank
+        ``r_s`` to the value ``x[r_s]`` minimising ``sum_{r=1..n} (E[x | r] - M(r))^2 +
+        gamma Var[x | r]`` under the hypergeometric law of ``r_s`` given the full rank ``r``.
+        Needs ``weighting="uniform"``.
+    gamma : float
+        The variance weight of ``correction="bv"``, in ``[0, 1]`` (0: minimal bias).
 
     Returns
     -------
     SampledResult
         ``hit_rate@k`` and ``ndcg@k`` on the sampled lists, the rank of every target, the
-        settings and the warning about sampled metrics.
+        settings and the warning about sampled metrics; with a correction, ``corrected``.
 
     Raises
     ------
     ConfigError
         For invalid parameters, a model without ``score_items``, missing columns, items outside
-        ``items``, or users with fewer than ``n_negatives`` items they never interacted with.
+        ``items``, users with fewer than ``n_negatives`` items they never interacted with, or
+        a correction with popularity-weighted sampling.
     PredictionError
         When the model returns scores of the wrong shape, non-numeric or non-finite scores.
     """
@@ -306,6 +347,13 @@ def evaluate_sampled(
         check_k(k, name="ndcg_ks", owner=owner)
     check_choice("weighting", weighting, WEIGHTINGS, owner=owner)
     check_choice("aggregate", aggregate, AGGREGATES, owner=owner)
+    check_choice("correction", correction, CORRECTIONS, owner=owner)
+    gamma = check_number("gamma", gamma, low=0.0, high=1.0, owner=owner)
+    if correction != "none" and weighting != "uniform":
+        raise ConfigError(
+            f"evaluate_sampled: correction={correction!r} assumes uniformly sampled negatives; "
+            f"got weighting={weighting!r}. Use weighting='uniform' or correction='none'."
+        )
     score = _scorer(model)
     for name, frame in (("test", test), ("train", train)):
         missing = [c for c in (user_col, item_col) if c not in frame.columns]
@@ -330,12 +378,17 @@ def evaluate_sampled(
     weights = None
     if weighting == "popularity":
         weights = _popularity(all_i[: len(train_items)], n_items)
-    _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids)
+    eligible = _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids)
     negatives = sample_negatives(point_u, interacted, n_items, n_negatives, seed=seed,
                                  weights=weights)
     ranks = _ranks(score, user_ids[point_u], item_ids, point_i, negatives, batch_size)
+    corrected = {}
+    if correction != "none":
+        values = corrected_values(ranks, 1 + eligible, n_negatives, hit_ks, ndcg_ks,
+                                  correction, gamma)
+        corrected = _aggregate(values, point_u, aggregate)
     result = SampledResult(
-        metrics=_metrics(ranks, point_u, hit_ks, ndcg_ks, aggregate),
+        metrics=_aggregate(full_metrics(ranks, hit_ks, ndcg_ks), point_u, aggregate),
         user_ids=user_ids[point_u],
         item_ids=item_ids[point_i],
         ranks=ranks,
@@ -343,6 +396,9 @@ def evaluate_sampled(
         seed=seed,
         weighting=weighting,
         aggregate=aggregate,
+        correction=correction,
+        gamma=gamma if correction == "bv" else None,
+        corrected=corrected,
     )
     if verbose:
         show(result)
@@ -384,9 +440,9 @@ def _ranks(score: Callable, users: np.ndarray, item_ids: np.ndarray, targets: np
     return ranks
 
 
-def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) -> None:
-    """Nothing; raises when a test user has fewer than ``n_negatives`` eligible items."""
-    users = np.unique(point_u)
+def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) -> np.ndarray:
+    """Each point's number of eligible items; raises when one has fewer than ``n_negatives``."""
+    users, inverse = np.unique(point_u, return_inverse=True)
     seen_user = interacted // n_items
     if weights is None:
         seen = np.bincount(seen_user, minlength=len(user_ids))
@@ -405,6 +461,7 @@ def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) 
             f"{show_values(eligible[short].astype(int))} eligible). Lower n_negatives or use a "
             "larger catalog."
         )
+    return eligible[inverse].astype(np.int64)
 
 
 def _target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
@@ -429,14 +486,9 @@ def _target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
     return 1 + (scores[:, 1:] >= target).sum(axis=1)
 
 
-def _metrics(ranks, users, hit_ks, ndcg_ks, aggregate: str) -> dict[str, float]:
-    """``{hit_rate@k, ndcg@k: value}`` from the ranks, over test points or over users."""
-    values: dict[str, np.ndarray] = {}
-    for k in hit_ks:
-        values[f"hit_rate@{k}"] = (ranks <= k).astype(np.float64)
-    for k in ndcg_ks:
-        values[f"ndcg@{k}"] = np.where(ranks <= k, 1.0 / np.log2(ranks + 1.0), 0.0)
-    if len(ranks) == 0:
+def _aggregate(values: dict[str, np.ndarray], users, aggregate: str) -> dict[str, float]:
+    """``{metric: value}``: the mean over test points or the mean over users of their means."""
+    if len(users) == 0:
         return {name: 0.0 for name in values}
     if aggregate == "global":
         return {name: float(v.mean()) for name, v in values.items()}

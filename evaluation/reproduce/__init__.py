@@ -4,8 +4,11 @@
 builds an isolated environment for the checkout (its requirements and this harness), runs the
 official evaluation there under a wall-clock and a memory limit, compares the per-fold test
 values and the model fingerprint with the upload, and sends the verdict to the leaderboard.
+``reproduce --many submissions.csv`` does it for every line of a batch file, in this process or
+as Ray tasks, and reports a table.
 """
 
+from evaluation.reproduce._batch import BatchRow, read_batch
 from evaluation.reproduce._client import LeaderboardClient
 from evaluation.reproduce._compare import (
     EQUAL_TOLERANCE,
@@ -20,6 +23,17 @@ from evaluation.reproduce._compare import (
 )
 from evaluation.reproduce._env import env_key, env_python, harness_digest, prepare_env
 from evaluation.reproduce._limits import Outcome, log_tail, run_limited
+from evaluation.reproduce._many import (
+    ERROR,
+    EXECUTORS,
+    REPORT_FILE,
+    BatchSettings,
+    RowResult,
+    exit_status,
+    reproduce_many,
+    run_row,
+    write_report,
+)
 from evaluation.reproduce._reproduce import (
     DEFAULT_MEMORY_MB,
     DEFAULT_TIMEOUT_S,
@@ -32,20 +46,32 @@ from evaluation.reproduce._reproduce import (
     reproduce,
     worker_config,
 )
-from evaluation.reproduce._table import comparison_table, print_comparison
+from evaluation.reproduce._table import (
+    batch_table,
+    comparison_table,
+    print_batch,
+    print_comparison,
+)
 
 __all__ = [
+    "BatchRow",
+    "BatchSettings",
     "Comparison",
     "DEFAULT_MEMORY_MB",
     "DEFAULT_TIMEOUT_S",
     "EQUAL_TOLERANCE",
+    "ERROR",
+    "EXECUTORS",
     "LeaderboardClient",
     "MAX_LOG_TAIL_BYTES",
     "NOT_REPRODUCED",
     "Outcome",
+    "REPORT_FILE",
     "REPRODUCED",
     "Reproduction",
     "Row",
+    "RowResult",
+    "batch_table",
     "check_checkout",
     "child_environment",
     "classify",
@@ -54,14 +80,20 @@ __all__ = [
     "comparison_table",
     "env_key",
     "env_python",
+    "exit_status",
     "fingerprint_differences",
     "harness_digest",
     "log_tail",
     "prepare_env",
+    "print_batch",
     "print_comparison",
+    "read_batch",
     "read_private_seed",
     "remove_env",
     "reproduce",
+    "reproduce_many",
     "run_limited",
+    "run_row",
     "worker_config",
+    "write_report",
 ]

@@ -113,7 +113,14 @@ def worker_config(results: Mapping, *, source: str | None = None) -> dict[str, A
                           "cannot be reproduced (was it made by this harness?).")
     name, options = _source(source or dataset.get("source"))
     intervals = results.get("confidence_intervals") or {}
+    # what submission.py was told (--param, --reclist): the model is rebuilt the same way
+    settings = results.get("settings") if isinstance(results.get("settings"), Mapping) else {}
+    params = settings.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ConfigError("the uploaded results' settings.params is not a mapping of model "
+                          "parameters: this submission cannot be reproduced.")
     return {"source": name, "data_options": options,
+            "params": dict(params), "reclist": settings.get("reclist"),
             "fold_params": dict(dataset["fold_params"]),
             "dataset_fingerprint": dataset.get("fingerprint"),
             "seed": int(results.get("seed", dataset["fold_params"].get("seed", 42))),

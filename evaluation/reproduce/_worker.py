@@ -13,7 +13,9 @@ known, and the hours of a heavy model are saved.
 
 CONFIG.json holds ``source``, ``data_options`` (keyword arguments of ``ChallengeDataset``
 besides the fold parameters), ``fold_params``, ``dataset_fingerprint``, ``seed``, ``k``,
-``n_boot``, ``results_dir`` and optionally ``expected_fingerprint``.
+``n_boot``, ``params`` (the model's constructor arguments given with ``--param``),
+``reclist`` (``module:Class`` of a custom RecList, or null), ``results_dir`` and optionally
+``expected_fingerprint``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def main(argv: list[str]) -> int:
 
     from evaluation import ChallengeDataset, EvalRSRunner
     from evaluation.reproduce._compare import fingerprint_differences
-    from evaluation.runner import model_fingerprint
+    from evaluation.runner import import_reclist, model_fingerprint
 
     options = {k: v for k, v in config["fold_params"].items() if k not in _NOT_ARGUMENTS}
     dataset = ChallengeDataset(source=config["source"], **config["data_options"], **options)
@@ -52,7 +54,8 @@ def main(argv: list[str]) -> int:
 
     runner = EvalRSRunner(dataset, results_dir=config["results_dir"], k=config["k"],
                           n_boot=config["n_boot"], progress=False)
-    model = MyModel(items=dataset.df_tracks, top_k=runner.k)
+    model = MyModel(items=dataset.df_tracks, top_k=runner.k, **config.get("params", {}))
+    reclist_cls = import_reclist(config["reclist"]) if config.get("reclist") else None
     # before any training, as the runner takes it
     fingerprint = model_fingerprint(model, {})
     _write(out, {"fingerprint": fingerprint})
@@ -60,7 +63,8 @@ def main(argv: list[str]) -> int:
     if expected is not None and fingerprint_differences(expected, fingerprint):
         print("the model's fingerprint is not the upload's: not evaluated")
         return 0
-    result = runner.evaluate(model, seed=config["seed"], limit=0, upload=False, resume=False)
+    result = runner.evaluate(model, seed=config["seed"], limit=0, upload=False, resume=False,
+                             reclist_cls=reclist_cls)
     _write(out, {"fingerprint": fingerprint, "results": result.to_dict()})
     return 0
 

@@ -11,6 +11,7 @@ import contextlib
 import io
 import random
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from tqdm.auto import tqdm
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import UserScores
 from evaluation.dataset import ChallengeDataset
+from evaluation.errors import PredictionWarning
 from evaluation.predictions import validate_predictions
 from evaluation.protocols import rating_errors, supports_ratings
 from evaluation.runner._profile import FoldProfile
@@ -133,7 +135,7 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
         model.train(train_df.copy(deep=False), **job.train_kwargs)
     with _stage(profile, bar, "predict"):
         raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
-    with _stage(profile, bar, "validate"):
+    with _stage(profile, bar, "validate"), _training_items() as seen:
         predictions = validate_predictions(
             raw, test_df["user_id"].to_numpy(), k=job.k, catalog=dataset.tables.tracks.index,
             train=train_df)
@@ -143,7 +145,7 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     scores = UserScores.from_challenge_fold(challenge_fold)
     result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
                           "n_train_rows": int(len(train_df)), "tests": tests,
-                          "details": details})
+                          "details": details, "seen_in_training": seen})
     rating = _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
@@ -181,6 +183,27 @@ def _rating_errors(model, dataset: ChallengeDataset, test_df: pd.DataFrame) -> d
     scale = (float(ratings.min()), float(ratings.max()))
     return rating_errors(model, test_df.assign(rating=ratings.reindex(test_df.index)
                                                .to_numpy()), rating_range=scale)
+
+
+@contextlib.contextmanager
+def _training_items() -> Iterator[dict]:
+    """Collect the training-items ``PredictionWarning`` of the ``with`` block into the dict
+    it yields (``items``: recommended tracks the user has in training, ``lists``: the lists
+    holding one), instead of letting it through once per fold: the runner warns once per run
+    with every fold's counts. Other warnings pass through unchanged."""
+    seen = {"items": 0, "lists": 0}
+    with warnings.catch_warnings(record=True) as caught:
+        # counted whatever the caller's filters say; the runner's own warning obeys them
+        warnings.simplefilter("always", PredictionWarning)
+        yield seen
+    for w in caught:
+        counts = getattr(w.message, "counts", {})
+        if issubclass(w.category, PredictionWarning) and "items" in counts:
+            seen["items"] += counts["items"]
+            seen["lists"] += counts["lists"]
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                   source=w.source)
 
 
 @contextlib.contextmanager

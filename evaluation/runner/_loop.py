@@ -8,17 +8,19 @@ final results file. A run that was killed resumes at its first unfinished fold.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.text import Text
 from tqdm.auto import tqdm
 
 from evaluation._util import atomic as _atomic
@@ -32,17 +34,28 @@ from evaluation.challenge import (
     UserScores,
     aggregate,
     bootstrap,
+    check_coverage,
+    dataset_not_applicable,
     load_references,
     references_name,
 )
 from evaluation.dataset import ChallengeDataset
-from evaluation.errors import ConfigError, RunWarning
+from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
 from evaluation.runner._profile import environment
 from evaluation.runner._result import RunResult
 from evaluation.runner._submit import UploadSettings, check_settings, submit_run
+from evaluation.runner._summary import (
+    fold_line,
+    paragraph,
+    score_line,
+    show,
+    summary,
+    training_items_note,
+)
+from evaluation.runner._target import CompetitionTarget, resolve_competition
 
 #: Fold count of the official protocol; other counts are not eligible for upload.
 OFFICIAL_NUM_FOLDS = 4
@@ -126,16 +139,29 @@ class EvalRSRunner:
         Bootstrap replicates for the confidence intervals; 0 turns them off.
     progress : bool
         Show progress bars.
-    verbose : bool
-        Print the per-fold lines and the summary.
-    reports : bool
-        Run reclist's own loop per fold (its table, plots and report folder under the run
-        directory); False computes the same tests without them.
+    verbose : bool or None, default None
+        How much the run prints. None: a line per fold (HIT_RATE, MRR, seconds) and the
+        summary (the tests, how the leaderboard score is made, the scores, why the run is not
+        eligible). True: also the tests that do not apply as the run starts, the seconds per
+        stage of every fold and, with ``reports=True``, reclist's own table per fold. False:
+        nothing (warnings go through Python's ``warnings``).
+    quiet : bool, default False
+        Print only the leaderboard score line (errors are raised as always, and every file is
+        written). Not with ``verbose=True``.
+    reports : bool, default False
+        Also run reclist's own loop per fold: its table, plots and report folder under the run
+        directory (``reclist/fold_<f>/``, about half a second per fold at full scale). The
+        default computes the same tests, with the same numbers, without them.
     upload : UploadSettings, optional
         The leaderboard settings used by ``evaluate(..., upload=True)`` (see
         ``submission.py``); checked here, so that a bad URL or token fails before the run.
     email, participant_id, upload_url, upload_token : str, optional
         Deprecated: pass ``upload=UploadSettings(email, participant_id, url, token)``.
+    competition : CompetitionTarget, str, os.PathLike or None
+        The competition the run is made for, which decides whether it is eligible for upload:
+        None (default) for the official board (the real challenge data, source ``"lfm"``, with
+        the default folds), or a competition TOML file (see ``competition.toml``) naming
+        another dataset by its fingerprint, fold parameters and harness versions.
     executor : {"local", "ray"}
         Where the folds run: ``"local"`` (default) one after the other in this process;
         ``"ray"`` each as a Ray task (needs the ``ray`` extra), on a local Ray or on the
@@ -163,9 +189,11 @@ class EvalRSRunner:
         k: int = DEFAULT_K,
         n_boot: int = DEFAULT_N_BOOT,
         progress: bool = True,
-        verbose: bool = True,
-        reports: bool = True,
+        verbose: bool | None = None,
+        quiet: bool = False,
+        reports: bool = False,
         upload: UploadSettings | None = None,
+        competition: CompetitionTarget | str | os.PathLike | None = None,
         email: str | None = None,
         participant_id: str | None = None,
         upload_url: str | None = None,
@@ -182,13 +210,14 @@ class EvalRSRunner:
         self.k = check_k(k, owner="EvalRSRunner")
         self.n_boot = _check_n_boot(n_boot)
         self.progress = progress
-        self.verbose = verbose
+        self.output = _output_level(verbose, quiet)
         self.reports = reports
         # checked here, before the run, so that a bad setting does not wait for the last fold
         self.upload_settings = _upload_settings(upload, {
             "email": email, "participant_id": participant_id, "upload_url": upload_url,
             "upload_token": upload_token})
         self.references, self.references_note = self._resolve_references(references)
+        self.competition = resolve_competition(competition)
         self.executor, self.ray_resources = _check_executor(executor, ray_resources)
         self.ray_max_retries = check_int("ray_max_retries", ray_max_retries, minimum=0,
                                          owner="EvalRSRunner")
@@ -260,6 +289,7 @@ class EvalRSRunner:
         resume: bool = True,
         model_name: str | None = None,
         custom_RecList: type | None = None,
+        settings: dict | None = None,
         **train_kwargs: Any,
     ) -> RunResult:
         """Train, predict, validate and score ``model`` on every fold; aggregate; save.
@@ -284,6 +314,11 @@ class EvalRSRunner:
             The name in the run id (default: ``model.name`` or the class name).
         custom_RecList : type, optional
             Deprecated name of ``reclist_cls``.
+        settings : dict, optional
+            How the run was asked for (``submission.py`` passes its command line's model
+            parameters, RecList, references and competition): recorded as ``settings`` in
+            ``run.json`` and ``results.json``, and part of the run's key, so that a run with
+            other settings never reuses these folds. JSON values only.
         **train_kwargs
             Passed to ``model.train``.
 
@@ -309,23 +344,50 @@ class EvalRSRunner:
                                   f"predict().")
         reclist_cls = self._reclist_class(reclist_cls, custom_RecList)
         tests = reclist_tests(reclist_cls)
+        # decided once per run, from the dataset alone (the same for every fold), and before
+        # any fold: references that lack an applicable test fail now, not after the last fold
+        not_applicable = dataset_not_applicable(self.dataset)
+        if self.references is not None:
+            check_coverage(self.references, not_applicable)
         # again: the folder may have changed since the runner was made, and no fold should
         # be computed before it is known that its results can be saved
         self.results_dir = _store.check_results_dir(self.results_dir)
-        run = self._start_run(model, seed, limit, reclist_cls, tests, model_name, train_kwargs)
+        run = self._start_run(model, seed, limit, reclist_cls, tests, model_name, train_kwargs,
+                              settings)
+        if self.output == "verbose":
+            for test, reason in not_applicable.items():
+                show(run.console, paragraph(f"{test}: not applicable ({reason})",
+                                            run.console.width, "  "))
         started = time.perf_counter()
         folds, user_scores = self._run_folds(model, run, resume=resume, train_kwargs=train_kwargs)
         result = self._result(model, run, folds, user_scores, started)
         _atomic.write_json(result.path, result.to_dict())
-        if self.verbose:
-            run.console.print(result)
+        self._print_result(result, run, computed=run.computed)
         if upload:
             result = replace(result, submission=submit_run(
                 result.to_dict(), run.dir, self.upload_settings, run.console))
         return result
 
+    def _print_result(self, result: RunResult, run: _Run, computed: list[int]) -> None:
+        """Print what the run's output level asks for; warn once about training items."""
+        # once per run, with every fold's counts, for the folds computed now (reused ones
+        # were reported by the run that computed them)
+        fresh = [f for f in result.folds if f["fold"] in computed]
+        note = training_items_note(fresh)
+        if note and self.output == "silent":
+            seen = [f.get("seen_in_training") or {} for f in fresh]
+            counts = {k: sum(x.get(k, 0) for x in seen) for k in ("items", "lists")}
+            warnings.warn(PredictionWarning(note, counts=counts), stacklevel=3)
+        elif note and self.output != "quiet":
+            show(run.console, paragraph(f"Warning: {note}", run.console.width, style="yellow"))
+        if self.output == "quiet":
+            Console(highlight=False).print(score_line(result))
+        elif self.output != "silent":
+            for part in summary(result, run.console.width, verbose=self.output == "verbose"):
+                show(run.console, part)
+
     def _start_run(self, model, seed, limit, reclist_cls, tests, model_name,
-                   train_kwargs) -> _Run:
+                   train_kwargs, settings=None) -> _Run:
         """Set up the run: its name, key, directory and ``run.json``; returns the ``_Run``."""
         ds = self.dataset
         # before any training: the parameters the model starts from, not what it learned
@@ -338,12 +400,14 @@ class EvalRSRunner:
         config = {"run_hash": rhash, "model": name, "seed": seed, "limit": limit, "k": self.k,
                   "reclist": f"{reclist_cls.__module__}.{reclist_cls.__qualname__}",
                   "model_fingerprint": fingerprint["sha256"]}
+        if settings:
+            config["settings"] = _check_settings(settings)
         key = _store.run_key(config)
         run = _Run(name=name, key=key, dir=self.results_dir / f"{name}-{key[:12]}", seed=seed,
                    limit=limit, tests=tests, reclist_cls=reclist_cls, config=config,
                    fingerprint=fingerprint,
                    kwargs_repr={k: repr(v) for k, v in sorted(train_kwargs.items())},
-                   console=Console(highlight=False))
+                   console=Console(highlight=False, quiet=self.output in ("quiet", "silent")))
         created = _store.run_created(run.dir, key)
         if created is None:
             created = _store.now()
@@ -352,11 +416,10 @@ class EvalRSRunner:
             "run_id": run.id, "run_key": key, "created": created,
             "dataset": self._dataset_info(), **config, "fingerprint": fingerprint,
             "train_kwargs": run.kwargs_repr, "tests": tests, "harness_version": __version__})
-        if self.verbose:
-            run.console.print(f"[bold]EvalRS run[/bold] {run.id}  (run hash {rhash[:16]}..., "
-                              f"seed {seed}, {ds.num_folds} folds"
-                              + (f", limit {limit}" if limit else "")
-                              + f")\n  results: {run.dir}")
+        run.console.print(Text.assemble(("EvalRS run ", "bold"), run.id))
+        run.console.print(f"  run hash {rhash[:16]}..., seed {seed}, {ds.num_folds} folds"
+                          + (f", limit {limit}" if limit else ""))
+        show(run.console, paragraph(f"results: {run.dir}", run.console.width, "  "))
         return run
 
     def _dataset_info(self) -> dict:
@@ -371,12 +434,15 @@ class EvalRSRunner:
         reasons = []
         if limit:
             reasons.append(f"limit={limit} scores only part of the test users")
-        if self.dataset.num_folds != OFFICIAL_NUM_FOLDS:
+        want = self.competition.fold_params.get("num_folds", OFFICIAL_NUM_FOLDS)
+        if self.dataset.num_folds != want:
             reasons.append(f"num_folds={self.dataset.num_folds} (the official protocol has "
-                           f"{OFFICIAL_NUM_FOLDS})")
+                           f"{want})")
         if self.k != DEFAULT_K:
             reasons.append(f"k={self.k} (the official protocol has k={DEFAULT_K})")
-        return reasons
+        # relative to the competition the run is made for: its data, folds and versions
+        return reasons + self.competition.not_eligible_because(self._dataset_info(),
+                                                               __version__)
 
     def _run_folds(self, model, run: _Run, *, resume: bool,
                    train_kwargs: dict) -> tuple[list[dict], list[UserScores]]:
@@ -394,8 +460,7 @@ class EvalRSRunner:
             if found is None:
                 todo.append(fold)
                 continue
-            if self.verbose:
-                run.console.print(f"  fold {fold}: finished in an earlier run, reused")
+            run.console.print(fold_line(found[0], reused=True))
             done[fold] = found
             bar.update(1)
         for fold in todo:
@@ -410,6 +475,7 @@ class EvalRSRunner:
                         for job in jobs)
         for out in computed:
             done[out.fold] = self._save_fold(run, out)
+            run.computed.append(out.fold)
             bar.update(1)
         bar.close()
         return ([done[f][0] for f in range(self.dataset.num_folds)],
@@ -418,8 +484,12 @@ class EvalRSRunner:
     def _result(self, model, run: _Run, folds: list[dict], user_scores: list[UserScores],
                 started: float) -> RunResult:
         """The ``RunResult`` of the finished folds."""
-        agg = aggregate([_numeric_tests(f) for f in folds], self.references)
+        not_applicable = dataset_not_applicable(self.dataset)
+        agg = aggregate([_numeric_tests(f) for f in folds], self.references, not_applicable)
         reasons = self._ineligible_because(run.limit)
+        if not_applicable:
+            reasons.append(f"tests not applicable to this dataset: {list(not_applicable)} (a "
+                           f"leaderboard scores every test)")
         fields = to_jsonable({
             "run_id": run.id, "run_hash": run.config["run_hash"],
             "model": {"name": run.name, "class": f"{type(model).__module__}."
@@ -428,13 +498,16 @@ class EvalRSRunner:
             "dataset": self._dataset_info(), "tests": run.tests,
             "train_kwargs": run.kwargs_repr,
             "aggregate": agg,
+            "not_applicable": not_applicable,
             "confidence_intervals": bootstrap(user_scores, self.references, n_boot=self.n_boot,
-                                              seed=run.seed) if self.n_boot else None,
+                                              seed=run.seed, not_applicable=not_applicable)
+            if self.n_boot else None,
             "rating_errors": _mean_rating_errors(folds),
             "references": self._references_record(),
             "environment": environment(),
             "folds": folds,
             "eligible_for_upload": not reasons, "not_eligible_because": reasons,
+            "competition": self.competition.to_dict(), "settings": run.config.get("settings"),
             "runtime": {"seconds": round(time.perf_counter() - started, 3)},
         })
         return RunResult(path=run.dir / "results.json", **fields)
@@ -457,13 +530,13 @@ class EvalRSRunner:
         """The settings of one fold of ``run``."""
         return FoldJob(fold=fold, name=run.name, seed=run.seed, limit=run.limit, k=self.k,
                        reclist_cls=run.reclist_cls, reports=self.reports,
-                       verbose=self.verbose, progress=self.progress,
+                       verbose=self.output == "verbose", progress=self.progress,
                        report_dir=run.dir / "reclist" / f"fold_{fold}",
                        train_kwargs=train_kwargs)
 
     def _save_fold(self, run: _Run, out: FoldOutput) -> tuple[dict, UserScores]:
         """Save a computed fold (and reclist's files from a Ray task); its results and scores."""
-        if out.printed and self.verbose:
+        if out.printed and self.output == "verbose":
             sys.stdout.write(out.printed)
         report_dir = run.dir / "reclist" / f"fold_{out.fold}"
         for name, data in out.report_files.items():
@@ -471,11 +544,7 @@ class EvalRSRunner:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         _store.write_fold(run.dir, out.fold, run.key, out.result, out.scores)
-        if self.verbose:
-            tests = out.result["tests"]
-            parts = ", ".join(f"{t} {tests[t]:.4f}" for t in ("HIT_RATE", "MRR") if t in tests)
-            seconds = sum(stage["seconds"] for stage in out.result["runtime"].values())
-            run.console.print(f"  fold {out.fold}: {parts} ({seconds:.1f} s)")
+        run.console.print(fold_line(out.result))
         return out.result, out.scores
 
     def _load_fold(self, run: _Run, fold: int):
@@ -491,8 +560,7 @@ class EvalRSRunner:
             return found
         message = f"{found}: recomputing fold {fold}"
         warnings.warn(f"{message} (run directory {run.dir})", RunWarning, stacklevel=4)
-        if self.verbose:
-            run.console.print(f"  [yellow]{message}[/yellow]")
+        show(run.console, paragraph(message, run.console.width, "  ", style="yellow"))
         return None
 
     def _report_model_change(self, run: _Run) -> None:
@@ -509,8 +577,7 @@ class EvalRSRunner:
         message = (f"{what} changed since the run of {created}: starting a new run "
                    f"({run.dir.name}; the folds of {path.parent.name} are not reused)")
         warnings.warn(message, RunWarning, stacklevel=4)
-        if self.verbose:
-            run.console.print(f"[yellow]{message}[/yellow]")
+        show(run.console, paragraph(message, run.console.width, style="yellow"))
 
 
 @dataclass(frozen=True)
@@ -528,11 +595,27 @@ class _Run:
     fingerprint: dict
     kwargs_repr: dict
     console: Console
+    #: the folds computed by this call (the others were reused from an earlier run)
+    computed: list[int] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         """The run id: the run directory's name."""
         return self.dir.name
+
+
+def _output_level(verbose, quiet) -> str:
+    """What a run prints: ``"silent"``, ``"quiet"``, ``"default"`` or ``"verbose"``."""
+    for name, value in (("verbose", verbose), ("quiet", quiet)):
+        if not (value is None or isinstance(value, bool)) or (name == "quiet" and value is None):
+            raise ConfigError(f"EvalRSRunner: {name} must be True or False"
+                              + (" or None" if name == "verbose" else "") + f"; got {value!r}.")
+    if quiet and verbose:
+        raise ConfigError("EvalRSRunner: verbose=True and quiet=True contradict each other; "
+                          "pass one of them.")
+    if quiet:
+        return "quiet"
+    return {None: "default", True: "verbose", False: "silent"}[verbose]
 
 
 def _check_executor(executor, resources) -> tuple[str, dict | None]:
@@ -547,6 +630,18 @@ def _check_executor(executor, resources) -> tuple[str, dict | None]:
         return executor, None
     _ray.import_ray()  # fails here, with the install hint, rather than after the first fold
     return executor, _ray.check_resources(resources)
+
+
+def _check_settings(settings) -> dict:
+    """``settings`` as JSON data (a copy); a ``ConfigError`` when it is not JSON."""
+    if not isinstance(settings, dict):
+        raise ConfigError(f"evaluate(settings=...) must be a dict of JSON values; got a "
+                          f"{type(settings).__name__}.")
+    try:
+        return json.loads(json.dumps(settings, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"evaluate(settings=...) must hold JSON values only (strings, "
+                          f"numbers, booleans, lists, dicts): {exc}.") from None
 
 
 def _check_n_boot(n_boot) -> int:

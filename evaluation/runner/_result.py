@@ -1,16 +1,16 @@
-"""``RunResult``: what ``EvalRSRunner.evaluate`` returns, what it writes to results.json, and
-the printed summary of a run (the tests with their intervals, stage timings, the scores)."""
+"""``RunResult``: what ``EvalRSRunner.evaluate`` returns and what it writes to results.json
+(its printed summary is ``_summary``'s)."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from rich.table import Table
+
+from evaluation.runner._summary import summary
 
 #: Version of the results file layout.
 RESULTS_FORMAT = "evalrs-results/1"
@@ -43,13 +43,26 @@ class RunResult:
         The leaderboard aggregation over the folds (``evaluation.challenge.aggregate``): per-test
         ``mean`` and ``std``, ``phase1_score``, ``phase2_score``, ``gated``, ``normalised``.
     confidence_intervals : dict or None
-        The bootstrap intervals (None with ``n_boot=0``).
+        The bootstrap intervals (None with ``n_boot=0``); a test that is not applicable has
+        the interval None.
+    not_applicable : dict of str to str
+        The leaderboard tests the dataset cannot measure, each with the reason (empty when
+        every test applies). Their values are None (null) in ``aggregate`` and in each fold's
+        tests; the scores leave them out.
     rating_errors : dict or None
         Mean rating errors over the folds, for models that predict ratings.
     references : dict
         ``{"note"}`` and, when the phase-2 score was computed, ``{"name", "values"}``.
     eligible_for_upload : bool
     not_eligible_because : list of str
+        Eligibility is relative to ``competition``.
+    competition : dict or None
+        The competition the run was made for: ``{"name", "source", "fingerprint",
+        "fold_params", "harness_versions", "path"}`` (``fingerprint`` None: the official
+        board, recognised by its source).
+    settings : dict or None
+        ``evaluate(settings=...)``: how the run was asked for (``submission.py`` records its
+        model parameters, RecList, references and competition there).
     environment : dict
         Python, platform and library versions.
     folds : list of dict
@@ -81,6 +94,9 @@ class RunResult:
     folds: list[dict]
     runtime: dict
     rating_errors: dict | None = None
+    not_applicable: dict = field(default_factory=dict)
+    competition: dict | None = None
+    settings: dict | None = None
     path: Path | None = None
     submission: dict | None = None
 
@@ -107,7 +123,8 @@ class RunResult:
                 "model": self.model, "harness_version": self.harness_version,
                 "seed": self.seed, "limit": self.limit, "k": self.k, "dataset": self.dataset,
                 "tests": self.tests, "train_kwargs": self.train_kwargs,
-                "aggregate": self.aggregate, "phase1_score": self.phase1_score,
+                "aggregate": self.aggregate, "not_applicable": self.not_applicable,
+                "phase1_score": self.phase1_score,
                 "phase2_score": self.leaderboard_score,
                 "leaderboard_score": self.leaderboard_score,
                 "confidence_intervals": self.confidence_intervals}
@@ -116,6 +133,8 @@ class RunResult:
         return {**head, "references": self.references,
                 "eligible_for_upload": self.eligible_for_upload,
                 "not_eligible_because": self.not_eligible_because,
+                **({"competition": self.competition} if self.competition is not None else {}),
+                **({"settings": self.settings} if self.settings is not None else {}),
                 "environment": self.environment, "folds": self.folds, "runtime": self.runtime}
 
     def to_frame(self) -> pd.DataFrame:
@@ -147,7 +166,7 @@ class RunResult:
         return frame
 
     def __rich_console__(self, console, options):
-        """Yield the run's summary: the tables of tests and timings, then the scores."""
+        """Yield the run's summary: the tests, how the score is made, then the scores."""
         yield from summary(self, options.max_width)
 
     def _legacy(self) -> dict:
@@ -185,89 +204,3 @@ def _attribute(key: str) -> str:
     """The ``RunResult`` attribute that replaces the old dict key ``key``."""
     return {"results_path": "path", "phase2_score": "leaderboard_score",
             "format": "to_dict()['format']"}.get(key, key)
-
-
-# --------------------------------------------------------------------------- the summary
-
-
-def summary(result: RunResult, width: int) -> Iterator[Table | str]:
-    """Yield the summary of ``result`` for a console ``width`` characters wide.
-
-    The per-fold columns are shown only when they fit. Strings are rich markup.
-    """
-    yield tests_table(result, per_fold=width >= 100 + 9 * len(result.folds))
-    ci = result.confidence_intervals or {}
-    if ci.get("bias_dominated"):
-        yield ("* resampling bias exceeds the spread (small groups): the interval is "
-               "unreliable; see confidence_intervals.bias_dominated")
-    yield timing_table(result.folds)
-    p1 = ci.get("phase1_score")
-    yield (f"Phase-1 score (mean of the nine tests): {_fmt(result.phase1_score)}"
-           + (f"  95% CI [{p1[0]:.6f}, {p1[1]:.6f}]" if p1 else ""))
-    yield f"References: {result.references['note']}"
-    if not result.eligible_for_upload:
-        yield "[yellow]Not eligible for upload:[/yellow] " + "; ".join(
-            result.not_eligible_because)
-    yield _score_line(result)
-    yield f"Results: {result.path}"
-
-
-def tests_table(result: RunResult, per_fold: bool) -> Table:
-    """The table of tests: mean, std, 95% interval and, if ``per_fold``, each fold's value."""
-    ci = result.confidence_intervals or {}
-    intervals = ci.get("tests", {})
-    flagged = set(ci.get("bias_dominated", []))
-    table = Table(title=f"EvalRS results: {result.model['name']}")
-    table.add_column("Test", style="cyan", no_wrap=True)
-    table.add_column("Mean", justify="right", style="green")
-    table.add_column("Std", justify="right")
-    table.add_column("95% CI", justify="right", no_wrap=True)
-    folds = result.folds if per_fold else []
-    for f in folds:
-        table.add_column(f"Fold {f['fold']}", justify="right")
-    for name in result.aggregate["mean"]:
-        interval = intervals.get(name)
-        mark = " *" if name in flagged else ""
-        cells = [name, _fmt(result.aggregate["mean"][name]), _fmt(result.aggregate["std"][name]),
-                 f"[{interval[0]:.4f}, {interval[1]:.4f}]{mark}" if interval else ""]
-        cells += [f"{f['tests'][name]:.4f}" if _is_number(f["tests"].get(name)) else ""
-                  for f in folds]
-        table.add_row(*cells)
-    return table
-
-
-def timing_table(folds: list[dict]) -> Table:
-    """The table of seconds per stage and peak memory, one row per fold."""
-    stages = list(folds[0]["runtime"]) if folds else []
-    timing = Table(title="Seconds per stage; peak memory of the fold")
-    timing.add_column("Fold")
-    for s in stages:
-        timing.add_column(s, justify="right")
-    timing.add_column("peak MiB", justify="right")
-    for f in folds:
-        rt = f["runtime"]
-        peaks = [rt[s]["peak_rss_mib"] for s in stages if rt[s]["peak_rss_mib"] is not None]
-        timing.add_row(str(f["fold"]), *(f"{rt[s]['seconds']:.2f}" for s in stages),
-                       f"{max(peaks):.0f}" if peaks else "n/a")
-    return timing
-
-
-def _score_line(result: RunResult) -> str:
-    """The leaderboard score line (rich markup), with its interval when there is one."""
-    score = result.leaderboard_score
-    if score is None:
-        return "LEADERBOARD SCORE: n/a (no phase-2 references for this dataset)"
-    p2 = (result.confidence_intervals or {}).get("phase2_score")
-    gated = " (HIT_RATE below the threshold)" if result.aggregate["gated"] else ""
-    return (f"[bold]LEADERBOARD SCORE: {score}[/bold]{gated}"
-            + (f"  95% CI [{p2[0]:.6f}, {p2[1]:.6f}]" if p2 else ""))
-
-
-def _is_number(value) -> bool:
-    """Whether ``value`` is an int or float (a test's value rather than a summary object)."""
-    return isinstance(value, (int, float))
-
-
-def _fmt(value) -> str:
-    """``value`` to 4 decimals, or "n/a" for None."""
-    return "n/a" if value is None else f"{value:.4f}"

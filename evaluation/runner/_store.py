@@ -266,15 +266,71 @@ def verify_fold(run_dir: Path, fold: int, key: str, tests: list[str]):
         ``(results, UserScores)`` of a verified finished fold; None when the fold was never
         finished; otherwise a message naming the file and what is wrong with it.
     """
-    json_name, npz_name = f"fold_{fold}.json", f"fold_{fold}_users.npz"
-    json_path, npz_path = run_dir / json_name, run_dir / npz_name
-    if not json_path.exists():
+    npz_name = f"fold_{fold}_users.npz"
+    if not (run_dir / f"fold_{fold}.json").exists():
         return None  # not finished (its arrays, if any, are leftovers of a killed fold)
-    if not npz_path.is_file():
-        return f"{npz_name}: missing, while {json_name} says the fold finished"
+    data = _checked_fold_json(run_dir, fold, key, tests)
+    if isinstance(data, str):
+        return data
+    npz_path = run_dir / npz_name
     try:
-        raw = json_path.read_bytes()
-        npz_sha = _sha256_file(npz_path)
+        with np.load(npz_path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        return f"{npz_name}: cannot be read ({exc})"
+    problem = _user_arrays_problem(arrays, data)
+    if problem is not None:
+        return f"{npz_name}: {problem}"
+    data.pop("run_key")
+    data.pop("users_sha256")
+    return data, UserScores.from_arrays(arrays)
+
+
+def verify_fold_files(run_dir: str | os.PathLike, fold: int, key: str,
+                      tests: list[str]) -> dict | str:
+    """Check a finished fold's two files against the manifest, without reading its arrays.
+
+    For readers of a finished run that load the per-user arrays only when asked: both files
+    must match the checksums recorded when the fold finished and the JSON must name this fold
+    and this run. :func:`verify_fold` checks the arrays too.
+
+    Parameters
+    ----------
+    run_dir : str or os.PathLike
+        The run directory.
+    fold : int
+        The fold.
+    key : str
+        The run key (``run.json``'s ``run_key``).
+    tests : list of str
+        The tests the fold's JSON must hold.
+
+    Returns
+    -------
+    dict or str
+        The fold's JSON (without ``run_key``); otherwise a message naming the file and what is
+        wrong with it (a missing file included).
+    """
+    run_dir = Path(run_dir)
+    data = _checked_fold_json(run_dir, fold, key, tests)
+    if isinstance(data, str):
+        return data
+    data.pop("run_key")
+    data.pop("users_sha256")
+    return data
+
+
+def _checked_fold_json(run_dir: Path, fold: int, key: str, tests: list[str]) -> dict | str:
+    """A fold's JSON, once both of its files match the manifest, the JSON names this fold
+    and run, and the arrays' file is the one it recorded; else what is wrong (a message)."""
+    json_name, npz_name = f"fold_{fold}.json", f"fold_{fold}_users.npz"
+    for name in (json_name, npz_name):
+        if not (run_dir / name).is_file():
+            return f"{name}: missing" + (f", while {json_name} says the fold finished"
+                                         if name == npz_name else "")
+    try:
+        raw = (run_dir / json_name).read_bytes()
+        npz_sha = _sha256_file(run_dir / npz_name)
     except OSError as exc:
         return f"{json_name}: cannot be read ({exc.strerror or exc})"
     problem = _checksum_problem(_read_checksums(run_dir, key),
@@ -290,17 +346,7 @@ def verify_fold(run_dir: Path, fold: int, key: str, tests: list[str]):
         return f"{json_name}: {problem}"
     if data["users_sha256"] != npz_sha:
         return f"{npz_name}: checksum does not match the one {json_name} recorded (swapped?)"
-    try:
-        with np.load(npz_path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        return f"{npz_name}: cannot be read ({exc})"
-    problem = _user_arrays_problem(arrays, data)
-    if problem is not None:
-        return f"{npz_name}: {problem}"
-    data.pop("run_key")
-    data.pop("users_sha256")
-    return data, UserScores.from_arrays(arrays)
+    return data
 
 
 def _checksum_problem(recorded: dict[str, str], found: dict[str, str]) -> str | None:
@@ -341,6 +387,12 @@ def _fold_json_problem(data, fold: int, key: str, tests: list[str]) -> str | Non
     return _fold_values_problem(data, tests)
 
 
+def _not_applicable(details, test: str) -> bool:
+    """Whether a fold's ``details`` mark ``test`` as not applicable to the dataset."""
+    detail = details.get(test) if isinstance(details, dict) else None
+    return isinstance(detail, dict) and isinstance(detail.get("not_applicable"), str)
+
+
 def _fold_values_problem(data: dict, tests: list[str]) -> str | None:
     """What is wrong with a fold JSON's tests, details, runtime and checksum, or None."""
     values = data.get("tests")
@@ -349,7 +401,10 @@ def _fold_values_problem(data: dict, tests: list[str]) -> str | None:
     missing = [t for t in tests if t not in values]
     if missing:
         return f"'tests' lacks {missing}"
-    bad = {t: values[t] for t in LEADERBOARD_TESTS if t in values and not _is_number(values[t])}
+    details = data.get("details")
+    # a test the dataset cannot measure is null, and its detail says why
+    bad = {t: values[t] for t in LEADERBOARD_TESTS if t in values
+           and not (_is_number(values[t]) or (values[t] is None and _not_applicable(details, t)))}
     if bad:
         return f"leaderboard tests must be finite numbers, found {bad}"
     for name in ("details", "runtime"):

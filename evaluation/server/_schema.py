@@ -149,6 +149,19 @@ class Results(_Open):
     leaderboard_score: Finite | None = None
     confidence_intervals: dict[str, Any] | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _every_test_applies(cls, data: Any) -> Any:
+        # a run whose dataset cannot measure some tests has no value for them: refused with
+        # that reason rather than with a "not a number" per missing value
+        na = data.get("not_applicable") if isinstance(data, dict) else None
+        if na:
+            tests = sorted(na) if isinstance(na, dict) else na
+            raise ValueError(f"the run's dataset cannot measure the test(s) {_short(str(tests))} "
+                             f"(not applicable): a leaderboard scores every test; run on the "
+                             f"competition's data")
+        return data
+
     @field_validator("format")
     @classmethod
     def _format(cls, value: str) -> str:

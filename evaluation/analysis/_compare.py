@@ -1,0 +1,346 @@
+"""``compare``: which model is better than a baseline, on which test, with corrected p-values."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.table import Table
+
+from evaluation._util.jsonable import to_jsonable
+from evaluation._util.validation import check_int, check_number, check_seed
+from evaluation.analysis._multiple import benjamini_hochberg, holm
+from evaluation.analysis._paired import (
+    ADDITIVE_TESTS,
+    bc_interval,
+    paired_bootstrap,
+    swap_test,
+)
+from evaluation.analysis._results import SCORES, LoadedRun, load_results
+from evaluation.errors import ConfigError
+
+#: The columns of ``Comparison.to_frame()``, in order.
+COLUMNS: tuple[str, ...] = (
+    "model", "test", "estimate", "baseline_estimate", "difference", "ci_low", "ci_high",
+    "p_bootstrap", "p_permutation", "p", "p_holm", "p_bh", "significant", "run_id",
+    "higher_is_better", "bias_dominated",
+)
+
+#: Every test and score of the harness is "higher is better": HIT_RATE, MRR, BLW and LD grow
+#: with quality, and an MRED test is ``-mean_g |MR_g - MR|`` (at most 0), so a model closer
+#: to equal miss rates has the higher (less negative) value.
+HIGHER_IS_BETTER = True
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Paired comparisons of models with a baseline on the same folds and test users.
+
+    Attributes
+    ----------
+    baseline : LoadedRun
+        The run every other run is compared with.
+    runs : list of LoadedRun
+        The other runs, in the order given.
+    rows : list of dict
+        One per (model, test): the columns of :meth:`to_frame`.
+    family : str
+        The family of the multiple-testing correction, in words.
+    family_size : int
+        Its number of tests (rows with a p-value).
+    alpha, level : float
+        The significance level (after Holm's correction) and the intervals' coverage.
+    n_boot, seed, permutations : int
+    methods : dict
+        Name -> a sentence on each method used.
+    """
+
+    baseline: LoadedRun
+    runs: list[LoadedRun]
+    rows: list[dict] = field(repr=False)
+    family: str
+    family_size: int
+    alpha: float
+    level: float
+    n_boot: int
+    seed: int
+    permutations: int
+    methods: dict = field(repr=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (model, test), the two scores included.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns: ``model``; ``test``; ``estimate`` and ``baseline_estimate`` (fold means);
+            ``difference`` (model - baseline); ``ci_low``, ``ci_high`` (its bias-corrected
+            percentile interval from the paired bootstrap); ``p_bootstrap`` (two-sided, from
+            the same bootstrap); ``p_permutation`` (the paired swap test; NaN for a test that
+            is not a mean over users); ``p`` (the one corrected: the permutation p-value of
+            an additive test, else the bootstrap one); ``p_holm``, ``p_bh`` (adjusted over
+            the whole family); ``significant`` (``p_holm <= alpha``); ``run_id``;
+            ``higher_is_better``; ``bias_dominated`` (the interval is unreliable: resampling
+            bias exceeds the spread).
+        """
+        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+
+    def to_dict(self) -> dict:
+        """The comparison as JSON-ready data (NaN as null)."""
+        return to_jsonable({
+            "baseline": {"run_id": self.baseline.run_id, "model": self.baseline.model_name,
+                         "run_dir": str(self.baseline.run_dir)},
+            "runs": [{"run_id": r.run_id, "model": r.model_name, "run_dir": str(r.run_dir)}
+                     for r in self.runs],
+            "run_hash": self.baseline.run_hash, "family": self.family,
+            "family_size": self.family_size, "alpha": self.alpha, "level": self.level,
+            "n_boot": self.n_boot, "seed": self.seed, "permutations": self.permutations,
+            "methods": self.methods, "rows": self.rows})
+
+    def table(self) -> Table:
+        """A rich table of the comparison: 4 significant digits, significance marked."""
+        table = Table(title=f"Compared with {self.baseline.model_name} "
+                            f"({self.baseline.run_id})")
+        for name, justify in (("Model", "left"), ("Test", "left"), ("Estimate", "right"),
+                              ("Baseline", "right"), ("Difference", "right"),
+                              (f"{self.level:.0%} CI", "right"), ("p", "right"),
+                              ("p Holm", "right"), ("p BH", "right"), ("", "left")):
+            table.add_column(name, justify=justify, no_wrap=True)
+        for row in self.rows:
+            mark = "*" if row["significant"] else ""
+            ci = (f"[{_sig(row['ci_low'])}, {_sig(row['ci_high'])}]"
+                  + (" †" if row["bias_dominated"] else ""))
+            table.add_row(row["model"], row["test"], _sig(row["estimate"]),
+                          _sig(row["baseline_estimate"]), _sig(row["difference"]), ci,
+                          _sig(row["p"]), _sig(row["p_holm"]), _sig(row["p_bh"]), mark)
+        return table
+
+    def __rich_console__(self, console, options):
+        """Yield the table, then the family and what the marks mean."""
+        yield self.table()
+        yield (f"Family: {self.family}. * = significant after Holm's correction at alpha = "
+               f"{self.alpha:g}. Every test and score is higher-is-better; a positive "
+               f"difference favours the model.")
+        if any(row["bias_dominated"] for row in self.rows):
+            yield ("† the interval was widened to reach the estimate (bias_dominated: the "
+                   "resampling bias exceeds the spread): unreliable, and the row has no "
+                   "p-value and is not in the family.")
+
+
+def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
+            level: float = 0.95, permutations: int = 1000,
+            alpha: float | None = None) -> Comparison:
+    """Compare runs with a baseline run on the same folds and test users.
+
+    For each other run and each test and score: the difference to the baseline with a
+    bias-corrected percentile interval from a paired bootstrap over test users within folds
+    (the same resampled users for every run, each test recomputed from the per-user
+    contributions and averaged over folds, as the run's own intervals are), its two-sided
+    bootstrap p-value, and for the additive tests (HIT_RATE, MRR, BEING_LESS_WRONG,
+    LATENT_DIVERSITY) a paired swap (permutation) test. The p-values of all (model, test)
+    rows form one family, adjusted by Holm-Bonferroni and by Benjamini-Hochberg.
+
+    Parameters
+    ----------
+    runs : sequence of LoadedRun or paths
+        The runs (run directories or their results.json are loaded with
+        :func:`load_results`).
+    baseline : int, LoadedRun or path
+        The baseline: an index into ``runs``, or a run (added when not among ``runs``).
+    n_boot : int
+        Bootstrap replicates (at least 100).
+    seed : int
+        Seed of the bootstrap and of the swap test (same seed, same bits).
+    level : float
+        Coverage of the intervals, in (0, 1).
+    permutations : int
+        Random swaps per test when the swap test is not exact.
+    alpha : float, optional
+        Significance level after correction; default ``1 - level``.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ConfigError
+        When a run cannot be loaded, the runs are not comparable (another dataset, other
+        folds or test users, tests, harness version, list length or limit), there is no run
+        besides the baseline, or a parameter is out of range.
+    """
+    check_int("n_boot", n_boot, minimum=100, owner="compare")
+    check_seed("seed", seed, owner="compare")
+    check_number("level", level, low=0.0, high=1.0, low_open=True, high_open=True,
+                 owner="compare")
+    check_int("permutations", permutations, minimum=100, owner="compare")
+    alpha = 1 - level if alpha is None else check_number(
+        "alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True, owner="compare")
+    base, others = _baseline_and_others(runs, baseline)
+    check_comparable([base, *others])
+    folds = [[run.user_scores(f) for f in range(base.num_folds)] for run in (base, *others)]
+    reps, point = paired_bootstrap(folds, base.references, n_boot=n_boot, seed=seed,
+                                   not_applicable=base.not_applicable)
+    rows = []
+    for i, run in enumerate(others, start=1):
+        swaps = swap_test(folds[0], folds[i], permutations=permutations, seed=seed)
+        for name in reps:
+            rows.append(_row(run, name, reps[name][i] - reps[name][0], point[name][i],
+                             point[name][0], swaps.get(name), level))
+    family_size = _correct(rows, alpha)
+    names = list(reps)
+    family = (f"{family_size} tests = {len(others)} model{'s' * (len(others) != 1)} x "
+              f"{len(names)} tests ({', '.join(names)})")
+    if family_size < len(rows):  # bias-dominated rows have no p-value to correct
+        family = (f"{family_size} of the {len(others)} x {len(names)} tests "
+                  f"({', '.join(names)}); {len(rows) - family_size} without a p-value "
+                  f"(bias-dominated) left out")
+    return Comparison(baseline=base, runs=others, rows=rows, family=family,
+                      family_size=family_size, alpha=float(alpha), level=float(level),
+                      n_boot=n_boot, seed=seed, permutations=permutations,
+                      methods=_methods(n_boot, permutations))
+
+
+def check_comparable(runs: Sequence[LoadedRun]) -> None:
+    """Nothing; a ``ConfigError`` saying which runs differ in what, when they are not comparable.
+
+    Comparable runs have the same dataset, fold parameters, harness version, tests, list
+    length and limit (hence the same run hash) and the same test users in every fold.
+    """
+    first = runs[0]
+    for run in runs[1:]:
+        for what, get in _IDENTITY:
+            a, b = get(first), get(run)
+            if a != b:
+                raise ConfigError(
+                    f"runs {first.run_id} and {run.run_id} are not comparable: {what} differs "
+                    f"({_short(a)} vs {_short(b)}). Compare runs of the same dataset and "
+                    f"folds, made with the same harness, tests and k.")
+        for f in range(first.num_folds):
+            if first.users_signature(f) != run.users_signature(f):
+                raise ConfigError(
+                    f"runs {first.run_id} and {run.run_id} are not comparable: the test users "
+                    f"of fold {f} differ (their groups do not match user by user). Compare "
+                    f"runs of the same folds and test users.")
+
+
+_IDENTITY = [
+    ("the dataset fingerprint", lambda r: r.dataset_fingerprint),
+    ("the fold parameters", lambda r: r.fold_params),
+    ("the number of folds", lambda r: r.num_folds),
+    ("the harness version", lambda r: r.results.get("harness_version")),
+    ("the tests", lambda r: sorted(r.tests)),
+    ("the run hash", lambda r: r.run_hash),
+    ("the list length k", lambda r: r.k),
+    ("the limit (test users scored per fold)", lambda r: r.limit),
+    ("the number of test users per fold", lambda r: r.n_users),
+    ("the tests that are not applicable", lambda r: sorted(r.not_applicable)),
+    ("the phase-2 references", lambda r: (r.results.get("references") or {}).get("values")),
+]
+
+
+def _baseline_and_others(runs, baseline) -> tuple[LoadedRun, list[LoadedRun]]:
+    """The baseline run and the others, loaded and checked for duplicates."""
+    if isinstance(runs, (str, os.PathLike, LoadedRun)) or not isinstance(runs, Sequence):
+        raise ConfigError(f"compare: runs must be a list of runs (LoadedRun or run "
+                          f"directories); got {type(runs).__name__}.")
+    loaded = [_load(r) for r in runs]
+    if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
+        if not -len(loaded) <= baseline < len(loaded):
+            raise ConfigError(f"compare: baseline index {baseline} is out of range for "
+                              f"{len(loaded)} runs. Pass an index, a run or its directory.")
+        base = loaded[baseline]
+    else:
+        base = _load(baseline)
+        same = [r for r in loaded if _same_dir(r, base)]
+        if not same:
+            loaded.insert(0, base)
+        base = same[0] if same else base
+    seen = set()
+    for run in loaded:
+        where = run.run_dir.resolve()
+        if where in seen:
+            raise ConfigError(f"compare: run {run.run_id} is given twice. Pass each run once.")
+        seen.add(where)
+    others = [r for r in loaded if r is not base]
+    if not others:
+        raise ConfigError("compare: give at least one run besides the baseline.")
+    return base, others
+
+
+def _load(run) -> LoadedRun:
+    """``run`` if it is a ``LoadedRun``, else the run loaded from its path."""
+    if isinstance(run, LoadedRun):
+        return run
+    if isinstance(run, (str, os.PathLike)):
+        return load_results(run)
+    raise ConfigError(f"compare: a run must be a LoadedRun or a run directory; got "
+                      f"{type(run).__name__}.")
+
+
+def _same_dir(a: LoadedRun, b: LoadedRun) -> bool:
+    """Whether two loaded runs come from the same directory."""
+    return Path(a.run_dir).resolve() == Path(b.run_dir).resolve()
+
+
+def _row(run: LoadedRun, name: str, diff_reps: np.ndarray, estimate: float,
+         baseline_estimate: float, swap: dict | None, level: float) -> dict:
+    """One (model, test) row before the correction."""
+    difference = float(estimate - baseline_estimate)
+    ci = bc_interval(diff_reps, difference, level)
+    p_perm = swap["p"] if swap is not None else math.nan
+    return {"model": run.model_name, "test": name, "estimate": float(estimate),
+            "baseline_estimate": float(baseline_estimate), "difference": difference,
+            "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "p_bootstrap": ci["p"],
+            "p_permutation": p_perm, "p": p_perm if name in ADDITIVE_TESTS else ci["p"],
+            "run_id": run.run_id, "higher_is_better": HIGHER_IS_BETTER,
+            "bias_dominated": ci["bias_dominated"]}
+
+
+def _correct(rows: list[dict], alpha: float) -> int:
+    """Add ``p_holm``, ``p_bh`` and ``significant`` to ``rows``; the family's size."""
+    p = np.array([r["p"] for r in rows], dtype=np.float64)
+    p_holm, p_bh = holm(p), benjamini_hochberg(p)
+    for r, ph, pb in zip(rows, p_holm, p_bh):
+        r["p_holm"], r["p_bh"] = float(ph), float(pb)
+        r["significant"] = bool(ph <= alpha)
+    return int(np.count_nonzero(~np.isnan(p)))
+
+
+def _methods(n_boot: int, permutations: int) -> dict[str, str]:
+    """What each column's method is, in a sentence each."""
+    return {
+        "interval": f"bias-corrected percentile interval (Efron; no acceleration) of the "
+                    f"difference from a paired bootstrap ({n_boot} replicates) over test "
+                    f"users within folds",
+        "p_bootstrap": "two-sided, inverting the same interval: the smallest 1 - level "
+                       "whose interval excludes 0 (none where bias-dominated)",
+        "p_permutation": f"paired swap test of the additive tests ({', '.join(ADDITIVE_TESTS)}):"
+                         f" exact over every swap for up to 16 users, else {permutations} "
+                         f"random swaps, p = (1 + hits) / (1 + swaps)",
+        "p": "p_permutation for the additive tests, p_bootstrap for the MRED tests and the "
+             "scores",
+        "correction": "Holm-Bonferroni (family-wise error) and Benjamini-Hochberg (false "
+                      "discovery rate) over every (model, test) row; significant = p_holm "
+                      "<= alpha",
+        "scores": f"{', '.join(SCORES)} recomputed on every replicate from the fold means "
+                  f"(phase 2 with the baseline run's references)",
+    }
+
+
+def _sig(value) -> str:
+    """``value`` to 4 significant digits; "n/a" for NaN or None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.4g}"
+
+
+def _short(value) -> str:
+    """A readable, short form of an identity value for messages."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,71 @@
+"""The README's ALS recipe (``examples/als_model.py``) runs through the harness: valid lists,
+no training items, far more hits than random, the same numbers twice. Needs the optional
+``als`` extra (``implicit``); skipped with the reason without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from evaluation import ChallengeDataset, EvalRSRunner
+from evaluation.baselines import RandomModel
+from evaluation.errors import PredictionWarning
+
+pytest.importorskip("implicit", reason="the ALS example needs the optional 'als' extra "
+                                       "(pip install -r requirements-als.txt)")
+
+from examples.als_model import ALSModel
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return ChallengeDataset(source="synthetic", scale="tiny")
+
+
+def evaluate(dataset, model, results):
+    runner = EvalRSRunner(dataset, results_dir=results, progress=False, verbose=False,
+                          n_boot=0)
+    return runner.evaluate(model, resume=False)
+
+
+def test_als_recipe_scores_through_the_harness(tiny, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PredictionWarning)  # no training items recommended
+        als = evaluate(tiny, ALSModel(tiny.df_tracks, factors=32, iterations=10), tmp_path)
+    assert all(f["seen_in_training"] == {"items": 0, "lists": 0} for f in als.folds)
+    assert all(f["tests"]["stats"]["min_predictions"] == 100 for f in als.folds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PredictionWarning)
+        random = evaluate(tiny, RandomModel(tiny.df_tracks), tmp_path)
+    # random hits about k / catalog size = 100 / 1500 of the time; ALS learns the tastes
+    assert als.aggregate["mean"]["HIT_RATE"] > 3 * random.aggregate["mean"]["HIT_RATE"]
+    again = evaluate(tiny, ALSModel(tiny.df_tracks, factors=32, iterations=10),
+                     tmp_path / "again")
+    assert [f["tests"] for f in again.folds] == [f["tests"] for f in als.folds]
+
+
+def test_als_recipe_through_submission_py_with_params(tmp_path):
+    """The README's way: ``class MyModel(ALSModel)`` in submission/MyModel.py, ``--param``."""
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "__init__.py").write_text("")
+    (tmp_path / "submission.py").write_text((repo / "submission.py").read_text())
+    (tmp_path / "submission" / "MyModel.py").write_text(
+        "from examples.als_model import ALSModel\n\n\nclass MyModel(ALSModel):\n    pass\n")
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.run(
+        [sys.executable, "submission.py", "--scale", "tiny", "--num-folds", "1", "--limit", "50",
+         "--param", "factors=16", "--param", "iterations=5", "--quiet"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (path,) = (tmp_path / "results").glob("*/results.json")
+    results = json.loads(path.read_text())
+    assert results["settings"]["params"] == {"factors": 16, "iterations": 5}
+    assert results["folds"][0]["seen_in_training"]["items"] == 0
+    assert proc.stdout.startswith("LEADERBOARD SCORE: ")
