@@ -116,3 +116,18 @@ def template_model_with(extra_init: str) -> str:
     indent = re.match(r"\s*", body).group(0)
     lines = "".join(f"{indent}{line}\n" for line in extra_init.strip().splitlines())
     return head + sep + signature + colon + lines + body
+
+
+def template_upload() -> dict:
+    """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
+    import tempfile
+
+    from evaluation import ChallengeDataset, EvalRSRunner
+    from submission.MyModel import MyModel
+
+    with tempfile.TemporaryDirectory() as results_dir:
+        dataset = ChallengeDataset(scale="tiny")
+        runner = EvalRSRunner(dataset, results_dir=results_dir, progress=False, verbose=False)
+        result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k))
+        return {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
+                "results": json.loads(json.dumps(result.to_dict()))}

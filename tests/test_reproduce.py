@@ -35,7 +35,12 @@ from evaluation.reproduce import (
     run_limited,
     worker_config,
 )
-from tests._reproduce_fakes import fake_leaderboard, make_checkout, template_model_with
+from tests._reproduce_fakes import (
+    fake_leaderboard,
+    make_checkout,
+    template_model_with,
+    template_upload,
+)
 
 TOKEN = "organizer-" + "x" * 43
 PRIVATE_SEED = 7312
@@ -238,16 +243,7 @@ def test_private_seed_file(tmp_path):
 @pytest.fixture(scope="module")
 def upload():
     """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
-    import tempfile
-
-    from submission.MyModel import MyModel
-
-    with tempfile.TemporaryDirectory() as results_dir:
-        dataset = ChallengeDataset(scale="tiny")
-        runner = EvalRSRunner(dataset, results_dir=results_dir, progress=False, verbose=False)
-        result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k))
-        return {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
-                "results": json.loads(json.dumps(result.to_dict()))}
+    return template_upload()
 
 
 def _reproduce(tmp_path, board, url, checkout, **options):

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import ChallengeDataset, EvalRSRunner
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.cli import main
 from evaluation.errors import ConfigError, UploadError
@@ -27,7 +26,13 @@ from evaluation.reproduce import (
     read_batch,
     reproduce_many,
 )
-from tests._reproduce_fakes import REPO, fake_leaderboard, make_checkout, template_model_with
+from tests._reproduce_fakes import (
+    REPO,
+    fake_leaderboard,
+    make_checkout,
+    template_model_with,
+    template_upload,
+)
 
 TOKEN = "organizer-" + "x" * 43
 PRIVATE_SEED = 5150
@@ -137,16 +142,7 @@ def test_command_line_argument_errors(tmp_path, capsys, monkeypatch):
 @pytest.fixture(scope="module")
 def upload():
     """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
-    import tempfile
-
-    from submission.MyModel import MyModel
-
-    with tempfile.TemporaryDirectory() as results_dir:
-        dataset = ChallengeDataset(scale="tiny")
-        runner = EvalRSRunner(dataset, results_dir=results_dir, progress=False, verbose=False)
-        result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k))
-        return {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
-                "results": json.loads(json.dumps(result.to_dict()))}
+    return template_upload()
 
 
 @pytest.fixture(scope="module")

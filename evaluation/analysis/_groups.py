@@ -1,10 +1,10 @@
 """The numbers behind a run's figures: miss rate per slice group and the scores' replicates.
 
 Both come from one bootstrap that draws exactly the resamples of the run's own intervals
-(:func:`evaluation.challenge.bootstrap`): per fold a ``numpy.random.Generator`` from
-``SeedSequence(seed).spawn(n_folds)``, users drawn with replacement in chunks of
-:data:`CHUNK` replicates. With the run's seed and ``n_boot`` the score replicates are the ones
-the run's interval was computed from, and the group intervals rest on the same resamples.
+(:func:`evaluation.challenge.bootstrap`), drawn by the same functions
+(:func:`~evaluation.challenge.fold_streams`, :func:`~evaluation.challenge.resample_counts`).
+With the run's seed and ``n_boot`` the score replicates are the ones the run's interval was
+computed from, and the group intervals rest on the same resamples.
 """
 
 from __future__ import annotations
@@ -24,13 +24,11 @@ from evaluation.challenge import (
     SLICE_EDGES,
     References,
     UserScores,
+    fold_streams,
     phase2_score,
+    resample_counts,
 )
 from evaluation.errors import ConfigError
-
-#: Replicates drawn at once per fold; the run's bootstrap draws its resamples in chunks of
-#: this size, and the chunking decides which random numbers go to which replicate.
-CHUNK = 50
 
 
 @dataclass(frozen=True)
@@ -181,7 +179,7 @@ def replicates(folds: Sequence[Mapping], scores: Sequence[UserScores], *, n_boot
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed must be a non-negative int, got {seed!r}.")
     groups = slice_groups(folds, scores)
-    streams = np.random.SeedSequence(seed).spawn(len(scores))
+    streams = fold_streams(seed, len(scores))
     per_fold_tests = []
     per_fold_rates = {t: [] for t in groups}
     for f, s in enumerate(scores):
@@ -190,13 +188,12 @@ def replicates(folds: Sequence[Mapping], scores: Sequence[UserScores], *, n_boot
                                    for g in groups.values()])
         sums = np.empty((n_boot, design.shape[1]))
         fold_tests = {t: np.full(n_boot, np.nan) for t in LEADERBOARD_TESTS}
-        for start in range(0, n_boot, CHUNK):
-            b = min(CHUNK, n_boot - start)
-            counts = _resample_counts(rng, len(s), b)
+        for start, counts in resample_counts(rng, len(s), n_boot):
+            stop = start + len(counts)
             for t, values in s.tests(counts).items():
                 if t in fold_tests:
-                    fold_tests[t][start:start + b] = values
-            sums[start:start + b] = counts.astype(np.float64) @ design
+                    fold_tests[t][start:stop] = values
+            sums[start:stop] = counts.astype(np.float64) @ design
         per_fold_tests.append(fold_tests)
         unit = np.ones(len(s)) @ design
         first = 0
@@ -210,13 +207,6 @@ def replicates(folds: Sequence[Mapping], scores: Sequence[UserScores], *, n_boot
     rates = {t: (_fold_nanmean([p for p, _ in r]), _fold_nanmean([b for _, b in r]))
              for t, r in per_fold_rates.items()}
     return Replicates(n_boot, seed, tests, groups, rates)
-
-
-def _resample_counts(rng: np.random.Generator, n: int, b: int) -> np.ndarray:
-    """How often each of ``n`` users is drawn in ``b`` resamples (``b x n``), the run's way."""
-    flat = rng.integers(0, n, size=(b, n), dtype=np.int64)
-    flat += (np.arange(b, dtype=np.int64) * n)[:, None]
-    return np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
 
 
 def _group_design(scores: UserScores, slices: list[tuple[np.ndarray, np.ndarray, int]]

@@ -20,10 +20,13 @@ from evaluation.challenge import (
     LATENT_DIVERSITY,
     LEADERBOARD_TESTS,
     MRR,
+    RESAMPLE_CHUNK,
     References,
     UserScores,
     applicable_tests,
+    fold_streams,
     phase2_score,
+    resample_counts,
 )
 from evaluation.errors import ConfigError
 
@@ -43,7 +46,7 @@ _NORMAL = NormalDist()
 
 
 def paired_bootstrap(runs: Sequence[Sequence[UserScores]], references: References | None = None,
-                     *, n_boot: int = 1000, seed: int = 0, chunk: int = 50,
+                     *, n_boot: int = 1000, seed: int = 0, chunk: int = RESAMPLE_CHUNK,
                      not_applicable: Mapping[str, str] | None = None,
                      ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Replicates of every test and score of several runs on the same resampled users.
@@ -80,7 +83,7 @@ def paired_bootstrap(runs: Sequence[Sequence[UserScores]], references: Reference
     """
     n_folds = _check_runs(runs)
     names = [t for t in _available(runs) if t not in (not_applicable or {})]
-    streams = np.random.SeedSequence(seed).spawn(n_folds)
+    streams = fold_streams(seed, n_folds)
     reps = {t: np.zeros((len(runs), n_folds, n_boot)) for t in names}
 
     def fold(f: int) -> None:
@@ -103,13 +106,11 @@ def _fill(reps: dict[str, np.ndarray], runs, names, f: int, stream, n_boot: int,
     """Write each run's replicates of fold ``f`` into ``reps`` (test -> runs x folds x n_boot)."""
     rng = np.random.default_rng(stream)
     n = len(runs[0][f])
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
-        counts = _resample_counts(rng, n, b)
+    for start, counts in resample_counts(rng, n, n_boot, chunk):
         for r, run in enumerate(runs):
             tests = run[f].tests(counts)
             for t in names:
-                reps[t][r, f, start:start + b] = tests[t]
+                reps[t][r, f, start:start + len(counts)] = tests[t]
 
 
 def _per_fold(work, n_folds: int) -> list:
@@ -123,13 +124,6 @@ def _per_fold(work, n_folds: int) -> list:
         return [work(f) for f in range(n_folds)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(work, range(n_folds)))
-
-
-def _resample_counts(rng: np.random.Generator, n: int, b: int) -> np.ndarray:
-    """How often each of ``n`` users is drawn in ``b`` resamples with replacement (b x n)."""
-    flat = rng.integers(0, n, size=(b, n), dtype=np.int64)
-    flat += (np.arange(b, dtype=np.int64) * n)[:, None]
-    return np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
 
 
 def _scores(values: dict[str, np.ndarray], names: Sequence[str], references: References | None,

@@ -22,7 +22,12 @@ from evaluation.challenge._applicable import (
     dataset_not_applicable,
     not_applicable_tests,
 )
-from evaluation.challenge._bootstrap import bootstrap
+from evaluation.challenge._bootstrap import (
+    RESAMPLE_CHUNK,
+    bootstrap,
+    fold_streams,
+    resample_counts,
+)
 from evaluation.challenge._counts import sum_by_key
 from evaluation.challenge._fold import ChallengeFold, Slice, country_slice, gender_slice
 from evaluation.challenge._mred import (
@@ -112,6 +117,7 @@ __all__ = [
     "MRED_USER_ACTIVITY",
     "MRR",
     "REFERENCES_DIR",
+    "RESAMPLE_CHUNK",
     "References",
     "SLICE_EDGES",
     "STATS",
@@ -133,6 +139,7 @@ __all__ = [
     "check_coverage",
     "country_slice",
     "dataset_not_applicable",
+    "fold_streams",
     "gender_slice",
     "hit_ranks",
     "hit_rate_from_ranks",
@@ -148,6 +155,7 @@ __all__ = [
     "phase2_score",
     "read_predictions",
     "references_name",
+    "resample_counts",
     "score",
     "scored_groups",
     "sum_by_key",

@@ -7,7 +7,7 @@ per-user contributions (:class:`UserScores`), averaged over folds and turned int
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from statistics import NormalDist
 
@@ -30,6 +30,10 @@ from evaluation.errors import ConfigError
 
 _NORMAL = NormalDist()
 
+#: Replicates the run's bootstrap draws at once per fold (bounds memory to chunk x users
+#: counts; it also decides which random numbers go to which replicate).
+RESAMPLE_CHUNK = 50
+
 
 def bootstrap(
     folds: Sequence[UserScores],
@@ -38,7 +42,7 @@ def bootstrap(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-    chunk: int = 50,
+    chunk: int = RESAMPLE_CHUNK,
     not_applicable: Mapping[str, str] | None = None,
 ) -> dict:
     """Bias-corrected percentile confidence intervals of each test (fold mean) and both scores.
@@ -113,9 +117,8 @@ def _available_tests(folds: Sequence[UserScores]) -> list[str]:
 def _replicates(folds: Sequence[UserScores], names: Sequence[str], *, n_boot: int, seed: int,
                 chunk: int) -> dict[str, np.ndarray]:
     """Test -> its ``n_boot`` replicates of the fold mean."""
-    # one independent stream per fold, so that folds can be resampled in parallel threads
-    # (NumPy releases the GIL in the heavy parts) with results independent of scheduling
-    streams = np.random.SeedSequence(seed).spawn(len(folds))
+    # NumPy releases the GIL in the heavy parts: the folds' streams run in parallel threads
+    streams = fold_streams(seed, len(folds))
 
     def resample(i: int) -> dict[str, np.ndarray]:
         return _fold_replicates(folds[i], np.random.default_rng(streams[i]), n_boot, chunk,
@@ -155,19 +158,42 @@ def _score_intervals(reps: Mapping[str, np.ndarray], point: Mapping[str, float],
 def _fold_replicates(scores: UserScores, rng: np.random.Generator, n_boot: int, chunk: int,
                      names: Sequence[str]) -> dict[str, np.ndarray]:
     """Test -> its values on ``n_boot`` resamples (with replacement) of one fold's users."""
-    n = len(scores)
     out = {t: np.empty(n_boot) for t in names}
+    for start, counts in resample_counts(rng, len(scores), n_boot, chunk):
+        tests = scores.tests(counts)
+        for t in names:
+            out[t][start:start + len(counts)] = tests[t]
+    return out
+
+
+def resample_counts(rng: np.random.Generator, n_users: int, n_boot: int,
+                    chunk: int = RESAMPLE_CHUNK) -> Iterator[tuple[int, np.ndarray]]:
+    """The run's bootstrap resamples of one fold's users, ``chunk`` replicates at a time.
+
+    Readers that redraw a run's resamples (paired comparisons, the report's slice intervals)
+    use this, with the fold's stream of :func:`fold_streams`, so that their replicates are
+    the run's own bit for bit: the chunking decides which random numbers go to which
+    replicate.
+
+    Yields
+    ------
+    tuple of (int, numpy.ndarray)
+        The first replicate's index and the ``b x n_users`` counts of how often each user
+        is drawn in each of the chunk's ``b`` resamples.
+    """
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
         # b resamples of n users: how often each user is drawn, as one bincount over
         # "replicate * n + user" codes
-        flat = rng.integers(0, n, size=(b, n), dtype=np.int64)
-        flat += (np.arange(b, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
-        tests = scores.tests(counts)
-        for t in names:
-            out[t][start:start + b] = tests[t]
-    return out
+        flat = rng.integers(0, n_users, size=(b, n_users), dtype=np.int64)
+        flat += (np.arange(b, dtype=np.int64) * n_users)[:, None]
+        yield start, np.bincount(flat.ravel(), minlength=b * n_users).reshape(b, n_users)
+
+
+def fold_streams(seed: int, n_folds: int) -> list[np.random.SeedSequence]:
+    """One independent random stream per fold (folds can be resampled in parallel threads
+    with results independent of the scheduling)."""
+    return np.random.SeedSequence(seed).spawn(n_folds)
 
 
 def _fold_mean(per_fold: Sequence[Mapping[str, np.ndarray]], names) -> dict[str, float]:
