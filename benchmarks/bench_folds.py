@@ -3,7 +3,7 @@
     python benchmarks/bench_folds.py [--scale full | --data DIR] [--seed 42] [--num-folds 4]
 
 Each measurement runs in a fresh subprocess so that its peak memory (``ru_maxrss``) is its own:
-``load`` (read the cached parquet directory), ``load_source`` (the same through the
+``load`` (read the cached dataset directory), ``load_source`` (the same through the
 validating loader that ``ChallengeDataset`` uses), ``fast`` (load, then the four folds with the
 vectorised path: ``ChallengeDataset.compute_folds``) and ``reference`` (load, then the 2022
 pandas procedure). The reference also checks that its folds equal the fast ones row for row.
@@ -150,7 +150,7 @@ def main() -> int:
     print(f"rows: {fast['rows']:,}; test users per fold: {fast['test_users']}; "
           f"train rows per fold: {fast['train_rows']}")
     rows = [
-        ("load from parquet (read_tables)", f"{load['load_s']:.2f} s", "<= 1.5 s",
+        ("load (read_tables)", f"{load['load_s']:.2f} s", "<= 1.5 s",
          f"x{load['load_s'] / 1.5:.2f} of target"),
         ("load_source (validated)", f"{validated['load_s']:.2f} s", "", ""),
         (f"{args.num_folds} folds, fast path", f"{fast['folds_s']:.2f} s", "<= 1.5 s",

@@ -2,9 +2,11 @@
 
 Reads the cached synthetic dataset (generated first if absent) with ``read_tables`` and, as
 the reference, the same tables from default parquet files (snappy, dictionary encoding, many
-row groups, as ``DataFrame.to_parquet`` writes them) with ``pd.read_parquet``. Every
-measurement runs in a fresh process, so peak memory (max RSS) is the load's own; the best of
-``--repeat`` runs is reported. Usage::
+row groups, as ``DataFrame.to_parquet`` writes them) with ``pd.read_parquet``. ``read_tables``
+runs twice: as a load usually does (a file whose stat signature is unchanged since it was last
+found right is not hashed again) and with ``EVALRS_VERIFY=full`` (every file's sha256 computed
+again). Every measurement runs in a fresh process, so peak memory (max RSS) is the load's own;
+the three sides run interleaved ``--repeat`` times (medians with min-max). Usage::
 
     python benchmarks/bench_load.py [--scale full] [--seed 42] [--repeat 3]
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,9 +73,10 @@ np.save(ref / "track_vectors.npy", tables.track_vectors.vectors)
 """
 
 
-def _run(code: str, *args: str) -> dict:
+def _run(code: str, *args: str, env: dict | None = None) -> dict:
     out = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, check=True,
-                         capture_output=True, text=True).stdout
+                         capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -98,26 +103,33 @@ def main() -> None:
         base = _run(_BASELINE)["peak"]
         _run(_MEASURE, "reference", str(ref))  # warm the page cache for both sides
         _run(_MEASURE, "ours", str(path))
-        ours = [_run(_MEASURE, "ours", str(path)) for _ in range(args.repeat)]
-        theirs = [_run(_MEASURE, "reference", str(ref)) for _ in range(args.repeat)]
-        rows = ours[0]["rows"]
-
-    def best(runs, key):
-        return min(r[key] for r in runs)
+        sides = {"read_tables (ours)": ("ours", path, {}),
+                 "read_tables, EVALRS_VERIFY=full": ("ours", path, {"EVALRS_VERIFY": "full"}),
+                 "pd.read_parquet, default files": ("reference", ref, {})}
+        runs: dict[str, list[dict]] = {name: [] for name in sides}
+        for _ in range(args.repeat):
+            for name, (mode, where, env) in sides.items():
+                runs[name].append(_run(_MEASURE, mode, str(where), env=env))
+        rows = runs["read_tables (ours)"][0]["rows"]
 
     gib = 1024**3
-    t_ours, t_ref = best(ours, "seconds"), best(theirs, "seconds")
-    c_ours, c_ref = best(ours, "cpu"), best(theirs, "cpu")
-    m_ours, m_ref = best(ours, "peak"), best(theirs, "peak")
-    print(f"\n{args.scale} synthetic, seed {args.seed}: {rows:,} event rows, "
-          f"best of {args.repeat} fresh processes (interpreter + imports: {base / gib:.2f} GiB)")
-    print(f"{'':34}{'wall s':>10}{'CPU s':>10}{'peak RSS':>12}")
-    print(f"{'read_tables (ours)':34}{t_ours:>10.2f}{c_ours:>10.2f}{m_ours / gib:>9.2f} GiB")
-    print(f"{'pd.read_parquet, default files':34}{t_ref:>10.2f}{c_ref:>10.2f}"
-          f"{m_ref / gib:>9.2f} GiB")
-    print(f"\nspeed-up {t_ref / t_ours:.1f}x wall, {c_ref / c_ours:.1f}x CPU; "
-          f"peak memory {m_ref / m_ours:.2f}x lower")
+    print(f"\n{args.scale} synthetic, seed {args.seed}: {rows:,} event rows, medians of "
+          f"{args.repeat} interleaved fresh processes (min-max); interpreter + imports: "
+          f"{base / gib:.2f} GiB; load average {os.getloadavg()[0]:.2f}")
+    print(f"{'':34}{'wall s':>18}{'CPU s':>18}{'peak RSS GiB':>20}")
+    for name, found in runs.items():
+        print(f"{name:34}" + "".join(f"{_spread([r[key] / scale for r in found]):>18}"
+                                     for key, scale in (("seconds", 1), ("cpu", 1),
+                                                        ("peak", gib))))
+    ours, ref = runs["read_tables (ours)"], runs["pd.read_parquet, default files"]
+    t_ours, t_ref = (statistics.median(r["seconds"] for r in x) for x in (ours, ref))
+    m_ours, m_ref = (statistics.median(r["peak"] for r in x) for x in (ours, ref))
+    print(f"\nours {t_ref / t_ours:.1f}x faster than the reference; peak memory "
+          f"{m_ref / m_ours:.2f}x lower")
 
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 if __name__ == "__main__":
     main()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.validation import check_int
 from evaluation.data import Tables, TrackVectors, load_source, validate_tables
 from evaluation.data import source_options as options_of
@@ -104,7 +106,8 @@ class ChallengeDataset:
                 raise ConfigError(f"ChallengeDataset: source options {sorted(source_options)} "
                                   f"make no sense with already loaded Tables; drop them.")
             if validate:
-                source = validate_tables(source)
+                with no_hugepage_advice():
+                    source = validate_tables(source)
             self.tables = source
         else:
             accepted = [o for o in options_of(source) if o not in ("scale", "seed")]
@@ -118,7 +121,8 @@ class ChallengeDataset:
                     + (f", and for this source {accepted}" if accepted else
                        " (this source takes no other options)")
                     + ". Fix: check the spelling or drop the argument.")
-            self.tables = load_source(source, scale=scale, seed=data_seed, **source_options)
+            with no_hugepage_advice():
+                self.tables = load_source(source, scale=scale, seed=data_seed, **source_options)
         vectors = self.tables.track_vectors
         if vectors is not None:
             # models read the vectors; none may write into the ones the tests score with
@@ -126,7 +130,11 @@ class ChallengeDataset:
             vectors.vectors.flags.writeable = False
         self.fold_cache = bool(fold_cache)
         self._index: EventIndex | None = None
+        # Folds that exist only here (computed, not on disk) are kept; a fold read back from
+        # the on-disk cache only while something uses it (a few tens of milliseconds to read it
+        # again, and three fewer folds' rows in memory during a run).
         self._folds: dict[int, Fold] = {}
+        self._disk_folds: weakref.WeakValueDictionary[int, Fold] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
 
     # -- data ---------------------------------------------------------------------------------
@@ -174,25 +182,26 @@ class ChallengeDataset:
     def fold(self, fold: int) -> Fold:
         """Fold ``fold`` as row positions into ``df_events`` (computed once, then cached)."""
         fold = self._check_fold(fold)
-        found = self._folds.get(fold)
+        found = self._folds.get(fold) or self._disk_folds.get(fold)
         if found is None:
-            found = self._read_or_make_fold(fold)
+            found, on_disk = self._read_or_make_fold(fold)
             for rows in (found.train_rows, found.test_rows):
                 rows.flags.writeable = False  # cached and shared: nobody may edit a fold
-            self._folds.setdefault(fold, found)
-        return self._folds[fold]
+            found = (self._disk_folds if on_disk else self._folds).setdefault(fold, found)
+        return found
 
-    def _read_or_make_fold(self, fold: int) -> Fold:
-        """Fold ``fold`` from the on-disk cache, or computed (and then cached)."""
+    def _read_or_make_fold(self, fold: int) -> tuple[Fold, bool]:
+        """Fold ``fold`` from the on-disk cache, or computed (and then cached); and whether it
+        is on disk (can be read again)."""
         if not self.fold_cache:
-            return make_fold(self._event_index(), self.params, fold)
+            return make_fold(self._event_index(), self.params, fold), False
         key = (self.fingerprint, self.params, fold, len(self.tables.events))
         path = fold_cache_path(key[0], self.params, fold)
         found = read_fold(path, *key)
-        if found is None:
-            found = make_fold(self._event_index(), self.params, fold)
-            write_fold(path, found, key[0], self.params, key[3])
-        return found
+        if found is not None:
+            return found, True
+        found = make_fold(self._event_index(), self.params, fold)
+        return found, write_fold(path, found, key[0], self.params, key[3])
 
     def _event_index(self) -> EventIndex:
         """The per-dataset precomputation shared by all folds (built once)."""
@@ -204,7 +213,8 @@ class ChallengeDataset:
 
     def compute_folds(self, workers: int = 2) -> list[Fold]:
         """Compute every fold now (in ``workers`` threads; NumPy releases the GIL)."""
-        todo = [f for f in range(self.num_folds) if f not in self._folds]
+        todo = [f for f in range(self.num_folds)
+                if f not in self._folds and f not in self._disk_folds]
         if workers > 1 and len(todo) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -214,15 +224,15 @@ class ChallengeDataset:
             else:
                 self._event_index()
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                list(pool.map(self.fold, todo))
+                # held here: a fold read from the disk cache lives only while it is used
+                made = dict(zip(todo, pool.map(self.fold, todo)))
         else:
-            for f in todo:
-                self.fold(f)
-        return [self._folds[f] for f in range(self.num_folds)]
+            made = {}
+        return [made.get(f) or self.fold(f) for f in range(self.num_folds)]
 
     def get_train_set(self, fold: int) -> pd.DataFrame:
         """The fold's training events (every events column, the events' order and index)."""
-        return _take_rows(self.tables.events, self.fold(fold).train_rows)
+        return self._train_frame(np.asarray(self.fold(fold).train_rows, dtype=np.intp))
 
     def get_test_set(self, fold: int, limit: int | None = None) -> pd.DataFrame:
         """``[user_id, track_id]``: one target per test user, sorted by ``user_id``.
@@ -231,7 +241,26 @@ class ChallengeDataset:
         so a limited run always scores the same users. The index is the target's row label
         in ``df_events``.
         """
-        rows = self.fold(fold).test_rows
+        return self._test_frame(self.fold(fold).test_rows, limit)
+
+    def get_train_and_test_sets(self, fold: int, limit: int | None = None
+                                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """``(get_train_set(fold), get_test_set(fold, limit))``, the fold read once.
+
+        A fold read from the disk cache is let go before the training frame is gathered, so
+        its rows and the new frame are not in memory together.
+        """
+        found = self.fold(fold)
+        test = self._test_frame(found.test_rows, limit)
+        rows = np.asarray(found.train_rows, dtype=np.intp)
+        del found
+        return self._train_frame(rows), test
+
+    def _train_frame(self, rows: np.ndarray) -> pd.DataFrame:
+        with no_hugepage_advice():  # a new frame per fold: see evaluation._util.hugepages
+            return _take_rows(self.tables.events, rows)
+
+    def _test_frame(self, rows: np.ndarray, limit: int | None) -> pd.DataFrame:
         if limit is not None:
             # 0, like None, means every test user
             limit = check_int("limit", limit, minimum=0, owner="get_test_set")

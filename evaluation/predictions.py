@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from evaluation._util.arrays import IdIndex, dense_ok, fib_hash, isin
+from evaluation._util.arrays import IdIndex, dense_ok, fib_hash, isin, take_small_table
 from evaluation._util.int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
 from evaluation._util.validation import check_k
 from evaluation.errors import PredictionError, PredictionWarning, show_values
@@ -312,12 +312,11 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
     # every real item >= 0 when nothing is below the padding (-1)
     if int(matrix.min()) >= PAD and int(tracks.min(initial=0)) >= 0 \
             and dense_ok(0, top, tracks.size + matrix.size):
-        # a table over every track, plus a last slot that the padding (-1) marks and unmarks;
-        # indexing, unlike np.take, converts the int32 ids to intp in small buffers
+        # a table over every track, plus a last slot that the padding (-1) marks and unmarks
         present = np.zeros(top + 2, dtype=bool)
         present[matrix] = True
         present[-1] = False
-        pick = np.flatnonzero(present[tracks])
+        pick = np.flatnonzero(take_small_table(present, tracks))
     else:
         pick = np.flatnonzero(isin(tracks, matrix[real]))
     if not len(pick):
@@ -338,9 +337,9 @@ def seen_in_training(matrix: np.ndarray, user_ids: np.ndarray, train: pd.DataFra
             code[recommended] = np.arange(n, dtype=np.int32)
             pairs = np.zeros(len(matrix) * n, dtype=bool)
             pairs[rows.astype(np.int32) * n + code[tracks]] = True
-            keys = code[matrix]
+            keys = take_small_table(code, matrix)
             keys += (np.arange(len(matrix), dtype=np.int32) * n)[:, None]
-            out = pairs[keys]  # a padding key lands on another cell: masked just below
+            out = take_small_table(pairs, keys)  # padding lands on another cell: masked below
             out &= real
             return out
     return _seen_hashed(matrix, real, rows, tracks.astype(np.int64, copy=False), out)

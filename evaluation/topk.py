@@ -17,15 +17,18 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from evaluation._util.int64 import as_int64
 from evaluation._util.validation import check_int, check_k
 from evaluation.errors import ConfigError, show_values
+
+if TYPE_CHECKING:  # annotations only: SciPy is imported where it is used
+    import scipy.sparse as sp
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 # Bytes of one score block of the blocked kernel: small enough to stay in a core's L2 cache
@@ -520,6 +523,8 @@ def _scores_bounded(user: np.ndarray, item: np.ndarray) -> bool:
 def _exclusions(exclude, n_users: int, n_items: int) -> sp.csr_array | None:
     if exclude is None:
         return None
+    import scipy.sparse as sp  # here: a run that never excludes items needs no SciPy
+
     if not sp.issparse(exclude):
         raise ConfigError(
             "'exclude' must be a scipy.sparse (n_users x n_items) matrix whose nonzero entries "

@@ -12,6 +12,7 @@ from evaluation._util.arrays import (
     fib_hash,
     isin,
     sorted_positions,
+    take_small_table,
 )
 
 
@@ -103,3 +104,19 @@ def test_fib_hash_is_the_top_bits_of_the_multiplicative_hash():
         got = fib_hash(keys, bits)
         assert got.dtype == np.int32
         assert got.tolist() == expected
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_take_small_table_equals_indexing(monkeypatch, dtype):
+    import evaluation._util.arrays as arrays_module
+
+    monkeypatch.setattr(arrays_module, "_TAKE_CHUNK", 7)  # many pieces, a short last one
+    rng = np.random.default_rng(3)
+    table = rng.random(50) < 0.3
+    positions = rng.integers(-50, 50, size=(9, 11)).astype(dtype)  # negatives count from the end
+    np.testing.assert_array_equal(take_small_table(table, positions), table[positions])
+    codes = rng.integers(0, 1000, 50).astype(np.int32)
+    np.testing.assert_array_equal(take_small_table(codes, positions[0]), codes[positions[0]])
+    assert take_small_table(codes, np.zeros((0, 3), dtype=dtype)).shape == (0, 3)
+    with pytest.raises(IndexError):
+        take_small_table(table, np.array([0, 50], dtype=dtype))

@@ -133,6 +133,59 @@ def test_threaded_folds_equal_sequential(tables):
         np.testing.assert_array_equal(x.train_rows, y.train_rows)
 
 
+def test_a_fold_cached_on_disk_lives_only_while_used(tables, monkeypatch):
+    import gc
+    import weakref
+
+    import evaluation.dataset as dataset_module
+
+    ds = ChallengeDataset(tables, num_folds=2, seed=8)
+    ds.compute_folds()  # cut and written to the disk cache
+    first = ds.fold(1)
+    expected = (first.train_rows.copy(), first.test_rows.copy())
+    assert ds.fold(1) is first  # while held, the same fold (not read again)
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None  # the dataset itself does not keep it
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the fold was cut again instead of read from the disk cache")
+
+    monkeypatch.setattr(dataset_module, "make_fold", refuse)
+    again = ds.fold(1)
+    np.testing.assert_array_equal(again.train_rows, expected[0])
+    np.testing.assert_array_equal(again.test_rows, expected[1])
+    assert [f.index for f in ds.compute_folds()] == [0, 1]  # every fold, each one held
+    train = ds.get_train_set(1)
+    np.testing.assert_array_equal(train.index.to_numpy(), expected[0])
+
+
+@pytest.mark.parametrize("limit", [None, 0, 7])
+def test_train_and_test_sets_at_once_equal_the_separate_calls(tables, limit):
+    ds = ChallengeDataset(tables, num_folds=2, seed=10)
+    train, test = ds.get_train_and_test_sets(1, limit=limit)
+    pd.testing.assert_frame_equal(train, ds.get_train_set(1))
+    pd.testing.assert_frame_equal(test, ds.get_test_set(1, limit=limit))
+    with pytest.raises(ConfigError, match="limit"):
+        ds.get_train_and_test_sets(1, limit=-1)
+
+
+@pytest.mark.parametrize("fold_cache,written", [(False, True), (True, False)])
+def test_a_fold_not_on_disk_stays_in_memory(tables, monkeypatch, fold_cache, written):
+    # without the disk cache, or when its file cannot be written, the fold is computed once
+    import gc
+    import weakref
+
+    import evaluation.dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "write_fold", lambda *args, **kwargs: written)
+    ds = ChallengeDataset(tables, num_folds=2, seed=9, fold_cache=fold_cache)
+    kept = weakref.ref(ds.fold(0))
+    gc.collect()
+    assert kept() is not None and ds.fold(0) is kept()
+
+
 @pytest.mark.parametrize("kwargs,match", [
     ({"num_folds": 0}, "'num_folds' parameter must be an int in the range \\[1, inf\\)"),
     ({"num_folds": "4"}, "'num_folds' parameter"),

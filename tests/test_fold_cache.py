@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import re
 import shutil
+import struct
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
 
 import evaluation.dataset as dataset_module
+import evaluation.splits._cache as fold_cache
 from evaluation import ChallengeDataset, FoldCacheWarning
+from evaluation._util import verified
 from evaluation.data import synthetic_tables
 from evaluation.splits import FoldParams, fold_cache_path, read_fold
 from tests.test_folds import folds_reference
+from tests.test_verified import (
+    own_cache,
+    records,
+    replace_by_a_copy,
+    rewrite_in_place,
+    settle,
+)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +97,7 @@ def _flip_a_byte_of_the_rows(path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["flipped byte", "truncated", "not a zip", "foreign fold",
-                                    "other parameters"])
+                                    "other parameters", "record not an object"])
 def test_a_damaged_or_foreign_cache_file_is_refused_and_replaced(tables, monkeypatch, damage):
     seed = 7
     ds = dataset(tables, seed=seed)
@@ -103,6 +115,11 @@ def test_a_damaged_or_foreign_cache_file_is_refused_and_replaced(tables, monkeyp
     elif damage == "foreign fold":
         shutil.copyfile(cached_paths(ds)[2], path)
         why = "its fold is 2, expected 1"
+    elif damage == "record not an object":
+        with np.load(path) as npz:
+            rows = {name: npz[name] for name in ("train_rows", "test_rows")}
+        np.savez(path, **rows, meta=np.frombuffer(b"[1, 2]", dtype=np.uint8))
+        why = "its record is not a JSON object"
     else:
         other = dataset(tables, seed=seed, frac=0.5)
         other.compute_folds()
@@ -118,6 +135,119 @@ def test_a_damaged_or_foreign_cache_file_is_refused_and_replaced(tables, monkeyp
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         same_fold(dataset(tables, seed=seed).fold(1), truth[1])
+
+
+def _change_train_rows_in_place(path, *, fix_crc: bool, keep_mtime: bool) -> None:
+    """Flip a bit of a stored training row in place (same size; the modification time put
+    back when ``keep_mtime``); with ``fix_crc`` the archive's CRC-32 of the member is updated
+    too, so that only the fold's own sha256 can tell."""
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("train_rows.npy")
+    assert info.compress_type == zipfile.ZIP_STORED
+    local = info.header_offset
+    name_len, extra_len = struct.unpack_from("<HH", raw, local + 26)
+    start = local + 30 + name_len + extra_len
+    member = bytearray(raw[start:start + info.compress_size])
+    member[200] ^= 0x01
+    patches = {start + 200: bytes(member[200:201])}
+    if fix_crc:
+        crc = struct.pack("<I", zlib.crc32(member))
+        # the member's entry in the central directory holds the CRC-32 too
+        central = [m.start() for m in re.finditer(re.escape(b"PK\x01\x02"), raw)
+                   if raw[m.start() + 46:m.start() + 46 + name_len] == b"train_rows.npy"]
+        assert len(central) == 1
+        patches.update({local + 14: crc, central[0] + 16: crc})
+    rewrite_in_place(path, patches, keep_mtime=keep_mtime)
+
+
+def _counting_array_hashes(monkeypatch) -> list[int]:
+    counted = []
+    real = fold_cache._sha256
+
+    def counting(arr):
+        counted.append(len(arr))
+        return real(arr)
+
+    monkeypatch.setattr(fold_cache, "_sha256", counting)
+    return counted
+
+
+@pytest.fixture
+def verified_fold(tables, tmp_path, monkeypatch):
+    """A cached fold file read once (old enough to be remembered), how to read it, the fold,
+    and the list of arrays hashed from then on."""
+    own_cache(monkeypatch, tmp_path)
+    settle(monkeypatch)
+    ds = dataset(tables, seed=9)
+    truth = ds.fold(0)  # computes and caches it
+    path = cached_paths(ds)[0]
+    key = (ds.fingerprint, ds.params, 0, len(tables.events))
+    hashed = _counting_array_hashes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same_fold(read_fold(path, *key), truth)
+    assert hashed == [len(truth.train_rows), len(truth.test_rows)]  # both arrays, once
+    hashed.clear()
+    return path, key, truth, hashed
+
+
+def test_a_verified_fold_file_is_not_hashed_again(verified_fold, tables, monkeypatch):
+    path, key, truth, hashed = verified_fold
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            found = read_fold(path, *key)
+            same_fold(found, truth)
+            assert not found.train_rows.flags.writeable
+    assert hashed == []
+    # the cheap checks still run: other parameters or data are refused as before
+    with pytest.warns(FoldCacheWarning, match="n_events"):
+        assert read_fold(path, *key[:3], key[3] - 1) is None
+    # and through the dataset, the fold is read, not cut
+    no_fold_cutting(monkeypatch)
+    same_fold(dataset(tables, seed=9).fold(0), truth)
+    assert hashed == []
+    monkeypatch.setenv("EVALRS_VERIFY", "full")
+    same_fold(read_fold(path, *key), truth)
+    assert len(hashed) == 2
+
+
+@pytest.mark.parametrize("keep_mtime", [True, False])
+@pytest.mark.parametrize("fix_crc", [True, False])
+def test_a_fold_file_changed_in_place_after_it_was_verified_is_refused(verified_fold, fix_crc,
+                                                                       keep_mtime):
+    path, key, truth, hashed = verified_fold
+    _change_train_rows_in_place(path, fix_crc=fix_crc, keep_mtime=keep_mtime)
+    why = "train_rows differs.*sha256 mismatch" if fix_crc else "cannot be read.*CRC"
+    with pytest.warns(FoldCacheWarning, match=why) as caught:
+        assert read_fold(path, *key) is None
+    assert str(path) in str(caught[0].message)
+    assert hashed == ([len(truth.train_rows)] if fix_crc else [])
+
+
+def test_a_fold_file_replaced_by_a_copy_is_hashed_again(verified_fold):
+    path, key, truth, hashed = verified_fold
+    replace_by_a_copy(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same_fold(read_fold(path, *key), truth)
+        assert len(hashed) == 2
+        same_fold(read_fold(path, *key), truth)  # remembered in turn
+    assert len(hashed) == 2
+
+
+def test_a_just_written_fold_file_is_not_remembered(tables, tmp_path, monkeypatch):
+    cache = own_cache(monkeypatch, tmp_path)
+    monkeypatch.setattr(verified, "RACY_NS", 3600 * 10**9)  # every file counts as just written
+    ds = dataset(tables, seed=9)
+    truth = ds.fold(0)
+    hashed = _counting_array_hashes(monkeypatch)
+    for _ in range(2):
+        same_fold(read_fold(cached_paths(ds)[0], ds.fingerprint, ds.params, 0,
+                            len(tables.events)), truth)
+    assert len(hashed) == 4
+    assert records(cache) == []
 
 
 def test_rows_that_do_not_fit_the_events_are_refused(tables, tmp_path):

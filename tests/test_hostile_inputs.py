@@ -13,12 +13,14 @@ import json
 import os
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from evaluation._util import int64 as _int64
+from evaluation._util import verified
 from evaluation._util.int64 import as_int64
 from evaluation.challenge._fold import bin_by_edges, sum_by_key
 from evaluation.data import _parquet, _synthetic
@@ -37,6 +39,14 @@ from evaluation.data._vectors import load_vector_file
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.predictions import predictions_frame, validate_predictions
 from evaluation.topk import topk_from_embeddings
+from tests.test_synthetic import assert_tables_equal, fresh_fingerprint
+from tests.test_verified import (
+    flip_byte_in_place,
+    own_cache,
+    records,
+    replace_by_a_copy,
+    settle,
+)
 
 BIG = 2**64 - 1  # what 2**64 - 1 wraps to in int64: -1, the padding of a prediction list
 EDGE = 2**63  # the first value that does not fit
@@ -391,7 +401,13 @@ def tiny() -> Tables:
     return generate_tables(SCALES["tiny"], 42, source="synthetic:tiny:seed42")
 
 
-FILES = ["events.parquet", "users.parquet", "tracks.parquet", "track_vectors.npy",
+#: Every file ``write_tables`` writes for a dataset with vectors: the events a column per file.
+ALL_FILES = [f"events.{i}.npy" for i in range(6)] + [
+    "users.parquet", "tracks.parquet", "track_vectors.npy", "track_vector_ids.npy"]
+#: The events' track_id column: a byte changed in its middle is one track id changed.
+EVENTS_FILE = "events.3.npy"
+#: One file of each kind, for the tests that damage one file at a time.
+FILES = ["events.0.npy", EVENTS_FILE, "users.parquet", "tracks.parquet", "track_vectors.npy",
          "track_vector_ids.npy"]
 
 
@@ -420,12 +436,11 @@ def test_garbage_metadata_is_a_data_error(tiny, tmp_path):
 def test_a_changed_byte_is_caught_by_the_content_check(tiny, tmp_path):
     out = write_tables(tiny, tmp_path / "ds")
     meta = json.loads((out / _parquet.META_FILE).read_text())
-    assert set(meta["files"]) == {"events.parquet", "users.parquet", "tracks.parquet",
-                                  "track_vectors.npy", "track_vector_ids.npy"}
+    assert set(meta["files"]) == set(ALL_FILES)
     assert all(len(f["sha256"]) == 64 for f in meta["files"].values())
-    # events are stored plain and uncompressed: one byte in the middle is one value, and the
-    # file still reads; same size, and the modification time put back
-    path = out / "events.parquet"
+    # an events column is stored raw: one byte in the middle is one value, and the file still
+    # reads; same size, and the modification time put back
+    path = out / EVENTS_FILE
     stat = path.stat()
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
@@ -435,7 +450,7 @@ def test_a_changed_byte_is_caught_by_the_content_check(tiny, tmp_path):
     assert back.fingerprint() != tiny.fingerprint()
     assert back._fingerprint == Tables(back.events, back.users, back.tracks,
                                        back.track_vectors).fingerprint()
-    with pytest.raises(DataError, match="events.parquet.*sha256 mismatch"):
+    with pytest.raises(DataError, match=re.escape(EVENTS_FILE) + ".*sha256 mismatch"):
         read_tables(out, strict=True)
 
 
@@ -443,6 +458,128 @@ def test_intact_directory_reuses_the_stored_fingerprint(tiny, tmp_path):
     out = write_tables(tiny, tmp_path / "ds")
     back = read_tables(out, strict=True)
     assert back._fingerprint == tiny.fingerprint()  # set by the reader, identical
+
+
+# --- files verified before are not hashed again (evaluation._util.verified) --------------------
+
+def count_hashes(monkeypatch) -> list[str]:
+    """The names of the files ``read_tables`` hashes from now on, in a list."""
+    hashed = []
+    real = _parquet.file_sha256
+
+    def counting(path):
+        hashed.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(_parquet, "file_sha256", counting)
+    return hashed
+
+
+@pytest.fixture
+def verified_dir(tiny, tmp_path, monkeypatch):
+    """A dataset directory read once, its files old enough to be remembered; and the list of
+    the files hashed from then on."""
+    own_cache(monkeypatch, tmp_path)
+    settle(monkeypatch)
+    out = write_tables(tiny, tmp_path / "ds")
+    hashed = count_hashes(monkeypatch)
+    assert read_tables(out, strict=True)._fingerprint == tiny.fingerprint()
+    assert sorted(hashed) == sorted(ALL_FILES)  # the first read hashes every file
+    hashed.clear()
+    return out, hashed
+
+
+def test_an_unchanged_directory_is_not_hashed_again(tiny, verified_dir):
+    out, hashed = verified_dir
+    for strict in (True, False):
+        back = read_tables(out, strict=strict)
+        assert hashed == []
+        assert back._fingerprint == tiny.fingerprint()
+        assert_tables_equal(back, tiny)
+        assert back.fingerprint() == fresh_fingerprint(back)
+
+
+@pytest.mark.parametrize("keep_mtime", [True, False])
+def test_a_same_size_change_after_the_record_is_hashed_and_refused(tiny, verified_dir,
+                                                                   keep_mtime):
+    out, hashed = verified_dir
+    path = out / EVENTS_FILE
+    flip_byte_in_place(path, path.stat().st_size // 2, keep_mtime=keep_mtime)
+    back = read_tables(out)  # readable: the fingerprint is recomputed, not taken on trust
+    assert hashed == [EVENTS_FILE]
+    assert back.fingerprint() != tiny.fingerprint()
+    assert back._fingerprint == fresh_fingerprint(back)
+    with pytest.raises(DataError, match=re.escape(EVENTS_FILE) + ".*sha256 mismatch"):
+        read_tables(out, strict=True)
+    assert hashed == [EVENTS_FILE] * 2  # a mismatch is never remembered
+
+
+def test_a_file_replaced_by_a_copy_is_hashed_again(tiny, verified_dir):
+    out, hashed = verified_dir
+    replace_by_a_copy(out / "users.parquet")
+    assert read_tables(out, strict=True)._fingerprint == tiny.fingerprint()
+    assert hashed == ["users.parquet"]
+    hashed.clear()
+    read_tables(out, strict=True)  # the copy was remembered in turn
+    assert hashed == []
+
+
+def test_a_metadata_file_recording_other_content_is_not_taken_on_trust(tiny, verified_dir):
+    out, hashed = verified_dir
+    meta_path = out / _parquet.META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta["files"]["tracks.parquet"]["sha256"] = "0" * 64
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(DataError, match="tracks.parquet.*sha256 mismatch"):
+        read_tables(out, strict=True)
+    assert hashed == ["tracks.parquet"]
+
+
+@pytest.mark.parametrize("fname", FILES)
+def test_a_missing_file_is_still_an_error_after_its_record(verified_dir, fname):
+    out, _ = verified_dir
+    (out / fname).unlink()
+    for strict in (False, True):
+        with pytest.raises(DataError) as info:
+            read_tables(out, strict=strict)
+        assert fname in str(info.value) or (fname == "track_vector_ids.npy"
+                                            and "track_vector" in str(info.value))
+
+
+def test_a_just_written_directory_is_not_remembered(tiny, tmp_path, monkeypatch):
+    cache = own_cache(monkeypatch, tmp_path)
+    # every file counts as changed within the racy window (here an hour, so that a slow test
+    # machine cannot make it pass by accident; the real window is 2 s)
+    monkeypatch.setattr(verified, "RACY_NS", 3600 * 10**9)
+    out = write_tables(tiny, tmp_path / "ds")
+    hashed = count_hashes(monkeypatch)
+    for _ in range(2):
+        assert read_tables(out, strict=True)._fingerprint == tiny.fingerprint()
+    assert sorted(hashed) == sorted(ALL_FILES * 2)
+    assert records(cache) == []
+
+
+def test_full_verification_hashes_every_time(tiny, verified_dir, monkeypatch):
+    out, hashed = verified_dir
+    monkeypatch.setenv("EVALRS_VERIFY", "full")
+    for _ in range(2):
+        assert read_tables(out, strict=True)._fingerprint == tiny.fingerprint()
+    assert sorted(hashed) == sorted(ALL_FILES * 2)
+
+
+def test_garbled_records_are_ignored(tiny, verified_dir, tmp_path):
+    out, hashed = verified_dir
+    found = records(tmp_path / "cache")
+    assert len(found) == len(ALL_FILES)
+    for i, record in enumerate(found):
+        record.write_text(["{not json", "[]", "", "null", '{"path": 1}'][i % 5])
+    back = read_tables(out, strict=True)
+    assert sorted(hashed) == sorted(ALL_FILES)
+    assert back._fingerprint == tiny.fingerprint()
+    assert_tables_equal(back, tiny)
+    hashed.clear()
+    read_tables(out, strict=True)  # the records were written again
+    assert hashed == []
 
 
 @pytest.mark.parametrize("how", ["half", "garbage"])
@@ -505,11 +642,11 @@ def test_cache_file_from_another_dataset_is_regenerated(tiny, cached):
 
 
 def test_cache_with_a_changed_byte_is_regenerated(tiny, cached):
-    path = cached / "events.parquet"
+    path = cached / EVENTS_FILE
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
-    regenerated(tiny, "events.parquet")
+    regenerated(tiny, EVENTS_FILE)
 
 
 def test_cache_written_without_hashes_is_regenerated(tiny, cached):

@@ -162,6 +162,45 @@ def test_sum_by_key_dense_and_sparse_paths():
     assert sum_by_key(np.array([], int), np.array([], int), [1]).tolist() == [0]
 
 
+def slow_sums(keys, weights, query) -> list[int]:
+    """Each queried key's sum, one key at a time in Python integers."""
+    return [sum(int(w) for k, w in zip(keys.tolist(), weights.tolist()) if k == q)
+            for q in np.asarray(query).tolist()]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int16])
+def test_sum_by_key_over_ascending_keys_equals_a_slow_sum(monkeypatch, chunk, dtype):
+    # ascending keys (a training set in the events' order) are summed run by run, in
+    # pieces of whole runs: pieces of one row, of a few rows, and the whole array
+    import evaluation.challenge._counts as counts_module
+
+    monkeypatch.setattr(counts_module, "_SUM_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    keys = np.sort(rng.integers(-3, 40, 500))
+    weights = rng.integers(0, 1000, 500).astype(dtype)
+    query = np.array([39, -3, 7, -4, 41, 5, 5, 0])
+    assert sum_by_key(keys, weights, query).tolist() == slow_sums(keys, weights, query)
+    # the same rows shuffled go through the general path: the same sums
+    order = rng.permutation(500)
+    assert sum_by_key(keys[order], weights[order], query).tolist() == \
+        slow_sums(keys, weights, query)
+    one_run = np.full(7, 4)
+    assert sum_by_key(one_run, weights[:7], [4, 3]).tolist() == \
+        [int(weights[:7].astype(np.int64).sum()), 0]
+
+
+def test_sum_by_key_over_ascending_keys_refuses_sums_beyond_exact_floats():
+    # 2**21 + 1 rows of the largest uint32: one key's plays sum past 2**53
+    weights = np.full(2**21 + 1, np.iinfo(np.uint32).max, dtype=np.uint32)
+    keys = np.zeros(len(weights), dtype=np.int32)
+    with pytest.raises(DataError, match=r"2\*\*53"):
+        sum_by_key(keys, weights, [0], name="plays")
+    # 64-bit counts take the general path: the same refusal
+    with pytest.raises(DataError, match=r"2\*\*53"):
+        sum_by_key(keys, weights.astype(np.int64), [0], name="plays")
+
+
 # --------------------------------------------------------------------------- vector tests
 
 

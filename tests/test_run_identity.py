@@ -11,7 +11,7 @@ import pytest
 
 from evaluation import ChallengeDataset, EvalRSRunner
 from evaluation.baselines import PopularityModel
-from evaluation.challenge import UserScores
+from evaluation.challenge import UserScores, resample_counts
 from evaluation.challenge._bootstrap import bootstrap
 from evaluation.data import synthetic_tables
 from evaluation.dataset import _PARALLEL_TAKE_ROWS, _take_rows
@@ -31,16 +31,53 @@ def random_scores(n: int, seed: int) -> UserScores:
     return UserScores(hit, rr_strided, slices, blw, ld)
 
 
-def plain_tests(scores: UserScores, weights: np.ndarray) -> dict[str, np.ndarray]:
-    """The plain formulation: one product, then each real column as ``(w * column).sum``."""
+def plain_design(scores: UserScores) -> np.ndarray:
+    """The design matrix built the obvious way: one float64 column per quantity, stacked."""
+    hit = np.asarray(scores.hit, dtype=np.float64)
+    miss = 1.0 - hit
+    cols = [np.ones(len(hit)), hit, np.asarray(scores.rr, dtype=np.float64)]
+    for codes in scores.slices.values():
+        in_mr = (codes >= -1).astype(np.float64)
+        cols += [in_mr, miss * in_mr]
+        for g in np.unique(codes[codes >= 0]):
+            member = (codes == g).astype(np.float64)
+            cols += [member, miss * member]
+    for values in (scores.blw, scores.ld):
+        ok = ~np.isnan(values)
+        cols += [np.where(ok, values, 0.0), ok.astype(np.float64)]
+    return np.column_stack(cols)
+
+
+def plain_tests(scores: UserScores, weights: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The plain formulation: one product, then each real column as ``(w * column).sum``;
+    without weights, ``X.sum(axis=0)``."""
     from evaluation.challenge._scores import _tests_from_sums
 
-    x, layout = scores._design()
+    x, layout = plain_design(scores), scores._design()
+    if weights is None:
+        return _tests_from_sums(x.sum(axis=0)[None, :], layout)
     w = weights.astype(np.float64)
     sums = w @ x
     for col in layout["real_columns"]:
         sums[:, col] = (w * x[:, col]).sum(axis=1)
     return _tests_from_sums(sums, layout)
+
+
+@pytest.mark.parametrize("n", [0, 1, 37, 5_003])
+def test_the_design_and_the_point_estimates_equal_the_plain_ones_bit_for_bit(n):
+    scores = random_scores(n, seed=n + 100)
+    np.testing.assert_array_equal(scores.design_matrix(), plain_design(scores))
+    fast, slow = scores.tests(), plain_tests(scores, None)
+    for name in slow:
+        np.testing.assert_array_equal(fast[name], slow[name], err_msg=name)
+
+
+def test_resampled_tests_equal_the_checked_ones():
+    scores = random_scores(2_001, seed=5)
+    counts = next(resample_counts(np.random.default_rng(1), len(scores), 20))[1]
+    fast, checked = scores.resampled_tests(counts), scores.tests(counts)
+    for name in checked:
+        np.testing.assert_array_equal(fast[name], checked[name], err_msg=name)
 
 
 @pytest.mark.parametrize("n,b", [(1, 1), (37, 5), (5_003, 50)])
@@ -60,6 +97,43 @@ def test_weighted_tests_equal_the_plain_formulation_bit_for_bit(n, b):
     ld = scores.ld[~np.isnan(scores.ld)]
     if len(ld):
         assert ones["LATENT_DIVERSITY"][0] == pytest.approx(ld.mean(), rel=1e-12, abs=1e-15)
+
+
+def test_counts_summing_past_float32_take_the_float64_product_with_the_same_bits():
+    # float32 holds the 0/1 columns' sums exactly only below 2**24 per row: a row of counts
+    # summing to 2**24 (or negative weights) goes through the float64 product instead
+    from evaluation.challenge._scores import _float32_exact
+
+    n = 64
+    scores = random_scores(n, seed=11)
+    small = np.random.default_rng(0).integers(0, 4, (3, n))
+    assert _float32_exact(small) and _float32_exact(small.astype(np.uint8))
+    large = small.copy()
+    large[1, 5] = 2**24 - large[1].sum() + large[1, 5]  # row 1 sums to exactly 2**24
+    assert large[1].sum() == 2**24 and not _float32_exact(large)
+    negative = small.copy()
+    negative[0, 0] = -1
+    assert not _float32_exact(negative) and not _float32_exact(small.astype(np.float64))
+    for weights in (small, large, negative, small.astype(np.float64)):
+        fast, slow = scores.tests(weights), plain_tests(scores, weights)
+        for name in slow:
+            np.testing.assert_array_equal(fast[name], slow[name], err_msg=name)
+
+
+def test_resampled_counts_equal_one_bincount_over_all_replicates():
+    # the counts are built one replicate at a time; the plain formulation counts the codes
+    # "replicate * n + user" of the whole chunk at once, from the same random draws
+    n, n_boot, chunk = 1_001, 23, 10
+    rng_a, rng_b = np.random.default_rng(4), np.random.default_rng(4)
+    got = list(resample_counts(rng_a, n, n_boot, chunk))
+    assert [start for start, _ in got] == [0, 10, 20]
+    for start, counts in got:
+        b = min(chunk, n_boot - start)
+        flat = rng_b.integers(0, n, size=(b, n), dtype=np.int64)
+        flat += (np.arange(b, dtype=np.int64) * n)[:, None]
+        expected = np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
+        np.testing.assert_array_equal(counts, expected)
+        assert (counts.sum(axis=1) == n).all()
 
 
 def test_bootstrap_intervals_equal_those_of_the_plain_formulation(monkeypatch):
@@ -156,3 +230,20 @@ def test_submission_draws_reports_only_when_asked():
     spec.loader.exec_module(submission)
     assert submission.parse_args([]).reports is False
     assert submission.parse_args(["--reports"]).reports is True
+
+
+def test_scoring_keeps_the_four_training_columns_of_the_challenge_reclist_only():
+    from evaluation.challenge import EvalRSRecList
+    from evaluation.runner._fold import SCORING_COLUMNS, _scoring_rows
+
+    frame = ChallengeDataset(synthetic_tables("tiny"), num_folds=1).get_train_set(0)
+    slim = _scoring_rows(frame, EvalRSRecList)
+    assert list(slim.columns) == list(SCORING_COLUMNS)
+    assert len(slim) == len(frame) and isinstance(slim.index, pd.RangeIndex)
+    for column in slim.columns:  # the same arrays, not copies
+        assert np.shares_memory(slim[column].to_numpy(), frame[column].to_numpy())
+
+    class WithOwnTests(EvalRSRecList):
+        """A custom RecList may read any column of x_train: it gets the whole frame."""
+
+    assert _scoring_rows(frame, WithOwnTests) is frame

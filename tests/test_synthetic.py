@@ -23,6 +23,7 @@ from evaluation.data import (
     synthetic_tables,
     write_tables,
 )
+from evaluation.data._parquet import tables_format
 from evaluation.data._synthetic import SCALES, generate_tables, synthetic_cache_path
 from evaluation.errors import ConfigError, DataError
 
@@ -279,8 +280,8 @@ def test_cache_round_trip(tiny, monkeypatch):
 def test_damaged_cache_is_regenerated(tiny):
     path = synthetic_cache_path("tiny", 42)
     synthetic_tables("tiny", 42)
-    (path / "events.parquet").write_bytes(b"not parquet")
-    with pytest.warns(_synthetic.SyntheticCacheWarning, match=r"events\.parquet"):
+    (path / "events.0.npy").write_bytes(b"not an array")
+    with pytest.warns(_synthetic.SyntheticCacheWarning, match=r"events\.0\.npy"):
         again = synthetic_tables("tiny", 42)
     assert_tables_equal(again, tiny)
     assert_tables_equal(read_tables(path), tiny)  # and the cache was replaced
@@ -329,9 +330,10 @@ def _hand_made() -> Tables:
 def test_parquet_round_trip_hand_made(tmp_path):
     t = _hand_made()
     out = write_tables(t, tmp_path / "ds")
-    assert sorted(p.name for p in out.iterdir()) == [
-        "evalrs_tables.json", "events.parquet", "track_vector_ids.npy", "track_vectors.npy",
-        "tracks.parquet", "users.parquet"]
+    columns = [f"events.{i}.npy" for i in range(len(t.events.columns))]  # one per column
+    assert sorted(p.name for p in out.iterdir()) == sorted([
+        "evalrs_tables.json", *columns, "track_vector_ids.npy", "track_vectors.npy",
+        "tracks.parquet", "users.parquet"])
     back = read_tables(out)
     assert_tables_equal(back, t)
     assert back.users["country"].isna().tolist() == [False, True]
@@ -340,6 +342,70 @@ def test_parquet_round_trip_hand_made(tmp_path):
     meta = json.loads((out / "evalrs_tables.json").read_text())
     assert meta["rows"] == {"events": 3, "users": 2, "tracks": 2}
     assert meta["fingerprint"] == t.fingerprint()
+
+
+def test_events_columns_are_read_only_and_equal_to_what_was_written(tmp_path):
+    t = _hand_made()
+    back = read_tables(write_tables(t, tmp_path / "ds"))
+    assert list(back.events.columns) == list(t.events.columns)
+    assert isinstance(back.events.index, pd.RangeIndex)
+    for column in t.events.columns:
+        values = back.events[column].to_numpy()
+        assert values.dtype == t.events[column].dtype
+        assert not values.flags.writeable  # the tables are shared with every model
+    pd.testing.assert_frame_equal(back.events, t.events)
+
+
+def test_events_that_are_not_plain_columns_stay_in_parquet(tmp_path):
+    # a nullable column (or a non-default index) has no lossless .npy file: parquet keeps it
+    t = _hand_made()
+    events = t.events.astype({"timestamp": "Int64"})
+    events.loc[1, "timestamp"] = pd.NA
+    odd = Tables(events, t.users, t.tracks, t.track_vectors, source="hand-made")
+    out = write_tables(odd, tmp_path / "ds")
+    assert (out / "events.parquet").is_file() and not list(out.glob("events.*.npy"))
+    back = read_tables(out, strict=True)
+    pd.testing.assert_frame_equal(back.events, events)
+    assert back.fingerprint() == odd.fingerprint()
+
+
+def write_format_1(tables: Tables, out: Path, monkeypatch) -> Path:
+    """``tables`` in the format of version 1 (events in ``events.parquet``), as it wrote it."""
+    with monkeypatch.context() as m:
+        m.setattr(_parquet, "FORMAT_VERSION", 1)
+        m.setattr(_parquet, "_plain_columns", lambda frame: False)
+        write_tables(tables, out)
+    assert tables_format(out) == 1 and (out / "events.parquet").is_file()
+    return out
+
+
+def test_a_directory_of_format_1_is_read_and_upgraded_when_asked(tmp_path, monkeypatch):
+    t = _hand_made()
+    out = write_format_1(t, tmp_path / "old", monkeypatch)
+    back = read_tables(out, strict=True)  # read as it is
+    assert_tables_equal(back, t)
+    assert back._fingerprint == t.fingerprint() and tables_format(out) == 1
+    upgraded = read_tables(out, strict=True, upgrade=True)
+    assert_tables_equal(upgraded, t)
+    assert tables_format(out) == _parquet.FORMAT_VERSION
+    assert not (out / "events.parquet").exists() and (out / "events.0.npy").is_file()
+    again = read_tables(out, strict=True)
+    assert_tables_equal(again, t)
+    assert again._fingerprint == t.fingerprint()
+
+
+def test_a_synthetic_cache_of_format_1_is_upgraded_not_regenerated(tmp_path, monkeypatch):
+    tiny = synthetic_tables("tiny", 42)
+    path = synthetic_cache_path("tiny", 42)
+    write_format_1(tiny, path, monkeypatch)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the cache was regenerated instead of read and upgraded")
+
+    monkeypatch.setattr(_synthetic, "generate_tables", refuse)
+    assert synthetic_tables("tiny", 42).fingerprint() == tiny.fingerprint()
+    assert tables_format(path) == _parquet.FORMAT_VERSION
+    assert synthetic_tables("tiny", 42).fingerprint() == tiny.fingerprint()
 
 
 def test_round_trip_without_vectors(tmp_path):
@@ -353,9 +419,9 @@ def test_round_trip_without_vectors(tmp_path):
 def test_stored_fingerprint_is_not_trusted_after_a_change(tmp_path):
     t = _hand_made()
     out = write_tables(t, tmp_path / "ds")
-    changed = t.events.assign(user_track_count=np.array([5, 5, 5], dtype=np.int32))
+    column = list(t.events.columns).index("user_track_count")
     time.sleep(0.01)
-    changed.to_parquet(out / "events.parquet", index=False)
+    np.save(out / f"events.{column}.npy", np.array([5, 5, 5], dtype=np.int32))
     back = read_tables(out)
     assert back.fingerprint() == fresh_fingerprint(back) != t.fingerprint()
 

@@ -190,7 +190,7 @@ def replicates(folds: Sequence[Mapping], scores: Sequence[UserScores], *, n_boot
         fold_tests = {t: np.full(n_boot, np.nan) for t in LEADERBOARD_TESTS}
         for start, counts in resample_counts(rng, len(s), n_boot):
             stop = start + len(counts)
-            for t, values in s.tests(counts).items():
+            for t, values in s.resampled_tests(counts).items():
                 if t in fold_tests:
                     fold_tests[t][start:stop] = values
             sums[start:stop] = counts.astype(np.float64) @ design

@@ -108,7 +108,7 @@ def _fill(reps: dict[str, np.ndarray], runs, names, f: int, stream, n_boot: int,
     n = len(runs[0][f])
     for start, counts in resample_counts(rng, n, n_boot, chunk):
         for r, run in enumerate(runs):
-            tests = run[f].tests(counts)
+            tests = run[f].resampled_tests(counts)
             for t in names:
                 reps[t][r, f, start:start + len(counts)] = tests[t]
 

@@ -160,7 +160,7 @@ def _fold_replicates(scores: UserScores, rng: np.random.Generator, n_boot: int, 
     """Test -> its values on ``n_boot`` resamples (with replacement) of one fold's users."""
     out = {t: np.empty(n_boot) for t in names}
     for start, counts in resample_counts(rng, len(scores), n_boot, chunk):
-        tests = scores.tests(counts)
+        tests = scores.resampled_tests(counts)
         for t in names:
             out[t][start:start + len(counts)] = tests[t]
     return out
@@ -183,11 +183,12 @@ def resample_counts(rng: np.random.Generator, n_users: int, n_boot: int,
     """
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
-        # b resamples of n users: how often each user is drawn, as one bincount over
-        # "replicate * n + user" codes
-        flat = rng.integers(0, n_users, size=(b, n_users), dtype=np.int64)
-        flat += (np.arange(b, dtype=np.int64) * n_users)[:, None]
-        yield start, np.bincount(flat.ravel(), minlength=b * n_users).reshape(b, n_users)
+        drawn = rng.integers(0, n_users, size=(b, n_users), dtype=np.int64)
+        counts = np.empty((b, n_users), dtype=np.intp)
+        for i in range(b):
+            # one resample at a time: its table of counts stays in cache
+            counts[i] = np.bincount(drawn[i], minlength=n_users)
+        yield start, counts
 
 
 def fold_streams(seed: int, n_folds: int) -> list[np.random.SeedSequence]:

@@ -105,57 +105,127 @@ class UserScores:
         """The nine tests, each an array over the rows of ``weights`` (B x users counts).
 
         Without weights: one row of ones, i.e. the plain point estimates. Every test is a
-        ratio of weighted sums, so all of them come from one product ``weights @ X`` with a
-        per-user design matrix ``X`` (one pass over the weights).
+        ratio of weighted sums, so all of them come from the weighted column sums
+        ``weights @ X`` of a per-user design matrix ``X`` (see :meth:`design_matrix`).
         """
-        x, layout = self._design()
+        layout = self._design()
         if weights is None:
-            sums = x.sum(axis=0)[None, :]
+            sums = _point_sums(layout)[None, :]
         else:
-            w = np.asarray(weights).astype(np.float64, copy=False)
-            # Integer counts times 0/1 columns: every partial sum is an exact integer, so the
-            # BLAS product gives the same bits whatever its kernel, threads or order.
-            sums = w @ x
-            # The real-valued columns (rr, BLW, LD) are summed by NumPy's fixed pairwise
-            # order instead, so that the intervals repeat to the last bit on any machine:
-            # the products ``w * column`` row by row, each row summed, in one reused buffer
-            # and from contiguous copies of the columns (a strided column would be re-read
-            # for every row of ``w``).
-            buf = np.empty_like(w)
-            for col, values in zip(layout["real_columns"], layout["real_values"]):
-                np.multiply(w, values, out=buf)
-                sums[:, col] = buf.sum(axis=1)
+            weights = np.asarray(weights)
+            sums = _weighted_sums(weights, layout, _float32_exact(weights))
         return _tests_from_sums(sums, layout)
 
-    def _design(self) -> tuple[np.ndarray, dict]:
-        """The per-user design matrix (users x columns) and where each test's columns are."""
+    def resampled_tests(self, counts: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`tests` of bootstrap resamples: ``counts`` (B x users) of how often each user
+        is drawn, every row summing to the number of users (as ``resample_counts`` yields)."""
+        layout = self._design()
+        # each row sums to len(self): below 2**24, float32 sums are exact without a check
+        return _tests_from_sums(_weighted_sums(counts, layout, len(self) < _FLOAT32_EXACT),
+                                layout)
+
+    def design_matrix(self) -> np.ndarray:
+        """The per-user design matrix ``X`` (users x columns, float64) whose weighted column
+        sums give every test: 0/1 columns (users, hits, slice and group members and their
+        misses, who has a BLW or LD score) and the real-valued rr, BLW and LD."""
+        layout = self._design()
+        x = np.empty((len(self), layout["n_columns"]))
+        x[:, layout["binary_columns"]] = layout["binary"].T
+        x[:, layout["real_columns"]] = np.column_stack(layout["real_values"])
+        return x
+
+    def _design(self) -> dict:
+        """Where each test's columns are in the design, and the columns: the 0/1 ones as
+        float32 rows (``binary``), the real-valued ones as float64 arrays."""
         cached = self.__dict__.get("_design_cache")
         if cached is not None:
             return cached
-        hit = np.asarray(self.hit, dtype=np.float64)
-        miss = 1.0 - hit
-        cols = [np.ones(len(hit)), hit, np.asarray(self.rr, dtype=np.float64)]
+        hit = np.asarray(self.hit, dtype=bool)
+        cols: list[np.ndarray] = [np.ones(len(hit), dtype=bool), hit,
+                                  np.asarray(self.rr, dtype=np.float64)]
         layout: dict = {"slices": {}}
         for name, codes in self.slices.items():
             codes = np.asarray(codes)
-            in_mr = (codes >= IN_MR_ONLY).astype(np.float64)
+            in_mr = codes >= IN_MR_ONLY
             first = len(cols)
-            cols += [in_mr, miss * in_mr]
+            cols += [in_mr, in_mr & ~hit]
             groups = np.unique(codes[codes >= 0])
             for g in groups:
-                member = (codes == g).astype(np.float64)
-                cols += [member, miss * member]
+                member = codes == g
+                cols += [member, member & ~hit]
             layout["slices"][name] = (first, len(groups))
         for key, values in ((BEING_LESS_WRONG, self.blw), (LATENT_DIVERSITY, self.ld)):
             v = np.asarray(values, dtype=np.float64)
             ok = ~np.isnan(v)
             layout[key] = len(cols)
-            cols += [np.where(ok, v, 0.0), ok.astype(np.float64)]
-        layout["real_columns"] = [2, layout[BEING_LESS_WRONG], layout[LATENT_DIVERSITY]]
-        layout["real_values"] = [np.ascontiguousarray(cols[c]) for c in layout["real_columns"]]
-        design = (np.column_stack(cols), layout)
-        object.__setattr__(self, "_design_cache", design)  # frozen dataclass: cache by hand
-        return design
+            cols += [np.where(ok, v, 0.0), ok]
+        real = [2, layout[BEING_LESS_WRONG], layout[LATENT_DIVERSITY]]
+        layout["n_columns"] = len(cols)
+        layout["real_columns"] = real
+        layout["real"] = np.stack([cols[c] for c in real])  # one row per real column
+        layout["real_values"] = list(layout["real"])
+        layout["binary_columns"] = [c for c in range(len(cols)) if c not in real]
+        # a row per 0/1 column: written contiguously, and float32 holds 0 and 1 exactly
+        binary = np.empty((len(layout["binary_columns"]), len(hit)), dtype=np.float32)
+        for row, c in zip(binary, layout["binary_columns"]):
+            row[:] = cols[c]
+        layout["binary"] = binary
+        object.__setattr__(self, "_design_cache", layout)  # frozen dataclass: cache by hand
+        return layout
+
+
+#: Integers below this are exact in float32 (a 24-bit significand).
+_FLOAT32_EXACT = 2**24
+
+
+def _point_sums(layout: dict) -> np.ndarray:
+    """The design's plain column sums (the weights all one), the bits of ``X.sum(axis=0)``.
+
+    The 0/1 columns' sums are exact integers in any order. ``X.sum(axis=0)`` adds the rows of
+    ``X`` one after the other, so each real-valued column is summed left to right: the last
+    value of its running sum, not NumPy's pairwise sum of the column.
+    """
+    sums = np.zeros(layout["n_columns"])
+    sums[layout["binary_columns"]] = layout["binary"].sum(axis=1, dtype=np.float64)
+    for col, values in zip(layout["real_columns"], layout["real_values"]):
+        if len(values):
+            sums[col] = np.add.accumulate(values)[-1]
+    return sums
+
+
+def _weighted_sums(w: np.ndarray, layout: dict, in_float32: bool) -> np.ndarray:
+    """``w @ X`` (B x columns) for the design ``X``, the same bits on any machine.
+
+    The 0/1 columns: non-negative integer counts times 0/1 values make every partial sum an
+    exact integer, so the BLAS product gives the same bits whatever its kernel, threads or
+    order; in float32 (twice as fast) when ``in_float32`` says every row of ``w`` sums below
+    2**24, where float32 is still exact. The real-valued columns (rr, BLW, LD) are summed by
+    NumPy's fixed pairwise order instead, so that the intervals repeat to the last bit on any
+    machine: the products ``w * column``, row by row, each summed, in one small buffer that
+    stays in cache.
+    """
+    sums = np.empty((len(w), layout["n_columns"]))
+    binary, real = layout["binary_columns"], layout["real_columns"]
+    if in_float32:
+        sums[:, binary] = w.astype(np.float32) @ layout["binary"].T
+    else:
+        sums[:, binary] = w.astype(np.float64) @ layout["binary"].T.astype(np.float64)
+    values = layout["real"]
+    products = np.empty_like(values)
+    for i in range(len(w)):
+        # integer counts convert exactly: the products are those of a float64 copy of w
+        np.multiply(w[i], values, out=products)
+        sums[i, real] = products.sum(axis=1)
+    return sums
+
+
+def _float32_exact(w: np.ndarray) -> bool:
+    """Whether every partial sum of a row of ``w`` times 0/1 values is exact in float32."""
+    if w.dtype.kind not in "biu" or not w.size:
+        return False
+    if w.dtype.kind == "i" and w.min() < 0:
+        return False
+    return bool(w.sum(axis=1, dtype=np.int64).max() < _FLOAT32_EXACT)
 
 
 def _slice_codes(fold: ChallengeFold) -> dict[str, np.ndarray]:

@@ -5,7 +5,9 @@ Vectors are looked up by track id, never by position.
 
 from __future__ import annotations
 
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -158,33 +160,50 @@ def latent_diversity_scores(predictions, targets, vectors: TrackVectors, *,
         float64 per user; NaN for users whose target has no vector.
     """
     tv = as_vectors(vectors)
-    vecs = tv.vectors
     preds = np.asarray(predictions)[:, :top]
     t_rows = tv.rows(np.asarray(targets))
     scores = np.full(len(t_rows), np.nan)
     users = np.flatnonzero(t_rows >= 0)
-    for start in range(0, len(users), _VECTOR_BLOCK):
-        block = users[start:start + _VECTOR_BLOCK]
-        rows = tv.rows(preds[block])                                     # (b, top)
-        usable = rows >= 0
-        count = usable.sum(axis=1)
-        weight = usable.astype(np.float64)
-        # np.take of the float32 rows is much faster than fancy indexing; einsum computes in
-        # float64 (dtype=) without a float64 copy of the gathered block
-        v = np.take(vecs, np.where(usable, rows, 0), axis=0)            # (b, top, d)
-        mean = (np.einsum("bid,bi->bd", v, weight, dtype=np.float64)
-                / np.maximum(count, 1)[:, None])                         # (b, d)
-        mean_norm = np.sqrt(np.einsum("bd,bd->b", mean, mean))
-        item_norm = np.sqrt(np.einsum("bid,bid->bi", v, v, dtype=np.float64))
-        denom = item_norm * mean_norm[:, None]
-        cos_items = np.zeros(denom.shape)
-        np.divide(np.einsum("bid,bd->bi", v, mean, dtype=np.float64), denom, out=cos_items,
-                  where=(denom > 0) & usable)
-        diversity = (count - cos_items.sum(axis=1)) / np.maximum(count, 1)
-        target = np.take(vecs, t_rows[block], axis=0).astype(np.float64)
-        bias = 1.0 - _row_cosines(mean, target)
-        scores[block] = diversity_weight * diversity - bias_weight * bias
+    blocks = [users[start:start + _VECTOR_BLOCK] for start in range(0, len(users), _VECTOR_BLOCK)]
+
+    def score(block: np.ndarray) -> None:
+        scores[block] = _latent_diversity_block(preds[block], t_rows[block], tv,
+                                                diversity_weight, bias_weight)
+
+    if len(blocks) > 1 and (os.cpu_count() or 1) > 1:
+        # each user's score is computed alone (the same bits in any thread); NumPy releases
+        # the GIL in the gathers and products
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(score, blocks))
+    else:
+        for block in blocks:
+            score(block)
     return scores
+
+
+def _latent_diversity_block(preds: np.ndarray, t_rows: np.ndarray, tv: TrackVectors,
+                            diversity_weight: float, bias_weight: float) -> np.ndarray:
+    """:func:`latent_diversity_scores` of a block of users whose targets have vectors."""
+    vecs = tv.vectors
+    rows = tv.rows(preds)                                                # (b, top)
+    usable = rows >= 0
+    count = usable.sum(axis=1)
+    weight = usable.astype(np.float64)
+    # np.take of the float32 rows is much faster than fancy indexing; einsum computes in
+    # float64 (dtype=) without a float64 copy of the gathered block
+    v = np.take(vecs, np.where(usable, rows, 0), axis=0)                # (b, top, d)
+    mean = (np.einsum("bid,bi->bd", v, weight, dtype=np.float64)
+            / np.maximum(count, 1)[:, None])                             # (b, d)
+    mean_norm = np.sqrt(np.einsum("bd,bd->b", mean, mean))
+    item_norm = np.sqrt(np.einsum("bid,bid->bi", v, v, dtype=np.float64))
+    denom = item_norm * mean_norm[:, None]
+    cos_items = np.zeros(denom.shape)
+    np.divide(np.einsum("bid,bd->bi", v, mean, dtype=np.float64), denom, out=cos_items,
+              where=(denom > 0) & usable)
+    diversity = (count - cos_items.sum(axis=1)) / np.maximum(count, 1)
+    target = np.take(vecs, t_rows, axis=0).astype(np.float64)
+    bias = 1.0 - _row_cosines(mean, target)
+    return diversity_weight * diversity - bias_weight * bias
 
 
 def latent_diversity(predictions, targets, vectors: TrackVectors, *, top: int = LATENT_TOP,

@@ -26,9 +26,10 @@ def register(subparsers) -> None:
                                    description="Generate, describe or export datasets and folds.")
     sub = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
 
-    gen = sub.add_parser("generate", help="write a synthetic dataset as a directory of parquet",
+    gen = sub.add_parser("generate", help="write a synthetic dataset as a dataset directory",
                          description="Write a synthetic dataset (events, users, tracks, track "
-                                     "vectors) as a directory of parquet files.")
+                                     "vectors) as a dataset directory: the events a .npy file "
+                                     "per column, users and tracks as parquet.")
     gen.add_argument("--scale", default="small", help="tiny | small | full (default: small)")
     gen.add_argument("--data-seed", type=int, default=None,
                      help=f"seed of the synthetic generator (default: {DEFAULT_SEED})")

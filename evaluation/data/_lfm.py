@@ -70,7 +70,7 @@ def load_lfm(*, url: str | None = None, sha256: str | None = None,
     tables_dir = root / "tables"
     if is_tables_dir(tables_dir):
         try:
-            tables = read_tables(tables_dir)
+            tables = read_tables(tables_dir, upgrade=True)
             tables.source = source
             return tables
         except DataError as exc:

@@ -157,7 +157,7 @@ def synthetic_tables(scale: str = "small", seed: int = 42) -> Tables:
     source = f"synthetic:{scale}:seed{seed}"
     if path.exists():
         try:
-            tables = read_tables(path, strict=True)
+            tables = read_tables(path, strict=True, upgrade=True)
             if tables.source != source:
                 raise DataError(f"{path}: holds the dataset {tables.source!r}, not {source!r}")
             return tables

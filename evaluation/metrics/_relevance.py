@@ -17,14 +17,17 @@ DataFrame with arbitrary ids onto both arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from evaluation._util.arrays import IdIndex, isin, sorted_positions
 from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError, show_values
+
+if TYPE_CHECKING:  # annotations only: SciPy is imported where it is used
+    import scipy.sparse as sp
 
 
 def relevance_matrix(
@@ -104,6 +107,8 @@ def relevance_matrix(
     last = np.ones(len(users), dtype=bool)
     last[:-1] = (users[1:] != users[:-1]) | (items[1:] != items[:-1])
     users, items, gains = users[last], items[last], gains[last]
+    import scipy.sparse as sp  # here: importing the metrics needs no SciPy
+
     matrix = sp.csr_array((gains, (users, items)), shape=shape)
     matrix.eliminate_zeros()
     return matrix
@@ -141,6 +146,8 @@ def check_recs(recs, name: str = "recs") -> np.ndarray:
 
 def check_relevance(relevance, recs: np.ndarray) -> sp.csr_array:
     """Return ``relevance`` as a canonical CSR array matching ``recs``, or raise ``ConfigError``."""
+    import scipy.sparse as sp
+
     if not sp.issparse(relevance):
         raise ConfigError(
             "'relevance' must be a scipy.sparse (n_users x n_items) matrix of gains "

@@ -27,7 +27,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import gammaln
 
 CORRECTIONS = ("none", "rank", "bv")
 DEFAULT_GAMMA = 0.1
@@ -60,6 +59,8 @@ def hypergeometric_matrix(n: int, m: int) -> np.ndarray:
 
 def _log_choose(a, b):
     """``log C(a, b)`` for ``0 <= b <= a`` (undefined elsewhere; masked by the caller)."""
+    from scipy.special import gammaln  # here: importing the protocols needs no SciPy
+
     return gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)
 
 

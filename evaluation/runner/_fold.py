@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
-from evaluation.challenge import UserScores
+from evaluation.challenge import EvalRSRecList, UserScores
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionWarning
 from evaluation.predictions import validate_predictions
@@ -124,8 +125,7 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     bar = tqdm(total=len(STAGES), desc=f"fold {job.fold}", leave=False, unit="step",
                disable=not job.progress)
     with _stage(profile, bar, "data"):
-        train_df = dataset.get_train_set(job.fold)
-        test_df = dataset.get_test_set(job.fold, limit=job.limit or None)
+        train_df, test_df = dataset.get_train_and_test_sets(job.fold, limit=job.limit or None)
     # A model may change the frames it gets (add columns, drop rows in place, write with
     # .loc): under pandas' copy-on-write a shallow copy takes those changes without
     # copying any data, so validation, scoring and the recorded counts use the
@@ -135,6 +135,8 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
         model.train(train_df.copy(deep=False), **job.train_kwargs)
     with _stage(profile, bar, "predict"):
         raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
+    n_train_rows = len(train_df)
+    train_df = _scoring_rows(train_df, job.reclist_cls)
     with _stage(profile, bar, "validate"), _training_items() as seen:
         predictions = validate_predictions(
             raw, test_df["user_id"].to_numpy(), k=job.k, catalog=dataset.tables.tracks.index,
@@ -144,13 +146,32 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     bar.close()
     scores = UserScores.from_challenge_fold(challenge_fold)
     result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
-                          "n_train_rows": int(len(train_df)), "tests": tests,
+                          "n_train_rows": n_train_rows, "tests": tests,
                           "details": details, "seen_in_training": seen})
     rating = _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
     result["runtime"] = profile.to_dict()
     return result, scores
+
+
+#: The training columns the challenge's own tests read (the training items and the slices).
+SCORING_COLUMNS = ("user_id", "track_id", "artist_id", "user_track_count")
+
+
+def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type) -> pd.DataFrame:
+    """What validation and scoring keep of the fold's training rows once the model is done.
+
+    The challenge's RecList reads four of the columns and not the index: keeping only those
+    lets the others go while the fold is scored (about 110 MiB at full scale, when the model
+    kept no reference to its copy of the frame). A custom RecList keeps the whole frame,
+    since its tests may read any column of ``x_train``.
+    """
+    if reclist_cls is not EvalRSRecList:
+        return train_df
+    columns = [c for c in SCORING_COLUMNS if c in train_df.columns]
+    # copy=False: the arrays themselves, not a consolidated copy of them
+    return pd.DataFrame({c: train_df[c].to_numpy() for c in columns}, copy=False)
 
 
 def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictions):
@@ -206,11 +227,18 @@ def _training_items() -> Iterator[dict]:
                                    source=w.source)
 
 
+#: The stages whose large temporaries are allocated and freed once per fold: NumPy's
+#: huge-page advice is off in them (the training frame's gather, in "data", turns it off
+#: itself; cutting a fold, also in "data", is faster with it).
+CHURN_STAGES = ("validate", "score")
+
+
 @contextlib.contextmanager
 def _stage(profile: FoldProfile, bar, name: str) -> Iterator[None]:
     """Time the ``with`` block as stage ``name`` of ``profile`` and advance ``bar``."""
     bar.set_postfix_str(name)
-    with profile.stage(name):
+    harness = no_hugepage_advice() if name in CHURN_STAGES else contextlib.nullcontext()
+    with profile.stage(name), harness:
         yield
     bar.update(1)
 

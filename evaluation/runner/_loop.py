@@ -24,6 +24,7 @@ from rich.text import Text
 from tqdm.auto import tqdm
 
 from evaluation._util import atomic as _atomic
+from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
 from evaluation._util.validation import check_int, check_k, check_seed
 from evaluation._version import __version__
@@ -360,7 +361,8 @@ class EvalRSRunner:
                                             run.console.width, "  "))
         started = time.perf_counter()
         folds, user_scores = self._run_folds(model, run, resume=resume, train_kwargs=train_kwargs)
-        result = self._result(model, run, folds, user_scores, started)
+        with no_hugepage_advice():
+            result = self._result(model, run, folds, user_scores, started)
         _atomic.write_json(result.path, result.to_dict())
         self._print_result(result, run, computed=run.computed)
         if upload:

@@ -8,7 +8,10 @@ fingerprint, the fold parameters, the fold, the number of events and the sha256 
 array's bytes; a file is used only when all of them match and the rows are well formed.
 Anything else (a damaged, truncated, foreign or older file) is refused with a
 :class:`~evaluation.errors.FoldCacheWarning` and the fold is computed again, so a cached fold
-is always the fold the procedure computes.
+is always the fold the procedure computes. The record, dtype and row checks run on every read;
+the two sha256 are skipped when the file's stat signature is the one it had when it last
+passed them all (:mod:`evaluation._util.verified`: no write since), except with
+``EVALRS_VERIFY=full``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -23,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation._util import verified
 from evaluation._util.atomic import atomic_path
 from evaluation._util.paths import cache_dir
 from evaluation.errors import FoldCacheWarning
@@ -52,12 +57,23 @@ def _sha256(arr: np.ndarray) -> str:
     return hashlib.sha256(memoryview(np.ascontiguousarray(arr)).cast("B")).hexdigest()
 
 
+def _verified_key(sums: Any) -> str:
+    """What a record of :mod:`evaluation._util.verified` vouches for: these arrays' sha256
+    (a record made for other content, even at the same path, does not count)."""
+    return hashlib.sha256(json.dumps(sums, sort_keys=True).encode()).hexdigest()
+
+
 def write_fold(path: str | os.PathLike, found: Fold, fingerprint: str, params: FoldParams,
-               n_events: int) -> None:
+               n_events: int) -> bool:
     """Write ``found`` to ``path`` atomically, with the record that :func:`read_fold` checks.
 
     A cache that cannot be written (read-only or full disk) is not an error: the fold was
     computed, only the next run will compute it again.
+
+    Returns
+    -------
+    bool
+        Whether the file was written.
     """
     meta = {**_record(fingerprint, params, found.index, n_events),
             "sampled_users": int(found.sampled_users), "kcore_rounds": int(found.kcore_rounds),
@@ -74,6 +90,8 @@ def write_fold(path: str | os.PathLike, found: Fold, fingerprint: str, params: F
     except OSError as exc:
         warnings.warn(f"{path}: the fold could not be cached ({exc}); it is computed again "
                       f"next time", FoldCacheWarning, stacklevel=3)
+        return False
+    return True
 
 
 def read_fold(path: str | os.PathLike, fingerprint: str, params: FoldParams, fold: int,
@@ -100,18 +118,25 @@ def read_fold(path: str | os.PathLike, fingerprint: str, params: FoldParams, fol
 
 def _load(path: Path, expected: dict[str, Any]) -> tuple[Fold | None, str]:
     """The fold in ``path`` and "", or None and why it is refused."""
+    since = time.time_ns()  # before the signature: see verified.remember
+    before = verified.signature(path)  # before the arrays are read
     with np.load(path, allow_pickle=False) as npz:
         if sorted(npz.files) != ["meta", "test_rows", "train_rows"]:
             return None, f"it holds {sorted(npz.files)}, not a fold's arrays"
         meta = json.loads(npz["meta"].tobytes().decode())
         train, test = npz["train_rows"], npz["test_rows"]
+    if not isinstance(meta, dict):
+        return None, f"its record is not a JSON object ({type(meta).__name__})"
     for key, value in expected.items():
         if meta.get(key) != value:
             return None, f"its {key} is {meta.get(key)!r}, expected {value!r}"
+    content = _verified_key(meta["sha256"])
+    # asked after the arrays were read: a write before this point changes the signature
+    recalled = verified.recall(path, content)
     for name, arr in (("train_rows", train), ("test_rows", test)):
         if arr.ndim != 1 or arr.dtype not in (np.int32, np.int64):
             return None, f"{name} is not a 1-D int32/int64 array ({arr.dtype}, {arr.ndim}-D)"
-        if _sha256(arr) != meta["sha256"][name]:
+        if not recalled and _sha256(arr) != meta["sha256"][name]:
             return None, f"{name} differs from what was written (sha256 mismatch)"
     n = expected["n_events"]
     rows = np.concatenate([train[:1], train[-1:], test])
@@ -119,6 +144,8 @@ def _load(path: Path, expected: dict[str, Any]) -> tuple[Fold | None, str]:
         return None, f"its rows fall outside the {n} events"
     if len(train) > 1 and not bool((train[1:] > train[:-1]).all()):
         return None, "its training rows do not ascend"
+    if not recalled:
+        verified.remember(path, before, content, since_ns=since)
     train.flags.writeable = False
     test.flags.writeable = False
     return Fold(index=expected["fold"], train_rows=train, test_rows=test,
