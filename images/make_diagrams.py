@@ -139,7 +139,7 @@ PACKAGES = {
                                "the general metric library"]),
     "errors.py": (1, 150, 330, ["every error and warning"]),
     "_util/": (1, 510, 590, ["atomic · jsonable · paths · int64 · deprecation",
-                             "validation · arrays (id index)"]),
+                             "validation · arrays · verified · hugepages"]),
 }
 RESULTS = (6, 840, 260, "results/<run id>/", ["fold_f.json, results.json",
                                               "upload to the leaderboard"])
