@@ -180,7 +180,11 @@ class ChallengeDataset:
 
     # -- folds --------------------------------------------------------------------------------
     def fold(self, fold: int) -> Fold:
-        """Fold ``fold`` as row positions into ``df_events`` (computed once, then cached)."""
+        """Fold ``fold`` as row positions into ``df_events``.
+
+        Computed once. A fold on the on-disk fold cache is kept in memory only while something
+        holds it, and read again (a few tens of milliseconds) when asked for after that.
+        """
         fold = self._check_fold(fold)
         found = self._folds.get(fold) or self._disk_folds.get(fold)
         if found is None:
