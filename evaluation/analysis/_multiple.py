@@ -25,17 +25,7 @@ def holm(p_values) -> np.ndarray:
     numpy.ndarray
         The adjusted p-values, in the input's order.
     """
-    p, ok = _check(p_values, "holm")
-    out = np.full(p.shape, np.nan)
-    q = p[ok]
-    m = len(q)
-    if m:
-        order = np.argsort(q, kind="stable")
-        stepped = np.maximum.accumulate((m - np.arange(m)) * q[order])
-        adjusted = np.empty(m)
-        adjusted[order] = np.minimum(stepped, 1.0)
-        out[ok] = adjusted
-    return out
+    return _adjust(p_values, "holm", lambda q, m: np.maximum.accumulate((m - np.arange(m)) * q))
 
 
 def benjamini_hochberg(p_values) -> np.ndarray:
@@ -57,16 +47,20 @@ def benjamini_hochberg(p_values) -> np.ndarray:
     numpy.ndarray
         The adjusted p-values, in the input's order.
     """
-    p, ok = _check(p_values, "benjamini_hochberg")
+    return _adjust(p_values, "benjamini_hochberg",
+                   lambda q, m: np.minimum.accumulate((q * m / np.arange(1, m + 1))[::-1])[::-1])
+
+
+def _adjust(p_values, owner: str, step) -> np.ndarray:
+    """Adjusted p-values: ``step(sorted p-values, m)`` on the non-NaN ones, capped at 1 and put
+    back in the input's order; NaN stays NaN."""
+    p, ok = _check(p_values, owner)
     out = np.full(p.shape, np.nan)
     q = p[ok]
-    m = len(q)
-    if m:
+    if len(q):
         order = np.argsort(q, kind="stable")
-        scaled = q[order] * m / np.arange(1, m + 1)
-        stepped = np.minimum.accumulate(scaled[::-1])[::-1]
-        adjusted = np.empty(m)
-        adjusted[order] = np.minimum(stepped, 1.0)
+        adjusted = np.empty(len(q))
+        adjusted[order] = np.minimum(step(q[order], len(q)), 1.0)
         out[ok] = adjusted
     return out
 

@@ -31,14 +31,12 @@ from evaluation.reproduce._client import LeaderboardClient
 from evaluation.reproduce._compare import NOT_REPRODUCED, REPRODUCED
 from evaluation.reproduce._env import checkout_requirements, env_python, prepare_env
 from evaluation.reproduce._reproduce import Reproduction, reproduce
+from evaluation.runner import import_ray as runner_import_ray
 
 #: The verdict of a row that could not be done.
 ERROR = "error"
 #: The executors of ``reproduce_many``.
 EXECUTORS = ("local", "ray")
-#: How to get Ray, for the error raised when it is missing.
-RAY_HINT = ('pip install "evalrs-harness[ray]" (or pip install -r requirements-ray.txt); or '
-            'use --executor local')
 #: The report's file name in the log folder, unless ``--report`` says otherwise.
 REPORT_FILE = "reproduce-many.json"
 
@@ -286,12 +284,7 @@ def _run_ray(todo, settings, finish, *, jobs: int, num_cpus: float) -> None:
 
 def import_ray():
     """The ``ray`` module; a ``ConfigError`` with the install hint when it is missing."""
-    try:
-        import ray
-    except ImportError as exc:
-        raise ConfigError(f"--executor ray needs Ray, which cannot be imported ({exc}). Fix: "
-                          f"{RAY_HINT}.") from None
-    return ray
+    return runner_import_ray("--executor ray", "use --executor local")
 
 
 def write_report(path: Path, results: Iterable[RowResult], *, batch: Path, server: str,

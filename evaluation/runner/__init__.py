@@ -5,6 +5,7 @@ from evaluation.errors import RunWarning
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
+from evaluation.runner._ray import import_ray
 from evaluation.runner._result import RESULTS_FORMAT, RunResult
 from evaluation.runner._settings import (
     check_model_params,
@@ -34,6 +35,7 @@ from evaluation.runner._target import (
     OFFICIAL_COMPETITION,
     CompetitionTarget,
     load_competition_target,
+    read_competition_toml,
 )
 
 __all__ = [
@@ -56,8 +58,10 @@ __all__ = [
     "collect_params",
     "display_url",
     "environment",
+    "import_ray",
     "import_reclist",
     "load_competition_target",
+    "read_competition_toml",
     "load_params_file",
     "load_settings",
     "model_fingerprint",

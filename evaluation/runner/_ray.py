@@ -39,13 +39,18 @@ RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory")
 DEFAULT_MAX_RETRIES = 3
 
 
-def import_ray():
-    """The ``ray`` module; a ``ConfigError`` with the install hint when it is missing."""
+def import_ray(needed_by: str = "EvalRSRunner(executor='ray')",
+               instead: str = "use executor='local'"):
+    """The ``ray`` module; a ``ConfigError`` with the install hint when it is missing.
+
+    ``needed_by`` names what asked for Ray and ``instead`` the way to do without it, for the
+    message.
+    """
     try:
         import ray
     except ImportError as exc:
-        raise ConfigError(f"EvalRSRunner(executor='ray') needs Ray, which cannot be imported "
-                          f"({exc}). Fix: {INSTALL_HINT}; or use executor='local'.") from None
+        raise ConfigError(f"{needed_by} needs Ray, which cannot be imported ({exc}). Fix: "
+                          f"{INSTALL_HINT}; or {instead}.") from None
     return ray
 
 

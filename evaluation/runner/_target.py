@@ -123,6 +123,40 @@ OFFICIAL_COMPETITION = CompetitionTarget(
     fold_params=FoldParams().as_dict())
 
 
+def read_competition_toml(path: str | os.PathLike) -> dict:
+    """The parsed competition TOML file ``path``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the file, when it is missing, unreadable or not TOML (or when this Python has
+        no TOML reader).
+    """
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise ConfigError("reading a competition file needs Python >= 3.11 (tomllib) or "
+                              "the tomli package: pip install tomli") from None
+    shown = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"competition file {shown!r} does not exist. Pass the path of a "
+                          f"competition TOML file (the repository's competition.toml is an "
+                          f"example).") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"competition file {shown!r} cannot be read as UTF-8 text "
+                          f"({getattr(exc, 'strerror', None) or exc}).") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"competition file {shown!r} is not valid TOML: {exc}. Fix the "
+                          f"syntax there.") from None
+
+
 def resolve_competition(competition) -> CompetitionTarget:
     """The ``CompetitionTarget`` of ``competition``: None (the official board), a target, or
     the path of a competition file (read with :func:`load_competition_target`)."""
@@ -157,27 +191,8 @@ def load_competition_target(path: str | os.PathLike) -> CompetitionTarget:
         Naming the file and the key, when the file cannot be read, is not TOML or lacks one
         of those keys.
     """
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise ConfigError("reading a competition file needs Python >= 3.11 (tomllib) or "
-                              "the tomli package: pip install tomli") from None
     shown = os.fspath(path)
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"competition file {shown!r} does not exist. Pass the path of a "
-                          f"competition TOML file (the repository's competition.toml is an "
-                          f"example).") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"competition file {shown!r} cannot be read as UTF-8 text "
-                          f"({getattr(exc, 'strerror', None) or exc}).") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"competition file {shown!r} is not valid TOML: {exc}. Fix the "
-                          f"syntax there.") from None
+    data = read_competition_toml(path)
     dataset = data.get("dataset")
     fingerprint = dataset.get("fingerprint") if isinstance(dataset, dict) else None
     fold_params = dataset.get("fold_params") if isinstance(dataset, dict) else None

@@ -39,13 +39,8 @@ from typing import Any
 
 from evaluation.challenge import LEADERBOARD_TESTS, References, load_references
 from evaluation.errors import ConfigError, EvalRSError, SubmissionRejected
-from evaluation.runner import run_hash
+from evaluation.runner import read_competition_toml, run_hash
 from evaluation.server._schema import Submission, parse_submission
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, as a package (the server extra)
-    import tomli as tomllib
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -326,7 +321,7 @@ def load_competition(path) -> Competition:
         overlap, or a references or baseline file is missing or invalid.
     """
     path = Path(path)
-    data = _read_toml(path)
+    data = read_competition_toml(path)
     where = _Where(path)
     where.keys(data, "", _TOP_KEYS, required=("name", "harness_versions", "dataset", "phases"))
     name = where.text(data, "name")
@@ -349,24 +344,6 @@ def load_competition(path) -> Competition:
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition
-
-
-def _read_toml(path: Path) -> dict:
-    """The parsed TOML file; ``ConfigError`` when it is missing or not TOML."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"competition file {str(path)!r} does not exist. Pass the path of a "
-                          f"competition TOML file (the repository's competition.toml is an "
-                          f"example).") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"competition file {str(path)!r} cannot be read as UTF-8 text "
-                          f"({getattr(exc, 'strerror', None) or exc}).") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"competition file {str(path)!r} is not valid TOML: {exc}. Fix the "
-                          f"syntax there.") from None
 
 
 class _Where:
