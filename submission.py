@@ -44,8 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-folds", type=int, default=None, metavar="N",
                    help="number of folds (default 4, or the competition's; other counts are "
                         "not eligible for upload)")
-    # the name before --num-folds (which the other commands use); warns, not in --help
-    p.add_argument("--folds", type=int, default=None, dest="old_folds", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=None,
                    help="fold seed (default: the fixed challenge seed 42, or the "
                         "competition's)")
@@ -90,16 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Return the parsed options; the deprecated ``--folds`` becomes ``--num-folds``, with a
-    warning on stderr."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.old_folds is not None:
-        if args.num_folds is not None:
-            parser.error("--folds is the old name of --num-folds: give --num-folds only")
-        print("warning: --folds is deprecated, use --num-folds (--folds will be removed in the "
-              "next release)", file=sys.stderr)
-        args.num_folds = args.old_folds
+    """Return the parsed options (``--num-folds`` defaults to 4 without ``--competition``)."""
+    args = build_parser().parse_args(argv)
     if args.num_folds is None and args.competition is None:
         args.num_folds = 4
     return args

@@ -144,39 +144,18 @@ def test_score_runs_without_reclist():
 
 # --------------------------------------------------------------------------- old import paths
 
-SHIMS = {
-    "evaluation.leaderboard": (
-        "BEING_LESS_WRONG", "DEFAULT_GROUPS", "DEFAULT_WEIGHTS", "GATED_SCORE", "HIT_RATE",
-        "IN_MR_ONLY", "LATENT_DIVERSITY", "LEADERBOARD_TESTS", "LEFT_OUT", "MRED_TESTS", "MRR",
-        "REFERENCES_DIR", "References", "UserScores", "aggregate", "bootstrap",
-        "build_references", "load_references", "normalise", "phase1_score", "phase2_score",
-        "references_name",
-    ),
-    "evaluation.reclist": ("EvalRSRecList", "LEADERBOARD_TESTS"),
-    "evaluation.scoring": ("read_predictions", "score"),
-    "evaluation.metrics": (
-        "ARTIST_POPULARITY_EDGES", "COUNTRIES", "TRACK_POPULARITY_EDGES", "USER_ACTIVITY_EDGES",
-        "ChallengeFold", "ScoringWarning", "SliceMissRates", "being_less_wrong",
-        "being_less_wrong_scores", "bin_by_edges", "hit_ranks", "hit_rate_from_ranks",
-        "latent_diversity", "latent_diversity_scores", "miss_rate_equality_difference",
-        "mrr_from_ranks",
-    ),
-}
+@pytest.mark.parametrize("old", ["evaluation.leaderboard", "evaluation.reclist",
+                                 "evaluation.scoring"])
+def test_old_paths_are_gone(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
-@pytest.mark.parametrize("old,name", [(m, n) for m, names in SHIMS.items() for n in names])
-def test_old_path_warns_and_returns_the_same_object(old, name):
-    module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} moved to evaluation\.challenge"):
-        value = getattr(module, name)
-    assert value is getattr(challenge, name)
+def test_the_metric_library_offers_no_challenge_names():
+    import evaluation.metrics as metrics
 
-
-@pytest.mark.parametrize("old", sorted(SHIMS))
-def test_old_path_offers_nothing_else(old):
-    module = importlib.import_module(old)
     with pytest.raises(AttributeError):
-        module.no_such_name  # noqa: B018
+        metrics.hit_ranks  # noqa: B018
 
 
 # --------------------------------------------------------------------------- reclist internals

@@ -127,18 +127,15 @@ def test_folds_rerun_on_real_hetrec_directory(tmp_path):
         "fold_0_test.parquet", "fold_0_train.parquet", "manifest.json"]
 
 
-def test_generate_takes_data_seed_and_the_old_seed_still_works_with_a_warning(tmp_path, capsys):
+def test_generate_takes_data_seed(tmp_path, capsys):
     from evaluation.data import read_tables, synthetic_tables
 
     want = synthetic_tables("tiny", 7).fingerprint()
     assert cli_main(["data", "generate", "--scale", "tiny", "--data-seed", "7",
                      "--out", str(tmp_path / "new")]) == 0
-    assert "deprecated" not in capsys.readouterr().err
     assert read_tables(tmp_path / "new").fingerprint() == want
-    assert cli_main(["data", "generate", "--scale", "tiny", "--seed", "7",
-                     "--out", str(tmp_path / "old")]) == 0
-    assert "'data generate --seed' is deprecated" in capsys.readouterr().err
-    assert read_tables(tmp_path / "old").fingerprint() == want
-    assert cli_main(["data", "generate", "--scale", "tiny", "--seed", "7", "--data-seed", "8",
-                     "--out", str(tmp_path / "both")]) == 2
-    assert "disagree" in capsys.readouterr().err
+    # --seed is the fold seed of the other data commands, never the generator's
+    with pytest.raises(SystemExit):
+        cli_main(["data", "generate", "--scale", "tiny", "--seed", "7",
+                  "--out", str(tmp_path / "old")])
+    assert "unrecognized arguments: --seed" in capsys.readouterr().err

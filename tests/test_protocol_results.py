@@ -4,6 +4,7 @@ parameter checks, and a package without import cycles."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import json
 import math
@@ -112,24 +113,16 @@ def test_split_result_to_dict_turns_nonfinite_values_into_none():
     assert math.isnan(result.to_frame()["value"].iloc[0])
 
 
-# -- the former dict access, for one release --------------------------------------------------
+# -- a result compares by value ----------------------------------------------------------------
 
-def test_split_result_reads_as_the_former_dict_with_a_deprecation_warning():
+def test_split_result_is_not_a_mapping():
     result = _full_result()
-    with pytest.warns(DeprecationWarning, match="result.metrics"):
-        assert result["metrics"] == result.to_dict()["metrics"]
-    with pytest.warns(DeprecationWarning):
-        assert "rating_errors" in result and "nothing" not in result
-    with pytest.warns(DeprecationWarning):
-        assert list(result) == SPLIT_KEYS and len(result) == len(SPLIT_KEYS)
-    with pytest.warns(DeprecationWarning):
-        assert result.get("audit") == result.to_dict()["audit"]
-    with pytest.warns(DeprecationWarning):
-        assert dict(result) == result.to_dict()
-    with pytest.warns(DeprecationWarning):
-        assert result.get("missing", 7) == 7
-    assert result == result.to_dict()  # compares like the dict it was
-    assert result != {"protocol": "evaluate_split"}
+    with pytest.raises(TypeError):
+        result["metrics"]
+    same = SplitResult(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
+    assert result == same and result is not same
+    assert result != dataclasses.replace(result, k=result.k + 1)
+    assert result != result.to_dict()
 
 
 # -- to_frame: values equal the dict's ----------------------------------------------------------
@@ -193,19 +186,10 @@ def test_verbose_prints_every_result(capsys):
 
 # -- old import paths ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("old,names", [
-    ("evaluation.protocol", ["DEFAULT_METRICS", "RATING_ERRORS", "evaluate_split",
-                             "rating_errors", "supports_ratings"]),
-    ("evaluation.sampled", ["SampledResult", "evaluate_sampled", "sample_negatives"]),
-])
-def test_deprecated_paths_warn_and_give_the_same_objects(old, names):
-    module = importlib.import_module(old)
-    for name in names:
-        with pytest.warns(DeprecationWarning, match=f"{old}.{name} moved to "
-                                                    f"evaluation.protocols.{name}"):
-            assert getattr(module, name) is getattr(protocols, name)
-    with pytest.raises(AttributeError):
-        module.nothing_here  # noqa: B018
+@pytest.mark.parametrize("old", ["evaluation.protocol", "evaluation.sampled"])
+def test_old_paths_are_gone(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
 def test_public_names():

@@ -101,19 +101,11 @@ def test_rich_rendering_is_the_summary(result):
     assert "Fold 3" in render(result, 200)
 
 
-def test_mapping_access_is_deprecated_but_works(result):
-    with pytest.warns(DeprecationWarning, match=r"result\['run_hash'\].*result\.run_hash"):
-        assert result["run_hash"] == result.run_hash
-    with pytest.warns(DeprecationWarning, match=r"result\.path"):
-        assert result["results_path"] == str(result.path)
-    with pytest.warns(DeprecationWarning, match=r"result\.leaderboard_score"):
-        assert result["phase2_score"] == result.leaderboard_score
-    with pytest.warns(DeprecationWarning):
-        assert result.get("submission") is None
-    with pytest.warns(DeprecationWarning):
-        assert "aggregate" in result
-    with pytest.warns(DeprecationWarning), pytest.raises(KeyError):
-        result["nope"]
+def test_a_result_is_not_a_mapping(result):
+    # the results dict is result.to_dict(); the object itself has attributes only
+    with pytest.raises(TypeError):
+        result["run_hash"]
+    assert result.to_dict()["run_hash"] == result.run_hash
 
 
 # --------------------------------------------------------------------------- upload settings
@@ -134,14 +126,13 @@ def test_upload_settings_object(tiny, tmp_path):
         EvalRSRunner(tiny, results_dir=tmp_path, upload=UploadSettings(token="a b"))
 
 
-def test_old_upload_keywords_are_deprecated_but_work(tiny, tmp_path):
-    with pytest.warns(DeprecationWarning, match=r"upload=UploadSettings\(email=\.\.\., url"):
-        runner = EvalRSRunner(tiny, results_dir=tmp_path, email="a@b.c",
-                              upload_url="https://x.org/submit")
-    assert runner.upload_settings == UploadSettings(email="a@b.c", url="https://x.org/submit")
-    with pytest.warns(DeprecationWarning), \
-            pytest.raises(ConfigError, match="upload_token .* has a space"):
-        EvalRSRunner(tiny, results_dir=tmp_path, upload_token="a b")
+def test_the_2022_upload_keywords_are_deprecated_but_work(tiny, tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"upload=UploadSettings\(email=\.\.\., "
+                                                 r"participant_id"):
+        runner = EvalRSRunner(tiny, results_dir=tmp_path, email="a@b.c", participant_id="t")
+    assert runner.upload_settings == UploadSettings(email="a@b.c", participant_id="t")
+    with pytest.raises(TypeError, match="upload_url"):
+        EvalRSRunner(tiny, results_dir=tmp_path, upload_url="https://x.org/submit")
     with pytest.raises(ConfigError, match="both upload=UploadSettings"):
         EvalRSRunner(tiny, results_dir=tmp_path, upload=UploadSettings(), email="a@b.c")
 
@@ -193,15 +184,13 @@ def script():
     return module
 
 
-def test_num_folds_and_the_deprecated_folds(script, capsys):
+def test_num_folds(script, capsys):
     assert script.parse_args([]).num_folds == 4
     assert script.parse_args(["--num-folds", "2"]).num_folds == 2
     assert capsys.readouterr().err == ""
-    assert script.parse_args(["--folds", "3"]).num_folds == 3
-    assert "--folds is deprecated, use --num-folds" in capsys.readouterr().err
+    assert script.parse_args(["--competition", "c.toml"]).num_folds is None
     with pytest.raises(SystemExit):
-        script.parse_args(["--folds", "3", "--num-folds", "2"])
-    assert "--folds" not in script.build_parser().format_help()
+        script.parse_args(["--folds", "3"])
 
 
 def test_runner_package_exports():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,6 @@ def register(subparsers) -> None:
     gen.add_argument("--scale", default="small", help="tiny | small | full (default: small)")
     gen.add_argument("--data-seed", type=int, default=None,
                      help=f"seed of the synthetic generator (default: {DEFAULT_SEED})")
-    # --seed names the fold seed everywhere else; here it was the data seed
-    gen.add_argument("--seed", type=int, default=None, dest="old_seed",
-                     help=argparse.SUPPRESS)  # deprecated: --data-seed
     gen.add_argument("--out", required=True, type=Path, help="output directory")
     gen.set_defaults(func=_generate)
 
@@ -89,21 +85,8 @@ def _dataset(args: argparse.Namespace) -> ChallengeDataset:
     )
 
 
-def _generate_seed(args: argparse.Namespace) -> int:
-    """The data seed of ``data generate``: ``--data-seed``, or the deprecated ``--seed``."""
-    if args.old_seed is None:
-        return DEFAULT_SEED if args.data_seed is None else args.data_seed
-    if args.data_seed is not None and args.data_seed != args.old_seed:
-        raise ConfigError(f"data generate: --seed {args.old_seed} and --data-seed "
-                          f"{args.data_seed} disagree. Fix: pass --data-seed only")
-    print("warning: 'data generate --seed' is deprecated and will be removed in the next "
-          "release; use --data-seed (--seed is the fold seed of the other data commands)",
-          file=sys.stderr)
-    return args.old_seed
-
-
 def _generate(args: argparse.Namespace) -> int:
-    seed = _generate_seed(args)
+    seed = DEFAULT_SEED if args.data_seed is None else args.data_seed
     tables = synthetic_tables(args.scale, seed)
     write_tables(tables, args.out)
     print(f"wrote synthetic scale={args.scale} seed={seed} to {args.out}: "

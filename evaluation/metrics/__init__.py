@@ -1,7 +1,6 @@
 """A ranking and rating metric library on plain arrays (the challenge's own tests live in
 :mod:`evaluation.challenge`)."""
 
-from evaluation._util.deprecation import moved
 
 # --- metric library (ranking, rating, catalog metrics, registry): added in its own block below
 from evaluation.metrics._catalog import catalog_coverage, item_popularity, popularity_bias
@@ -53,15 +52,3 @@ __all__ += [  # metric library
     "relevance_matrix",
     "rmse",
 ]
-
-# The challenge tests lived here before evaluation.challenge existed.
-__getattr__ = moved(
-    "evaluation.metrics", "evaluation.challenge",
-    (
-        "ARTIST_POPULARITY_EDGES", "COUNTRIES", "TRACK_POPULARITY_EDGES", "USER_ACTIVITY_EDGES",
-        "ChallengeFold", "ScoringWarning", "SliceMissRates", "being_less_wrong",
-        "being_less_wrong_scores", "bin_by_edges", "hit_ranks", "hit_rate_from_ranks",
-        "latent_diversity", "latent_diversity_scores", "miss_rate_equality_difference",
-        "mrr_from_ranks",
-    ),
-)

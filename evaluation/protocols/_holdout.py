@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,7 @@ from evaluation.splits import LeakageAudit, Split, audit_leakage, check_events
 
 
 @dataclass(frozen=True, eq=False)
-class SplitResult(Mapping):
+class SplitResult:
     """What :func:`evaluate_split` measured, with the settings that produced it.
 
     Parameters
@@ -70,12 +70,6 @@ class SplitResult(Mapping):
         The split's leakage audit, when it was asked for.
     timing : dict of str to float
         Seconds spent training, predicting, scoring and on the sampled metrics.
-
-    Notes
-    -----
-    Reading the result as a dict (``result["metrics"]``, ``"audit" in result``, iteration)
-    is the former return type of :func:`evaluate_split`; it still works for one release and
-    warns with a ``DeprecationWarning``: use the attributes or :meth:`to_dict`.
     """
 
     model: str
@@ -150,33 +144,12 @@ class SplitResult(Mapping):
                              [(name, fmt(value)) for name, value in rows], caption=caption)
         return with_extra(table, self.audit)
 
-    # -- the former dict return type, for one release ------------------------------------------
-
-    def _as_dict(self) -> dict[str, Any]:
-        """``to_dict()``, after the warning that reading the result as a dict is deprecated."""
-        warnings.warn("evaluate_split returns a SplitResult: reading it as a dict "
-                      "(result['metrics']) will stop working in the next release; use its "
-                      "attributes (result.metrics) or result.to_dict()", DeprecationWarning,
-                      stacklevel=3)
-        return self.to_dict()
-
-    def __getitem__(self, key: str) -> Any:
-        return self._as_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._as_dict())
-
-    def __len__(self) -> int:
-        return len(self._as_dict())
-
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SplitResult):
             return self.to_dict() == other.to_dict()
-        if isinstance(other, Mapping):
-            return self.to_dict() == dict(other)
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  # equal to a dict, so not hashable
+    __hash__ = None  # type: ignore[assignment]  # compares by value, so not hashable
 
 
 def evaluate_split(

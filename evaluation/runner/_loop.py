@@ -65,8 +65,8 @@ DEFAULT_N_BOOT = 500
 #: Where the folds run: in the runner's process, or as Ray tasks.
 EXECUTORS = ("local", "ray")
 #: The upload keyword arguments ``EvalRSRunner`` took before ``upload=UploadSettings(...)``.
-_OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id", "upload_url": "url",
-                    "upload_token": "token"}
+#: The 2022 runner's arguments that now live in ``UploadSettings``.
+_OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
 
 
 def reclist_tests(reclist_class: type) -> list[str]:
@@ -118,7 +118,7 @@ def _upload_settings(upload: UploadSettings | None, old: dict[str, Any]) -> Uplo
                   f"arguments will be removed in the next release", DeprecationWarning,
                   stacklevel=3)
     settings = UploadSettings(**{_OLD_UPLOAD_ARGS[n]: v for n, v in given.items()})
-    return check_settings(settings, url_name="upload_url", token_name="upload_token")
+    return check_settings(settings)
 
 
 class EvalRSRunner:
@@ -156,8 +156,9 @@ class EvalRSRunner:
     upload : UploadSettings, optional
         The leaderboard settings used by ``evaluate(..., upload=True)`` (see
         ``submission.py``); checked here, so that a bad URL or token fails before the run.
-    email, participant_id, upload_url, upload_token : str, optional
-        Deprecated: pass ``upload=UploadSettings(email, participant_id, url, token)``.
+    email, participant_id : str, optional
+        The 2022 runner's spelling, still accepted with a ``DeprecationWarning``: pass
+        ``upload=UploadSettings(email=..., participant_id=...)``.
     competition : CompetitionTarget, str, os.PathLike or None
         The competition the run is made for, which decides whether it is eligible for upload:
         None (default) for the official board (the real challenge data, source ``"lfm"``, with
@@ -197,8 +198,6 @@ class EvalRSRunner:
         competition: CompetitionTarget | str | os.PathLike | None = None,
         email: str | None = None,
         participant_id: str | None = None,
-        upload_url: str | None = None,
-        upload_token: str | None = None,
         executor: str = "local",
         ray_resources: dict | None = None,
         ray_max_retries: int = _ray.DEFAULT_MAX_RETRIES,
@@ -215,8 +214,7 @@ class EvalRSRunner:
         self.reports = reports
         # checked here, before the run, so that a bad setting does not wait for the last fold
         self.upload_settings = _upload_settings(upload, {
-            "email": email, "participant_id": participant_id, "upload_url": upload_url,
-            "upload_token": upload_token})
+            "email": email, "participant_id": participant_id})
         self.references, self.references_note = self._resolve_references(references)
         self.competition = resolve_competition(competition)
         self.executor, self.ray_resources = _check_executor(executor, ray_resources)

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -168,39 +166,3 @@ class RunResult:
     def __rich_console__(self, console, options):
         """Yield the run's summary: the tests, how the score is made, then the scores."""
         yield from summary(self, options.max_width)
-
-    def _legacy(self) -> dict:
-        """The dict ``evaluate`` returned before ``RunResult``: the file plus path and upload."""
-        out = self.to_dict()
-        out["results_path"] = None if self.path is None else str(self.path)
-        if self.submission is not None:
-            out["submission"] = self.submission
-        return out
-
-    def __getitem__(self, key: str) -> Any:
-        """Deprecated mapping access: ``result["key"]`` as the old results dict had it."""
-        _warn_mapping(key)
-        return self._legacy()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Deprecated mapping access: ``result.get("key", default)``."""
-        _warn_mapping(key)
-        return self._legacy().get(key, default)
-
-    def __contains__(self, key: str) -> bool:
-        """Deprecated mapping access: ``"key" in result``."""
-        _warn_mapping(key)
-        return key in self._legacy()
-
-
-def _warn_mapping(key: str) -> None:
-    """Warn that mapping access to a ``RunResult`` is going away."""
-    warnings.warn(f"result[{key!r}]: evaluate() returns a RunResult; use its attributes "
-                  f"(result.{_attribute(key)}) or result.to_dict() (mapping access will be "
-                  f"removed in the next release)", DeprecationWarning, stacklevel=3)
-
-
-def _attribute(key: str) -> str:
-    """The ``RunResult`` attribute that replaces the old dict key ``key``."""
-    return {"results_path": "path", "phase2_score": "leaderboard_score",
-            "format": "to_dict()['format']"}.get(key, key)
