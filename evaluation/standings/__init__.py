@@ -1,0 +1,35 @@
+"""The standings of a board: which differences between teams are real.
+
+Paired bootstrap replicates of every team's score (the same resampled users for all teams)
+give simultaneous intervals for every pairwise difference; from them come tiers (teams that
+cannot be told apart, with a minimum practical difference below which differences are ties),
+rank intervals and win probabilities. Beyond one weighted score: the Pareto front over the
+score's groups, the group weights under which each team would rank first, and a Borda
+consensus over the tests. NumPy only, so that the leaderboard service and the local
+``compare`` use the same code.
+"""
+
+from evaluation.standings._groups import borda, first_place_weights, pareto_front, region_share
+from evaluation.standings._pairwise import (
+    PairwiseDifferences,
+    simultaneous_differences,
+    win_probabilities,
+)
+from evaluation.standings._standings import DEFAULT_LEVEL, Standings, standings
+from evaluation.standings._tiers import rank_intervals, separated, tiers
+
+__all__ = [
+    "DEFAULT_LEVEL",
+    "PairwiseDifferences",
+    "Standings",
+    "borda",
+    "first_place_weights",
+    "pareto_front",
+    "rank_intervals",
+    "region_share",
+    "separated",
+    "simultaneous_differences",
+    "standings",
+    "tiers",
+    "win_probabilities",
+]
