@@ -94,13 +94,16 @@ submission: install
 test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_STAMP) \
 		$(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest -q $(ARGS)
 
+# ruff, then mypy over the files [tool.mypy] names in pyproject.toml
 lint: install
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: install $(SERVER_STAMP) $(POSTGRES_STAMP) $(FAISS_STAMP) $(ALS_STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache results .reclist
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results .reclist

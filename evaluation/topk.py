@@ -232,7 +232,7 @@ def _workers(n_chunks: int) -> int:
     return max(1, min(max(blas, default=cores), cores, n_chunks))
 
 
-def _run_blocked(ctx: _Context, chunks, out: np.ndarray) -> None:
+def _run_blocked(ctx: _Context, chunks: list[tuple[int, int]], out: np.ndarray) -> None:
     """The blocked kernel on every chunk, one thread per core.
 
     Each thread runs BLAS on one core, so the comparisons and selections between two products
@@ -249,7 +249,7 @@ def _run_blocked(ctx: _Context, chunks, out: np.ndarray) -> None:
                 _blocked_chunk(ctx, start, stop, out)
             return
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(lambda chunk: _blocked_chunk(ctx, *chunk, out), chunks))
+            list(pool.map(lambda chunk: _blocked_chunk(ctx, chunk[0], chunk[1], out), chunks))
 
 
 def _block_edges(m: int, d: int, n: int, itemsize: int) -> np.ndarray:
@@ -300,7 +300,8 @@ def _blocked_chunk(ctx: _Context, start: int, stop: int, out: np.ndarray) -> Non
         pool.append((r, c + lo, v))
         pending += len(r)
         if b == 0 or pending > m * kk:
-            r, c, v, threshold = _keep_best(*map(np.concatenate, zip(*pool)), m, kk)
+            pooled_r, pooled_c, pooled_v = map(np.concatenate, zip(*pool))
+            r, c, v, threshold = _keep_best(pooled_r, pooled_c, pooled_v, m, kk)
             pool, pending = [(r, c, v)], 0
     _assemble(out[start:stop], *map(np.concatenate, zip(*pool)))
 
@@ -373,7 +374,7 @@ def _faiss_chunk(ctx, index, start, stop, out, scores, labels, slack) -> None:
     rows, cols = _chunk_exclusions(ctx.exclude, start, stop)
     excluded_keys = rows * n + cols  # sorted: the CSR rows are in order, columns sorted within
     candidates = {i: (labels[i], scores[i]) for i in range(m)}
-    result = None
+    result: tuple[np.ndarray, ...] | None = None
     while candidates:
         users = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
         lists = [candidates[i][0] for i in users]
@@ -401,6 +402,7 @@ def _faiss_chunk(ctx, index, start, stop, out, scores, labels, slack) -> None:
             wider = min(n, 4 * max(int(fetched.max()), 1))
             more_scores, more_labels = index.search(ctx.user[start + again], wider)
             candidates = {int(i): (more_labels[j], more_scores[j]) for j, i in enumerate(again)}
+    assert result is not None  # a chunk has at least one user, so the loop ran
     _assemble(out[start:stop], *result)
 
 

@@ -31,3 +31,14 @@ def test_each_extra_and_its_requirements_file_list_the_same_packages(name):
         return req.replace(" ", "").replace('"', "'")
 
     assert sorted(norm(r) for r in extra) == sorted(norm(r) for r in listed if r)
+
+
+def test_the_package_ships_its_pep_561_marker():
+    """``py.typed`` is there and listed as package data: a wheel tells type checkers that the
+    harness's annotations are to be used."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["evaluation"]
+    assert (root / "evaluation" / "py.typed").is_file()

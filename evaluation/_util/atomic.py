@@ -16,9 +16,10 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix + ".tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix + ".tmp",
+                                    dir=path.parent)
     os.close(fd)
-    tmp = Path(tmp)
+    tmp = Path(tmp_name)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from evaluation._util.jsonable import to_jsonable
@@ -106,10 +107,11 @@ class Comparison:
         """A rich table of the comparison: 4 significant digits, significance marked."""
         table = Table(title=f"Compared with {self.baseline.model_name} "
                             f"({self.baseline.run_id})")
-        for name, justify in (("Model", "left"), ("Test", "left"), ("Estimate", "right"),
-                              ("Baseline", "right"), ("Difference", "right"),
-                              (f"{self.level:.0%} CI", "right"), ("p", "right"),
-                              ("p Holm", "right"), ("p BH", "right"), ("", "left")):
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
+            ("Model", "left"), ("Test", "left"), ("Estimate", "right"), ("Baseline", "right"),
+            ("Difference", "right"), (f"{self.level:.0%} CI", "right"), ("p", "right"),
+            ("p Holm", "right"), ("p BH", "right"), ("", "left"))
+        for name, justify in columns:
             table.add_column(name, justify=justify, no_wrap=True)
         for row in self.rows:
             mark = "*" if row["significant"] else ""

@@ -104,12 +104,13 @@ def slice_groups(folds: Sequence[Mapping], scores: Sequence[UserScores]) -> dict
     out = {}
     for test in MRED_TESTS:
         counts = [(f.get("details") or {}).get(test) for f in folds]
-        if not all(isinstance(c, Mapping) and isinstance(c.get("counts"), Mapping)
-                   for c in counts) or any(test not in s.slices for s in scores):
+        named = [c for c in counts
+                 if isinstance(c, Mapping) and isinstance(c.get("counts"), Mapping)]
+        if len(named) < len(counts) or any(test not in s.slices for s in scores):
             continue  # a test the run could not compute: no groups to show
-        labels = _ordered_labels(test, {g for c in counts for g in c["counts"]})
+        labels = _ordered_labels(test, {g for c in named for g in c["counts"]})
         codes, in_mr = [], []
-        for f, (detail, s) in enumerate(zip(counts, scores)):
+        for f, (detail, s) in enumerate(zip(named, scores)):
             raw = np.asarray(s.slices[test])
             codes.append(_relabel(test, f, raw, list(detail["counts"].items()), labels))
             in_mr.append(raw >= -1)
@@ -181,7 +182,8 @@ def replicates(folds: Sequence[Mapping], scores: Sequence[UserScores], *, n_boot
     groups = slice_groups(folds, scores)
     streams = fold_streams(seed, len(scores))
     per_fold_tests = []
-    per_fold_rates = {t: [] for t in groups}
+    # test -> per fold: (each group's miss rate on the fold, the same per replicate)
+    per_fold_rates: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {t: [] for t in groups}
     for f, s in enumerate(scores):
         rng = np.random.default_rng(streams[f])
         design = _group_design(s, [(g.codes[f], g.in_mr[f], len(g.labels))

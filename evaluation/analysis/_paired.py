@@ -212,8 +212,8 @@ def _zero_levels(ordered: np.ndarray) -> tuple[float, float]:
     """``(q+, q-)`` of sorted replicates under ``numpy.quantile``'s linear interpolation:
     the largest level whose quantile is at most 0 (0 when none) and the smallest level
     whose quantile is at least 0 (1 when none)."""
-    return (_crossing(ordered, np.count_nonzero(ordered <= 0), empty=0.0),
-            _crossing(ordered, np.count_nonzero(ordered < 0), empty=0.0))
+    return (_crossing(ordered, int(np.count_nonzero(ordered <= 0)), empty=0.0),
+            _crossing(ordered, int(np.count_nonzero(ordered < 0)), empty=0.0))
 
 
 def _crossing(ordered: np.ndarray, k: int, empty: float) -> float:
@@ -309,7 +309,7 @@ def swap_test(baseline: Sequence[UserScores], other: Sequence[UserScores], *,
     for f, per_fold in enumerate(_per_fold(fold, n_folds)):
         a, b = _additive_columns(baseline[f]), _additive_columns(other[f])
         for t in ADDITIVE_TESTS:
-            observed[t] += _ratio_difference(a[t], b[t], None) / n_folds
+            observed[t] += _observed_difference(a[t], b[t]) / n_folds
             diffs[t] += per_fold[t] / n_folds
     out = {}
     for t in ADDITIVE_TESTS:
@@ -336,17 +336,22 @@ def _additive_columns(scores: UserScores) -> dict[str, tuple[np.ndarray, np.ndar
     return out
 
 
+def _observed_difference(a: tuple[np.ndarray, np.ndarray],
+                         b: tuple[np.ndarray, np.ndarray]) -> float:
+    """``other - baseline`` of a ratio of user sums, as observed (no user swapped)."""
+    (num_a, den_a), (num_b, den_b) = a, b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return float(num_b.sum() / den_b.sum() - num_a.sum() / den_a.sum())
+
+
 def _ratio_difference(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
-                      swaps: np.ndarray | None) -> np.ndarray | float:
+                      swaps: np.ndarray) -> np.ndarray:
     """``other - baseline`` of a ratio of user sums, after swapping the users in ``swaps``.
 
     ``swaps`` (draws x users, 0/1) moves each marked user's numerator and denominator to the
-    other run; None: no swap (the observed difference).
+    other run.
     """
     (num_a, den_a), (num_b, den_b) = a, b
-    if swaps is None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return float(num_b.sum() / den_b.sum() - num_a.sum() / den_a.sum())
     # NumPy's pairwise sums in a fixed order: the same bits on any machine
     d_num = (swaps * (num_b - num_a)).sum(axis=1)
     d_den = (swaps * (den_b - den_a)).sum(axis=1)

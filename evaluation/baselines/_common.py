@@ -30,6 +30,13 @@ class TopKModel(RecModel):
         """The list length under :class:`RecModel`'s name: ``top_k``, read-only."""
         return self.top_k
 
+    @k.setter
+    def k(self, value: int) -> None:
+        # RecModel.k is an attribute, so a subclass may only narrow it to a property with a
+        # setter; refusing the write keeps one list length, and names the attribute to set.
+        raise AttributeError(f"{type(self).__name__}.k is read-only (it reads top_k); set "
+                             f"top_k instead, e.g. {type(self).__name__}(top_k={value!r}).")
+
 
 def user_ids_of(user_ids: Any, model: str) -> np.ndarray:
     """The ``user_id`` values of what ``predict`` received (a column, or the index), as int64."""

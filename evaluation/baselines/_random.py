@@ -45,7 +45,7 @@ class RandomModel(TopKModel):
         return self
 
     def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
-        if self._catalog is None:
+        if self._catalog is None or self._rng is None:  # train() sets both
             raise ConfigError("RandomModel.predict: the model is not trained; call train() "
                               "first.")
         users = user_ids_of(user_ids, "RandomModel")

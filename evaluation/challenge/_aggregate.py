@@ -231,7 +231,10 @@ def aggregate(
     skip = not_applicable or {}
     names = [n for n, v in fold_tests[0].items()
              if v is None or is_finite_number(v) or _is_nan(v)]
-    mean, std = {}, {}
+    # mean and std hold None for a test left out; the scores read the measured means only
+    mean: dict[str, float | None] = {}
+    std: dict[str, float | None] = {}
+    measured: dict[str, float] = {}
     for name in names:
         if name in skip:
             mean[name] = std[name] = None
@@ -239,14 +242,14 @@ def aggregate(
         # a test undefined in some fold (None/NaN) is undefined on average too
         values = np.array([np.nan if f.get(name) is None else float(f[name])
                            for f in fold_tests], dtype=np.float64)
-        mean[name] = float(values.mean())
+        mean[name] = measured[name] = float(values.mean())
         std[name] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
     out: dict = {"mean": mean, "std": std, "num_folds": len(fold_tests)}
-    out["phase1_score"] = phase1_score(mean, applicable_tests(skip))
+    out["phase1_score"] = phase1_score(measured, applicable_tests(skip))
     if references is not None:
-        out["phase2_score"] = phase2_score(mean, references, not_applicable)
-        out["gated"] = mean[HIT_RATE] < references.hit_rate_threshold
-        out["normalised"] = normalise(mean, references, skip)
+        out["phase2_score"] = phase2_score(measured, references, not_applicable)
+        out["gated"] = measured[HIT_RATE] < references.hit_rate_threshold
+        out["normalised"] = normalise(measured, references, skip)
     else:
         out["phase2_score"] = None
         out["gated"] = None

@@ -108,10 +108,10 @@ def mred_from_codes(missed, codes, labels: Sequence, considered=None,
     if value == 0.0:
         value = 0.0  # no "-0.0" in reports
     return SliceMissRates(
-        {str(labels[g]): float(r) for g, r in zip(present, rates)},
+        {str(labels[int(g)]): float(r) for g, r in zip(present, rates)},
         value=value,
         miss_rate=mr,
-        counts={str(labels[g]): int(counts[g]) for g in present},
+        counts={str(labels[int(g)]): int(counts[g]) for g in present},
         n_users=n,
         n_ungrouped=int((~grouped).sum()),
     )
@@ -160,6 +160,6 @@ def bin_by_edges(values, edges: Sequence[int]) -> tuple[np.ndarray, tuple[str, .
     labels : tuple of str
         ``("0", *edges)`` as strings.
     """
-    edges = np.asarray(edges)
-    codes = np.searchsorted(edges, np.asarray(values), side="right")
-    return codes, ("0", *(str(int(e)) for e in edges))
+    lower_edges = np.asarray(edges)
+    codes = np.searchsorted(lower_edges, np.asarray(values), side="right")
+    return codes, ("0", *(str(int(e)) for e in lower_edges))

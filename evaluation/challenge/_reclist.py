@@ -205,7 +205,8 @@ class EvalRSRecList(RecList):
         """reclist's loop: run the tests, print the table, write the report folder
         (``self.meta_store_path``: ``results/report.json`` and a bar chart per slice test).
         The results stay available through :meth:`results` without running the tests again."""
-        self._test_results = []  # calling twice reports each test once, not twice
+        # calling twice reports each test once, not twice
+        self._test_results: list[dict[str, Any]] = []
         super().__call__(verbose, *args, **kwargs)
         self._results = {r["name"]: r["result"] for r in self._test_results}
 

@@ -315,7 +315,7 @@ def build_references(
         if spread <= 0:
             raise DataError(f"build_references: every reference model has {t} = {base[t]}; "
                             f"the normalisation needs models that differ on every test.")
-        best[t], best_from[t] = base[t] + spread, f"mirror of {min(values, key=values.get)}"
+        best[t], best_from[t] = base[t] + spread, f"mirror of {min(values, key=values.__getitem__)}"
     groups = {g: [t for t in members if t not in skip] for g, members in DEFAULT_GROUPS.items()}
     groups = {g: members for g, members in groups.items() if members}
     return References(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -207,7 +208,7 @@ class FoldScorer:
         state = self.state
         out: dict[str, Callable[[], Any]] = {HIT_RATE: state.hit_rate, MRR: state.mrr}
         for test, slice_name in MRED_SLICES.items():
-            out[test] = lambda s=slice_name: state.mred(s)
+            out[test] = partial(state.mred, slice_name)
         out[BEING_LESS_WRONG] = lambda: self.detail(BEING_LESS_WRONG)["value"]
         out[LATENT_DIVERSITY] = lambda: self.detail(LATENT_DIVERSITY)["value"]
         out[STATS] = state.stats

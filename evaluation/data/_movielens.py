@@ -32,7 +32,8 @@ from evaluation.data._schema import data_error, validate_tables
 from evaluation.data._tables import Tables
 from evaluation.errors import ConfigError, DataError
 
-FORMATS = {"ml-100k": ("u.data",), "ml-1m": ("ratings.dat",), "ml-latest": ("ratings.csv",)}
+FORMATS: dict[str, tuple[str, ...]] = {
+    "ml-100k": ("u.data",), "ml-1m": ("ratings.dat",), "ml-latest": ("ratings.csv",)}
 
 
 def detect_format(directory: Path) -> str:

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -107,7 +108,8 @@ def write_tables(tables: Tables, directory: str | os.PathLike, *, replace: bool 
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _fresh_dir(target, ".tmp")
     try:
-        files = {}
+        # file name -> its size and sha256, filled in once every file is written
+        files: dict[str, dict[str, Any] | None] = {}
         event_columns = None
         for name in _FRAMES:
             frame = getattr(tables, name)

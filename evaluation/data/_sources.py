@@ -74,11 +74,11 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
         return load_lfm(url=url, sha256=sha256, cache_dir=cache_dir, progress=progress,
                         source=source)
     if source.startswith("movielens:"):
-        path = source[len("movielens:"):]
-        if not path:
+        movielens_path = source[len("movielens:"):]
+        if not movielens_path:
             raise ConfigError("source 'movielens:': the path is missing. Fix: write "
                               "'movielens:PATH', e.g. 'movielens:data/ml-100k'")
-        return load_movielens(path)
+        return load_movielens(movielens_path)
     path = Path(source).expanduser()
     if path.is_dir():
         return load_local(path)

@@ -298,9 +298,9 @@ def _users(rng: np.random.Generator, p: _Scale, cat: dict) -> dict:
     weights = (np.arange(len(SYNTHETIC_COUNTRIES)) + 1.0) ** -_COUNTRY_ZIPF
     shares = np.append((1.0 - _COUNTRY_MISSING) * weights / weights.sum(), _COUNTRY_MISSING)
     country_idx = rng.permutation(_allocate(shares, n))  # index len(SYNTHETIC_COUNTRIES): missing
-    country = np.append(np.array(SYNTHETIC_COUNTRIES, dtype=object), None)[country_idx]
+    country = np.append(np.array(SYNTHETIC_COUNTRIES, dtype=object), [None])[country_idx]
     gender_idx = rng.permutation(_allocate(_GENDER_P, n))
-    gender = np.append(_GENDERS, None)[gender_idx]
+    gender = np.append(_GENDERS, [None])[gender_idx]
 
     age = np.round(14.0 + rng.gamma(2.6, 4.6, n))
     age = np.minimum(age, 75.0)

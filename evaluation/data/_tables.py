@@ -25,6 +25,8 @@ class TrackVectors:
 
     track_ids: np.ndarray
     vectors: np.ndarray
+    # set by __post_init__: not an argument, not shown, not compared
+    _index: IdIndex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ids = np.asarray(self.track_ids, dtype=np.int64)
@@ -94,8 +96,8 @@ class Tables:
                 _hash_frame(h, name, frame)
             if self.track_vectors is not None:
                 h.update(b"track_vectors")
-                h.update(memoryview(self.track_vectors.track_ids).cast("B"))
-                h.update(memoryview(self.track_vectors.vectors).cast("B"))
+                h.update(self.track_vectors.track_ids.data.cast("B"))
+                h.update(self.track_vectors.vectors.data.cast("B"))
             self._fingerprint = h.hexdigest()
         return self._fingerprint
 
@@ -110,7 +112,7 @@ def _hash_frame(h, name: str, frame: pd.DataFrame) -> None:
             # Loaders canonicalise dtypes, so hashing the native bytes is stable and cheap.
             arr = np.ascontiguousarray(values.to_numpy())
             h.update(str(arr.dtype).encode())
-            h.update(memoryview(arr).cast("B"))
+            h.update(arr.data.cast("B"))
         else:
             # Strings, missing values: pandas' stable (fixed-key) row hash.
             h.update(b"h")

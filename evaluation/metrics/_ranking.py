@@ -159,10 +159,11 @@ def f1_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
         r = recall_at_k(j, None, k, aggregate="global")
         return 2 * p * r / (p + r) if p + r > 0 else 0.0
     hits = _hits(j, k)
-    p = hits / k
-    r = np.divide(hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
-    total = p + r
-    return _user_mean(np.divide(2 * p * r, total, out=np.zeros(j.n_users), where=total > 0))
+    precision = hits / k
+    recall = np.divide(hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
+    total = precision + recall
+    return _user_mean(np.divide(2 * precision * recall, total, out=np.zeros(j.n_users),
+                                where=total > 0))
 
 
 def hit_rate_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:

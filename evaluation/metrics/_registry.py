@@ -124,7 +124,8 @@ class Metric:
         if self.family == "catalog":
             extra = self.spec.options[0]
             if len(args) == 2 and extra not in kwargs:
-                args, kwargs[extra] = args[:1], args[1]
+                kwargs[extra] = args[1]
+                args = args[:1]
             if extra not in kwargs:
                 raise ConfigError(f"Metric {self.name!r} needs {extra}=...")
         return self.spec.function(*args, **kwargs)
@@ -154,7 +155,7 @@ def get_metric(name: str, **options) -> Metric:
         raise ConfigError(f"A metric name must be a string such as 'ndcg@10'; got {name!r}.")
     match = _NAME.match(name.lower())
     base = ALIASES.get(match.group(1), match.group(1)) if match else None
-    if base not in METRICS:
+    if match is None or base not in METRICS:
         known = ", ".join(sorted(METRICS))
         raise ConfigError(
             f"Unknown metric {name!r}. Known metrics: {known} (write 'name@k' for a cutoff, "

@@ -54,7 +54,7 @@ def _record(fingerprint: str, params: FoldParams, fold: int, n_events: int) -> d
 
 
 def _sha256(arr: np.ndarray) -> str:
-    return hashlib.sha256(memoryview(np.ascontiguousarray(arr)).cast("B")).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(arr).data.cast("B")).hexdigest()
 
 
 def _verified_key(sums: Any) -> str:

@@ -248,6 +248,7 @@ def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
             sizes = np.diff(np.append(starts, len(rows)))
 
     if params.split == "last_one":
+        assert index.timestamps is not None  # refused on entry otherwise
         grouped = rows if pos_of is None else rows[pos_of]
         pick = _latest(index.timestamps[grouped], index.track_ids[grouped], starts, sizes)
     elif gen is None:
