@@ -15,8 +15,8 @@ for _module in ("pydantic", "fastapi", "sqlalchemy"):  # the server extra
                                         ".[server])")
 
 from evaluation.challenge import LEADERBOARD_TESTS  # noqa: E402
+from evaluation.contract import RESULTS_FORMAT  # noqa: E402
 from evaluation.errors import SubmissionRejected  # noqa: E402
-from evaluation.runner import RESULTS_FORMAT  # noqa: E402
 from evaluation.server._schema import (  # noqa: E402
     MAX_BODY_BYTES,
     MAX_DEPTH,

@@ -6,7 +6,7 @@ from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
 from evaluation.runner._ray import import_ray
-from evaluation.runner._result import RESULTS_FORMAT, RunResult
+from evaluation.runner._result import RunResult
 from evaluation.runner._settings import (
     check_model_params,
     collect_params,
@@ -17,7 +17,6 @@ from evaluation.runner._settings import (
 from evaluation.runner._store import (
     CHECKSUMS_FILE,
     check_results_dir,
-    run_hash,
     verify_fold,
     verify_fold_files,
 )
@@ -31,22 +30,15 @@ from evaluation.runner._submit import (
     load_settings,
     post,
 )
-from evaluation.runner._target import (
-    OFFICIAL_COMPETITION,
-    CompetitionTarget,
-    load_competition_target,
-    read_competition_toml,
-)
+from evaluation.runner._target import OFFICIAL_COMPETITION
 
 __all__ = [
     "Answer",
     "CHECKSUMS_FILE",
-    "CompetitionTarget",
     "DEFAULT_K",
     "DEFAULT_N_BOOT",
     "EvalRSRunner",
     "OFFICIAL_COMPETITION",
-    "RESULTS_FORMAT",
     "RunResult",
     "RunWarning",
     "UploadSettings",
@@ -60,15 +52,12 @@ __all__ = [
     "environment",
     "import_ray",
     "import_reclist",
-    "load_competition_target",
     "load_params_file",
     "load_settings",
     "model_fingerprint",
     "parse_param",
     "post",
-    "read_competition_toml",
     "reclist_tests",
-    "run_hash",
     "verify_fold",
     "verify_fold_files",
 ]

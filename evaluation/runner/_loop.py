@@ -40,6 +40,7 @@ from evaluation.challenge import (
     load_references,
     references_name,
 )
+from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
@@ -56,7 +57,7 @@ from evaluation.runner._summary import (
     summary,
     training_items_note,
 )
-from evaluation.runner._target import CompetitionTarget, resolve_competition
+from evaluation.runner._target import resolve_competition
 
 #: Fold count of the official protocol; other counts are not eligible for upload.
 OFFICIAL_NUM_FOLDS = 4
@@ -396,7 +397,7 @@ class EvalRSRunner:
         fingerprint = model_fingerprint(model, train_kwargs)
         name = model_name or getattr(model, "name", None) or type(model).__name__
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:64] or "model"
-        rhash = _store.run_hash(ds.fingerprint, ds.fold_params, tests)
+        rhash = run_hash(ds.fingerprint, ds.fold_params, tests)
         # The training arguments enter the key through the fingerprint (by content); their
         # repr, which abbreviates arrays and may hold memory addresses, is only recorded.
         config = {"run_hash": rhash, "model": name, "seed": seed, "limit": limit, "k": self.k,

@@ -10,10 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from evaluation.contract import RESULTS_FORMAT
 from evaluation.runner._summary import summary
-
-#: Version of the results file layout.
-RESULTS_FORMAT = "evalrs-results/1"
 
 
 @dataclass(frozen=True)
