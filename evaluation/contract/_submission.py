@@ -44,14 +44,15 @@ def submission_payload(results: Mapping[str, Any], *, email: str | None,
     -------
     dict
         ``{"email", "participant_id", "run_id", "run_hash", "leaderboard_score",
-        "results"}``: the identity and score repeat the results' own.
+        "results"}``: the identity and score repeat the results' own (None where the
+        results lack them: the reader then says what is missing).
     """
     return {
         EMAIL_KEY: email,
         PARTICIPANT_ID_KEY: participant_id,
-        RUN_ID_KEY: results[RUN_ID_KEY],
-        RUN_HASH_KEY: results[RUN_HASH_KEY],
-        LEADERBOARD_SCORE_KEY: results[LEADERBOARD_SCORE_KEY],
+        RUN_ID_KEY: results.get(RUN_ID_KEY),
+        RUN_HASH_KEY: results.get(RUN_HASH_KEY),
+        LEADERBOARD_SCORE_KEY: results.get(LEADERBOARD_SCORE_KEY),
         RESULTS_KEY: dict(results),
     }
 
