@@ -171,8 +171,8 @@ class CompetitionTarget:
 
     def to_dict(self) -> dict:
         """What ``results.json`` records under ``competition``."""
-        return {"name": self.name, "source": self.source, "fingerprint": self.fingerprint,
-                "fold_params": self.fold_params,
+        return {"name": self.name, SOURCE_KEY: self.source, FINGERPRINT_KEY: self.fingerprint,
+                FOLD_PARAMS_KEY: self.fold_params,
                 "harness_versions": None if self.harness_versions is None
                 else list(self.harness_versions), "path": self.path}
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from evaluation._util.jsonable import json_sha256
 from evaluation._version import __version__
+from evaluation.contract._keys import FOLD_PARAMS_KEY
 
 
 def run_hash(dataset_fingerprint: str, fold_params: Mapping[str, Any], tests: Iterable[str],
@@ -32,7 +33,7 @@ def run_hash(dataset_fingerprint: str, fold_params: Mapping[str, Any], tests: It
     """
     payload = {
         "dataset_fingerprint": dataset_fingerprint,
-        "fold_params": fold_params,
+        FOLD_PARAMS_KEY: fold_params,
         "harness_version": harness_version,
         "tests": sorted(tests),
     }

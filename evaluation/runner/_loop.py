@@ -40,7 +40,14 @@ from evaluation.challenge import (
     load_references,
     references_name,
 )
-from evaluation.contract import CompetitionTarget, run_hash
+from evaluation.contract import (
+    FINGERPRINT_KEY,
+    FOLD_PARAMS_KEY,
+    NUM_FOLDS_KEY,
+    SOURCE_KEY,
+    CompetitionTarget,
+    run_hash,
+)
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
@@ -239,11 +246,11 @@ class EvalRSRunner:
             return None, (f"no references shipped for dataset source {source!r}: phase-2 score "
                           f"not computed (`python -m evaluation references` writes them)")
         refs = load_references(name)
-        expected = refs.dataset.get("fingerprint")
+        expected = refs.dataset.get(FINGERPRINT_KEY)
         if expected and expected != self.dataset.fingerprint:
             return None, (f"references {name!r} were computed on other data (fingerprint "
                           f"{expected[:12]}...): phase-2 score not computed")
-        expected_folds = refs.dataset.get("fold_params")
+        expected_folds = refs.dataset.get(FOLD_PARAMS_KEY)
         if expected_folds and expected_folds != self.dataset.fold_params:
             return refs, (f"references {name!r} were computed on other folds "
                           f"({expected_folds}); the phase-2 score is indicative")
@@ -428,9 +435,9 @@ class EvalRSRunner:
     def _dataset_info(self) -> dict:
         """The dataset's source, fingerprint, fold parameters and fold count."""
         ds = self.dataset
-        return {"source": getattr(getattr(ds, "tables", None), "source", None),
-                "fingerprint": ds.fingerprint, "fold_params": ds.fold_params,
-                "num_folds": ds.num_folds}
+        return {SOURCE_KEY: getattr(getattr(ds, "tables", None), "source", None),
+                FINGERPRINT_KEY: ds.fingerprint, FOLD_PARAMS_KEY: ds.fold_params,
+                NUM_FOLDS_KEY: ds.num_folds}
 
     def _ineligible_because(self, limit: int) -> list[str]:
         """Why the run may not be uploaded (empty when it may)."""
