@@ -211,7 +211,7 @@ def read_competition_toml(path: str | os.PathLike) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         try:
-            import tomli as tomllib
+            import tomli as tomllib  # type: ignore[import-not-found,no-redef]
         except ModuleNotFoundError:
             raise ConfigError("reading a competition file needs Python >= 3.11 (tomllib) or "
                               "the tomli package: pip install tomli") from None
@@ -272,7 +272,8 @@ def load_competition_target(path: str | os.PathLike) -> CompetitionTarget:
         if not ok:
             got = "is missing" if value is None else f"is invalid ({cut(value)})"
             raise ConfigError(f"competition file {shown!r}: {key} {got}. Fix: write {fix}.")
-    source = data.get(SOURCE_KEY) if isinstance(data.get(SOURCE_KEY), str) else ""
-    return CompetitionTarget(name=f"competition {name!r}", source=source, fingerprint=fingerprint,
-                             fold_params=dict(fold_params), harness_versions=tuple(versions),
-                             path=shown)
+    source = data.get(SOURCE_KEY)
+    return CompetitionTarget(name=f"competition {name!r}",
+                             source=source if isinstance(source, str) else "",
+                             fingerprint=fingerprint, fold_params=dict(fold_params or {}),
+                             harness_versions=tuple(versions or ()), path=shown)

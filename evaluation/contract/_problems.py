@@ -102,14 +102,14 @@ class Checker:
         self.problems.append(Problem(path, rule, value))
         return BAD
 
-    def present(self, obj: Mapping, key: str, path: Path, optional: bool) -> Any:
+    def present(self, obj: Mapping, key: str | int, path: Path, optional: bool) -> Any:
         """``obj[key]``; ``BAD`` (recorded) when it is missing and required, None when it is
         missing or null and optional."""
         if key not in obj:
             return None if optional else self.fail(path + (key,), "required field missing")
         return obj[key]
 
-    def text(self, obj: Mapping, key: str, path: Path, *, optional: bool = False,
+    def text(self, obj: Mapping, key: str | int, path: Path, *, optional: bool = False,
              min_length: int = 0, max_length: int | None = None,
              pattern: str | None = None) -> Any:
         """A string field, with its length and pattern checked."""
