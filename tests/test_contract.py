@@ -381,3 +381,18 @@ def test_dataset_arguments_rebuild_a_runs_dataset(tiny):
     source = tiny.tables.source
     rebuilt = ChallengeDataset(**dataset_arguments(source, tiny.fold_params))
     assert rebuilt.fingerprint == tiny.fingerprint and rebuilt.fold_params == tiny.fold_params
+
+
+# --------------------------------------------------------------------------- old paths
+
+
+@pytest.mark.parametrize("name", ["CompetitionTarget", "RESULTS_FORMAT",
+                                  "load_competition_target", "read_competition_toml",
+                                  "run_hash"])
+def test_the_runners_old_paths_warn_and_forward(name):
+    import evaluation.contract
+    import evaluation.runner
+
+    with pytest.warns(DeprecationWarning, match=f"evaluation.runner.{name} moved to "
+                                                f"evaluation.contract.{name}"):
+        assert getattr(evaluation.runner, name) is getattr(evaluation.contract, name)

@@ -1,6 +1,7 @@
 """Running a model through the challenge: the fold loop, the run directory and its resume, the
 run's fingerprint, its typed result and summary, and the upload to the leaderboard."""
 
+from evaluation._util.deprecation import moved
 from evaluation.errors import RunWarning
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
@@ -61,3 +62,9 @@ __all__ = [
     "verify_fold",
     "verify_fold_files",
 ]
+
+# The results format, the run hash and the competition file are the contract's now (shared with
+# the leaderboard server); the old paths keep working for one release.
+__getattr__ = moved("evaluation.runner", "evaluation.contract",
+                    ("CompetitionTarget", "RESULTS_FORMAT", "load_competition_target",
+                     "read_competition_toml", "run_hash"))
