@@ -20,12 +20,12 @@ from pathlib import Path
 
 from evaluation import ChallengeDataset, EvalRSRunner
 from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_STATUS_HELP, EXIT_UPLOAD_FAILED, guarded
+from evaluation.contract import load_competition_target
 from evaluation.runner import (
     UploadSettings,
     check_model_params,
     collect_params,
     import_reclist,
-    load_competition_target,
     load_settings,
 )
 

@@ -6,12 +6,18 @@
 * The module-level imports between ``evaluation`` modules form no cycle.
 * A package ``__init__`` that re-exports private modules has a sorted ``__all__`` whose names
   all resolve (and so has every other ``__all__``).
+* ``evaluation.contract``, the agreement between a participant's run and the leaderboard,
+  imports only the standard library and the harness's pure helpers (``evaluation.errors``,
+  ``evaluation._version``, ``evaluation._util``); the runner and the server both stand on it
+  and import nothing of each other.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -194,3 +200,86 @@ def test_all_is_sorted_and_resolves(package):
         warnings.simplefilter("ignore", DeprecationWarning)
         missing = [n for n in names if not hasattr(module, n)]
     assert not missing, f"{package}.__all__ names that do not resolve: {missing}"
+
+
+# --------------------------------------------------------------------------- the contract
+
+CONTRACT = "evaluation.contract"
+#: What the contract may import from the harness: pure standard-library helpers.
+CONTRACT_MAY_IMPORT = ("evaluation.errors", "evaluation._version", "evaluation._util",
+                       CONTRACT)
+#: The standard library's TOML reader before Python 3.11 (tomllib), as a backport.
+STDLIB_BACKPORTS = ("tomli",)
+
+
+def _within(target: str, packages: tuple[str, ...]) -> bool:
+    """Whether module ``target`` is one of ``packages`` or inside one of them."""
+    return any(target == p or target.startswith(p + ".") for p in packages)
+
+
+def _all_imports(module: str) -> list[tuple[int, str]]:
+    """``(line, absolute module name)`` of every import of ``module``, wherever it stands
+    (functions and ``TYPE_CHECKING`` blocks included)."""
+    found = []
+    for node in ast.walk(TREES[module]):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            source = _resolve(module, node)
+            found += [(node.lineno, t) for t in _targets(module, node)] \
+                or [(node.lineno, source)]
+    return found
+
+
+def _imports_between(importer: str, imported: tuple[str, ...]) -> list[str]:
+    """Each import by a module of package ``importer`` of a module within ``imported``."""
+    return [f"{MODULES[m].relative_to(ROOT)}:{line} imports {target}"
+            for m in MODULES if _within(m, (importer,))
+            for line, target in _all_imports(m) if _within(target, imported)]
+
+
+def test_the_contract_imports_only_the_standard_library_and_pure_helpers():
+    stdlib = sys.stdlib_module_names
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} imports {target}"
+           for m in MODULES if _within(m, (CONTRACT,))
+           for line, target in _all_imports(m)
+           if not (target.split(".")[0] in stdlib or target in STDLIB_BACKPORTS
+                   or _within(target, CONTRACT_MAY_IMPORT))]
+    assert not bad, "the contract imports beyond the standard library:\n" + "\n".join(bad)
+
+
+def test_the_server_does_not_import_the_runner():
+    bad = _imports_between("evaluation.server", ("evaluation.runner",))
+    assert not bad, "the server imports the runner:\n" + "\n".join(bad)
+
+
+def test_the_runner_does_not_import_the_server():
+    bad = _imports_between("evaluation.runner", ("evaluation.server",))
+    assert not bad, "the runner imports the server:\n" + "\n".join(bad)
+
+
+def test_both_sides_stand_on_the_contract():
+    for side in ("evaluation.runner", "evaluation.server"):
+        assert _imports_between(side, (CONTRACT,)), f"{side} does not import {CONTRACT}"
+
+
+def test_the_import_rules_see_a_forbidden_import():
+    # the helpers find an import inside a function as well as at the top
+    tree = ast.parse("def f():\n    from evaluation.runner import run_hash\n")
+    TREES["evaluation.server._probe"] = tree
+    MODULES["evaluation.server._probe"] = MODULES["evaluation.server"]
+    try:
+        assert _imports_between("evaluation.server", ("evaluation.runner",)) == [
+            "evaluation/server/__init__.py:2 imports evaluation.runner"]
+    finally:
+        del TREES["evaluation.server._probe"], MODULES["evaluation.server._probe"]
+
+
+def test_importing_the_contract_loads_no_third_party_package():
+    heavy = ("numpy", "pandas", "pydantic", "requests", "fastapi", "sqlalchemy", "dotenv",
+             "rich", "tqdm", "ray")
+    code = (f"import sys, evaluation.contract\n"
+            f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "", f"importing evaluation.contract loads {out.stdout}"

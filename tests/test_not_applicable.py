@@ -36,8 +36,9 @@ from evaluation.challenge import (
     phase2_score,
     scored_groups,
 )
+from evaluation.contract import run_hash
 from evaluation.errors import ConfigError, RunWarning, ScoringWarning, SubmissionRejected
-from evaluation.runner import EvalRSRunner, run_hash
+from evaluation.runner import EvalRSRunner
 
 MOVIELENS_NA = (MRED_COUNTRY, MRED_ARTIST_POPULARITY, BEING_LESS_WRONG, LATENT_DIVERSITY)
 APPLICABLE = (HIT_RATE, MRR, MRED_USER_ACTIVITY, MRED_TRACK_POPULARITY, MRED_GENDER)

@@ -27,13 +27,12 @@ from evaluation.challenge import (
     load_references,
     phase2_score,
 )
+from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (
-    CompetitionTarget,
     EvalRSRunner,
     RunResult,
     UploadSettings,
-    run_hash,
 )
 
 

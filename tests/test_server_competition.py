@@ -17,8 +17,8 @@ for _module in ("pydantic", "fastapi", "sqlalchemy"):  # the server extra
 
 import evaluation  # noqa: E402
 from evaluation.challenge import REFERENCES_DIR, load_references  # noqa: E402
+from evaluation.contract import run_hash  # noqa: E402
 from evaluation.errors import ConfigError, SubmissionRejected  # noqa: E402
-from evaluation.runner import run_hash  # noqa: E402
 from evaluation.server._competition import load_competition  # noqa: E402
 from evaluation.server._schema import parse_submission  # noqa: E402
 

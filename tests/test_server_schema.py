@@ -15,8 +15,8 @@ for _module in ("pydantic", "fastapi", "sqlalchemy"):  # the server extra
                                         ".[server])")
 
 from evaluation.challenge import LEADERBOARD_TESTS  # noqa: E402
+from evaluation.contract import RESULTS_FORMAT  # noqa: E402
 from evaluation.errors import SubmissionRejected  # noqa: E402
-from evaluation.runner import RESULTS_FORMAT  # noqa: E402
 from evaluation.server._schema import (  # noqa: E402
     MAX_BODY_BYTES,
     MAX_DEPTH,
@@ -77,8 +77,8 @@ def test_fold_tests_are_the_nine_tests_in_fold_order(payload):
     expected = [{t: f["tests"][t] for t in LEADERBOARD_TESTS}
                 for f in sorted(payload["results"]["folds"], key=lambda f: f["fold"])]
     assert sub.fold_tests() == expected
-    assert sub.results.folds[0].tests.model_extra["MY_OWN_TEST"] == 0.5
-    assert "stats" in sub.results.folds[0].tests.model_extra  # the harness's report-only test
+    assert sub.results.folds[0].tests["MY_OWN_TEST"] == 0.5
+    assert "stats" in sub.results.folds[0].tests  # the harness's report-only test
 
 
 def test_unicode_and_html_are_kept_as_data(payload):

@@ -14,15 +14,14 @@ import pytest
 from _competition_files import write_competition
 
 from evaluation import ChallengeDataset
+from evaluation.contract import CompetitionTarget, load_competition_target
 from evaluation.errors import ConfigError
 from evaluation.runner import (
     OFFICIAL_COMPETITION,
-    CompetitionTarget,
     EvalRSRunner,
     check_model_params,
     collect_params,
     import_reclist,
-    load_competition_target,
     load_params_file,
     parse_param,
 )

@@ -13,6 +13,13 @@ import numpy as np
 import pandas as pd
 
 from evaluation.challenge import References, UserScores
+from evaluation.contract import (
+    MODEL_KEY,
+    FoldRecord,
+    RecordRefused,
+    ResultsRecord,
+    read_results,
+)
 from evaluation.errors import ConfigError
 from evaluation.runner import CHECKSUMS_FILE, verify_fold, verify_fold_files
 
@@ -234,31 +241,38 @@ def load_results(path: str | os.PathLike) -> LoadedRun:
     if record.get("run_hash") != results.get("run_hash"):
         raise ConfigError(_refusal(run_dir, "results.json and run.json name different run "
                                             "hashes: they belong to different runs"))
-    dataset = results.get("dataset") or {}
-    tests = results.get("tests")
-    num_folds = dataset.get("num_folds")
-    folds = results.get("folds")
-    if not isinstance(tests, list) or not isinstance(folds, list) \
-            or not isinstance(num_folds, int) or len(folds) != num_folds:
-        raise ConfigError(_refusal(run_dir, "results.json lacks its tests, dataset.num_folds "
-                                            "or one entry per fold"))
+    checked = _read_record(run_dir, results)
     if not (run_dir / CHECKSUMS_FILE).is_file():
         raise ConfigError(_refusal(run_dir, f"{CHECKSUMS_FILE}: missing"))
-    fold_json = [_verified_fold(run_dir, f, key, tests, folds[f]) for f in range(num_folds)]
-    refs = (results.get("references") or {}).get("values")
+    tests = list(checked.tests)
+    by_number = {f.fold: f for f in checked.folds}
+    fold_json = [_verified_fold(run_dir, f, key, tests, by_number[f])
+                 for f in range(checked.dataset.num_folds)]
+    refs = (checked.references or {}).get("values")
     return LoadedRun(
-        run_dir=run_dir, run_id=str(results.get("run_id", run_dir.name)),
-        run_hash=results["run_hash"], run_key=key, model=dict(results.get("model") or {}),
-        dataset_fingerprint=dataset.get("fingerprint"),
-        fold_params=dataset.get("fold_params"), num_folds=num_folds,
-        seed=results.get("seed"), limit=results.get("limit"), k=results.get("k"),
-        tests=list(tests),
+        run_dir=run_dir, run_id=checked.run_id, run_hash=checked.run_hash, run_key=key,
+        model=dict(results[MODEL_KEY]), dataset_fingerprint=checked.dataset.fingerprint,
+        fold_params=checked.dataset.fold_params, num_folds=checked.dataset.num_folds,
+        seed=checked.seed, limit=checked.limit, k=checked.k, tests=tests,
         fold_tests=[{t: _float(v) for t, v in d["tests"].items()
                      if v is None or isinstance(v, (int, float))} for d in fold_json],
-        n_users=[d["n_users"] for d in fold_json], aggregate=results["aggregate"],
-        intervals=results.get("confidence_intervals"),
+        n_users=[d["n_users"] for d in fold_json], aggregate=checked.aggregate,
+        intervals=checked.confidence_intervals,
         references=None if refs is None else References.from_dict(refs, path=str(run_dir)),
-        not_applicable=dict(results.get("not_applicable") or {}), results=results)
+        not_applicable=dict(checked.not_applicable), results=results)
+
+
+def _read_record(run_dir: Path, results: dict) -> ResultsRecord:
+    """``results.json`` read by the contract's reader (a finished run need not be eligible);
+    a ``ConfigError`` naming its problems when it breaks the format, or has no aggregate."""
+    try:
+        record = read_results(results)
+    except RecordRefused as exc:
+        raise ConfigError(_refusal(run_dir, f"results.json breaks the results format: "
+                                            f"{exc.describe()}")) from None
+    if record.aggregate is None:
+        raise ConfigError(_refusal(run_dir, "results.json: it records no aggregate"))
+    return record
 
 
 def _run_dir(path) -> Path:
@@ -292,12 +306,13 @@ def _read_object(path: Path, what: str) -> dict:
     return data
 
 
-def _verified_fold(run_dir: Path, fold: int, key: str, tests: list, in_results) -> dict:
+def _verified_fold(run_dir: Path, fold: int, key: str, tests: list,
+                   in_results: FoldRecord) -> dict:
     """The fold's verified JSON; a ``ConfigError`` when its files or results.json disagree."""
     found = verify_fold_files(run_dir, fold, key, tests)
     if isinstance(found, str):
         raise ConfigError(_refusal(run_dir, found))
-    if not isinstance(in_results, dict) or in_results.get("tests") != found["tests"]:
+    if in_results.tests != found["tests"]:
         raise ConfigError(_refusal(run_dir, f"results.json: the tests of fold {fold} differ "
                                             f"from fold_{fold}.json (edited?)"))
     return found

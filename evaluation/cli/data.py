@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from evaluation._util.atomic import atomic_path, write_json
 from evaluation._version import __version__
+from evaluation.contract import FOLD_PARAMS_KEY
 from evaluation.data import synthetic_tables, write_tables
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError
@@ -168,7 +169,7 @@ def _folds(args: argparse.Namespace) -> int:
     manifest = {
         "source": ds.tables.source or str(args.source),
         "fingerprint": ds.fingerprint,
-        "fold_params": ds.fold_params,
+        FOLD_PARAMS_KEY: ds.fold_params,
         "harness_version": __version__,
         "folds": [f.stats() for f in ds.compute_folds()],
         "files": files,

@@ -15,6 +15,7 @@ from evaluation.challenge import (
     dataset_not_applicable,
     references_name,
 )
+from evaluation.contract import FINGERPRINT_KEY, FOLD_PARAMS_KEY, SOURCE_KEY
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionWarning
 from evaluation.runner import EvalRSRunner
@@ -104,5 +105,5 @@ def compute_references(dataset, *, name: str = "", results_dir="results", progre
         means[model_name] = result.aggregate["mean"]
     return build_references(
         means, baseline=REFERENCE_MODELS[0], name=name, not_applicable=not_applicable,
-        dataset={"source": getattr(dataset.tables, "source", None),
-                 "fingerprint": dataset.fingerprint, "fold_params": dataset.fold_params})
+        dataset={SOURCE_KEY: getattr(dataset.tables, "source", None),
+                 FINGERPRINT_KEY: dataset.fingerprint, FOLD_PARAMS_KEY: dataset.fold_params})

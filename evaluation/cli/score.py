@@ -10,6 +10,7 @@ import numpy as np
 from evaluation._util.atomic import write_json
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import read_predictions, score
+from evaluation.contract import FOLD_PARAMS_KEY
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import show_values
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     report = {
         "source": args.source,
         "dataset_fingerprint": dataset.fingerprint,
-        "fold_params": to_jsonable(getattr(dataset, "fold_params", None)),
+        FOLD_PARAMS_KEY: to_jsonable(getattr(dataset, "fold_params", None)),
         "predictions": str(args.predictions),
         **report,
     }

@@ -21,6 +21,7 @@ from typing import Any
 
 from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.contract import DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
 from evaluation.errors import ConfigError, UploadError
 from evaluation.reproduce._compare import NOT_REPRODUCED, REPRODUCED, Comparison, compare
 from evaluation.reproduce._limits import log_tail, run_limited
@@ -107,8 +108,8 @@ def worker_config(results: Mapping, *, source: str | None = None) -> dict[str, A
     ConfigError
         When the uploaded results lack what a reproduction needs.
     """
-    dataset = results.get("dataset")
-    if not isinstance(dataset, Mapping) or not isinstance(dataset.get("fold_params"), Mapping):
+    dataset = results.get(DATASET_KEY)
+    if not isinstance(dataset, Mapping) or not isinstance(dataset.get(FOLD_PARAMS_KEY), Mapping):
         raise ConfigError("the uploaded results have no dataset.fold_params: this submission "
                           "cannot be reproduced (was it made by this harness?).")
     name, options = _source(source or dataset.get("source"))
@@ -121,22 +122,21 @@ def worker_config(results: Mapping, *, source: str | None = None) -> dict[str, A
                           "parameters: this submission cannot be reproduced.")
     return {"source": name, "data_options": options,
             "params": dict(params), "reclist": settings.get("reclist"),
-            "fold_params": dict(dataset["fold_params"]),
+            FOLD_PARAMS_KEY: dict(dataset[FOLD_PARAMS_KEY]),
             "dataset_fingerprint": dataset.get("fingerprint"),
-            "seed": int(results.get("seed", dataset["fold_params"].get("seed", 42))),
+            "seed": int(results.get("seed", dataset[FOLD_PARAMS_KEY].get("seed", 42))),
             "k": int(results.get("k", 100)),
             "n_boot": int(intervals.get("n_boot", DEFAULT_N_BOOT))}
 
 
 def _source(source: Any) -> tuple[str, dict]:
-    """``ChallengeDataset``'s source and options from a results.json ``dataset.source``."""
+    """``ChallengeDataset``'s source and its other data options (``scale``, ``data_seed``)
+    from a results.json ``dataset.source``."""
     if not isinstance(source, str) or not source:
         raise ConfigError("the uploaded results do not name their dataset source "
                           "(dataset.source); give it with --source.")
-    m = re.fullmatch(r"synthetic:(\w+):seed(\d+)", source)
-    if m:
-        return "synthetic", {"scale": m.group(1), "data_seed": int(m.group(2))}
-    return source, {}
+    options = source_arguments(source)
+    return options.pop("source"), options
 
 
 def check_checkout(checkout: str | os.PathLike) -> Path:
@@ -281,7 +281,7 @@ def _private(outcome: Reproduction, python: Path, checkout: Path, config: dict, 
         return
     log_path.write_bytes(b"")
     os.chmod(log_path, 0o600)
-    private = {**config, "fold_params": {**config["fold_params"], "seed": seed}}
+    private = {**config, FOLD_PARAMS_KEY: {**config[FOLD_PARAMS_KEY], "seed": seed}}
     # the same data: only the folds change, so the fingerprint check is by construction
     private["dataset_fingerprint"] = config["dataset_fingerprint"]
     found, problem = _run(python, checkout, private, work, log_path, timeout, memory_mb)

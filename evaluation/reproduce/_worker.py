@@ -25,10 +25,10 @@ import os
 import sys
 from pathlib import Path
 
+from evaluation.contract import FOLD_PARAMS_KEY, fold_arguments
+
 #: Exit status when the dataset or the configuration is not the upload's.
 EXIT_CONFIG = 2
-#: The fold parameters that are not ``ChallengeDataset`` keyword arguments.
-_NOT_ARGUMENTS = ("protocol",)
 
 
 def main(argv: list[str]) -> int:
@@ -42,8 +42,8 @@ def main(argv: list[str]) -> int:
     from evaluation.reproduce._compare import fingerprint_differences
     from evaluation.runner import import_reclist, model_fingerprint
 
-    options = {k: v for k, v in config["fold_params"].items() if k not in _NOT_ARGUMENTS}
-    dataset = ChallengeDataset(source=config["source"], **config["data_options"], **options)
+    dataset = ChallengeDataset(source=config["source"], **config["data_options"],
+                               **fold_arguments(config[FOLD_PARAMS_KEY]))
     problem = _dataset_problem(dataset, config)
     if problem:
         _write(out, {"error": problem})
@@ -75,7 +75,7 @@ def _dataset_problem(dataset, config: dict) -> str | None:
         return (f"the dataset rebuilt from source {config['source']!r} has fingerprint "
                 f"{dataset.fingerprint[:12]}..., the upload's is "
                 f"{str(config['dataset_fingerprint'])[:12]}...: the data differ")
-    if dataset.fold_params != config["fold_params"]:
+    if dataset.fold_params != config[FOLD_PARAMS_KEY]:
         return "the folds rebuilt differ from the configuration's fold parameters"
     return None
 

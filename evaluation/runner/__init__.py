@@ -1,12 +1,13 @@
 """Running a model through the challenge: the fold loop, the run directory and its resume, the
 run's fingerprint, its typed result and summary, and the upload to the leaderboard."""
 
+from evaluation._util.deprecation import moved
 from evaluation.errors import RunWarning
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
 from evaluation.runner._ray import import_ray
-from evaluation.runner._result import RESULTS_FORMAT, RunResult
+from evaluation.runner._result import RunResult
 from evaluation.runner._settings import (
     check_model_params,
     collect_params,
@@ -17,7 +18,6 @@ from evaluation.runner._settings import (
 from evaluation.runner._store import (
     CHECKSUMS_FILE,
     check_results_dir,
-    run_hash,
     verify_fold,
     verify_fold_files,
 )
@@ -31,22 +31,15 @@ from evaluation.runner._submit import (
     load_settings,
     post,
 )
-from evaluation.runner._target import (
-    OFFICIAL_COMPETITION,
-    CompetitionTarget,
-    load_competition_target,
-    read_competition_toml,
-)
+from evaluation.runner._target import OFFICIAL_COMPETITION
 
 __all__ = [
     "Answer",
     "CHECKSUMS_FILE",
-    "CompetitionTarget",
     "DEFAULT_K",
     "DEFAULT_N_BOOT",
     "EvalRSRunner",
     "OFFICIAL_COMPETITION",
-    "RESULTS_FORMAT",
     "RunResult",
     "RunWarning",
     "UploadSettings",
@@ -60,15 +53,18 @@ __all__ = [
     "environment",
     "import_ray",
     "import_reclist",
-    "load_competition_target",
     "load_params_file",
     "load_settings",
     "model_fingerprint",
     "parse_param",
     "post",
-    "read_competition_toml",
     "reclist_tests",
-    "run_hash",
     "verify_fold",
     "verify_fold_files",
 ]
+
+# The results format, the run hash and the competition file are the contract's now (shared with
+# the leaderboard server); the old paths keep working for one release.
+__getattr__ = moved("evaluation.runner", "evaluation.contract",
+                    ("CompetitionTarget", "RESULTS_FORMAT", "load_competition_target",
+                     "read_competition_toml", "run_hash"))

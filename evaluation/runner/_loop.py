@@ -40,6 +40,14 @@ from evaluation.challenge import (
     load_references,
     references_name,
 )
+from evaluation.contract import (
+    FINGERPRINT_KEY,
+    FOLD_PARAMS_KEY,
+    NUM_FOLDS_KEY,
+    SOURCE_KEY,
+    CompetitionTarget,
+    run_hash,
+)
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
@@ -56,7 +64,7 @@ from evaluation.runner._summary import (
     summary,
     training_items_note,
 )
-from evaluation.runner._target import CompetitionTarget, resolve_competition
+from evaluation.runner._target import resolve_competition
 
 #: Fold count of the official protocol; other counts are not eligible for upload.
 OFFICIAL_NUM_FOLDS = 4
@@ -236,11 +244,11 @@ class EvalRSRunner:
             return None, (f"no references shipped for dataset source {source!r}: phase-2 score "
                           f"not computed (`python -m evaluation references` writes them)")
         refs = load_references(name)
-        expected = refs.dataset.get("fingerprint")
+        expected = refs.dataset.get(FINGERPRINT_KEY)
         if expected and expected != self.dataset.fingerprint:
             return None, (f"references {name!r} were computed on other data (fingerprint "
                           f"{expected[:12]}...): phase-2 score not computed")
-        expected_folds = refs.dataset.get("fold_params")
+        expected_folds = refs.dataset.get(FOLD_PARAMS_KEY)
         if expected_folds and expected_folds != self.dataset.fold_params:
             return refs, (f"references {name!r} were computed on other folds "
                           f"({expected_folds}); the phase-2 score is indicative")
@@ -394,7 +402,7 @@ class EvalRSRunner:
         fingerprint = model_fingerprint(model, train_kwargs)
         name = model_name or getattr(model, "name", None) or type(model).__name__
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:64] or "model"
-        rhash = _store.run_hash(ds.fingerprint, ds.fold_params, tests)
+        rhash = run_hash(ds.fingerprint, ds.fold_params, tests)
         # The training arguments enter the key through the fingerprint (by content); their
         # repr, which abbreviates arrays and may hold memory addresses, is only recorded.
         config = {"run_hash": rhash, "model": name, "seed": seed, "limit": limit, "k": self.k,
@@ -425,9 +433,9 @@ class EvalRSRunner:
     def _dataset_info(self) -> dict:
         """The dataset's source, fingerprint, fold parameters and fold count."""
         ds = self.dataset
-        return {"source": getattr(getattr(ds, "tables", None), "source", None),
-                "fingerprint": ds.fingerprint, "fold_params": ds.fold_params,
-                "num_folds": ds.num_folds}
+        return {SOURCE_KEY: getattr(getattr(ds, "tables", None), "source", None),
+                FINGERPRINT_KEY: ds.fingerprint, FOLD_PARAMS_KEY: ds.fold_params,
+                NUM_FOLDS_KEY: ds.num_folds}
 
     def _ineligible_because(self, limit: int) -> list[str]:
         """Why the run may not be uploaded (empty when it may)."""

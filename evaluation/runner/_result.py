@@ -8,10 +8,32 @@ from pathlib import Path
 
 import pandas as pd
 
+from evaluation.contract import (
+    AGGREGATE_KEY,
+    COMPETITION_KEY,
+    CONFIDENCE_INTERVALS_KEY,
+    DATASET_KEY,
+    ELIGIBLE_KEY,
+    FOLDS_KEY,
+    FORMAT_KEY,
+    HARNESS_VERSION_KEY,
+    K_KEY,
+    LEADERBOARD_SCORE_KEY,
+    LIMIT_KEY,
+    MODEL_KEY,
+    NOT_APPLICABLE_KEY,
+    NOT_ELIGIBLE_BECAUSE_KEY,
+    PHASE1_SCORE_KEY,
+    PHASE2_SCORE_KEY,
+    REFERENCES_KEY,
+    RESULTS_FORMAT,
+    RUN_HASH_KEY,
+    RUN_ID_KEY,
+    SEED_KEY,
+    SETTINGS_KEY,
+    TESTS_KEY,
+)
 from evaluation.runner._summary import summary
-
-#: Version of the results file layout.
-RESULTS_FORMAT = "evalrs-results/1"
 
 
 @dataclass(frozen=True)
@@ -117,23 +139,24 @@ class RunResult:
             Exactly what the run wrote to ``results.json`` (the top-level ``phase1_score``,
             ``phase2_score`` and ``leaderboard_score`` of the file repeat the aggregate's).
         """
-        head = {"format": RESULTS_FORMAT, "run_id": self.run_id, "run_hash": self.run_hash,
-                "model": self.model, "harness_version": self.harness_version,
-                "seed": self.seed, "limit": self.limit, "k": self.k, "dataset": self.dataset,
-                "tests": self.tests, "train_kwargs": self.train_kwargs,
-                "aggregate": self.aggregate, "not_applicable": self.not_applicable,
-                "phase1_score": self.phase1_score,
-                "phase2_score": self.leaderboard_score,
-                "leaderboard_score": self.leaderboard_score,
-                "confidence_intervals": self.confidence_intervals}
+        head = {FORMAT_KEY: RESULTS_FORMAT, RUN_ID_KEY: self.run_id,
+                RUN_HASH_KEY: self.run_hash, MODEL_KEY: self.model,
+                HARNESS_VERSION_KEY: self.harness_version, SEED_KEY: self.seed,
+                LIMIT_KEY: self.limit, K_KEY: self.k, DATASET_KEY: self.dataset,
+                TESTS_KEY: self.tests, "train_kwargs": self.train_kwargs,
+                AGGREGATE_KEY: self.aggregate, NOT_APPLICABLE_KEY: self.not_applicable,
+                PHASE1_SCORE_KEY: self.phase1_score,
+                PHASE2_SCORE_KEY: self.leaderboard_score,
+                LEADERBOARD_SCORE_KEY: self.leaderboard_score,
+                CONFIDENCE_INTERVALS_KEY: self.confidence_intervals}
         if self.rating_errors is not None:
             head["rating_errors"] = self.rating_errors
-        return {**head, "references": self.references,
-                "eligible_for_upload": self.eligible_for_upload,
-                "not_eligible_because": self.not_eligible_because,
-                **({"competition": self.competition} if self.competition is not None else {}),
-                **({"settings": self.settings} if self.settings is not None else {}),
-                "environment": self.environment, "folds": self.folds, "runtime": self.runtime}
+        return {**head, REFERENCES_KEY: self.references,
+                ELIGIBLE_KEY: self.eligible_for_upload,
+                NOT_ELIGIBLE_BECAUSE_KEY: self.not_eligible_because,
+                **({COMPETITION_KEY: self.competition} if self.competition is not None else {}),
+                **({SETTINGS_KEY: self.settings} if self.settings is not None else {}),
+                "environment": self.environment, FOLDS_KEY: self.folds, "runtime": self.runtime}
 
     def to_frame(self) -> pd.DataFrame:
         """Tabulate the tests, one row per test.

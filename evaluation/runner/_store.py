@@ -22,7 +22,6 @@ import numpy as np
 
 from evaluation._util import atomic as _atomic
 from evaluation._util.jsonable import json_sha256
-from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS, MRED_TESTS, UserScores
 from evaluation.errors import ConfigError
 
@@ -34,36 +33,7 @@ _USER_ARRAYS = {"hit": np.dtype(bool), "rr": np.dtype(np.float64), "blw": np.dty
                 **{f"slice:{t}": np.dtype(np.int32) for t in MRED_TESTS}}
 
 
-# --------------------------------------------------------------------------- keys and hashes
-
-
-def run_hash(dataset_fingerprint: str, fold_params: dict, tests: list[str],
-             harness_version: str = __version__) -> str:
-    """Hash what makes two runs' scores comparable.
-
-    Parameters
-    ----------
-    dataset_fingerprint : str
-        The dataset's content fingerprint.
-    fold_params : dict
-        The parameters the folds were drawn with.
-    tests : list of str
-        The RecList's tests (order does not matter).
-    harness_version : str, optional
-        The harness version (default: this one).
-
-    Returns
-    -------
-    str
-        The hex sha256 of the four, serialised canonically.
-    """
-    payload = {
-        "dataset_fingerprint": dataset_fingerprint,
-        "fold_params": fold_params,
-        "harness_version": harness_version,
-        "tests": sorted(tests),
-    }
-    return json_sha256(payload, default=str)
+# --------------------------------------------------------------------------- the run key
 
 
 def run_key(config: dict) -> str:

@@ -30,7 +30,13 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 from evaluation._util import atomic as _atomic
-from evaluation.errors import ConfigError, DataError, UploadError
+from evaluation.contract import (
+    ELIGIBLE_KEY,
+    NOT_ELIGIBLE_BECAUSE_KEY,
+    body_and_key,
+    submission_payload,
+)
+from evaluation.errors import ConfigError, UploadError
 
 #: (connect, read) timeouts in seconds.
 TIMEOUT: tuple[float, float] = (10.0, 60.0)
@@ -332,20 +338,14 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
         server's ``status`` and ``verdict``), "local" (no URL: saved only), "not_eligible" or
         "failed" (with the ``reason``).
     """
-    payload = {
-        "email": settings.email,
-        "participant_id": settings.participant_id,
-        "run_id": results["run_id"],
-        "run_hash": results["run_hash"],
-        "leaderboard_score": results["leaderboard_score"],
-        "results": dict(results),
-    }
+    payload = submission_payload(results, email=settings.email,
+                                 participant_id=settings.participant_id)
     path = run_dir / "submission.json"
     _atomic.write_json(path, payload)
     # soft_wrap: the messages' paths and URLs stay on one line, to be copied
-    if not results["eligible_for_upload"]:
+    if not results[ELIGIBLE_KEY]:
         msg = ("not uploaded: the run is not eligible ("
-               + "; ".join(results["not_eligible_because"]) + f"); saved to {path}")
+               + "; ".join(results[NOT_ELIGIBLE_BECAUSE_KEY]) + f"); saved to {path}")
         console.print(msg, style="yellow", markup=False, soft_wrap=True)
         return {"uploaded": False, "outcome": "not_eligible", "path": str(path), "reason": msg}
     if not settings.url:
@@ -367,25 +367,6 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
 
 
 # ---------------------------------------------------------------------------- the request
-
-
-def body_and_key(payload: Mapping[str, Any], run_id: str) -> tuple[bytes, str]:
-    """The JSON body of ``payload`` and its idempotency key: the run id.
-
-    The run id already names the model (its fingerprint), the data and the configuration, so
-    every attempt of one submission, and a resend of its saved ``submission.json``, share one
-    key; a different body under the same key is for the server to refuse as a conflict.
-    """
-    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(run_id)):
-        raise ConfigError(f"run_id {clean(str(run_id))!r} is not a run id (letters, digits, _ . "
-                          f"- only); was the submission file edited?")
-    try:
-        body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                          allow_nan=False).encode("ascii")
-    except (TypeError, ValueError) as exc:  # NaN/infinity (edited files) or non-JSON objects
-        raise DataError(f"the submission of run {run_id} cannot be sent as strict JSON "
-                        f"({clean(str(exc))}); NaN and infinity must be null.") from None
-    return body, str(run_id)
 
 
 def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,

@@ -38,14 +38,33 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.challenge import LEADERBOARD_TESTS, References, load_references
+from evaluation.contract import (
+    DATASET_KEY,
+    FINGERPRINT_KEY,
+    FOLD_PARAMS_KEY,
+    FORMAT_KEY,
+    HARNESS_VERSION_KEY,
+    OTHER_DATA,
+    OTHER_FOLD_COUNT,
+    OTHER_FOLDS,
+    RESULTS_KEY,
+    RUN_HASH_KEY,
+    TESTS_KEY,
+    CompetitionTarget,
+    Ineligibility,
+    cut,
+    differences,
+    read_competition_toml,
+    run_hash,
+    submission_payload,
+)
 from evaluation.errors import ConfigError, EvalRSError, SubmissionRejected
-from evaluation.runner import read_competition_toml, run_hash
 from evaluation.server._schema import Submission, parse_submission
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "dataset", "phases", "baselines")
-_DATASET_KEYS = ("fingerprint", "fold_params")
+_DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY)
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public")
 _BASELINE_KEYS = ("name", "file")
 
@@ -121,11 +140,9 @@ class BaselineSpec:
             data = json.loads(body)
         except (ValueError, RecursionError):
             data = None  # parse_submission says what is wrong
-        if isinstance(data, dict) and "results" not in data and "format" in data:
-            body = json.dumps({"run_id": data.get("run_id"), "run_hash": data.get("run_hash"),
-                               "participant_id": None, "email": None,
-                               "leaderboard_score": data.get("leaderboard_score"),
-                               "results": data}).encode("utf-8")
+        if isinstance(data, dict) and RESULTS_KEY not in data and FORMAT_KEY in data:
+            body = json.dumps(submission_payload(data, email=None, participant_id=None)) \
+                .encode("utf-8")
         return parse_submission(body)
 
 
@@ -171,7 +188,7 @@ class Competition:
         for p in self.phases:
             if p.name == name:
                 return p
-        raise SubmissionRejected(404, f"no phase {_cut(name)!r} in competition {self.name!r}; "
+        raise SubmissionRejected(404, f"no phase {cut(name)!r} in competition {self.name!r}; "
                                       f"its phases are {[p.name for p in self.phases]}")
 
     def phase_at(self, now: datetime) -> Phase | None:
@@ -185,8 +202,21 @@ class Competition:
         opened = [p for p in self.phases if p.opens <= now]
         return self.phase_at(now) or (opened[-1] if opened else self.phases[0])
 
+    @property
+    def target(self) -> CompetitionTarget:
+        """The data, folds and harness versions the competition accepts, as the contract's
+        eligibility check takes them."""
+        return CompetitionTarget(name=f"competition {self.name!r}", source=self.source,
+                                 fingerprint=self.dataset_fingerprint,
+                                 fold_params=self.fold_params,
+                                 harness_versions=self.harness_versions, path=str(self.path))
+
     def check_run(self, results: Mapping | Submission) -> None:
         """Check that a run belongs to this competition.
+
+        The data, folds and harness version are judged by the contract's eligibility check
+        (:meth:`evaluation.contract.CompetitionTarget.ineligibilities`), the one the runner
+        uses; the first reason it finds is the refusal.
 
         Parameters
         ----------
@@ -201,18 +231,16 @@ class Competition:
             422 naming the part that differs: the dataset fingerprint ("other data"), the
             fold parameters or fold count ("other folds"), a harness version not accepted, a
             leaderboard test missing from the run's tests, or a run hash other than
-            ``evaluation.runner.run_hash`` of those parts.
+            ``evaluation.contract.run_hash`` of those parts.
         """
         outer_hash, results = _unwrap(results)
-        dataset = results.get("dataset")
+        dataset = results.get(DATASET_KEY)
         dataset = dataset if isinstance(dataset, Mapping) else {}
-        self._check_data(dataset)
-        version = results.get("harness_version")
-        if version not in self.harness_versions:
-            raise SubmissionRejected(422, f"harness version {_cut(version)} is not accepted "
-                                          f"(accepted: {', '.join(self.harness_versions)}); "
-                                          f"run again with an accepted version of the harness")
-        tests = results.get("tests")
+        version = results.get(HARNESS_VERSION_KEY)
+        found = self.target.ineligibilities(dataset, version)
+        if found:
+            raise SubmissionRejected(422, self._refusal(found[0]))
+        tests = results.get(TESTS_KEY)
         if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
             raise SubmissionRejected(422, "tests must be the list of the run's test names")
         missing = [t for t in LEADERBOARD_TESTS if t not in tests]
@@ -220,33 +248,30 @@ class Competition:
             raise SubmissionRejected(422, f"tests lack {', '.join(missing)}: the run's RecList "
                                           f"must keep every leaderboard test")
         expected = run_hash(self.dataset_fingerprint, self.fold_params, tests, version)
-        claimed = [results.get("run_hash")] + ([] if outer_hash is _NONE else [outer_hash])
+        claimed = [results.get(RUN_HASH_KEY)] + ([] if outer_hash is _NONE else [outer_hash])
         if any(h != expected for h in claimed):
             raise SubmissionRejected(422, "run hash does not match its parts (data, folds, "
                                           "harness version and tests): the file was edited or "
                                           "made otherwise; submit the submission.json the "
                                           "harness wrote")
 
-    def _check_data(self, dataset: Mapping) -> None:
-        """Nothing; ``SubmissionRejected`` when the run used other data or other folds."""
-        fingerprint = dataset.get("fingerprint")
-        if fingerprint != self.dataset_fingerprint:
-            raise SubmissionRejected(422, f"other data: dataset fingerprint "
-                                          f"{_cut(fingerprint, 16)}, the competition's is "
-                                          f"{self.dataset_fingerprint[:16]}...; evaluate on the "
-                                          f"competition's dataset")
-        params = dataset.get("fold_params")
-        if not isinstance(params, Mapping):
-            raise SubmissionRejected(422, "other folds: the run records no fold_params")
-        differ = _differences(params, self.fold_params)
-        if differ:
-            raise SubmissionRejected(422, f"other folds: fold_params differ in {differ}; use "
-                                          f"the competition's fold parameters")
-        want = self.fold_params.get("num_folds")
-        if want is not None and dataset.get("num_folds") != want:
-            raise SubmissionRejected(422, f"other folds: the run has "
-                                          f"{_cut(dataset.get('num_folds'))} folds, the "
-                                          f"competition's fold_params {want}")
+    def _refusal(self, why: Ineligibility) -> str:
+        """An ineligibility as the leaderboard's refusal says it."""
+        if why.part == OTHER_DATA:
+            return (f"other data: dataset fingerprint {cut(why.got, 16)}, the competition's "
+                    f"is {self.dataset_fingerprint[:16]}...; evaluate on the competition's "
+                    f"dataset")
+        if why.part == OTHER_FOLDS and why.got is None:
+            return "other folds: the run records no fold_params"
+        if why.part == OTHER_FOLDS:
+            return (f"other folds: fold_params differ in {why.differences}; use the "
+                    f"competition's fold parameters")
+        if why.part == OTHER_FOLD_COUNT:
+            return (f"other folds: the run has {cut(why.got)} folds, the competition's "
+                    f"fold_params {why.want}")
+        return (f"harness version {cut(why.got)} is not accepted (accepted: "
+                f"{', '.join(self.harness_versions)}); run again with an accepted version of "
+                f"the harness")
 
 
 _NONE = object()
@@ -255,40 +280,13 @@ _NONE = object()
 def _unwrap(payload) -> tuple[Any, Mapping]:
     """``(top-level run hash or _NONE, results mapping)`` of a submission or results."""
     if isinstance(payload, Submission):
-        return payload.run_hash, payload.results.model_dump(by_alias=True)
+        return payload.run_hash, payload.results.raw
     if not isinstance(payload, Mapping):
         raise SubmissionRejected(422, f"expected the run's results as an object, got a "
                                       f"{type(payload).__name__}")
-    if "format" not in payload and isinstance(payload.get("results"), Mapping):
-        return payload.get("run_hash"), payload["results"]
+    if FORMAT_KEY not in payload and isinstance(payload.get(RESULTS_KEY), Mapping):
+        return payload.get(RUN_HASH_KEY), payload[RESULTS_KEY]
     return _NONE, payload
-
-
-def _differences(got: Mapping, want: Mapping) -> str:
-    """The keys where ``got`` differs from ``want``, with both values ("" when equal).
-
-    Values compare as JSON, as the run hash sees them: 4 and 4.0 differ, and so do 1 and true.
-    """
-    parts = []
-    for key in sorted(set(got) | set(want), key=str):
-        if key not in want:
-            parts.append(f"{_cut(key)} ({_cut(got[key])} vs absent)")
-        elif key not in got:
-            parts.append(f"{key} (absent vs {_cut(want[key])})")
-        elif _canonical(got[key]) != _canonical(want[key]):
-            parts.append(f"{key} ({_cut(got[key])} vs {_cut(want[key])})")
-    return ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
-
-
-def _canonical(value) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def _cut(value, limit: int = 40) -> str:
-    """``value`` as short printable text (``str`` for strings, JSON-like otherwise)."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _aware(now: datetime) -> datetime:
@@ -334,8 +332,8 @@ def load_competition(path) -> Competition:
         where.fail("dataset.fingerprint", "must be the 64-character lowercase hex fingerprint "
                    "of the dataset", fingerprint, "copy results['dataset']['fingerprint'] of a "
                    "run on the data (or ChallengeDataset(...).fingerprint)")
-    fold_params = where.table(dataset, "fold_params", "dataset.")
-    where.json_values(fold_params, "dataset.fold_params")
+    fold_params = where.table(dataset, FOLD_PARAMS_KEY, "dataset.")
+    where.json_values(fold_params, f"dataset.{FOLD_PARAMS_KEY}")
     phases = _phases(where, data, fingerprint, fold_params)
     competition = Competition(
         name=name, path=path.resolve(), source=source, dataset_fingerprint=fingerprint,
@@ -356,7 +354,7 @@ class _Where:
         # strings in quotes, as in the file; dates as the file writes them
         text = value.isoformat() if isinstance(value, (date, time)) \
             else json.dumps(value, default=str, ensure_ascii=False)
-        shown = "" if value is None else f", got {_cut(text, 60)}"
+        shown = "" if value is None else f", got {cut(text, 60)}"
         raise ConfigError(f"competition file {str(self.path)!r}: {key} {rule}{shown}."
                           + (f" Fix: {fix}." if fix else ""))
 
@@ -487,15 +485,15 @@ def _references(where: _Where, key: str, value: Any, fingerprint: str,
         where.fail(key, f"cannot be loaded: {problem}", fix="name shipped references "
                    "(evaluation/challenge/references/) or give a path relative to the "
                    "competition file")
-    recorded = refs.dataset.get("fingerprint")
+    recorded = refs.dataset.get(FINGERPRINT_KEY)
     if recorded and recorded != fingerprint:
         where.fail(key, f"were computed on other data (dataset fingerprint "
-                   f"{_cut(recorded, 16)}, the competition's is {fingerprint[:16]}...)",
+                   f"{cut(recorded, 16)}, the competition's is {fingerprint[:16]}...)",
                    fix="use references computed on the competition's dataset (`python -m "
                        "evaluation references`)")
-    recorded = refs.dataset.get("fold_params")
-    if recorded and _differences(recorded, fold_params):
-        where.fail(key, f"were computed on other folds ({_differences(recorded, fold_params)})",
+    recorded = refs.dataset.get(FOLD_PARAMS_KEY)
+    if recorded and differences(recorded, fold_params):
+        where.fail(key, f"were computed on other folds ({differences(recorded, fold_params)})",
                    fix="use references computed on the competition's folds")
     return refs
 

@@ -23,9 +23,9 @@ from pydantic import (
     model_validator,
 )
 
+from evaluation.contract import MAX_FOLDS
 from evaluation.errors import SubmissionRejected
 from evaluation.server._schema import (
-    MAX_FOLDS,
     FoldTests,
     _describe,
     _strict_json,

@@ -1,30 +1,26 @@
 """The upload body: the runner's ``submission.json``, read strictly.
 
 The leaderboard reads what a participant's machine produced, so nothing in it is taken on
-trust: the JSON must be strict (no NaN or infinity tokens, no duplicate keys, bounded nesting),
-every leaderboard test of every fold a finite number in the test's range, every fold present
-once, the run eligible. Keys the schema does not name are kept (a participant's RecList adds
-tests of its own, and the results file grows with the harness). The claimed scores are read
-but never used: the server recomputes them (:mod:`evaluation.server._scoring`).
+trust. Here the body is read as strict JSON (bounded size, no NaN or infinity tokens, no
+duplicate keys, bounded nesting, no NUL or lone surrogate in a string); the contract
+(:func:`evaluation.contract.read_submission`, given the range of each leaderboard test) then
+checks the payload: every leaderboard test of every fold a finite number in the test's range,
+every fold present once, the run eligible. Keys the contract does not name are kept (a
+participant's RecList adds tests of its own, and the results file grows with the harness). The
+claimed scores are read but never used: the server recomputes them
+(:mod:`evaluation.server._scoring`).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import unicodedata
+from dataclasses import dataclass, fields
 from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evaluation.challenge import (
     BEING_LESS_WRONG,
@@ -36,17 +32,22 @@ from evaluation.challenge import (
     MRED_TESTS,
     MRR,
 )
+from evaluation.contract import (
+    RANGE_SLACK,
+    RUN_ID_PATTERN,
+    SHA256_PATTERN,
+    Problem,
+    RecordRefused,
+    SubmissionRecord,
+)
+from evaluation.contract import read_submission as read_contract_submission
 from evaluation.errors import SubmissionRejected
-from evaluation.runner import RESULTS_FORMAT
 
 #: The largest upload body the leaderboard reads (bytes).
 MAX_BODY_BYTES = 1 << 20
 #: The deepest nesting of arrays and objects a body may have (a results file has about 8).
 MAX_DEPTH = 32
-#: The most folds a run may have (the official protocol has 4).
-MAX_FOLDS = 64
-#: How many problems a rejection lists, and how much of an offending value it shows.
-_SHOWN_ERRORS = 3
+#: How much of an offending value a rejection shows.
 _SHOWN_CHARS = 60
 
 #: The range of each leaderboard test, from its definition in ``evaluation.challenge``:
@@ -60,23 +61,15 @@ TEST_RANGES: dict[str, tuple[float, float]] = {
     BEING_LESS_WRONG: (-1.0, 1.0),
     LATENT_DIVERSITY: (-2.0 * BIAS_WEIGHT, 2.0 * DIVERSITY_WEIGHT),
 }
-# A cosine computed in floating point may exceed 1 by a few ulps: the ranges allow that much.
-_RANGE_SLACK = 1e-9
 
-RunId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")]
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-ShortText = Annotated[str, Field(min_length=1, max_length=1024)]
 
 
-class _Open(BaseModel):
-    """A strict model that keeps the keys it does not name (``model_dump`` gives them back)."""
+class FoldTests(BaseModel):
+    """One fold's tests as a reproduction report sends them: the nine leaderboard tests,
+    checked as the contract checks an upload's; any other test, kept."""
 
-    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True)
-
-
-class FoldTests(_Open):
-    """One fold's tests: the nine leaderboard tests, checked; any other test, kept."""
+    model_config = ConfigDict(extra="allow", strict=True)
 
     HIT_RATE: Finite
     MRR: Finite
@@ -92,171 +85,58 @@ class FoldTests(_Open):
     @classmethod
     def _in_range(cls, value: float, info) -> float:
         low, high = TEST_RANGES[info.field_name]
-        if not low - _RANGE_SLACK <= value <= high + _RANGE_SLACK:
+        if not low - RANGE_SLACK <= value <= high + RANGE_SLACK:
             raise ValueError(f"must lie in [{low:g}, {high:g}], the range of "
                              f"{info.field_name}")
         return value
 
 
-class Fold(_Open):
-    """One fold of a run: its number and its tests."""
+@dataclass(frozen=True)
+class Submission(SubmissionRecord):
+    """The upload body, checked: the runner's ``submission.json``
+    (:class:`evaluation.contract.SubmissionRecord`, read with the leaderboard tests' ranges).
 
-    fold: Annotated[StrictInt, Field(ge=0)]
-    tests: FoldTests
-
-
-class DatasetInfo(_Open):
-    """The data and folds a run used (``results["dataset"]``)."""
-
-    fingerprint: Sha256
-    fold_params: dict[str, Any]
-    num_folds: Annotated[StrictInt, Field(ge=1, le=MAX_FOLDS)]
-    source: ShortText | None = None
-
-
-class ModelFingerprint(_Open):
-    """The model's fingerprint; only its sha256 is required."""
-
-    sha256: Sha256
-
-
-class ModelInfo(_Open):
-    """The model a run evaluated (``results["model"]``)."""
-
-    name: ShortText
-    class_: ShortText = Field(alias="class")
-    fingerprint: ModelFingerprint
-
-
-class Results(_Open):
-    """A run's ``results.json``, as the runner writes it (``RunResult.to_dict()``)."""
-
-    format: str
-    run_id: RunId
-    run_hash: Sha256
-    harness_version: Annotated[str, Field(min_length=1, max_length=64)]
-    dataset: DatasetInfo
-    tests: Annotated[list[Annotated[str, Field(min_length=1, max_length=128)]],
-                     Field(max_length=512)]
-    folds: Annotated[list[Fold], Field(min_length=1, max_length=MAX_FOLDS)]
-    # before eligible_for_upload: its check quotes the reasons
-    not_eligible_because: list[str] = Field(default_factory=list)
-    eligible_for_upload: StrictBool
-    model: ModelInfo
-    aggregate: dict[str, Any] | None = None
-    phase1_score: Finite | None = None
-    phase2_score: Finite | None = None
-    leaderboard_score: Finite | None = None
-    confidence_intervals: dict[str, Any] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _every_test_applies(cls, data: Any) -> Any:
-        # a run whose dataset cannot measure some tests has no value for them: refused with
-        # that reason rather than with a "not a number" per missing value
-        na = data.get("not_applicable") if isinstance(data, dict) else None
-        if na:
-            tests = sorted(na) if isinstance(na, dict) else na
-            raise ValueError(f"the run's dataset cannot measure the test(s) {_short(str(tests))} "
-                             f"(not applicable): a leaderboard scores every test; run on the "
-                             f"competition's data")
-        return data
-
-    @field_validator("format")
-    @classmethod
-    def _format(cls, value: str) -> str:
-        if value != RESULTS_FORMAT:
-            raise ValueError(f"must be {RESULTS_FORMAT!r}, the results layout this leaderboard "
-                             f"reads; submit a run made by a harness that writes it")
-        return value
-
-    @field_validator("eligible_for_upload")
-    @classmethod
-    def _eligible(cls, value: bool, info) -> bool:
-        if not value:
-            reasons = info.data.get("not_eligible_because") or []
-            why = "; ".join(_short(str(r)) for r in reasons[:3]) or "no reason given"
-            raise ValueError(f"the run is not eligible ({why}): only runs of the official "
-                             f"protocol can be submitted; run again without those settings")
-        return value
-
-    @field_validator("folds")
-    @classmethod
-    def _every_fold_once(cls, folds: list[Fold], info) -> list[Fold]:
-        dataset = info.data.get("dataset")
-        if dataset is None:  # itself invalid, and reported
-            return folds
-        n = dataset.num_folds
-        seen: set[int] = set()
-        for f in folds:
-            if f.fold >= n:
-                raise ValueError(f"fold {f.fold} is outside 0..{n - 1} (dataset.num_folds is "
-                                 f"{n})")
-            if f.fold in seen:
-                raise ValueError(f"fold {f.fold} appears twice; a run has each fold 0..{n - 1} "
-                                 f"once")
-            seen.add(f.fold)
-        missing = sorted(set(range(n)) - seen)
-        if missing:
-            raise ValueError(f"fold(s) {missing} missing; dataset.num_folds is {n} and every "
-                             f"fold 0..{n - 1} must be present")
-        return folds
-
-
-class Submission(_Open):
-    """The upload body: the runner's ``submission.json``.
-
-    ``results`` is the run's ``results.json``. The score fields are the client's claims: read,
-    compared, never trusted. ``model_dump(by_alias=True)`` gives the payload back, unknown
-    keys included.
+    ``results`` is the run's ``results.json`` (a :class:`evaluation.contract.ResultsRecord`).
+    The score fields are the client's claims: read, compared, never trusted.
     """
 
-    run_id: RunId
-    run_hash: Sha256
-    participant_id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
-    email: Annotated[str, Field(min_length=3, max_length=254)] | None = None
-    leaderboard_score: Finite | None = None
-    results: Results
-
-    @field_validator("participant_id", "email")
-    @classmethod
-    def _printable(cls, value: str | None) -> str | None:
-        # shown on pages and in logs: any other character is data, kept (and escaped there)
-        if value is not None and any(unicodedata.category(c).startswith("C") for c in value):
-            raise ValueError("must not contain control characters")
-        return value
-
-    @model_validator(mode="after")
-    def _same_run(self) -> Submission:
-        if self.run_id != self.results.run_id:
-            raise ValueError(f"run_id {self.run_id!r} differs from results.run_id "
-                             f"{self.results.run_id!r}; the two come from one run")
-        if self.run_hash != self.results.run_hash:
-            raise ValueError(f"run_hash {self.run_hash[:12]}... differs from results.run_hash "
-                             f"{self.results.run_hash[:12]}...; the two come from one run")
-        return self
-
-    def fold_tests(self) -> list[dict[str, float]]:
-        """The nine leaderboard tests of each fold, in fold order.
+    def fold_tests(self, tests: tuple[str, ...] | list[str] = LEADERBOARD_TESTS,
+                   ) -> list[dict[str, float]]:
+        """The leaderboard tests of each fold, in fold order.
 
         Returns
         -------
         list of dict
             ``[{test: value}]``, one per fold, fold 0 first.
         """
-        folds = sorted(self.results.folds, key=lambda f: f.fold)
-        return [{t: float(getattr(f.tests, t)) for t in LEADERBOARD_TESTS} for f in folds]
+        return super().fold_tests(tests)
 
-    def claimed(self) -> dict[str, float | None]:
-        """The scores the client claims (None where it claims none).
+    def model_dump(self, **_options: Any) -> dict:
+        """The payload as it was read, unknown keys included (a copy; the options of the
+        pydantic model this replaces are accepted and change nothing: it is JSON already)."""
+        return copy.deepcopy(self.raw)
 
-        Returns
-        -------
-        dict
-            ``{"phase1_score": results.phase1_score, "leaderboard_score": leaderboard_score}``.
-        """
-        return {"phase1_score": self.results.phase1_score,
-                "leaderboard_score": self.leaderboard_score}
+    @classmethod
+    def model_json_schema(cls, **_options: Any) -> dict:
+        """The JSON schema of the payload's top level, for the API's documentation."""
+        return SUBMISSION_JSON_SCHEMA
+
+
+#: The payload's top level as the API documents it; the results are checked by the contract.
+SUBMISSION_JSON_SCHEMA: dict = {
+    "title": "Submission", "type": "object",
+    "required": ["run_id", "run_hash", "results"],
+    "properties": {
+        "run_id": {"type": "string", "pattern": RUN_ID_PATTERN},
+        "run_hash": {"type": "string", "pattern": SHA256_PATTERN},
+        "participant_id": {"anyOf": [{"type": "string", "minLength": 1, "maxLength": 128},
+                                     {"type": "null"}]},
+        "email": {"anyOf": [{"type": "string", "minLength": 3, "maxLength": 254},
+                            {"type": "null"}]},
+        "leaderboard_score": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+        "results": {"type": "object", "description": "the run's results.json"},
+    },
+}
 
 
 # --------------------------------------------------------------------------- parsing
@@ -305,9 +185,10 @@ def read_submission(body: bytes) -> tuple[Submission, dict]:
     """
     data = _strict_json(body)
     try:
-        return Submission.model_validate(data), data
-    except ValidationError as exc:
-        raise SubmissionRejected(422, "invalid submission: " + _describe(exc)) from None
+        record = read_contract_submission(data, leaderboard=TEST_RANGES)
+    except RecordRefused as exc:
+        raise SubmissionRejected(422, "invalid submission: " + exc.describe()) from None
+    return Submission(**{f.name: getattr(record, f.name) for f in fields(record)}), data
 
 
 def _strict_json(body: bytes) -> dict:
@@ -431,42 +312,17 @@ def _check_text(text: str, what: str) -> None:
 
 
 def _describe(exc: ValidationError) -> str:
-    """The first problems of ``exc``: ``path: rule (got value)``, joined by "; "."""
-    errors = exc.errors(include_url=False)
-    parts = [_one(e) for e in errors[:_SHOWN_ERRORS]]
-    more = len(errors) - _SHOWN_ERRORS
-    return "; ".join(parts) + (f"; and {more} more problem(s)" if more > 0 else "")
-
-
-def _one(error: dict) -> str:
-    """One pydantic error as ``path: rule (got value)``."""
-    path = _path(error["loc"])
-    msg = str(error["msg"])
-    msg = msg.removeprefix("Value error, ")
-    if error["type"] == "missing":
-        return f"{path}: required field missing"
-    value = error.get("input")
-    got = "" if isinstance(value, (dict, list)) else f" (got {_show(value)})"
-    return f"{path}: {msg}{got}" if path else f"{msg}{got}"
-
-
-def _path(loc: tuple) -> str:
-    """``("results", "folds", 2, "tests")`` as ``results.folds[2].tests``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
+    """The first problems of a pydantic error, said as the contract says its refusals:
+    ``path: rule (got value)``, joined by "; "."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
+        if error["type"] == "missing":
+            problems.append(Problem(loc, "required field missing"))
         else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _show(value: Any) -> str:
-    """A short, printable form of an offending value."""
-    if isinstance(value, str):
-        return _short(repr(value), _SHOWN_CHARS)
-    return _short(json.dumps(value) if isinstance(value, (bool, type(None))) else repr(value),
-                  _SHOWN_CHARS)
+            rule = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(Problem(loc, rule, error.get("input")))
+    return RecordRefused(problems).describe()
 
 
 def _short(text: str, limit: int = _SHOWN_CHARS) -> str:

@@ -269,7 +269,7 @@ def _claims(submission: Submission) -> tuple[list, list]:
 
 def _client_references(submission: Submission) -> str | None:
     """The content hash of the references the client scored with, or None when unknown."""
-    record = (submission.results.model_extra or {}).get("references")
+    record = submission.results.references
     values = record.get("values") if isinstance(record, Mapping) else None
     if not isinstance(values, Mapping):
         return None

@@ -1,0 +1,42 @@
+"""The names of the keys of ``results.json`` and of the submission payload, spelled once."""
+
+from __future__ import annotations
+
+#: Version of the results file layout.
+RESULTS_FORMAT = "evalrs-results/1"
+
+# results.json, top level
+FORMAT_KEY = "format"
+RUN_ID_KEY = "run_id"
+RUN_HASH_KEY = "run_hash"
+MODEL_KEY = "model"
+HARNESS_VERSION_KEY = "harness_version"
+SEED_KEY = "seed"
+LIMIT_KEY = "limit"
+K_KEY = "k"
+DATASET_KEY = "dataset"
+TESTS_KEY = "tests"
+AGGREGATE_KEY = "aggregate"
+NOT_APPLICABLE_KEY = "not_applicable"
+PHASE1_SCORE_KEY = "phase1_score"
+PHASE2_SCORE_KEY = "phase2_score"
+LEADERBOARD_SCORE_KEY = "leaderboard_score"
+CONFIDENCE_INTERVALS_KEY = "confidence_intervals"
+REFERENCES_KEY = "references"
+ELIGIBLE_KEY = "eligible_for_upload"
+NOT_ELIGIBLE_BECAUSE_KEY = "not_eligible_because"
+COMPETITION_KEY = "competition"
+SETTINGS_KEY = "settings"
+FOLDS_KEY = "folds"
+# results.json, under "dataset" (and a competition file's [dataset])
+SOURCE_KEY = "source"
+FINGERPRINT_KEY = "fingerprint"
+FOLD_PARAMS_KEY = "fold_params"
+NUM_FOLDS_KEY = "num_folds"
+# results.json, in each of "folds"
+FOLD_KEY = "fold"
+# the submission payload (its "results" is results.json; run_id, run_hash and
+# leaderboard_score repeat the results' keys)
+EMAIL_KEY = "email"
+PARTICIPANT_ID_KEY = "participant_id"
+RESULTS_KEY = "results"
