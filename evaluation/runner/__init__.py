@@ -1,7 +1,9 @@
 """Running a model through the challenge: the fold loop, the run directory and its resume, the
 run's fingerprint, its typed result and summary, and the upload to the leaderboard."""
 
+from evaluation.contract import check_token, check_url, clean, display_url
 from evaluation.errors import RunWarning
+from evaluation.runner._checkout import load_model_class, run_checkout
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
@@ -21,16 +23,7 @@ from evaluation.runner._store import (
     verify_fold,
     verify_fold_files,
 )
-from evaluation.runner._submit import (
-    Answer,
-    UploadSettings,
-    check_token,
-    check_url,
-    clean,
-    display_url,
-    load_settings,
-    post,
-)
+from evaluation.runner._submit import Answer, UploadSettings, load_settings, post
 from evaluation.runner._target import (
     OFFICIAL_COMPETITION,
     CompetitionTarget,
@@ -61,6 +54,7 @@ __all__ = [
     "import_ray",
     "import_reclist",
     "load_competition_target",
+    "load_model_class",
     "load_params_file",
     "load_settings",
     "model_fingerprint",
@@ -68,6 +62,7 @@ __all__ = [
     "post",
     "read_competition_toml",
     "reclist_tests",
+    "run_checkout",
     "run_hash",
     "verify_fold",
     "verify_fold_files",
