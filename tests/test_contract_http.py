@@ -359,3 +359,52 @@ def test_a_json_document_is_required_where_asked_for():
         assert http.send("GET").json() == [1, 2]
         with pytest.raises(UploadError, match=r"not a JSON object: <html>\\x1b\[2J</html>"):
             http.document(http.send("GET"), "GET x")
+
+
+# --------------------------------------------------------------------------- proxies
+
+
+@pytest.fixture
+def no_proxy_settings(monkeypatch):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    return monkeypatch
+
+
+def test_an_http_request_goes_through_the_environments_proxy(no_proxy_settings):
+    with Raw(answer(200, {"status": "via proxy"})) as proxy:
+        no_proxy_settings.setenv("HTTP_PROXY", proxy.base.replace("http://", "http://u:p%40@"))
+        reply = HttpClient("http://leaderboard.invalid/submit?x=1", limits=FAST).send("GET")
+    assert reply.json() == {"status": "via proxy"}
+    (request,) = proxy.requests
+    assert request["path"] == "http://leaderboard.invalid/submit?x=1"
+    assert request["headers"]["Host"] == "leaderboard.invalid"
+    assert request["headers"]["Proxy-Authorization"] == "Basic dTpwQA=="  # u:p@
+
+
+def test_an_https_request_tunnels_through_the_proxy(no_proxy_settings):
+    token = new_token()
+    with Raw(answer(407)) as proxy:
+        no_proxy_settings.setenv("HTTPS_PROXY", proxy.base.replace("http://", "http://u:p@"))
+        http = HttpClient("https://leaderboard.invalid/submit", token,
+                          limits=Limits(retry_waits=()))
+        with pytest.raises(UploadError) as info:
+            http.send("POST", body=b"{}")
+    (request,) = proxy.requests
+    assert request["method"] == "CONNECT" and request["path"] == "leaderboard.invalid:443"
+    assert "Authorization" not in request["headers"]  # the token only goes inside the tunnel
+    assert request["headers"]["Proxy-Authorization"] == "Basic dTpw"
+    assert "failed: the server is unreachable (OSError: Tunnel connection failed: 407" \
+        in str(info.value)
+    assert_hidden(token, str(info.value))
+
+
+def test_no_proxy_is_followed(no_proxy_settings):
+    with Raw(drop) as gone:
+        dead = gone.base
+    no_proxy_settings.setenv("HTTP_PROXY", dead)
+    no_proxy_settings.setenv("NO_PROXY", "127.0.0.1")
+    with Raw(answer(200)) as server:
+        assert client(server).send("GET").status == 200
+    assert server.requests[0]["path"] == "/submit"

@@ -8,14 +8,16 @@ never followed (``http.client`` does not), and at most ``max_bytes`` of an answe
 
 from __future__ import annotations
 
+import base64
 import http.client
 import socket
 import ssl
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from types import TracebackType
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 #: Bytes read from the socket at a time.
 _CHUNK = 64 * 1024
@@ -95,7 +97,7 @@ def exchange(method: str, url: str, body: bytes | None, headers: dict[str, str],
     body : bytes, optional
         The request's body.
     headers : dict of str
-        Its headers (``Host`` and ``Content-Length`` are added).
+        Its headers (``Host`` and ``Content-Length`` are added, and what a proxy needs).
     limits : Limits
         The connect and read timeouts and the attempt's deadline.
     read_bytes : int
@@ -112,14 +114,14 @@ def exchange(method: str, url: str, body: bytes | None, headers: dict[str, str],
         When no connection opens, it breaks, the server is silent or the deadline passes.
     """
     started = time.monotonic()
-    connection = _connection(url, limits.connect)
+    connection, target, extra = _route(url, limits.connect)
     try:
         _connect(connection)
         left = limits.deadline - (time.monotonic() - started)
         with _Watchdog(connection.sock, left) as watchdog:
             try:
                 connection.sock.settimeout(limits.read)
-                connection.request(method, _target(url), body=body, headers=headers)
+                connection.request(method, target, body=body, headers={**headers, **extra})
                 response = connection.getresponse()
                 data = _read_some(response, read_bytes)
             except TimeoutError:
@@ -135,13 +137,43 @@ def exchange(method: str, url: str, body: bytes | None, headers: dict[str, str],
         connection.close()
 
 
-def _connection(url: str, timeout: float) -> http.client.HTTPConnection:
-    """An unopened connection to ``url``'s host (TLS with certificate checks for https)."""
+def _route(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str, dict[str, str]]:
+    """An unopened connection for ``url``, the request target, and the headers a proxy needs.
+
+    The proxy settings of the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``) are
+    followed: an https request goes through a tunnel (the proxy sees neither the token nor the
+    body), an http one is sent to the proxy with its whole URL.
+    """
     parts = urlsplit(url)
-    if parts.scheme.lower() == "https":
-        return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+    scheme, host = parts.scheme.lower(), parts.hostname or ""
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    proxy = urllib.request.getproxies().get(scheme)
+    if not proxy or urllib.request.proxy_bypass(host):
+        return _connection(scheme, host, parts.port, timeout), target, {}
+    via = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    auth = _proxy_authorization(via.username, via.password)
+    connection = _connection(scheme, via.hostname or "", via.port, timeout)
+    if scheme == "https":
+        connection.set_tunnel(host, parts.port, headers=auth)
+        return connection, target, {}
+    return connection, urlunsplit(parts._replace(fragment="")), auth
+
+
+def _connection(scheme: str, host: str, port: int | None,
+                timeout: float) -> http.client.HTTPConnection:
+    """An unopened connection to ``host`` (TLS with certificate checks for https)."""
+    if scheme == "https":
+        return http.client.HTTPSConnection(host, port, timeout=timeout,
                                            context=ssl.create_default_context())
-    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    return http.client.HTTPConnection(host, port, timeout=timeout)
+
+
+def _proxy_authorization(user: str | None, password: str | None) -> dict[str, str]:
+    """The ``Proxy-Authorization`` header of a proxy URL's credentials ({} without any)."""
+    if user is None:
+        return {}
+    pair = f"{unquote(user)}:{unquote(password or '')}".encode()
+    return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def _connect(connection: http.client.HTTPConnection) -> None:
@@ -154,15 +186,10 @@ def _connect(connection: http.client.HTTPConnection) -> None:
         raise Unreachable(exc, timed_out=False) from None
 
 
-def _target(url: str) -> str:
-    """The request target of ``url``: its path and query."""
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
 def _read_some(response: http.client.HTTPResponse, limit: int) -> bytes:
     """At most ``limit`` bytes of ``response``'s body (decoded from chunks, if chunked)."""
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while size < limit:
         chunk = response.read(min(_CHUNK, limit - size))
         if not chunk:
