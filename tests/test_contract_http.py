@@ -9,6 +9,7 @@ so that a test can drop a connection, stay silent, or send an answer one byte at
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import socket
 import threading
@@ -323,6 +324,14 @@ def test_headers_of_a_request():
     assert post["headers"]["Accept"] == "application/json"
     assert get["method"] == "GET" and get["body"] == b""
     assert not {"Authorization", "Content-Type", "Idempotency-Key"} & set(get["headers"])
+
+
+def test_a_non_ascii_address_is_sent_percent_encoded():
+    with Raw(answer(200)) as server:
+        HttpClient(server.base + "/soumission-é?équipe=ü", limits=FAST).send("GET")
+        with pytest.raises(ConfigError, match=re.escape("Idempotency-Key 'a\\r\\nX: 1' must")):
+            HttpClient(server.base, limits=FAST).send("POST", body=b"{}", key="a\r\nX: 1")
+    assert [r["path"] for r in server.requests] == ["/soumission-%C3%A9?%C3%A9quipe=%C3%BC"]
 
 
 def test_the_token_is_never_shown():

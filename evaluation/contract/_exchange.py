@@ -17,10 +17,12 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from types import TracebackType
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
 #: Bytes read from the socket at a time.
 _CHUNK = 64 * 1024
+#: The characters of a URL's path that are sent as they are (besides letters, digits, _.-~).
+_SAFE = "/%:@!$&'()*+,;="
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ def _route(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str, d
     followed: an https request goes through a tunnel (the proxy sees neither the token nor the
     body), an http one is sent to the proxy with its whole URL.
     """
-    parts = urlsplit(url)
+    parts = _ascii(urlsplit(url))
     scheme, host = parts.scheme.lower(), parts.hostname or ""
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     proxy = urllib.request.getproxies().get(scheme)
@@ -156,7 +158,23 @@ def _route(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str, d
     if scheme == "https":
         connection.set_tunnel(host, parts.port, headers=auth)
         return connection, target, {}
-    return connection, urlunsplit(parts._replace(fragment="")), auth
+    return connection, urlunsplit(parts), auth
+
+
+def _ascii(parts: SplitResult) -> SplitResult:
+    """``parts`` as an ASCII URL, as a browser sends it: a host in IDNA, the other characters
+    of path and query percent-encoded (escapes already there kept), no fragment."""
+    host = parts.hostname or ""
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:  # no such name can be looked up
+            raise Unreachable(exc, timed_out=False) from None
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return parts._replace(netloc=netloc, path=quote(parts.path, safe=_SAFE),
+                          query=quote(parts.query, safe=_SAFE + "?"), fragment="")
 
 
 def _connection(scheme: str, host: str, port: int | None,

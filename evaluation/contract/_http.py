@@ -32,7 +32,7 @@ from evaluation.contract._exchange import (
     exchange,
 )
 from evaluation.contract._shown import MAX_SHOWN, clean, display_url
-from evaluation.errors import UploadError
+from evaluation.errors import ConfigError, UploadError
 
 #: The limits of a client that is given none, looked up at each request.
 LIMITS = Limits()
@@ -143,6 +143,8 @@ class HttpClient:
 
         Raises
         ------
+        ConfigError
+            When ``key`` is not printable ASCII.
         UploadError
             When every attempt failed to connect, the server redirected, or it did not answer
             within the read timeout or the deadline (not retried: it may be acting on the
@@ -186,6 +188,9 @@ class HttpClient:
         if has_body:
             headers["Content-Type"] = "application/json"
         if key is not None:
+            if not (key and key.isascii() and key.isprintable()):
+                raise ConfigError(f"the Idempotency-Key '{clean(key)}' must be printable ASCII "
+                                  f"(a run id is letters, digits, _ . -).")
             headers["Idempotency-Key"] = key
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
