@@ -26,7 +26,9 @@ from evaluation.runner import (
     check_model_params,
     collect_params,
     import_reclist,
+    load_model_class,
     load_settings,
+    run_checkout,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -106,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     """Run the model through the folds (and upload); returns the exit status."""
-    # Imported here, under guarded(): an error in the participant's module is then reported
+    # Loaded first, under guarded(): an error in the participant's module is then reported
     # as the model's, with its traceback starting in their code.
-    from submission.MyModel import MyModel
+    model_class = load_model_class(HERE)
 
     # Only an upload needs upload.env: without --upload a broken file does not stop a run.
     settings = UploadSettings()
@@ -116,7 +118,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         settings = load_settings(args.env_file or HERE / "upload.env",
                                  required=args.env_file is not None)
     params = collect_params(args.param, args.params_file)
-    check_model_params(MyModel, params, reserved=("items", "top_k"))
+    check_model_params(model_class, params, reserved=("items", "top_k"))
     reclist_cls = import_reclist(args.reclist) if args.reclist else None
     competition = load_competition_target(args.competition) if args.competition else None
     dataset = ChallengeDataset(**_dataset_options(args, competition))
@@ -124,13 +126,12 @@ def _evaluate(args: argparse.Namespace) -> int:
                           progress=not (args.no_progress or args.quiet), reports=args.reports,
                           verbose=True if args.verbose else None, quiet=args.quiet,
                           upload=settings, references=args.references, competition=competition)
-    model = MyModel(items=dataset.df_tracks, top_k=runner.k, **params)
     # what was asked for, recorded in results.json ("settings") and part of the run's key
     run_settings = {"params": params, "reclist": args.reclist, "references": args.references,
                     "competition": args.competition}
-    results = runner.evaluate(model, seed=args.seed, limit=args.limit, upload=args.upload,
-                              resume=not args.fresh, reclist_cls=reclist_cls,
-                              settings=run_settings)
+    results = run_checkout(HERE, runner, params, seed=args.seed, limit=args.limit,
+                           upload=args.upload, resume=not args.fresh, reclist_cls=reclist_cls,
+                           settings=run_settings)
     submission = results.submission or {}
     path = submission.get("path")
     if submission.get("outcome") == "not_eligible":

@@ -383,16 +383,15 @@ def test_dataset_arguments_rebuild_a_runs_dataset(tiny):
     assert rebuilt.fingerprint == tiny.fingerprint and rebuilt.fold_params == tiny.fold_params
 
 
-# --------------------------------------------------------------------------- old paths
+# --------------------------------------------------------------------------- one home
 
 
 @pytest.mark.parametrize("name", ["CompetitionTarget", "RESULTS_FORMAT",
                                   "load_competition_target", "read_competition_toml",
-                                  "run_hash"])
-def test_the_runners_old_paths_warn_and_forward(name):
+                                  "run_hash", "check_token", "check_url", "clean"])
+def test_the_contract_names_live_in_the_contract_only(name):
     import evaluation.contract
     import evaluation.runner
 
-    with pytest.warns(DeprecationWarning, match=f"evaluation.runner.{name} moved to "
-                                                f"evaluation.contract.{name}"):
-        assert getattr(evaluation.runner, name) is getattr(evaluation.contract, name)
+    assert hasattr(evaluation.contract, name)
+    assert not hasattr(evaluation.runner, name)

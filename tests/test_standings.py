@@ -16,7 +16,6 @@ from evaluation.standings import (
     pareto_front,
     rank_intervals,
     region_share,
-    separated,
     simultaneous_differences,
     standings,
     tiers,

@@ -29,6 +29,7 @@ from evaluation.cli import (
     guarded,
 )
 from evaluation.cli import main as cli_main
+from evaluation.contract import Limits, _http, check_url, clean, display_url
 from evaluation.errors import ConfigError, DataError, UploadError
 from evaluation.runner import _submit as _upload
 
@@ -81,7 +82,10 @@ class Server:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stops reading at its bound on an answer's size
 
             do_POST = do_GET = _handle
 
@@ -333,7 +337,7 @@ def test_credentials_in_the_url_are_rejected_without_showing_them(work, script, 
 def test_server_errors_exit_3_and_only_gateway_errors_are_retried(work, script, monkeypatch,
                                                                   capsys, status, retried):
     waits = []
-    monkeypatch.setattr(_upload, "_sleep", waits.append)
+    monkeypatch.setattr(_http, "_sleep", waits.append)
     token = new_token()
     with Server({"/submit": [ok({"error": f"broken {status}"}, status=status)]}) as server:
         code = run_main(script, work, monkeypatch, "--upload",
@@ -364,7 +368,7 @@ def test_a_redirect_is_a_failure_and_is_not_followed(work, script, monkeypatch, 
 
 
 def test_a_slow_server_hits_the_read_timeout(work, script, monkeypatch, capsys):
-    monkeypatch.setattr(_upload, "TIMEOUT", (2.0, 0.3))
+    monkeypatch.setattr(_http, "LIMITS", Limits(connect=2.0, read=0.3))
     with Server({"/submit": ["slow"]}) as server:
         code = run_main(script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
@@ -377,7 +381,7 @@ def test_a_slow_server_hits_the_read_timeout(work, script, monkeypatch, capsys):
 
 def test_a_dropped_connection_is_retried_then_fails(work, script, monkeypatch, capsys):
     waits = []
-    monkeypatch.setattr(_upload, "_sleep", waits.append)
+    monkeypatch.setattr(_http, "_sleep", waits.append)
     with Server({"/submit": ["close"]}) as server:
         code = run_main(script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n")
@@ -389,7 +393,7 @@ def test_a_dropped_connection_is_retried_then_fails(work, script, monkeypatch, c
 
 def test_503_then_200_is_retried_and_succeeds(work, script, monkeypatch, capsys):
     waits = []
-    monkeypatch.setattr(_upload, "_sleep", waits.append)
+    monkeypatch.setattr(_http, "_sleep", waits.append)
     with Server({"/submit": [ok({"detail": "busy"}, status=503), ok({"rank": 3})]}) as server:
         code = run_main(script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n")
@@ -506,22 +510,22 @@ def test_submit_command_refused_missing_and_not_eligible(work, tmp_path, monkeyp
 
 
 def test_check_url_rules():
-    assert _upload.check_url("https://lb.example.org/submit") == "https://lb.example.org/submit"
+    assert check_url("https://lb.example.org/submit") == "https://lb.example.org/submit"
     for url, message in [("ftp://lb.example.org/x", "scheme 'ftp'"),
                          ("https://user:pw@lb.example.org/x", "contains credentials"),
                          ("https:///x", "no valid host"),
                          ("https://lb.example.org:99999/x", "no valid host"),
                          ("https://lb.example.org/ x", "spaces or control characters")]:
         with pytest.raises(ConfigError, match=message) as info:
-            _upload.check_url(url)
+            check_url(url)
         assert "pw" not in str(info.value)
-    assert _upload.display_url("https://u:p@h:8/a?token=t#f") == "https://h:8/a?..."
+    assert display_url("https://u:p@h:8/a?token=t#f") == "https://h:8/a?..."
 
 
 def test_clean_escapes_bounds_and_scrubs():
-    assert _upload.clean("a\x1b[2Jb\u202ec\\d") == "a\\x1b[2Jb\\u202ec\\\\d"
-    assert _upload.clean("SECRET in here", token="SECRET") == "<token> in here"
-    assert _upload.clean("x" * 1000, limit=10) == "x" * 10 + "... (1000 characters, cut)"
+    assert clean("a\x1b[2Jb\u202ec\\d") == "a\\x1b[2Jb\\u202ec\\\\d"
+    assert clean("SECRET in here", token="SECRET") == "<token> in here"
+    assert clean("x" * 1000, limit=10) == "x" * 10 + "... (1000 characters, cut)"
 
 
 def test_a_server_that_echoes_the_token_or_sends_a_huge_answer(monkeypatch):
@@ -540,7 +544,8 @@ def test_post_retries_connection_refused_then_gives_up():
         url = server.url()
     waits = []  # the server is gone: every attempt is refused
     with pytest.raises(UploadError, match="failed after 3 attempts.*Connection refused"):
-        _upload.post(url, {"run_id": "m-1"}, retry_waits=(0.1, 0.2), sleep=waits.append)
+        _upload.post(url, {"run_id": "m-1"}, limits=Limits(retry_waits=(0.1, 0.2)),
+                     sleep=waits.append)
     assert waits == [0.1, 0.2]
 
 

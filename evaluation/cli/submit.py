@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from evaluation.cli import EXIT_NOT_ELIGIBLE
+from evaluation.contract import clean, display_url
 from evaluation.errors import ConfigError, DataError, UploadError
-from evaluation.runner import clean, display_url, load_settings, post
+from evaluation.runner import load_settings, post
 
 
 def register(subparsers) -> None:

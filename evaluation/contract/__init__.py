@@ -3,8 +3,9 @@
 The results format (``RESULTS_FORMAT``, its key names and its one reader), the run hash, the
 competition file and the one eligibility check, the submission payload and its structure
 check, and the translation from a recorded source and fold parameters to ``ChallengeDataset``
-arguments. The runner, the leaderboard server, the analysis and the reproduction all use
-these; importing this package loads no third-party module.
+arguments; and the one HTTP client that uploads, submits and reproduces with. The runner,
+the leaderboard server, the analysis and the reproduction all use these; importing this
+package loads no third-party module.
 """
 
 from evaluation.contract._competition import (
@@ -27,9 +28,12 @@ from evaluation.contract._dataset import (
     fold_arguments,
     source_arguments,
 )
+from evaluation.contract._endpoint import check_token, check_url
+from evaluation.contract._exchange import Limits
 from evaluation.contract._hash import (
     run_hash,
 )
+from evaluation.contract._http import LIMITS, RETRY_STATUSES, SHOWN_KEYS, HttpClient, Reply
 from evaluation.contract._keys import (
     AGGREGATE_KEY,
     COMPETITION_KEY,
@@ -80,6 +84,7 @@ from evaluation.contract._results import (
     ResultsRecord,
     read_results,
 )
+from evaluation.contract._shown import MAX_SHOWN, clean, display_url
 from evaluation.contract._submission import (
     SubmissionRecord,
     body_and_key,
@@ -104,11 +109,15 @@ __all__ = [
     "FORMAT_KEY",
     "FoldRecord",
     "HARNESS_VERSION_KEY",
+    "HttpClient",
     "Ineligibility",
     "K_KEY",
     "LEADERBOARD_SCORE_KEY",
+    "LIMITS",
     "LIMIT_KEY",
+    "Limits",
     "MAX_FOLDS",
+    "MAX_SHOWN",
     "MAX_TESTS",
     "MODEL_KEY",
     "ModelRecord",
@@ -129,24 +138,31 @@ __all__ = [
     "REFERENCES_KEY",
     "RESULTS_FORMAT",
     "RESULTS_KEY",
+    "RETRY_STATUSES",
     "RUN_HASH_KEY",
     "RUN_ID_KEY",
     "RUN_ID_PATTERN",
     "RecordRefused",
+    "Reply",
     "ResultsRecord",
     "SEED_KEY",
     "SETTINGS_KEY",
     "SHA256_PATTERN",
     "SHOWN_DIFFERENCES",
+    "SHOWN_KEYS",
     "SHOWN_PROBLEMS",
     "SOURCE_KEY",
     "SYNTHETIC_SOURCE",
     "SubmissionRecord",
     "TESTS_KEY",
     "body_and_key",
+    "check_token",
+    "check_url",
+    "clean",
     "cut",
     "dataset_arguments",
     "differences",
+    "display_url",
     "fold_arguments",
     "load_competition_target",
     "read_competition_toml",

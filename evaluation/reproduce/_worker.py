@@ -3,9 +3,10 @@
     python -m evaluation.reproduce._worker CONFIG.json OUT.json
 
 Started by ``python -m evaluation reproduce`` with the checkout as the working folder, in the
-checkout's own virtual environment and under its limits. It loads ``submission/MyModel.py``'s
-``MyModel`` the way ``submission.py`` does, rebuilds the dataset of the upload (checking that
-its fingerprint and fold parameters are the upload's), and writes to ``OUT.json``:
+checkout's own virtual environment and under its limits. It rebuilds the dataset of the upload
+(checking that its fingerprint and fold parameters are the upload's), runs
+``submission/MyModel.py``'s ``MyModel`` the way ``submission.py`` does
+(``evaluation.runner.run_checkout``), and writes to ``OUT.json``:
 ``{"fingerprint": ...}`` at once, then ``{"fingerprint": ..., "results": results.json}`` when
 the run is over, or ``{"error": "..."}``. With ``stop_on_fingerprint_mismatch`` it stops
 before evaluating when the model's code or parameters are not the upload's: the verdict is
@@ -40,7 +41,7 @@ def main(argv: list[str]) -> int:
 
     from evaluation import ChallengeDataset, EvalRSRunner
     from evaluation.reproduce._compare import fingerprint_differences
-    from evaluation.runner import import_reclist, model_fingerprint
+    from evaluation.runner import import_reclist, model_fingerprint, run_checkout
 
     dataset = ChallengeDataset(source=config["source"], **config["data_options"],
                                **fold_arguments(config[FOLD_PARAMS_KEY]))
@@ -49,23 +50,27 @@ def main(argv: list[str]) -> int:
         _write(out, {"error": problem})
         return EXIT_CONFIG
 
-    # as submission.py does it: the checkout's folder on sys.path, the model from its package
-    from submission.MyModel import MyModel
-
     runner = EvalRSRunner(dataset, results_dir=config["results_dir"], k=config["k"],
                           n_boot=config["n_boot"], progress=False)
-    model = MyModel(items=dataset.df_tracks, top_k=runner.k, **config.get("params", {}))
     reclist_cls = import_reclist(config["reclist"]) if config.get("reclist") else None
-    # before any training, as the runner takes it
-    fingerprint = model_fingerprint(model, {})
-    _write(out, {"fingerprint": fingerprint})
-    expected = config.get("expected_fingerprint")
-    if expected is not None and fingerprint_differences(expected, fingerprint):
-        print("the model's fingerprint is not the upload's: not evaluated")
-        return 0
-    result = runner.evaluate(model, seed=config["seed"], limit=0, upload=False, resume=False,
-                             reclist_cls=reclist_cls)
-    _write(out, {"fingerprint": fingerprint, "results": result.to_dict()})
+    found: dict = {}
+
+    def ready(model) -> bool:
+        """Record the model's fingerprint before any training, as the runner takes it; go on
+        only when it is the upload's (or none is expected)."""
+        found["fingerprint"] = model_fingerprint(model, {})
+        _write(out, found)
+        expected = config.get("expected_fingerprint")
+        if expected is not None and fingerprint_differences(expected, found["fingerprint"]):
+            print("the model's fingerprint is not the upload's: not evaluated")
+            return False
+        return True
+
+    result = run_checkout(checkout, runner, config.get("params", {}), ready=ready,
+                          seed=config["seed"], limit=0, upload=False, resume=False,
+                          reclist_cls=reclist_cls)
+    if result is not None:
+        _write(out, {**found, "results": result.to_dict()})
     return 0
 
 

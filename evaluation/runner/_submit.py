@@ -1,30 +1,23 @@
-"""Uploading a submission to the leaderboard: checked settings, bounded retries, no redirects.
+"""Uploading a submission to the leaderboard: its settings, its body, and the server's verdict.
 
 The settings (``EMAIL``, ``PARTICIPANT_ID``, ``UPLOAD_URL``, ``UPLOAD_TOKEN``) come from the
 environment or from an ``upload.env`` file; the file is read only when an upload is asked for.
 The token is checked before any request and never printed: messages give its length and the
-position of a bad character, nothing else, and anything a server or a library says is scrubbed
-of it before it is shown.
+position of a bad character, nothing else.
 
-``post`` sends the submission once, and again after a pause when the connection fails or the
-server answers 502, 503 or 504 (``RETRY_WAITS``). Every attempt of one submission carries the same
-``Idempotency-Key``, so the server can recognise a repeat of a submission it already has. A
-redirect is a failure: a submission is never re-posted to an address other than ``UPLOAD_URL``.
+``post`` sends the submission with the leaderboard's HTTP client (``evaluation.contract``):
+retries after connection and gateway errors, one ``Idempotency-Key`` (the run id) for every
+attempt, no redirects, bounded answers and waits, and the token scrubbed from what is shown.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
-import re
-import time
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 from dotenv.parser import parse_stream
@@ -33,25 +26,20 @@ from evaluation._util import atomic as _atomic
 from evaluation.contract import (
     ELIGIBLE_KEY,
     NOT_ELIGIBLE_BECAUSE_KEY,
+    HttpClient,
+    Limits,
+    Reply,
     body_and_key,
+    check_token,
+    check_url,
+    display_url,
     submission_payload,
 )
 from evaluation.errors import ConfigError, UploadError
 
-#: (connect, read) timeouts in seconds.
-TIMEOUT: tuple[float, float] = (10.0, 60.0)
-#: Pauses before the second, third and fourth attempt; one attempt more than pauses in all.
-RETRY_WAITS: tuple[float, ...] = (0.5, 1.0, 2.0)
-#: Answers that say "try again later" (gateway errors); 500 means the server failed on this
-#: submission and would fail again, so it is not retried.
-RETRY_STATUSES = frozenset({502, 503, 504})
-#: Most bytes of a server's answer that are read; longer answers are cut.
-MAX_ANSWER_BYTES = 64 * 1024
-#: Most characters of one value of the server's verdict that are printed.
-MAX_SHOWN = 300
-#: Keys of the server's JSON answer that are shown, in this order.
-VERDICT_KEYS = ("status", "score", "leaderboard_score", "phase1_score", "rank", "detail",
-                "error", "reason", "message")
+#: What a refusal's message adds, by HTTP status.
+HINTS = {401: " Check UPLOAD_TOKEN.", 403: " Check UPLOAD_TOKEN and PARTICIPANT_ID.",
+         404: " Check UPLOAD_URL."}
 SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")
 
 
@@ -207,112 +195,6 @@ def read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
     return dict(dotenv_values(stream=io.StringIO(text), interpolate=True))
 
 
-def check_token(token: str, what: str = "UPLOAD_TOKEN") -> str:
-    """Check an upload token: printable ASCII without spaces.
-
-    Parameters
-    ----------
-    token : str
-        The token.
-    what : str
-        What the token is called in the message.
-
-    Returns
-    -------
-    str
-        ``token`` unchanged.
-
-    Raises
-    ------
-    ConfigError
-        When it is not such a string; the message gives its length and the position of the
-        first bad character, never the token.
-    """
-    if not isinstance(token, str):
-        raise ConfigError(f"{what} must be a string, got a {type(token).__name__}.")
-    for i, ch in enumerate(token):
-        if "\x21" <= ch <= "\x7e":
-            continue
-        if ch in " \t":
-            kind = "a space or tab"
-        elif ch in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
-            kind = "a line break"
-        elif ord(ch) < 0x20 or ord(ch) == 0x7f:
-            kind = "a control character"
-        elif ch.isspace():
-            kind = "a non-ASCII space"
-        else:
-            kind = "a non-ASCII character"
-        raise ConfigError(
-            f"{what} (a {len(token)}-character value, not shown) has {kind} at position "
-            f"{i + 1}; a token is printable ASCII without spaces. Copy it again from the "
-            f"organizers' message into upload.env as UPLOAD_TOKEN=<token>, on one line.")
-    return token
-
-
-def check_url(url: str, what: str = "UPLOAD_URL") -> str:
-    """Check an upload URL: http(s), a host, no credentials, no spaces or control characters.
-
-    Parameters
-    ----------
-    url : str
-        The URL.
-    what : str
-        What the URL is called in the message.
-
-    Returns
-    -------
-    str
-        ``url`` unchanged.
-
-    Raises
-    ------
-    ConfigError
-        When it is not such a URL (the message shows it without credentials or query).
-    """
-    if not isinstance(url, str):
-        raise ConfigError(f"{what} must be a string, got a {type(url).__name__}.")
-    shown = display_url(url)
-    if any(ch.isspace() or unicodedata.category(ch).startswith("C") for ch in url):
-        raise ConfigError(f"{what} {shown} contains spaces or control characters; give the "
-                          f"endpoint's address on one line, without quotes around parts of it.")
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ConfigError(f"{what} {shown} must start with https:// (or http://); got the "
-                          f"scheme {parts.scheme!r}.")
-    if "@" in parts.netloc:
-        raise ConfigError(f"{what} {shown} (shown without them) contains credentials "
-                          f"(user:password@); remove them from the URL and put the token in "
-                          f"UPLOAD_TOKEN: it is sent as an Authorization header.")
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1
-    if not parts.hostname or port == -1:
-        raise ConfigError(f"{what} {shown} has no valid host[:port]; expected e.g. "
-                          f"https://leaderboard.example.org/submit.")
-    return url
-
-
-def display_url(url: str) -> str:
-    """Make ``url`` safe to show.
-
-    Returns
-    -------
-    str
-        ``url`` without ``user:password@``, query or fragment, with control characters
-        escaped ("<unparsable URL>" when it cannot be parsed).
-    """
-    try:
-        parts = urlsplit(url)
-        host = parts.netloc.rpartition("@")[2]
-        path = parts.path + ("?..." if parts.query else "")
-        text = f"{parts.scheme}://{host}{path}" if parts.scheme or host else path
-    except ValueError:
-        text = "<unparsable URL>"
-    return clean(text)
-
-
 # ---------------------------------------------------------------------------- a run's submission
 
 
@@ -370,8 +252,7 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
 
 
 def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
-         run_id: str | None = None, timeout: tuple[float, float] | None = None,
-         retry_waits: tuple[float, ...] | None = None,
+         run_id: str | None = None, limits: Limits | None = None,
          log: Callable[[str], None] = print,
          sleep: Callable[[float], None] | None = None) -> Answer:
     """POST ``payload`` as JSON to ``url``, retrying after connection and gateway errors.
@@ -386,9 +267,9 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
         Sent in an ``Authorization: Bearer`` header.
     run_id : str, optional
         The ``Idempotency-Key`` (default: ``payload["run_id"]``).
-    timeout, retry_waits : tuple of float, optional
-        (connect, read) timeouts and the pauses between attempts (default: ``TIMEOUT`` and
-        ``RETRY_WAITS``, looked up at each call).
+    limits : evaluation.contract.Limits, optional
+        Timeouts, deadline, answer size and pauses between attempts (default:
+        ``evaluation.contract.LIMITS``).
     log : callable
         Receives one line per retry.
     sleep : callable, optional
@@ -408,176 +289,15 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
     UploadError
         When the upload fails or the server refuses it; the message never holds the token.
     """
-    import requests  # slow to import, and only an upload needs it
-
-    check_url(url)
-    if token:
-        check_token(token)
-    timeout = TIMEOUT if timeout is None else timeout
-    waits = RETRY_WAITS if retry_waits is None else retry_waits
-    sleep = _sleep if sleep is None else sleep
+    client = HttpClient(url, token, limits=limits, log=log, sleep=sleep)
     body, key = body_and_key(payload, payload.get("run_id") if run_id is None else run_id)
-    shown_url = display_url(url)
-    headers = {"Content-Type": "application/json", "Accept": "application/json",
-               "Idempotency-Key": key}
-    attempts = len(waits) + 1
-    with requests.Session() as session:
-        for attempt in range(1, attempts + 1):
-            try:
-                # stream=True: read at most MAX_ANSWER_BYTES of whatever the server sends
-                response = session.post(url, data=body, headers=headers, timeout=timeout,
-                                        auth=_Bearer(token) if token else None,
-                                        allow_redirects=False, stream=True)
-                try:
-                    status = response.status_code
-                    location = response.headers.get("Location")
-                    raw = _read_some(response)
-                finally:
-                    response.close()
-            except requests.ReadTimeout:
-                # The server has the submission and may still be working on it: sending it again
-                # at once would only pile up; a later resend carries the same idempotency key.
-                raise UploadError(f"upload to {shown_url}: no answer within {timeout[1]:g} s "
-                                  f"(read timeout); the server may still record the "
-                                  f"submission") from None
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                problem = _reason(exc, token, timeout)
-                if attempt < attempts:
-                    log(f"upload to {shown_url}: {problem}; retrying in {waits[attempt - 1]:g} s "
-                        f"(attempt {attempt + 1} of {attempts})")
-                    sleep(waits[attempt - 1])
-                    continue
-                raise UploadError(f"upload to {shown_url} failed after {attempts} attempts: "
-                                  f"{problem}") from None
-            except requests.RequestException as exc:
-                raise UploadError(f"upload to {shown_url} failed: "
-                                  f"{_reason(exc, token, timeout)}") from None
-            verdict = _verdict(raw, token)
-            if 200 <= status < 300:
-                return Answer(status=status, verdict=verdict, attempts=attempt)
-            said = _said(verdict, raw, token)
-            if 300 <= status < 400:
-                where = clean(display_url(location), token) if location else "no Location"
-                raise UploadError(
-                    f"upload to {shown_url} refused: HTTP {status} redirect to {where}. A "
-                    f"submission is never re-posted to another address; set UPLOAD_URL to the "
-                    f"endpoint itself (check http:// vs https:// and the path).{said}")
-            if status in RETRY_STATUSES and attempt < attempts:
-                log(f"upload to {shown_url}: HTTP {status}; retrying in "
-                    f"{waits[attempt - 1]:g} s (attempt {attempt + 1} of {attempts})")
-                sleep(waits[attempt - 1])
-                continue
-            hint = {401: " Check UPLOAD_TOKEN.", 403: " Check UPLOAD_TOKEN and PARTICIPANT_ID.",
-                    404: " Check UPLOAD_URL."}.get(status, "")
-            tries = f" after {attempt} attempts" if attempt > 1 else ""
-            raise UploadError(f"upload to {shown_url} refused{tries}: HTTP {status}.{said}{hint}")
-    raise AssertionError("unreachable")  # the loop returns or raises
+    label = f"upload to {display_url(url)}"
+    reply = client.send("POST", body=body, key=key, label=label)
+    if not reply.ok:
+        raise client.refusal(reply, label, HINTS)
+    return _answer(client, reply)
 
 
-def _sleep(seconds: float) -> None:
-    """Pause ``seconds`` (a module function, so that tests can replace it); returns None."""
-    time.sleep(seconds)
-
-
-def _read_some(response) -> bytes:
-    """At most ``MAX_ANSWER_BYTES`` of the answer (iter_content maps urllib3's errors)."""
-    chunks, size = [], 0
-    for chunk in response.iter_content(8192):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= MAX_ANSWER_BYTES:
-            break
-    return b"".join(chunks)[:MAX_ANSWER_BYTES]
-
-
-class _Bearer:
-    """``Authorization: Bearer`` as requests auth, so that a ~/.netrc entry cannot replace it."""
-
-    def __init__(self, token: str) -> None:
-        self._token = token
-
-    def __call__(self, request):
-        request.headers["Authorization"] = f"Bearer {self._token}"
-        return request
-
-    def __repr__(self) -> str:
-        return "_Bearer(<token not shown>)"
-
-
-# ---------------------------------------------------------------------------- what is shown
-
-
-def clean(text: str, token: str | None = None, limit: int = MAX_SHOWN) -> str:
-    """Make ``text`` safe to print.
-
-    Parameters
-    ----------
-    text : str
-        What a server, a library or a file said.
-    token : str, optional
-        A secret to replace with ``<token>``.
-    limit : int
-        Most characters kept.
-
-    Returns
-    -------
-    str
-        ``text`` with the token replaced, control characters and backslashes escaped, and
-        cut to ``limit`` characters (saying so).
-    """
-    text = str(text)
-    if token:
-        text = text.replace(token, "<token>")
-    n = len(text)
-    escaped = "".join(ch.encode("unicode_escape").decode("ascii")
-                      if ch == "\\" or unicodedata.category(ch).startswith("C") else ch
-                      for ch in text[:limit])
-    return escaped + (f"... ({n} characters, cut)" if n > limit else "")
-
-
-def _verdict(raw: bytes, token: str | None) -> dict[str, str]:
-    """The known fields of a JSON object answer, cleaned for printing."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    out = {}
-    for key in VERDICT_KEYS:
-        if key in data and data[key] is not None:
-            value = data[key]
-            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                                   default=str)
-            out[key] = clean(text, token)
-    return out
-
-
-def _said(verdict: dict[str, str], raw: bytes, token: str | None) -> str:
-    """What the server said, as a sentence to append to a message ("" when nothing)."""
-    if verdict:
-        return " Server verdict: " + ", ".join(f"{k}: {v}" for k, v in verdict.items()) + "."
-    text = raw.decode("utf-8", errors="replace").strip()
-    return f" Server said: {clean(text, token)}" if text else ""
-
-
-def _reason(exc: BaseException, token: str | None, timeout: tuple[float, float]) -> str:
-    """A short reason for a requests exception: the innermost cause, scrubbed of the token."""
-    import requests  # slow to import; loaded already when an upload failed
-
-    if isinstance(exc, requests.ConnectTimeout):
-        return f"no connection within {timeout[0]:g} s (connect timeout)"
-    inner, seen = exc, set()
-    while id(inner) not in seen:
-        seen.add(id(inner))
-        nested = getattr(inner, "reason", None)
-        if not isinstance(nested, BaseException):
-            nested = next((a for a in reversed(getattr(inner, "args", ()))
-                           if isinstance(a, BaseException)), None)
-        if nested is None:
-            break
-        inner = nested
-    text = str(inner)
-    # urllib3 prefixes its messages with the repr of the connection object
-    text = re.sub(r"^<[^>]*>:\s*", "", text)
-    return clean(f"{type(inner).__name__}: {text}" if text else type(inner).__name__, token)
+def _answer(client: HttpClient, reply: Reply) -> Answer:
+    """The accepted ``reply`` with the fields of the server's verdict, safe to print."""
+    return Answer(status=reply.status, verdict=client.verdict(reply), attempts=reply.attempts)
