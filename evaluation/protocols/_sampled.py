@@ -341,8 +341,9 @@ def evaluate_sampled(
         n_negatives, batch_size, seed, hit_ks, ndcg_ks, weighting, aggregate, correction, gamma)
     score = _scorer(model)
     points = _index_points(test, train, items, user_col, item_col)
-    weights = (_popularity(points.train_items, points.n_items) if weighting == "popularity"
-               else None)
+    weights = None
+    if weighting == "popularity":
+        weights = _popularity(points.train_items, points.n_items)
     eligible = _check_enough(points.users, points.interacted, points.n_items, n_negatives,
                              weights, points.user_ids)
     negatives = sample_negatives(points.users, points.interacted, points.n_items, n_negatives,
@@ -356,15 +357,9 @@ def evaluate_sampled(
         corrected = _aggregate(values, points.users, aggregate)
     result = SampledResult(
         metrics=_aggregate(full_metrics(ranks, hit_ks, ndcg_ks), points.users, aggregate),
-        user_ids=points.user_ids[points.users],
-        item_ids=points.item_ids[points.items],
-        ranks=ranks,
-        n_negatives=n_negatives,
-        seed=seed,
-        weighting=weighting,
-        aggregate=aggregate,
-        correction=correction,
-        gamma=gamma if correction == "bv" else None,
+        user_ids=points.user_ids[points.users], item_ids=points.item_ids[points.items],
+        ranks=ranks, n_negatives=n_negatives, seed=seed, weighting=weighting,
+        aggregate=aggregate, correction=correction, gamma=gamma if correction == "bv" else None,
         corrected=corrected,
     )
     if verbose:
