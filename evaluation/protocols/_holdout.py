@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ import pandas as pd
 from evaluation._util.jsonable import to_jsonable
 from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError
+from evaluation.metrics import Metric
 from evaluation.protocols._ranking import (
     DEFAULT_METRICS,
     checked_predictions,
@@ -222,31 +224,21 @@ def evaluate_split(
     _check_split(split)
     k = check_k(k, owner="evaluate_split")
     ranking, rating_names = resolve_metrics(metrics, k)
-    depth = max([k] + [m.k for m in ranking if m.k is not None])
-
     timing: dict[str, float] = {}
-    start = time.perf_counter()
-    model.train(split.train, **dict(train_kwargs or {}))
-    timing["train_s"] = time.perf_counter() - start
-
+    with _timed(timing, "train_s"):
+        model.train(split.train, **dict(train_kwargs or {}))
     relevant = relevant_test(split.test, relevance_threshold)
     users = np.unique(relevant["user_id"].to_numpy(np.int64))
+    preds: pd.DataFrame | None = None
     scores: dict[str, float] = {}
-    preds = None
     if len(users) and (ranking or sampled is not None):
-        start = time.perf_counter()
-        preds = checked_predictions(model, users, depth)
-        timing["predict_s"] = time.perf_counter() - start
-        start = time.perf_counter()
-        scores = score_predictions(preds, relevant, k=k, metrics=ranking,
-                                   aggregate=aggregate, graded=graded, train=split.train)
-        timing["score_s"] = time.perf_counter() - start
+        preds, scores = _ranking_scores(model, split, relevant, users, ranking, k=k,
+                                        aggregate=aggregate, graded=graded, timing=timing)
     errors = _rating_errors(model, split, rating_names, rating_aggregate)
     sampled_result, scorer = None, None
     if sampled is not None:
-        start = time.perf_counter()
-        sampled_result, scorer = _sampled(model, split, relevant, sampled, preds)
-        timing["sampled_s"] = time.perf_counter() - start
+        with _timed(timing, "sampled_s"):
+            sampled_result, scorer = _sampled(model, split, relevant, sampled, preds)
     result = SplitResult(
         model=type(model).__name__, split={**to_jsonable(split.params), **split.summary()},
         k=k, aggregate=aggregate, relevance_threshold=relevance_threshold, graded=bool(graded),
@@ -258,6 +250,28 @@ def evaluate_split(
     if verbose:
         show(result)
     return result
+
+
+@contextmanager
+def _timed(timing: dict[str, float], key: str) -> Iterator[None]:
+    """Record the seconds the block took as ``timing[key]`` (nothing when it raises)."""
+    start = time.perf_counter()
+    yield
+    timing[key] = time.perf_counter() - start
+
+
+def _ranking_scores(model: Any, split: Split, relevant: pd.DataFrame, users: np.ndarray,
+                    ranking: list[Metric], *, k: int, aggregate: str, graded: bool,
+                    timing: dict[str, float]) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The model's validated lists for ``users`` (deep enough for every cutoff) and their
+    ranking metrics; records the seconds predicting and scoring took."""
+    depth = max([k] + [m.k for m in ranking if m.k is not None])
+    with _timed(timing, "predict_s"):
+        preds = checked_predictions(model, users, depth)
+    with _timed(timing, "score_s"):
+        scores = score_predictions(preds, relevant, k=k, metrics=ranking,
+                                   aggregate=aggregate, graded=graded, train=split.train)
+    return preds, scores
 
 
 def _check_split(split: Any) -> None:

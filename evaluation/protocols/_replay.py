@@ -230,65 +230,112 @@ def replay(
     train_kwargs = dict(train_kwargs or {})
     modes = ["static", "replay"] if mode == "both" else [mode]
     test, times = _time_ordered(split.test)
-    wid = window_ids(times, window)
-    n_windows = int(wid.max()) + 1
-    bounds = np.searchsorted(wid, np.arange(n_windows + 1))
-    train_times = time_values(split.train["timestamp"])
-    scale = rating_scale(split)
-    # Coverage and popularity bias use the items and popularity of all the split's events.
-    catalog = pd.concat([split.train[["track_id"]], split.test[["track_id"]]])
-    options = {"k": k, "metrics": metrics, "relevance_threshold": relevance_threshold,
-               "aggregate": aggregate, "train": catalog}
-
-    def fit(history: pd.DataFrame) -> Any:
-        model = model_factory()
-        model.train(history, **train_kwargs)
-        return model
-
-    static_model = fit(split.train) if "static" in modes else None
-    static_preds = None
-    if static_model is not None:
-        static_preds = checked_predictions(static_model, np.unique(test["user_id"].to_numpy()), k)
-
-    # Overall scores treat every (window, user) pair as one unit: keep each window's parts.
-    rows: list[dict[str, Any]] = []
-    unit_tests: list[pd.DataFrame] = []
-    unit_preds: dict[str, list[pd.DataFrame]] = {m: [] for m in modes}
-    unit_ratings: dict[str, list[np.ndarray]] = {m: [] for m in modes}
-    for w in _windows(n_windows, progress):
-        lo, hi = bounds[w], bounds[w + 1]
-        part = test.iloc[lo:hi]
-        users = np.unique(part["user_id"].to_numpy())
-        row: dict[str, Any] = {"window": w, "start": times[lo].item(),
-                               "end": times[hi - 1].item(), "n_points": int(hi - lo),
-                               "n_users": len(users)}
-        for m in modes:
-            if m == "static":
-                model, preds = static_model, static_preds.loc[users]
-            else:
-                history = _history(split.train, test, train_times, times, lo, strict_time)
-                row["history_events"] = len(history)
-                model = fit(history)
-                preds = checked_predictions(model, users, k)
-            scores, predicted = _window_scores(model, preds, part, options, scale)
-            if predicted is not None:
-                unit_ratings[m].append(predicted)
-            for name, value in scores.items():
-                row[f"{m}/{name}"] = value
-            unit_preds[m].append(preds)
-        unit_tests.append(part)
-        rows.append(row)
-
-    overall = _overall(modes, unit_preds, unit_ratings, _units(unit_tests), options, scale)
+    bounds = _window_bounds(window_ids(times, window))
+    run = _Replay(model_factory=model_factory, train_kwargs=train_kwargs, train=split.train,
+                  test=test, times=times, train_times=time_values(split.train["timestamp"]),
+                  k=k, strict_time=strict_time, scale=rating_scale(split),
+                  options=_score_options(split, k, metrics, relevance_threshold, aggregate))
+    rows, units = run.windows(modes, bounds, progress)
     params = {"window": window if isinstance(window, (int, str)) else str(window),
-              "n_windows": n_windows, "k": k, "metrics": list(metrics), "mode": mode,
+              "n_windows": len(bounds) - 1, "k": k, "metrics": list(metrics), "mode": mode,
               "relevance_threshold": relevance_threshold, "aggregate": aggregate,
               "strict_time": bool(strict_time), "split": dict(split.params)}
-    result = ReplayResult(per_window=pd.DataFrame(rows), overall=overall, params=params,
+    result = ReplayResult(per_window=pd.DataFrame(rows),
+                          overall=_overall(modes, units, run.options, run.scale), params=params,
                           audit=audit_leakage(split) if audit else None)
     if verbose:
         show(result)
     return result
+
+
+def _window_bounds(wid: np.ndarray) -> np.ndarray:
+    """The first test point of each window, then one past the last point."""
+    return np.searchsorted(wid, np.arange(int(wid.max()) + 2))
+
+
+def _score_options(split: Split, k: int, metrics: Sequence[str],
+                   relevance_threshold: float | None, aggregate: str) -> dict[str, Any]:
+    """The keyword arguments of ``score_predictions`` shared by every window and mode."""
+    # Coverage and popularity bias use the items and popularity of all the split's events.
+    catalog = pd.concat([split.train[["track_id"]], split.test[["track_id"]]])
+    return {"k": k, "metrics": metrics, "relevance_threshold": relevance_threshold,
+            "aggregate": aggregate, "train": catalog}
+
+
+@dataclass
+class _Units:
+    """Each window's test events, and each mode's predictions and predicted ratings for it.
+
+    The overall scores treat every (window, user) pair as one unit, so the windows' parts are
+    kept rather than merged.
+    """
+
+    tests: list[pd.DataFrame] = field(default_factory=list)
+    preds: dict[str, list[pd.DataFrame]] = field(default_factory=dict)
+    ratings: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Replay:
+    """What every window of one replay shares: the model factory, the events and the options."""
+
+    model_factory: Callable[[], Any]
+    train_kwargs: dict[str, Any]
+    train: pd.DataFrame
+    #: the test events in time order, and their times
+    test: pd.DataFrame
+    times: np.ndarray
+    train_times: np.ndarray
+    k: int
+    strict_time: bool
+    scale: tuple[float, float]
+    options: dict[str, Any]
+
+    def fit(self, history: pd.DataFrame) -> Any:
+        """A fresh model trained on ``history``."""
+        model = self.model_factory()
+        model.train(history, **self.train_kwargs)
+        return model
+
+    def windows(self, modes: list[str], bounds: np.ndarray,
+                progress: bool) -> tuple[list[dict[str, Any]], _Units]:
+        """Score every window in each mode: one row per window, and the parts of the units."""
+        static = None
+        if "static" in modes:
+            model = self.fit(self.train)
+            users = np.unique(self.test["user_id"].to_numpy())
+            static = model, checked_predictions(model, users, self.k)
+        rows: list[dict[str, Any]] = []
+        units = _Units(preds={m: [] for m in modes}, ratings={m: [] for m in modes})
+        for w in _windows(len(bounds) - 1, progress):
+            rows.append(self._window(w, bounds[w], bounds[w + 1], modes, static, units))
+        return rows, units
+
+    def _window(self, w: int, lo: int, hi: int, modes: list[str],
+                static: tuple[Any, pd.DataFrame] | None, units: _Units) -> dict[str, Any]:
+        """The row of window ``w`` (test points ``lo:hi``); adds its parts to ``units``."""
+        part = self.test.iloc[lo:hi]
+        users = np.unique(part["user_id"].to_numpy())
+        row: dict[str, Any] = {"window": w, "start": self.times[lo].item(),
+                               "end": self.times[hi - 1].item(), "n_points": int(hi - lo),
+                               "n_users": len(users)}
+        for m in modes:
+            if m == "static" and static is not None:
+                model, preds = static[0], static[1].loc[users]
+            else:
+                history = _history(self.train, self.test, self.train_times, self.times, lo,
+                                   self.strict_time)
+                row["history_events"] = len(history)
+                model = self.fit(history)
+                preds = checked_predictions(model, users, self.k)
+            scores, predicted = _window_scores(model, preds, part, self.options, self.scale)
+            if predicted is not None:
+                units.ratings[m].append(predicted)
+            for name, value in scores.items():
+                row[f"{m}/{name}"] = value
+            units.preds[m].append(preds)
+        units.tests.append(part)
+        return row
 
 
 def _check_replay(model_factory: Any, split: Any, mode: Any) -> None:
@@ -346,17 +393,17 @@ def _window_scores(model: Any, preds: pd.DataFrame, part: pd.DataFrame, options:
     return scores, predicted
 
 
-def _overall(modes: list[str], unit_preds: dict[str, list[pd.DataFrame]],
-             unit_ratings: dict[str, list[np.ndarray]], unit_test: pd.DataFrame,
-             options: dict, scale: tuple[float, float]) -> dict[str, dict[str, float]]:
+def _overall(modes: list[str], units: _Units, options: dict,
+             scale: tuple[float, float]) -> dict[str, dict[str, float]]:
     """Each mode's metrics over every (window, user) unit, plus ``delta`` when both ran."""
+    unit_test = _units(units.tests)
     overall = {}
     for m in modes:
-        preds = pd.concat(unit_preds[m], ignore_index=True)
+        preds = pd.concat(units.preds[m], ignore_index=True)
         preds.index = pd.RangeIndex(len(preds), name="user_id")
         scores = score_predictions(preds, unit_test, **options)
-        if unit_ratings[m]:
-            scores.update(rating_errors_from(np.concatenate(unit_ratings[m]),
+        if units.ratings[m]:
+            scores.update(rating_errors_from(np.concatenate(units.ratings[m]),
                                              unit_test["rating"].to_numpy(np.float64),
                                              rating_range=scale))
         overall[m] = scores

@@ -337,6 +337,40 @@ def evaluate_sampled(
     PredictionError
         When the model returns scores of the wrong shape, non-numeric or non-finite scores.
     """
+    n_negatives, batch_size, seed, gamma = _check_options(
+        n_negatives, batch_size, seed, hit_ks, ndcg_ks, weighting, aggregate, correction, gamma)
+    score = _scorer(model)
+    points = _index_points(test, train, items, user_col, item_col)
+    weights = None
+    if weighting == "popularity":
+        weights = _popularity(points.train_items, points.n_items)
+    eligible = _check_enough(points.users, points.interacted, points.n_items, n_negatives,
+                             weights, points.user_ids)
+    negatives = sample_negatives(points.users, points.interacted, points.n_items, n_negatives,
+                                 seed=seed, weights=weights)
+    ranks = _ranks(score, points.user_ids[points.users], points.item_ids, points.items,
+                   negatives, batch_size)
+    corrected = {}
+    if correction != "none":
+        values = corrected_values(ranks, 1 + eligible, n_negatives, hit_ks, ndcg_ks,
+                                  correction, gamma)
+        corrected = _aggregate(values, points.users, aggregate)
+    result = SampledResult(
+        metrics=_aggregate(full_metrics(ranks, hit_ks, ndcg_ks), points.users, aggregate),
+        user_ids=points.user_ids[points.users], item_ids=points.item_ids[points.items],
+        ranks=ranks, n_negatives=n_negatives, seed=seed, weighting=weighting,
+        aggregate=aggregate, correction=correction, gamma=gamma if correction == "bv" else None,
+        corrected=corrected,
+    )
+    if verbose:
+        show(result)
+    return result
+
+
+def _check_options(n_negatives: Any, batch_size: Any, seed: Any, hit_ks: tuple[int, ...],
+                   ndcg_ks: tuple[int, ...], weighting: Any, aggregate: Any, correction: Any,
+                   gamma: Any) -> tuple[int, int, int, float]:
+    """``n_negatives``, ``batch_size``, ``seed`` and ``gamma``, checked; raises for a bad option."""
     owner = "evaluate_sampled"
     n_negatives = check_int("n_negatives", n_negatives, minimum=1, owner=owner)
     batch_size = check_int("batch_size", batch_size, minimum=1, owner=owner)
@@ -354,7 +388,33 @@ def evaluate_sampled(
             f"evaluate_sampled: correction={correction!r} assumes uniformly sampled negatives; "
             f"got weighting={weighting!r}. Use weighting='uniform' or correction='none'."
         )
-    score = _scorer(model)
+    return n_negatives, batch_size, seed, gamma
+
+
+@dataclass(frozen=True)
+class _Points:
+    """The test points and known interactions as indices into the sorted users and catalog."""
+
+    #: the sorted unique user ids, and the sorted catalog of item ids
+    user_ids: np.ndarray
+    item_ids: np.ndarray
+    #: sorted unique keys ``user * n_items + item`` of every train and test interaction
+    interacted: np.ndarray
+    #: the user and target item index of each test point, sorted by user, then item
+    users: np.ndarray
+    items: np.ndarray
+    #: the item index of each training interaction
+    train_items: np.ndarray
+
+    @property
+    def n_items(self) -> int:
+        """The catalog size."""
+        return len(self.item_ids)
+
+
+def _index_points(test: pd.DataFrame, train: pd.DataFrame, items: Any, user_col: str,
+                  item_col: str) -> _Points:
+    """Index users and items of ``test`` and ``train``; raises for a missing column."""
     for name, frame in (("test", test), ("train", train)):
         missing = [c for c in (user_col, item_col) if c not in frame.columns]
         if missing:
@@ -370,39 +430,15 @@ def evaluate_sampled(
     n_items = len(item_ids)
     all_u = np.searchsorted(user_ids, np.concatenate([train_users, test_users])).astype(np.int64)
     all_i = np.searchsorted(item_ids, np.concatenate([train_items, test_items])).astype(np.int64)
-    interacted = np.unique(all_u * n_items + all_i)
     order = np.lexsort((test_items, test_users))
-    point_u = np.searchsorted(user_ids, test_users[order]).astype(np.int64)
-    point_i = np.searchsorted(item_ids, test_items[order]).astype(np.int64)
-
-    weights = None
-    if weighting == "popularity":
-        weights = _popularity(all_i[: len(train_items)], n_items)
-    eligible = _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids)
-    negatives = sample_negatives(point_u, interacted, n_items, n_negatives, seed=seed,
-                                 weights=weights)
-    ranks = _ranks(score, user_ids[point_u], item_ids, point_i, negatives, batch_size)
-    corrected = {}
-    if correction != "none":
-        values = corrected_values(ranks, 1 + eligible, n_negatives, hit_ks, ndcg_ks,
-                                  correction, gamma)
-        corrected = _aggregate(values, point_u, aggregate)
-    result = SampledResult(
-        metrics=_aggregate(full_metrics(ranks, hit_ks, ndcg_ks), point_u, aggregate),
-        user_ids=user_ids[point_u],
-        item_ids=item_ids[point_i],
-        ranks=ranks,
-        n_negatives=n_negatives,
-        seed=seed,
-        weighting=weighting,
-        aggregate=aggregate,
-        correction=correction,
-        gamma=gamma if correction == "bv" else None,
-        corrected=corrected,
+    return _Points(
+        user_ids=user_ids,
+        item_ids=item_ids,
+        interacted=np.unique(all_u * n_items + all_i),
+        users=np.searchsorted(user_ids, test_users[order]).astype(np.int64),
+        items=np.searchsorted(item_ids, test_items[order]).astype(np.int64),
+        train_items=all_i[: len(train_items)],
     )
-    if verbose:
-        show(result)
-    return result
 
 
 def _catalog(seen_items: np.ndarray, items: Any, item_col: str) -> np.ndarray:

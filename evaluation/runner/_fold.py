@@ -184,9 +184,7 @@ def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictio
         out = contextlib.nullcontext() if job.verbose else \
             contextlib.redirect_stdout(io.StringIO())
         with out:
-            rl(verbose=job.verbose)
-        # reuse what reclist computed instead of running every test a second time
-        rl._results = {r["name"]: r["result"] for r in rl._test_results}
+            rl(verbose=job.verbose)  # keeps the results: the tests do not run a second time
     scored = rl.results(), rl.details(), rl.state
     # A RecList keeps its own bound methods (a reference cycle), so it would live, with the
     # fold's frames, until a later garbage collection: two folds' data at once. Drop them.

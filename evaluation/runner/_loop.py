@@ -8,7 +8,6 @@ final results file. A run that was killed resumes at its first unfinished fold.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -26,10 +25,9 @@ from tqdm.auto import tqdm
 from evaluation._util import atomic as _atomic
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
-from evaluation._util.validation import check_int, check_k, check_seed
+from evaluation._util.validation import check_int, check_k
 from evaluation._version import __version__
 from evaluation.challenge import (
-    REFERENCES_DIR,
     EvalRSRecList,
     References,
     UserScores,
@@ -37,8 +35,6 @@ from evaluation.challenge import (
     bootstrap,
     check_coverage,
     dataset_not_applicable,
-    load_references,
-    references_name,
 )
 from evaluation.contract import (
     FINGERPRINT_KEY,
@@ -51,9 +47,19 @@ from evaluation.contract import (
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
+from evaluation.runner._checks import (
+    check_executor,
+    check_model,
+    check_n_boot,
+    check_run_seed,
+    check_run_settings,
+    not_a_dataset,
+    output_level,
+)
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
 from evaluation.runner._profile import environment
+from evaluation.runner._references import references_record, resolve_references
 from evaluation.runner._result import RunResult
 from evaluation.runner._submit import UploadSettings, check_settings, submit_run
 from evaluation.runner._summary import (
@@ -70,8 +76,6 @@ from evaluation.runner._target import resolve_competition
 OFFICIAL_NUM_FOLDS = 4
 DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
-#: Where the folds run: in the runner's process, or as Ray tasks.
-EXECUTORS = ("local", "ray")
 #: The upload keyword arguments ``EvalRSRunner`` took before ``upload=UploadSettings(...)``.
 #: The 2022 runner's arguments that now live in ``UploadSettings``.
 _OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
@@ -96,20 +100,6 @@ def reclist_tests(reclist_class: type) -> list[str]:
             if getattr(value, "is_test", False):
                 names.add(value.test_type)
     return sorted(names)
-
-
-def _not_a_dataset(dataset) -> str:
-    """The message for a ``dataset`` argument that is not a ``ChallengeDataset``."""
-    got = type(dataset).__name__
-    shown = f" ({dataset!r})" if isinstance(dataset, (str, os.PathLike)) else ""
-    hint = {
-        "Tables": "wrap the tables: EvalRSRunner(ChallengeDataset(tables))",
-        "DataFrame": "build the dataset from its events, users and tracks tables: "
-                     "EvalRSRunner(ChallengeDataset(Tables(events, users, tracks)))",
-    }.get(got, "pass ChallengeDataset(source) (source: 'synthetic', 'lfm', a directory, "
-               "'movielens:PATH') or None")
-    return (f"EvalRSRunner expects a ChallengeDataset as its dataset, or None for the default "
-            f"(the synthetic dataset); got a {got}{shown}. Fix: {hint}.")
 
 
 def _upload_settings(upload: UploadSettings | None, old: dict[str, Any]) -> UploadSettings:
@@ -211,59 +201,25 @@ class EvalRSRunner:
         ray_max_retries: int = _ray.DEFAULT_MAX_RETRIES,
     ) -> None:
         if dataset is not None and not isinstance(dataset, ChallengeDataset):
-            raise ConfigError(_not_a_dataset(dataset))
+            raise ConfigError(not_a_dataset(dataset))
         # checked before the default dataset is loaded: a bad path fails at once
         self.results_dir = _store.check_results_dir(results_dir)
         self.dataset = ChallengeDataset() if dataset is None else dataset
         self.k = check_k(k, owner="EvalRSRunner")
-        self.n_boot = _check_n_boot(n_boot)
+        self.n_boot = check_n_boot(n_boot)
         self.progress = progress
-        self.output = _output_level(verbose, quiet)
+        self.output = output_level(verbose, quiet)
         self.reports = reports
         # checked here, before the run, so that a bad setting does not wait for the last fold
         self.upload_settings = _upload_settings(upload, {
             "email": email, "participant_id": participant_id})
-        self.references, self.references_note = self._resolve_references(references)
+        self.references, self.references_note = resolve_references(references, self.dataset)
         self.competition = resolve_competition(competition)
-        self.executor, self.ray_resources = _check_executor(executor, ray_resources)
+        self.executor, self.ray_resources = check_executor(executor, ray_resources)
         self.ray_max_retries = check_int("ray_max_retries", ray_max_retries, minimum=0,
                                          owner="EvalRSRunner")
 
     # ------------------------------------------------------------------ configuration
-
-    def _resolve_references(self, references) -> tuple[References | None, str]:
-        """The references to score against (or None) and a note saying which and why."""
-        if isinstance(references, References):
-            return references, "given"
-        if references is None:
-            return None, "no references: phase-2 score not computed"
-        if str(references) != "auto":
-            return load_references(references), "given"
-        source, name = self._shipped_references_name()
-        if name is None or not (REFERENCES_DIR / f"{name}.json").exists():
-            return None, (f"no references shipped for dataset source {source!r}: phase-2 score "
-                          f"not computed (`python -m evaluation references` writes them)")
-        refs = load_references(name)
-        expected = refs.dataset.get(FINGERPRINT_KEY)
-        if expected and expected != self.dataset.fingerprint:
-            return None, (f"references {name!r} were computed on other data (fingerprint "
-                          f"{expected[:12]}...): phase-2 score not computed")
-        expected_folds = refs.dataset.get(FOLD_PARAMS_KEY)
-        if expected_folds and expected_folds != self.dataset.fold_params:
-            return refs, (f"references {name!r} were computed on other folds "
-                          f"({expected_folds}); the phase-2 score is indicative")
-        return refs, f"references {name!r}"
-
-    def _shipped_references_name(self) -> tuple[str, str | None]:
-        """The dataset's source and the name of its shipped references (None if none)."""
-        tables = getattr(self.dataset, "tables", None)
-        source = getattr(tables, "source", "") or ""
-        scale = None
-        m = re.fullmatch(r"synthetic(?::|-|/)?(\w+)?.*", source)
-        if m:
-            scale = m.group(1) or getattr(self.dataset, "scale", None)
-            source = "synthetic"
-        return source, references_name(source, scale)
 
     @staticmethod
     def _reclist_class(reclist_cls, custom_RecList):
@@ -342,29 +298,18 @@ class EvalRSRunner:
         PredictionError
             When the model's predictions are malformed.
         """
-        seed = self.dataset.seed if seed is None else _check_seed(seed)
+        seed = self.dataset.seed if seed is None else check_run_seed(seed)
         limit = check_int("limit", limit, minimum=0, owner="EvalRSRunner.evaluate")
-        for method in ("train", "predict"):
-            if not callable(getattr(model, method, None)):
-                raise ConfigError(f"the model {type(model).__name__} has no {method}() method; "
-                                  f"subclass evaluation.RecModel and implement train() and "
-                                  f"predict().")
+        check_model(model)
         reclist_cls = self._reclist_class(reclist_cls, custom_RecList)
         tests = reclist_tests(reclist_cls)
-        # decided once per run, from the dataset alone (the same for every fold), and before
-        # any fold: references that lack an applicable test fail now, not after the last fold
-        not_applicable = dataset_not_applicable(self.dataset)
-        if self.references is not None:
-            check_coverage(self.references, not_applicable)
+        not_applicable = self._not_applicable()
         # again: the folder may have changed since the runner was made, and no fold should
         # be computed before it is known that its results can be saved
         self.results_dir = _store.check_results_dir(self.results_dir)
         run = self._start_run(model, seed, limit, reclist_cls, tests, model_name, train_kwargs,
                               settings)
-        if self.output == "verbose":
-            for test, reason in not_applicable.items():
-                show(run.console, paragraph(f"{test}: not applicable ({reason})",
-                                            run.console.width, "  "))
+        self._print_not_applicable(run, not_applicable)
         started = time.perf_counter()
         folds, user_scores = self._run_folds(model, run, resume=resume, train_kwargs=train_kwargs)
         with no_hugepage_advice():
@@ -375,6 +320,23 @@ class EvalRSRunner:
             result = replace(result, submission=submit_run(
                 result.to_dict(), run.dir, self.upload_settings, run.console))
         return result
+
+    def _not_applicable(self) -> dict[str, str]:
+        """The leaderboard tests the dataset cannot measure, each with the reason; raises when
+        the references lack a test that applies."""
+        # decided once per run, from the dataset alone (the same for every fold), and before
+        # any fold: references that lack an applicable test fail now, not after the last fold
+        not_applicable = dataset_not_applicable(self.dataset)
+        if self.references is not None:
+            check_coverage(self.references, not_applicable)
+        return not_applicable
+
+    def _print_not_applicable(self, run: _Run, not_applicable: dict[str, str]) -> None:
+        """With ``verbose=True``, say which tests do not apply, and why."""
+        if self.output == "verbose":
+            for test, reason in not_applicable.items():
+                show(run.console, paragraph(f"{test}: not applicable ({reason})",
+                                            run.console.width, "  "))
 
     def _print_result(self, result: RunResult, run: _Run, computed: list[int]) -> None:
         """Print what the run's output level asks for; warn once about training items."""
@@ -409,7 +371,7 @@ class EvalRSRunner:
                   "reclist": f"{reclist_cls.__module__}.{reclist_cls.__qualname__}",
                   "model_fingerprint": fingerprint["sha256"]}
         if settings:
-            config["settings"] = _check_settings(settings)
+            config["settings"] = check_run_settings(settings)
         key = _store.run_key(config)
         run = _Run(name=name, key=key, dir=self.results_dir / f"{name}-{key[:12]}", seed=seed,
                    limit=limit, tests=tests, reclist_cls=reclist_cls, config=config,
@@ -511,7 +473,7 @@ class EvalRSRunner:
                                               seed=run.seed, not_applicable=not_applicable)
             if self.n_boot else None,
             "rating_errors": _mean_rating_errors(folds),
-            "references": self._references_record(),
+            "references": references_record(self.references, self.references_note),
             "environment": environment(),
             "folds": folds,
             "eligible_for_upload": not reasons, "not_eligible_because": reasons,
@@ -519,18 +481,6 @@ class EvalRSRunner:
             "runtime": {"seconds": round(time.perf_counter() - started, 3)},
         })
         return RunResult(path=run.dir / "results.json", **fields)
-
-    def _references_record(self) -> dict:
-        """What results.json records about the references: the note, name and values."""
-        record = {"note": self.references_note}
-        if self.references:
-            record.update(name=self.references.name, values=self.references.to_dict())
-        return record
-
-    @staticmethod
-    def _save(result: RunResult, run: _Run) -> None:
-        """Write ``results.json``."""
-        _atomic.write_json(result.path, result.to_dict())
 
     # ------------------------------------------------------------------ one fold
 
@@ -610,60 +560,6 @@ class _Run:
     def id(self) -> str:
         """The run id: the run directory's name."""
         return self.dir.name
-
-
-def _output_level(verbose, quiet) -> str:
-    """What a run prints: ``"silent"``, ``"quiet"``, ``"default"`` or ``"verbose"``."""
-    for name, value in (("verbose", verbose), ("quiet", quiet)):
-        if not (value is None or isinstance(value, bool)) or (name == "quiet" and value is None):
-            raise ConfigError(f"EvalRSRunner: {name} must be True or False"
-                              + (" or None" if name == "verbose" else "") + f"; got {value!r}.")
-    if quiet and verbose:
-        raise ConfigError("EvalRSRunner: verbose=True and quiet=True contradict each other; "
-                          "pass one of them.")
-    if quiet:
-        return "quiet"
-    return {None: "default", True: "verbose", False: "silent"}[verbose]
-
-
-def _check_executor(executor, resources) -> tuple[str, dict | None]:
-    """The executor and its Ray resources, checked (Ray imported only for ``"ray"``)."""
-    if executor not in EXECUTORS:
-        raise ConfigError(f"EvalRSRunner: executor must be one of {list(EXECUTORS)}; got "
-                          f"{executor!r}.")
-    if executor == "local":
-        if resources is not None:
-            raise ConfigError("EvalRSRunner: ray_resources applies to executor='ray' only; "
-                              "drop it or pass executor='ray'.")
-        return executor, None
-    _ray.import_ray()  # fails here, with the install hint, rather than after the first fold
-    return executor, _ray.check_resources(resources)
-
-
-def _check_settings(settings) -> dict:
-    """``settings`` as JSON data (a copy); a ``ConfigError`` when it is not JSON."""
-    if not isinstance(settings, dict):
-        raise ConfigError(f"evaluate(settings=...) must be a dict of JSON values; got a "
-                          f"{type(settings).__name__}.")
-    try:
-        return json.loads(json.dumps(settings, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"evaluate(settings=...) must hold JSON values only (strings, "
-                          f"numbers, booleans, lists, dicts): {exc}.") from None
-
-
-def _check_n_boot(n_boot) -> int:
-    """``n_boot`` if it is 0 or an int >= 2; else a ``ConfigError``."""
-    n_boot = check_int("n_boot", n_boot, minimum=0, owner="EvalRSRunner")
-    if n_boot == 1:
-        raise ConfigError("The 'n_boot' parameter of EvalRSRunner must be 0 (no confidence "
-                          "intervals) or an int >= 2. Got 1 instead.")
-    return n_boot
-
-
-def _check_seed(seed) -> int:
-    """``seed`` as an int if it is one in [0, 2**32 - 1]; else a ``ConfigError``."""
-    return check_seed("seed", seed, owner="EvalRSRunner.evaluate")
 
 
 def _numeric_tests(fold: dict) -> dict:

@@ -10,16 +10,14 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from evaluation.challenge import GATED_SCORE, HIT_RATE, References, scored_groups
-
-if TYPE_CHECKING:  # only for annotations: _result imports this module
-    from evaluation.runner._result import RunResult
 
 #: The footnote of a starred interval (``confidence_intervals.bias_dominated``).
 STAR_NOTE = ("* the interval was widened to reach the estimate: the resampling bias exceeds "
@@ -31,6 +29,50 @@ NORMALISED_NOTE = ("Normalised = (mean - baseline) / (best - baseline), with the
                    "reference. Normalised values are not bounded to [0, 1]: below 0 is worse "
                    "than the baseline, above 1 better than the best reference. Contribution = "
                    "weight x the group's mean; the contributions add up to the score.")
+
+
+class ShownResult(Protocol):
+    """What the summary reads of a run's results: the attributes of ``RunResult`` it shows.
+
+    The summary is written against this shape, not against ``RunResult``, which prints
+    itself with :func:`summary`.
+    """
+
+    @property
+    def model(self) -> dict: ...
+
+    @property
+    def limit(self) -> int: ...
+
+    @property
+    def aggregate(self) -> dict: ...
+
+    @property
+    def confidence_intervals(self) -> dict | None: ...
+
+    @property
+    def not_applicable(self) -> dict: ...
+
+    @property
+    def references(self) -> dict: ...
+
+    @property
+    def eligible_for_upload(self) -> bool: ...
+
+    @property
+    def not_eligible_because(self) -> list[str]: ...
+
+    @property
+    def folds(self) -> list[dict]: ...
+
+    @property
+    def path(self) -> Path | None: ...
+
+    @property
+    def phase1_score(self) -> float | None: ...
+
+    @property
+    def leaderboard_score(self) -> float | None: ...
 
 
 def fmt(value) -> str:
@@ -86,7 +128,7 @@ def training_items_note(folds: list[dict]) -> str | None:
             f"cannot hit; models usually exclude training items.")
 
 
-def score_line(result: RunResult) -> Text:
+def score_line(result: ShownResult) -> Text:
     """The leaderboard score line, with its interval (starred when unreliable)."""
     score = result.leaderboard_score
     if score is None:
@@ -100,7 +142,7 @@ def score_line(result: RunResult) -> Text:
     return line
 
 
-def summary(result: RunResult, width: int, verbose: bool = False) -> Iterator[Table | Text]:
+def summary(result: ShownResult, width: int, verbose: bool = False) -> Iterator[Table | Text]:
     """Yield the summary of ``result`` for a console ``width`` characters wide.
 
     The tests with their intervals (each fold's value when it fits), the tests that do not
@@ -136,7 +178,7 @@ def summary(result: RunResult, width: int, verbose: bool = False) -> Iterator[Ta
     yield paragraph(f"Results: {result.path}", width)
 
 
-def tests_table(result: RunResult, per_fold: bool) -> Table:
+def tests_table(result: ShownResult, per_fold: bool) -> Table:
     """The table of tests: mean, std, 95% interval and, if ``per_fold``, each fold's value."""
     ci = result.confidence_intervals or {}
     intervals = ci.get("tests", {})
@@ -159,7 +201,7 @@ def tests_table(result: RunResult, per_fold: bool) -> Table:
     return table
 
 
-def score_breakdown(result: RunResult, width: int) -> Iterator[Table | Text]:
+def score_breakdown(result: ShownResult, width: int) -> Iterator[Table | Text]:
     """Yield how the leaderboard score is made: each group's tests with their normalised
     values, the group's mean, weight and contribution (or why the gate decided the score)."""
     values = (result.references or {}).get("values")
