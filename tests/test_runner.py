@@ -253,7 +253,8 @@ def test_non_default_fold_count_is_not_eligible(tmp_path):
     res = make_runner(ds, tmp_path, n_boot=0).evaluate(RandomModel(ds.df_tracks), limit=10)
     assert len(res.folds) == 2
     assert not res.eligible_for_upload
-    assert any("num_folds=2" in r for r in res.not_eligible_because)
+    assert any("num_folds (2 vs 4)" in r for r in res.not_eligible_because)
+    assert sum("num_folds" in r for r in res.not_eligible_because) == 1  # said once
 
 
 def test_upload_without_endpoint_saves_locally(tiny, tiny_board, tmp_path, capsys):

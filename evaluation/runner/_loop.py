@@ -72,11 +72,9 @@ from evaluation.runner._summary import (
 )
 from evaluation.runner._target import resolve_competition
 
-#: Fold count of the official protocol; other counts are not eligible for upload.
-OFFICIAL_NUM_FOLDS = 4
+#: List length of the official protocol; other lengths are not eligible for upload.
 DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
-#: The upload keyword arguments ``EvalRSRunner`` took before ``upload=UploadSettings(...)``.
 #: The 2022 runner's arguments that now live in ``UploadSettings``.
 _OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
 
@@ -404,13 +402,10 @@ class EvalRSRunner:
         reasons = []
         if limit:
             reasons.append(f"limit={limit} scores only part of the test users")
-        want = self.competition.fold_params.get("num_folds", OFFICIAL_NUM_FOLDS)
-        if self.dataset.num_folds != want:
-            reasons.append(f"num_folds={self.dataset.num_folds} (the official protocol has "
-                           f"{want})")
         if self.k != DEFAULT_K:
             reasons.append(f"k={self.k} (the official protocol has k={DEFAULT_K})")
-        # relative to the competition the run is made for: its data, folds and versions
+        # relative to the competition the run is made for: its data, folds (their count
+        # included) and versions
         return reasons + self.competition.not_eligible_because(self._dataset_info(),
                                                                __version__)
 
