@@ -67,10 +67,8 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 def add_error_handlers(app: FastAPI) -> None:
     """Answer every refusal and error of ``app`` as JSON (see the module's docstring)."""
-    app.add_exception_handler(SubmissionRejected, _rejected)
-    app.add_exception_handler(Unauthorized, _unauthorized)
-    app.add_exception_handler(StarletteHTTPException, _http)
-    app.add_exception_handler(RequestValidationError, _invalid)
-    app.add_exception_handler(OperationalError, _busy)
-    app.add_exception_handler(PoolTimeout, _busy)
-    app.add_exception_handler(Exception, _unexpected)
+    handlers = ((SubmissionRejected, _rejected), (Unauthorized, _unauthorized),
+                (StarletteHTTPException, _http), (RequestValidationError, _invalid),
+                (OperationalError, _busy), (PoolTimeout, _busy), (Exception, _unexpected))
+    for exception, handler in handlers:
+        app.exception_handler(exception)(handler)

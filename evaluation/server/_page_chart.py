@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from evaluation.server._board import Board, BoardRow
@@ -161,8 +161,7 @@ def _tick_label(value: float, step: float) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def _mark(row: BoardRow, y: float, scale: Callable[[float], float], low: float,
-          high: float) -> Mark:
+def _mark(row: BoardRow, y: float, scale, low: float, high: float) -> Mark:
     """A chart row: gated scores sit at the axis's left end as a gated mark, whiskers clipped."""
     score = row.leaderboard_score
     gated = is_gated(score)

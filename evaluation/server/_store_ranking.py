@@ -8,9 +8,11 @@ revealed, submissions with a private score come first, by private score, then th
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from sqlalchemy import Select, and_, bindparam, case, func, or_, select
 from sqlalchemy.orm import aliased
+from sqlalchemy.sql.elements import BindParameter
 
 from evaluation.server._store_session import Database
 from evaluation.server._tables import SubmissionRow, TeamRow
@@ -29,7 +31,8 @@ def _rank_statement() -> Select:
     """The query of ``rank`` (parameters ``team_id`` and ``phase``): built once, so that a
     request runs it without building and compiling it again."""
     s, other = SubmissionRow, aliased(SubmissionRow)
-    team_id, phase = bindparam("team_id"), bindparam("phase")
+    team_id: BindParameter[Any] = bindparam("team_id")
+    phase: BindParameter[Any] = bindparam("phase")
     best = (select(s.leaderboard_score.label("score"), s.phase1_score.label("phase1"),
                    s.submitted_at.label("at"), s.id.label("sid"))
             .where(s.team_id == team_id, s.phase == phase)
