@@ -6,20 +6,12 @@ do, when they run.
 """
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server._app import board_json, create_app, read_body
+from evaluation.server._answers import board_json
+from evaluation.server._app import create_app
 from evaluation.server._board import REPRODUCTION_STATES, Board, BoardRow
 from evaluation.server._competition import BaselineSpec, Competition, Phase, load_competition
-from evaluation.server._db import (
-    AdminTokenRow,
-    Base,
-    PhaseRevealRow,
-    ReproductionRow,
-    SubmissionRow,
-    TeamRow,
-    make_engine,
-    shown_url,
-    upgrade,
-)
+from evaluation.server._db import make_engine, shown_url, upgrade
+from evaluation.server._deps import read_body
 from evaluation.server._reproduction import (
     MAX_LOG_TAIL_BYTES,
     VERDICTS,
@@ -28,16 +20,20 @@ from evaluation.server._reproduction import (
 )
 from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
-from evaluation.server._store import (
-    Caller,
-    LimitReached,
-    Receipt,
-    Store,
-    SubmissionView,
-    TeamInfo,
-    check_email,
-    check_team_name,
+from evaluation.server._store import Store
+from evaluation.server._store_auth import Caller
+from evaluation.server._store_submissions import LimitReached
+from evaluation.server._store_teams import TeamInfo
+from evaluation.server._store_views import Receipt, SubmissionView
+from evaluation.server._tables import (
+    AdminTokenRow,
+    Base,
+    PhaseRevealRow,
+    ReproductionRow,
+    SubmissionRow,
+    TeamRow,
 )
+from evaluation.server._team_names import check_email, check_team_name
 from evaluation.server._tokens import hash_token, matches, new_token
 
 #: The tables' metadata (what the migrations build).

@@ -1,0 +1,97 @@
+"""What the routes share: the store, the caller behind a request's token, a bounded body.
+
+Writes need a team's token (``Authorization: Bearer``); a missing, malformed, unknown or
+revoked token gets one and the same 401. The body is read from the stream and refused once it
+passes its limit, whatever ``Content-Length`` says or when it is absent (a chunked upload).
+"""
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server._schema import MAX_BODY_BYTES
+from evaluation.server._store import Store
+from evaluation.server._store_auth import Caller
+
+#: The one answer to a request without a valid token: it does not say what was wrong with it.
+UNAUTHORIZED = ("missing, malformed, unknown or revoked token: send the header "
+                "'Authorization: Bearer <token>' with the token the organizers gave you")
+
+
+class Unauthorized(Exception):
+    """No valid token (answered 401 with ``WWW-Authenticate: Bearer``)."""
+
+
+async def get_store(request: Request) -> Store:
+    """The app's store (``create_app`` puts it in ``app.state.store``)."""
+    # async: no I/O here, so FastAPI does not send it to the thread pool
+    return request.app.state.store
+
+
+StoreDep = Annotated[Store, Depends(get_store)]
+
+_bearer = HTTPBearer(auto_error=False, description="a team's or an organizer's token")
+
+
+def optional_caller(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    store: StoreDep,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Caller | None:
+    """The caller, None without an Authorization header; a bad header is a 401."""
+    if authorization is None:
+        return None
+    caller = store.authenticate(credentials.credentials if credentials else None)
+    if caller is None:
+        raise Unauthorized()
+    return caller
+
+
+OptionalCallerDep = Annotated[Caller | None, Depends(optional_caller)]
+
+
+async def caller_required(caller: OptionalCallerDep) -> Caller:
+    """The caller; a request without an Authorization header is a 401."""
+    # async: no I/O here, so FastAPI does not send it to the thread pool
+    if caller is None:
+        raise Unauthorized()
+    return caller
+
+
+CallerDep = Annotated[Caller, Depends(caller_required)]
+
+
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request's body, read from the stream and refused once it passes ``limit`` bytes.
+
+    ``Content-Length`` is a claim: a larger one is refused before reading, and a smaller
+    (lying) one or none (chunked) does not stop the count.
+
+    Raises
+    ------
+    SubmissionRejected
+        413 when the body exceeds ``limit``; 400 when ``Content-Length`` is not a number.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            raise SubmissionRejected(400, f"Content-Length {declared[:40]!r} is not a "
+                                          f"number") from None
+        if size > limit:
+            raise SubmissionRejected(413, _too_large(f"{size} bytes", limit))
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise SubmissionRejected(413, _too_large(f"more than {limit} bytes", limit))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(what: str, limit: int) -> str:
+    return (f"the body has {what}; at most {limit} bytes ({limit // 1024} KiB) are accepted. "
+            f"Send the submission.json the runner wrote, unchanged.")

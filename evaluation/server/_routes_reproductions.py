@@ -1,0 +1,34 @@
+"""The organizers' record of a reproduction's verdict (a team's token gets 404)."""
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server._answers import REFUSALS, Recorded
+from evaluation.server._deps import CallerDep, StoreDep, read_body
+from evaluation.server._reproduction import ReproductionReport
+
+router = APIRouter()
+
+try:
+    _REPORT_SCHEMA = ReproductionReport.model_json_schema()
+except Exception:  # the docs only; never stops the server
+    _REPORT_SCHEMA = {"type": "object"}
+
+
+@router.post(
+    "/api/v1/submissions/{submission_id}/reproduction", response_model=Recorded,
+    responses={**REFUSALS},
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": _REPORT_SCHEMA}}}},
+    summary="Record the verdict of a reproduction (organizers)",
+)
+async def post_reproduction(request: Request, submission_id: int, caller: CallerDep,
+                            store: StoreDep) -> JSONResponse:
+    if not caller.admin:
+        raise SubmissionRejected(404, f"no submission {submission_id} whose reproduction "
+                                      f"you may record (organizers only)")
+    body = await read_body(request)
+    answer = await run_in_threadpool(store.record_reproduction, submission_id, body)
+    return JSONResponse(Recorded(**answer).model_dump(mode="json"))

@@ -1,0 +1,75 @@
+"""The submissions: upload a run, read one back, and (organizers) read its stored body.
+
+Another team's submission and a missing one get the same 404, and so does a team's token
+asking for a stored body.
+"""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server._answers import (
+    REFUSALS,
+    ReceiptModel,
+    Rejected,
+    receipt_json,
+    submission_json,
+)
+from evaluation.server._deps import CallerDep, StoreDep, read_body
+from evaluation.server._schema import Submission
+from evaluation.server._store_views import SubmissionView
+
+router = APIRouter()
+
+try:
+    _REQUEST_SCHEMA = Submission.model_json_schema(by_alias=True)
+except Exception:  # the docs only; never stops the server
+    _REQUEST_SCHEMA = {"type": "object"}
+
+
+@router.post(
+    "/api/v1/submissions", status_code=201, response_model=ReceiptModel,
+    responses={200: {"model": ReceiptModel, "description": "a repeat of a stored run"},
+               **REFUSALS},
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": _REQUEST_SCHEMA}}}},
+    summary="Submit a run (the submission.json that the runner writes)",
+)
+async def post_submission(
+    request: Request,
+    caller: CallerDep,
+    store: StoreDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token cannot submit; use a team's "
+                                      "token")
+    body = await read_body(request)
+    receipt = await run_in_threadpool(store.submit, caller.team_id, body, idempotency_key)
+    return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
+
+
+@router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,
+            responses={401: {"model": Rejected}, 404: {"model": Rejected}},
+            summary="One submission: the team's own, or any with an organizer's token")
+def get_submission(submission_id: int, caller: CallerDep, store: StoreDep) -> JSONResponse:
+    view = store.get_submission(submission_id, caller)
+    if view is None:  # another team's and a missing one look the same
+        raise SubmissionRejected(404, f"no submission {submission_id} of your team")
+    return JSONResponse(submission_json(view))
+
+
+@router.get("/api/v1/submissions/{submission_id}/payload",
+            responses={200: {"content": {"application/json": {}},
+                             "description": "the stored body (canonical JSON)"},
+                       401: {"model": Rejected}, 404: {"model": Rejected}},
+            summary="The body of a submission as stored (organizers)")
+def get_payload(submission_id: int, caller: CallerDep, store: StoreDep) -> Response:
+    payload = store.payload(submission_id, caller)
+    if payload is None:  # a team's token and a missing submission look the same
+        raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "
+                                      f"read (organizers only)")
+    return Response(payload, media_type="application/json")

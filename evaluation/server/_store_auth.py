@@ -1,0 +1,56 @@
+"""Who sends a request: the organizers' tokens, and the lookup of a token's holder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, select
+
+from evaluation.server._store_session import Database
+from evaluation.server._tables import AdminTokenRow, TeamRow
+from evaluation.server._tokens import hash_token, matches, new_token
+
+# The statements of ``authenticate`` (parameter digest), built once.
+_TEAM_BY_TOKEN = select(TeamRow.id, TeamRow.name, TeamRow.token_hash, TeamRow.revoked_at).where(
+    TeamRow.token_hash == bindparam("digest"))
+_ADMIN_BY_TOKEN = select(AdminTokenRow.token_hash, AdminTokenRow.revoked_at).where(
+    AdminTokenRow.token_hash == bindparam("digest"))
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: a team (``team_id``, ``team``) or an organizer (``admin``)."""
+
+    admin: bool
+    team_id: int | None = None
+    team: str | None = None
+
+
+def create_admin_token(db: Database) -> str:
+    """Create an organizer's token and return it (only its hash is stored)."""
+    token = new_token()
+    with db.writing() as session:
+        session.add(AdminTokenRow(token_hash=hash_token(token), created_at=db.now()))
+    return token
+
+
+def authenticate(db: Database, token: str | None) -> Caller | None:
+    """Who holds ``token``: a team, an organizer, or nobody (None: no, unknown or revoked).
+
+    The row is found by the token's hash, and the hash compared once more in constant time,
+    so neither the lookup nor the comparison depends on how much of a guess is right.
+    """
+    if not token:
+        return None
+    digest = {"digest": hash_token(token)}
+    with db.read_engine.connect() as conn:
+        team = conn.execute(_TEAM_BY_TOKEN, digest).one_or_none()
+        if team is not None:
+            if team.revoked_at is None and matches(token, team.token_hash or ""):
+                return Caller(admin=False, team_id=team.id, team=team.name)
+            return None
+        admin = conn.execute(_ADMIN_BY_TOKEN, digest).one_or_none()
+        if admin is not None and admin.revoked_at is None \
+                and matches(token, admin.token_hash):
+            return Caller(admin=True)
+    return None

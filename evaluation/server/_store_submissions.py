@@ -1,0 +1,160 @@
+"""Receiving a submission: check it, score it, and store it once, within the team's daily limit.
+
+``submit`` is where a submission's rules meet the database. Everything that does not need the
+database (parsing, the run's checks, the phase, the recomputed scores) happens first; then one
+transaction locks the team's row, looks for the run under its idempotency key, counts the
+team's submissions of the day and inserts. On PostgreSQL the lock is ``SELECT ... FOR UPDATE``
+on the team's row; on SQLite every write transaction starts with ``BEGIN IMMEDIATE`` (see
+``make_engine``), which serialises the writers. So two uploads of one team never both pass the
+daily limit, and one run is stored once, however many threads or processes send it; a unique
+constraint on (team, phase, run) backs the idempotency in the schema as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from datetime import datetime, time, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server._competition import Competition, Phase
+from evaluation.server._schema import Submission, read_submission
+from evaluation.server._scoring import Scores, claimed_differs, recompute
+from evaluation.server._store_session import Database, iso
+from evaluation.server._store_views import STORED_FIELDS, Receipt, Stored, receipt
+from evaluation.server._tables import SubmissionRow, TeamRow
+
+# The statements of ``_insert`` (parameters team_id, phase, run_id, start, end), built once:
+# Core statements on a connection, without the ORM's unit of work on the hot path.
+_TEAM_FOR_UPDATE = (select(TeamRow.name, TeamRow.is_baseline)
+                    .where(TeamRow.id == bindparam("team_id")).with_for_update())
+_EXISTING = select(*(getattr(SubmissionRow, f) for f in STORED_FIELDS)).where(
+    SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
+    SubmissionRow.run_id == bindparam("run_id"))
+_COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
+    SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
+    SubmissionRow.submitted_at >= bindparam("start"),
+    SubmissionRow.submitted_at < bindparam("end"))
+_INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
+
+
+class LimitReached(SubmissionRejected):
+    """The team has used its submissions of the day: HTTP 429, ``retry_after`` seconds to wait.
+    """
+
+    def __init__(self, reason: str, retry_after: int) -> None:
+        super().__init__(429, reason)
+        self.retry_after = retry_after
+
+
+def canonical_json(document: Any) -> str:
+    """``document`` as canonical JSON: sorted keys, no spaces, ASCII only (escapes kept)."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None = None
+           ) -> Receipt:
+    """Check, score and store a team's submission.
+
+    Parameters
+    ----------
+    db : Database
+    team_id : int
+        The submitting team (authenticated by the caller).
+    body : bytes
+        The upload: the ``submission.json`` the runner writes.
+    idempotency_key : str, optional
+        The client's ``Idempotency-Key``; when given it must be the run id.
+
+    Returns
+    -------
+    Receipt
+        "accepted" (a new submission) or "duplicate" (this run was stored already with the
+        same body: nothing is counted again).
+
+    Raises
+    ------
+    SubmissionRejected
+        422 for an invalid payload or another competition's run, 403 when no phase is open,
+        409 for another body under a run id already stored, 429 (``LimitReached``) when the
+        team has used its submissions of the day.
+    """
+    competition = db.require_competition()
+    now = db.now()
+    submission, document = read_submission(body)
+    if idempotency_key is not None and idempotency_key != submission.run_id:
+        raise SubmissionRejected(
+            422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
+                 f"submission's run_id {submission.run_id!r}; send the run id as the key.")
+    competition.check_run(document)
+    phase = competition.phase_at(now)
+    if phase is None:
+        raise SubmissionRejected(403, _closed_reason(competition, now))
+    scores = recompute(submission.fold_tests(), phase.references)
+    values = _columns(team_id, phase, submission, document, scores, now)
+    try:
+        stored, new, used = _insert(db, values, phase, now)
+    except IntegrityError:
+        # only when the schema's unique constraint caught what the lock should have: the
+        # other insert has committed, so the repeat is answered from it
+        stored, new, used = _insert(db, values, phase, now)
+    return receipt(db, stored, new, phase, used)
+
+
+def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
+             scores: Scores, now: datetime) -> dict[str, Any]:
+    """The columns of the submission's row."""
+    payload = canonical_json(document)
+    return dict(
+        team_id=team_id, phase=phase.name, run_id=submission.run_id,
+        body_sha256=hashlib.sha256(payload.encode("ascii")).hexdigest(), payload=payload,
+        submitted_at=now, phase1_score=scores.phase1_score,
+        leaderboard_score=scores.leaderboard_score, interval_low=scores.interval[0],
+        interval_high=scores.interval[1], tests=dict(scores.tests),
+        num_folds=scores.num_folds, claimed_score=submission.claimed().get("leaderboard_score"),
+        flagged=bool(claimed_differs(submission, scores)), reproduction="pending")
+
+
+def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime
+            ) -> tuple[Stored, bool, int]:
+    """Store a submission (the columns' ``values``) unless its run is there; returns (the
+    stored submission, new?, submissions of the team in the phase today)."""
+    start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
+    end = start + timedelta(days=1)
+    keys = {"team_id": values["team_id"], "phase": values["phase"]}
+    with db.write_lock, db.engine.begin() as conn:
+        # the lock that makes counting and inserting one step (PostgreSQL; on SQLite the
+        # transaction's BEGIN IMMEDIATE holds the database's write lock already)
+        team = conn.execute(_TEAM_FOR_UPDATE, keys).one()
+        existing = conn.execute(_EXISTING, {**keys, "run_id": values["run_id"]}).one_or_none()
+        if existing is not None:
+            if existing.body_sha256 != values["body_sha256"]:
+                raise SubmissionRejected(
+                    409, f"run {values['run_id']} was submitted already (submission "
+                         f"{existing.id}, {iso(existing.submitted_at)}) with another body; a "
+                         f"run id names one result. Submit a changed run as a new run (a new "
+                         f"run id), or send the stored file unchanged.")
+            return Stored(**existing._mapping), False, 0
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        if used >= phase.daily_limit and not team.is_baseline:
+            wait = max(1, math.ceil((end - now).total_seconds()))
+            raise LimitReached(
+                f"daily limit reached: team {team.name!r} has made {used} of "
+                f"{phase.daily_limit} submissions to phase {phase.name!r} today (UTC); the "
+                f"next is accepted from {iso(end)}, in {wait} s.", wait)
+        new_id = conn.execute(_INSERT, values).scalar_one()
+    stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
+    return stored, True, used + 1
+
+
+def _closed_reason(competition: Competition, now: datetime) -> str:
+    phases = "; ".join(f"{p.name!r} from {iso(p.opens)} until {iso(p.closes)}"
+                       for p in competition.phases)
+    return (f"no phase of {competition.name!r} is open now ({iso(now)}); submissions are "
+            f"accepted in: {phases} (UTC).")

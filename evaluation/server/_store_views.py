@@ -1,0 +1,178 @@
+"""What a team and the organizers are shown of a stored submission: an upload's receipt, a
+submission's view, its stored body.
+
+The scores of a phase that is not public are hidden from teams; the private scores are shown
+only once the phase is revealed, and never where the public ones are hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from evaluation.server._competition import Phase
+from evaluation.server._store_auth import Caller
+from evaluation.server._store_board import revealed_rank
+from evaluation.server._store_ranking import rank
+from evaluation.server._store_reveals import is_public, is_revealed
+from evaluation.server._store_session import Database, iso
+from evaluation.server._tables import SubmissionRow, TeamRow
+
+#: What a receipt needs of a stored submission.
+STORED_FIELDS = ("id", "team_id", "run_id", "body_sha256", "submitted_at", "phase1_score",
+                 "leaderboard_score", "interval_low", "interval_high", "flagged")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored submission, as far as the receipt of an upload needs it (``STORED_FIELDS``)."""
+
+    id: int
+    team_id: int
+    run_id: str
+    body_sha256: str
+    submitted_at: datetime
+    phase1_score: float
+    leaderboard_score: float
+    interval_low: float
+    interval_high: float
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The answer to an accepted submission (``status`` "accepted") or a repeat ("duplicate").
+
+    Scores and rank are None when the phase's scores are hidden.
+    """
+
+    status: str
+    submission_id: int
+    phase: str
+    phase1_score: float | None
+    leaderboard_score: float | None
+    interval: tuple[float, float] | None
+    rank: int | None
+    flagged: bool
+    message: str
+
+    @property
+    def http_status(self) -> int:
+        """201 for a new submission, 200 for a repeat of a stored one."""
+        return 201 if self.status == "accepted" else 200
+
+
+@dataclass(frozen=True)
+class SubmissionView:
+    """One stored submission as ``GET /api/v1/submissions/{id}`` shows it."""
+
+    submission_id: int
+    team: str
+    is_baseline: bool
+    phase: str
+    run_id: str
+    submitted_at: datetime
+    phase1_score: float | None
+    leaderboard_score: float | None
+    interval: tuple[float, float] | None
+    tests: dict[str, float] | None
+    num_folds: int
+    claimed_score: float | None
+    flagged: bool
+    reproduction: str
+    payload_url: str | None = None
+    private_phase1_score: float | None = None
+    private_leaderboard_score: float | None = None
+    private_interval: tuple[float, float] | None = None
+
+
+def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
+    """The receipt of an upload stored as ``row`` (``new``: now; else a repeat); ``used``: the
+    team's submissions to the phase today, this one included."""
+    hidden = not phase.public
+    place = None if hidden else rank(db, phase.name, row.team_id)
+    if place is not None and is_revealed(db, phase.name):
+        place = revealed_rank(db, phase.name, row.team_id)
+    return Receipt(
+        status="accepted" if new else "duplicate", submission_id=row.id, phase=phase.name,
+        phase1_score=None if hidden else row.phase1_score,
+        leaderboard_score=None if hidden else row.leaderboard_score,
+        interval=None if hidden else (row.interval_low, row.interval_high),
+        rank=place, flagged=row.flagged,
+        message=_receipt_message(row, new, phase, used, place))
+
+
+def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int | None
+                     ) -> str:
+    if new:
+        message = f"submission {row.id} accepted for phase {phase.name!r}"
+        message += f" ({used} of {phase.daily_limit} today, UTC)"
+    else:
+        message = (f"run {row.run_id} was submitted already as submission {row.id} "
+                   f"({iso(row.submitted_at)}); it is not counted again")
+    if not phase.public:
+        message += f"; the scores of phase {phase.name!r} are hidden until it is published"
+    elif place is not None:
+        message += f"; the team's best submission ranks {place}"
+    if row.flagged:
+        message += ("; the score in the upload differs from the score recomputed from its "
+                    "folds: the recomputed one counts, and the submission is flagged for the "
+                    "organizers")
+    return message + "."
+
+
+def get_submission(db: Database, submission_id: int, caller: Caller) -> SubmissionView | None:
+    """A submission, when ``caller`` may see it (its team, or an organizer); else None.
+
+    The scores of a phase that is not public are None unless the caller is an organizer.
+    """
+    with db.reading() as session:
+        found = session.execute(select(SubmissionRow, TeamRow).join(TeamRow).where(
+            SubmissionRow.id == submission_id)).one_or_none()
+    if found is None:
+        return None
+    row, team = found
+    if not caller.admin and caller.team_id != team.id:
+        return None
+    hidden = not caller.admin and not is_public(db, row.phase)
+    # the private scores: only once the phase is revealed, and never where the public ones
+    # are hidden
+    private = not hidden and is_revealed(db, row.phase) \
+        and row.private_leaderboard_score is not None
+    return SubmissionView(
+        submission_id=row.id, team=team.name, is_baseline=team.is_baseline, phase=row.phase,
+        run_id=row.run_id, submitted_at=row.submitted_at,
+        phase1_score=None if hidden else row.phase1_score,
+        leaderboard_score=None if hidden else row.leaderboard_score,
+        interval=None if hidden else (row.interval_low, row.interval_high),
+        tests=None if hidden else dict(row.tests), num_folds=row.num_folds,
+        claimed_score=row.claimed_score, flagged=row.flagged, reproduction=row.reproduction,
+        payload_url=f"/api/v1/submissions/{row.id}/payload" if caller.admin else None,
+        private_phase1_score=row.private_phase1_score if private else None,
+        private_leaderboard_score=row.private_leaderboard_score if private else None,
+        private_interval=((row.private_interval_low, row.private_interval_high)
+                          if private else None))
+
+
+def payload(db: Database, submission_id: int, caller: Caller) -> str | None:
+    """The body of a submission as stored (canonical JSON), for an organizer; else None.
+
+    Parameters
+    ----------
+    db : Database
+    submission_id : int
+    caller : Caller
+        Only an organizer reads payloads (a team gets None, as for a missing one).
+
+    Returns
+    -------
+    str or None
+        The stored JSON text: the uploaded document with sorted keys.
+    """
+    if not caller.admin:
+        return None
+    with db.reading() as session:
+        return session.scalars(select(SubmissionRow.payload).where(
+            SubmissionRow.id == submission_id)).one_or_none()

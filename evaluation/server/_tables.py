@@ -1,0 +1,190 @@
+"""The leaderboard's tables (SQLAlchemy 2 ORM).
+
+Five tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
+without a token), ``submissions`` (one row per accepted upload: the recomputed scores, the
+private scores once the organizers have reproduced the run on the private folds, and the body
+as received, canonical JSON), ``admin_tokens`` (hashes of the organizers' tokens),
+``reproductions`` (every verdict the organizers recorded for a submission, the latest one
+shown) and ``phase_reveals`` (the phases whose private scores the organizers have revealed).
+
+Times are stored in UTC. The schema is created and changed only by the Alembic migrations
+shipped in ``migrations/`` (see ``upgrade``), never from these classes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+#: Longest team name, in characters.
+MAX_TEAM_NAME = 80
+#: Longest email address (RFC 5321's limit on a path).
+MAX_EMAIL = 320
+#: Longest phase name and run id the tables hold.
+MAX_PHASE_NAME = 80
+MAX_RUN_ID = 128
+
+# Constraint names that are the same on every backend, so that migrations can name them.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator):
+    """A datetime stored in UTC and read back as an aware UTC datetime (naive ones refused).
+
+    SQLite keeps no offset, so every value is converted to UTC before it is written; a value
+    read back without an offset is UTC by construction.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value!r}: the leaderboard stores aware UTC times")
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the leaderboard's tables."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class TeamRow(Base):
+    """A team: its name as given, its email, the hash of its token (None for a baseline)."""
+
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(MAX_TEAM_NAME), unique=True)
+    email: Mapped[str | None] = mapped_column(String(MAX_EMAIL))
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    is_baseline: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    submissions: Mapped[list[SubmissionRow]] = relationship(back_populates="team")
+
+
+class SubmissionRow(Base):
+    """An accepted submission: who, which phase and run, when, the recomputed scores.
+
+    ``payload`` is the body as received, in canonical JSON (sorted keys), and ``body_sha256``
+    its hash: a second upload under the same run id is a repeat when the hashes are equal.
+    ``claimed_score`` is the score the client sent, kept for the record; ``flagged`` says it
+    differed from the recomputed one.
+    """
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        # the idempotency key: one row per team, phase and run
+        UniqueConstraint("team_id", "phase", "run_id"),
+        # the daily limit counts a team's submissions of a phase by time
+        Index(None, "team_id", "phase", "submitted_at"),
+        Index(None, "phase", "team_id"),
+        # a team's rank: does another team have a submission scored at least as high?
+        Index(None, "team_id", "phase", "leaderboard_score"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="RESTRICT"))
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
+    run_id: Mapped[str] = mapped_column(String(MAX_RUN_ID))
+    body_sha256: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[str] = mapped_column(Text)
+    submitted_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    phase1_score: Mapped[float] = mapped_column(Double)
+    leaderboard_score: Mapped[float] = mapped_column(Double)
+    interval_low: Mapped[float] = mapped_column(Double)
+    interval_high: Mapped[float] = mapped_column(Double)
+    tests: Mapped[dict] = mapped_column(JSON)
+    num_folds: Mapped[int] = mapped_column(Integer)
+    claimed_score: Mapped[float | None] = mapped_column(Double)
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    reproduction: Mapped[str] = mapped_column(String(20), default="pending")
+    # the scores of the same model on the organizers' private folds (None until reproduced
+    # with ``private``); shown only after the phase is revealed (``phase_reveals``)
+    private_phase1_score: Mapped[float | None] = mapped_column(Double)
+    private_leaderboard_score: Mapped[float | None] = mapped_column(Double)
+    private_interval_low: Mapped[float | None] = mapped_column(Double)
+    private_interval_high: Mapped[float | None] = mapped_column(Double)
+    private_tests: Mapped[dict | None] = mapped_column(JSON)
+
+    team: Mapped[TeamRow] = relationship(back_populates="submissions")
+
+
+class ReproductionRow(Base):
+    """One verdict of the organizers' reproduction of a submission; the latest one counts.
+
+    ``table`` holds the per-test comparison as the reproduction sent it, ``log_tail`` the end
+    of its log; ``private_fold_tests`` the per-fold tests on the private folds, when it ran
+    them. Kept for the record, never shown by the API.
+    """
+
+    __tablename__ = "reproductions"
+    __table_args__ = (Index(None, "submission_id", "recorded_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # a baseline whose file changed replaces its submission: its verdicts go with it
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id",
+                                                          ondelete="CASCADE"))
+    verdict: Mapped[str] = mapped_column(String(20))
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    fingerprint_matches: Mapped[bool] = mapped_column(Boolean)
+    harness_version: Mapped[str | None] = mapped_column(String(64))
+    table: Mapped[list] = mapped_column(JSON)
+    log_tail: Mapped[str] = mapped_column(Text)
+    private_fold_tests: Mapped[list | None] = mapped_column(JSON)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PhaseRevealRow(Base):
+    """A phase whose private scores the organizers revealed, and when (``admin phase reveal``).
+    """
+
+    __tablename__ = "phase_reveals"
+
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
+    revealed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class AdminTokenRow(Base):
+    """An organizer's token (its hash): may read every submission and the hidden scores."""
+
+    __tablename__ = "admin_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
