@@ -87,6 +87,12 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
+# ``from reclist.abstractions import RecModel``, the first line of every 2022 model file,
+# finds a module where the installed reclist has none (see evaluation.compat).
+from evaluation.compat import install_reclist_modules  # noqa: E402
+
+install_reclist_modules()
+
 
 def __getattr__(name: str):
     module = _EXPORTS.get(name)

@@ -40,6 +40,7 @@ from evaluation.challenge import (
     load_references,
     references_name,
 )
+from evaluation.compat import check_reclist
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
@@ -344,6 +345,9 @@ class EvalRSRunner:
                                   f"subclass evaluation.RecModel and implement train() and "
                                   f"predict().")
         reclist_cls = self._reclist_class(reclist_cls, custom_RecList)
+        if reclist_cls is not EvalRSRecList:
+            # a mistake in a custom test shows now, in seconds, not after a fold has trained
+            check_reclist(self.dataset, reclist_cls, k=self.k)
         tests = reclist_tests(reclist_cls)
         # decided once per run, from the dataset alone (the same for every fold), and before
         # any fold: references that lack an applicable test fail now, not after the last fold
