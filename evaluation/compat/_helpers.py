@@ -121,7 +121,8 @@ class RecListHelpers2022:
                        slice_info: pd.DataFrame, slice_key: str) -> str:
         """Mean reciprocal rank per value of ``slice_info[slice_key]``, as JSON text (2022)."""
         pos = first_hit_positions(y_preds, y_test, self.k)
-        rr = np.where(pos >= 0, 1.0 / (pos + 1.0), 0.0)
+        rr = np.zeros(len(pos), dtype=np.float64)
+        rr[pos >= 0] = 1.0 / (pos[pos >= 0] + 1.0)
         frame = pd.DataFrame({"rr": rr, slice_key: np.asarray(slice_info[slice_key])},
                              index=getattr(y_test, "index", None))
         return frame.groupby(slice_key)["rr"].mean().to_json()

@@ -13,10 +13,9 @@ from typing import Any
 import pandas as pd
 
 from evaluation.compat._once import warn_once
-from evaluation.compat._reclist_calls import check_reclist
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError
-from evaluation.runner import EvalRSRunner, RunResult
+from evaluation.runner import EvalRSRunner, RunResult, UploadSettings
 from evaluation.splits import DEFAULT_SEED
 
 #: Arguments only the 2023 ``ChallengeDataset`` took.
@@ -107,7 +106,15 @@ class LegacyEvalRSRunner(EvalRSRunner):
                       f"spelling: upload=UploadSettings(email=..., participant_id=..., "
                       f"url=..., token=...) (evaluation.runner), or `python submission.py "
                       f"--upload` with upload.env", stacklevel=2)
-        super().__init__(dataset, email=email, participant_id=participant_id, **kwargs)
+        if (email is not None or participant_id is not None) and "upload" not in kwargs:
+            warn_once("arg:email",
+                      "EvalRSRunner(email=..., participant_id=...) is the 2022 spelling. Modern "
+                      "spelling: upload=UploadSettings(email=..., participant_id=..., url=..., "
+                      "token=...) (evaluation.runner)", stacklevel=2)
+            kwargs["upload"] = UploadSettings(email=email, participant_id=participant_id)
+        elif email is not None or participant_id is not None:
+            kwargs.update(email=email, participant_id=participant_id)  # the runner says "both"
+        super().__init__(dataset, **kwargs)
 
     def evaluate(self, model: Any, seed: int | None = None, upload: bool = False,  # type: ignore[override]
                  limit: int = 0, custom_RecList: type | None = None, debug: bool = True,
@@ -117,7 +124,7 @@ class LegacyEvalRSRunner(EvalRSRunner):
         ``seed`` seeds the model's generators (the 2022 runner kept it unused); ``upload``
         uploads with the runner's ``UploadSettings`` (the 2022 upload had already been
         switched off); ``debug`` is accepted (the runner prints its progress anyway);
-        ``kwargs`` go to ``model.train``. A custom RecList is tried on a few users first.
+        ``kwargs`` go to ``model.train``.
         """
         if limit:
             warn_once("difference:limit",
@@ -129,9 +136,8 @@ class LegacyEvalRSRunner(EvalRSRunner):
             warn_once("arg:custom_RecList",
                       "evaluate(custom_RecList=...) is the 2022 name: pass reclist_cls=...",
                       stacklevel=2)
+        # the runner tries a custom RecList on a few users before the first fold trains
         reclist_cls = kwargs.pop("reclist_cls", None) or custom_RecList
-        if reclist_cls is not None:
-            check_reclist(self.dataset, reclist_cls, k=self.k)
         if not isinstance(debug, bool):
             raise ConfigError(f"evaluate(debug=...) must be True or False, got {debug!r}")
         return super().evaluate(model, seed=seed, limit=limit, reclist_cls=reclist_cls,

@@ -2,8 +2,8 @@
 
 Every 2022 model file starts with ``from reclist.abstractions import RecModel``: a module of
 reclist 0.x that reclist 2 no longer has. :func:`install_reclist_modules` appends a finder
-to the end of ``sys.meta_path`` (``import evaluation`` calls it). A finder rather than ``sys.modules``
-entries because it is the least surprising hook:
+to the end of ``sys.meta_path`` (``import evaluation`` calls it). A finder rather than
+``sys.modules`` entries because it is the least surprising hook:
 
 * it answers only for those two names and only when no other finder found them, so an
   installed reclist that has them (0.x) is used as it is;
