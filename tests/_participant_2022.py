@@ -18,7 +18,7 @@ class MyModel(RecModel):
     """The template's random model: tracks drawn with replacement (lists repeat tracks)."""
 
     def __init__(self, items: pd.DataFrame, top_k: int = 100, **kwargs):
-        super(MyModel, self).__init__()
+        super(MyModel, self).__init__()  # noqa: UP008 - the 2022 template's spelling
         self.items = items
         self.top_k = top_k
         self.kwargs = kwargs
@@ -32,14 +32,15 @@ class MyModel(RecModel):
         pred = self.items.sample(n=k * num_users, replace=True).index.values
         pred = pred.reshape(num_users, k)
         pred = np.concatenate((user_ids[['user_id']].values, pred), axis=1)
-        return pd.DataFrame(pred, columns=['user_id', *[str(i) for i in range(k)]]).set_index('user_id')
+        return pd.DataFrame(pred, columns=['user_id', *[str(i) for i in range(k)]]) \
+            .set_index('user_id')
 
 
 class PopModel(RecModel):
     """A 2022-style model that trains: the most played tracks, the same list for everyone."""
 
     def __init__(self, items: pd.DataFrame, top_k: int = 100, **kwargs):
-        super(PopModel, self).__init__()
+        super(PopModel, self).__init__()  # noqa: UP008
         self.items = items
         self.top_k = top_k
 
@@ -50,7 +51,8 @@ class PopModel(RecModel):
     def predict(self, user_ids: pd.DataFrame) -> pd.DataFrame:
         pred = np.tile(self.top, (len(user_ids), 1))
         pred = np.concatenate((user_ids[['user_id']].values, pred), axis=1)
-        return pd.DataFrame(pred, columns=['user_id', *[str(i) for i in range(self.top_k)]]).set_index('user_id')
+        columns = ['user_id', *[str(i) for i in range(self.top_k)]]
+        return pd.DataFrame(pred, columns=columns).set_index('user_id')
 
 
 class myRecList(EvalRSRecList):

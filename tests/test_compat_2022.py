@@ -74,9 +74,9 @@ def fold_tests(result) -> list[dict]:
 
 def test_the_2022_imports_work_and_warn_once_with_the_modern_spelling():
     with pytest.warns(DeprecationWarning) as caught:
+        from evaluation.EvalRSRecList import EvalRSRecList
         from evaluation.EvalRSRunner import ChallengeDataset, EvalRSRunner
         from evaluation.EvalRSRunner import EvalRSRunner as again  # noqa: F401
-        from evaluation.EvalRSRecList import EvalRSRecList
         from evaluation.utils import LEADERBOARD_TESTS, TOP_K_CHALLENGE
     texts = [str(w.message) for w in caught]
     assert sum("evaluation.EvalRSRunner is the 2022/2023 module path" in t for t in texts) == 1
@@ -171,7 +171,7 @@ def test_the_2022_limit_samples_users_with_random_state_0(modern_tiny):
 
 
 def test_the_modern_dataset_maps_the_2023_arguments_and_refuses_what_has_no_equivalent():
-    with pytest.warns(DeprecationWarning, match="sample_users_perc=...\\) is the 2023 name of frac"):
+    with pytest.warns(DeprecationWarning, match=r"sample_users_perc=...\) is the 2023 name"):
         ds = evaluation.ChallengeDataset(scale="tiny", num_folds=1, sample_users_perc=0.5,
                                          min_user_item_freq=5)
     assert ds.params.frac == 0.5 and ds.params.k_core == 5
