@@ -9,8 +9,15 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from typing import TYPE_CHECKING
 
 from evaluation._version import __version__ as __version__
+
+if TYPE_CHECKING:
+    # Named here for type checkers: the 2022 modules evaluation/EvalRSRunner.py and
+    # evaluation/EvalRSRecList.py would otherwise be taken for these two names.
+    from evaluation.challenge import EvalRSRecList as EvalRSRecList
+    from evaluation.runner import EvalRSRunner as EvalRSRunner
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -13,7 +13,8 @@ from evaluation.compat import vendored_evaluation
 ROOT = Path(__file__).resolve().parents[1]
 
 # Lines of the official files that identify them (the harness's own text, not theirs).
-RUNNER_2022 = "class ChallengeDataset:\n    def _generate_folds(self, num_folds, seed):\n        pass\n"
+RUNNER_2022 = ("class ChallengeDataset:\n"
+               "    def _generate_folds(self, num_folds, seed):\n        pass\n")
 RECLIST_2022 = "from reclist.abstractions import RecList, RecDataset, rec_test\n" \
                "class EvalRSDataset(RecDataset):\n    pass\n"
 RECLIST_2023 = "class EvalRSReclist:\n    pass\nclass EvalRSSimpleModel:\n    pass\n"
