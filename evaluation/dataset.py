@@ -343,16 +343,9 @@ class ChallengeDataset:
     def get_sample_train_test(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Fold 0's training events and test targets, for exploring the data.
 
-        Fold 0, as in 2023; the 2022 harness returned fold 1 (said once, in a warning, when
-        the dataset has a fold 1): ``get_train_set(1), get_test_set(1)`` are 2022's.
+        Fold 0, as in 2023. The 2022 harness returned fold 1, and so does the 2022 path
+        (``from evaluation.EvalRSRunner import ChallengeDataset``), where 2022 code gets it.
         """
-        if self.num_folds > 1:
-            from evaluation.compat import warn_once
-
-            warn_once("difference:get_sample_train_test",
-                      "get_sample_train_test() returns fold 0 (as in 2023); the 2022 harness "
-                      "returned fold 1: for 2022's sample use get_train_set(1) and "
-                      "get_test_set(1)", UserWarning)
         return self.get_train_set(0), self.get_test_set(0)
 
     def _check_fold(self, fold: int) -> int:

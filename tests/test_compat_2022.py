@@ -150,14 +150,12 @@ def test_the_2022_positional_order(modern_tiny):
     assert (ds.num_folds, ds.seed) == (3, 7)
 
 
-def test_get_sample_train_test_is_fold_1_on_the_2022_path_and_warns_on_the_modern(
-        modern_tiny):
+def test_get_sample_train_test_is_fold_1_on_the_2022_path_and_0_on_the_modern(modern_tiny):
     ds = legacy_dataset()
     train, test = ds.get_sample_train_test()
     pd.testing.assert_frame_equal(test, modern_tiny.get_test_set(1))
     assert len(train) == len(modern_tiny.get_train_set(1))
-    with pytest.warns(UserWarning, match="returns fold 0.*2022 harness returned fold 1"):
-        _, test0 = modern_tiny.get_sample_train_test()
+    _, test0 = modern_tiny.get_sample_train_test()
     pd.testing.assert_frame_equal(test0, modern_tiny.get_test_set(0))
 
 

@@ -41,6 +41,20 @@ def test_a_2022_folder_in_a_participants_checkout(tmp_path):
     assert "--reclist myreclist:MyRecList" in text  # their custom tests live in that file
 
 
+def test_custom_tests_edited_into_the_copy_are_found_and_offered(tmp_path):
+    edited = RECLIST_2022 + (
+        "class EvalRSRecList(RecList):\n"
+        "    @rec_test('HIT_RATE')\n    def hit_rate_at_100(self):\n        pass\n"
+        "    @rec_test(test_type='MY_SLICE')\n    def my_slice(self):\n        pass\n"
+        "class myRecList(EvalRSRecList):\n"
+        "    @rec_test(test_type='custom_test')\n    def lucky(self):\n        pass\n")
+    write(tmp_path / "evaluation", {"EvalRSRunner.py": RUNNER_2022, "EvalRSRecList.py": edited})
+    text = vendored_evaluation(tmp_path)
+    assert "custom tests: evaluation/EvalRSRecList.py: EvalRSRecList (MY_SLICE), myRecList " \
+           "(custom_test)" in text
+    assert "HIT_RATE" not in text.split("custom tests:")[1]
+
+
 def test_a_2023_folder(tmp_path):
     write(tmp_path / "evaluation", {"EvalRSReclist.py": RECLIST_2023})
     assert "official EvalRS 2023" in vendored_evaluation(tmp_path)

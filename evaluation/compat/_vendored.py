@@ -9,6 +9,7 @@ run when the harness itself cannot be imported.
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -33,6 +34,51 @@ def _official_files(folder: Path) -> list[str]:
             continue
         if any(m in text for m in markers):
             found.append(name)
+    return found
+
+
+#: The tests of the official 2022/2023 RecList (by ``rec_test`` name).
+_OFFICIAL_TESTS = frozenset({
+    "stats", "HIT_RATE", "MRR", "MRED_COUNTRY", "MRED_USER_ACTIVITY", "MRED_TRACK_POPULARITY",
+    "MRED_ARTIST_POPULARITY", "MRED_GENDER", "BEING_LESS_WRONG", "LATENT_DIVERSITY"})
+
+
+def _test_name(decorator: ast.expr) -> str | None:
+    """The test name of a ``@rec_test(...)`` decorator, or None for another decorator."""
+    if not isinstance(decorator, ast.Call) or getattr(decorator.func, "id", None) != "rec_test":
+        return None
+    args = [*decorator.args, *(k.value for k in decorator.keywords if k.arg == "test_type")]
+    first = args[0] if args else None
+    return str(first.value) if isinstance(first, ast.Constant) else "?"
+
+
+def custom_tests(path: str | os.PathLike) -> dict[str, list[str]]:
+    """The tests a participant added to an official ``EvalRSRecList.py``: class -> tests.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file.
+
+    Returns
+    -------
+    dict
+        ``{class name: [test names]}`` for the ``@rec_test`` methods that are not the
+        official ones; empty when there are none (or the file does not parse).
+    """
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found: dict[str, list[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        names = [_test_name(d) for f in node.body if isinstance(f, ast.FunctionDef)
+                 for d in f.decorator_list]
+        added = [n for n in names if n is not None and n not in _OFFICIAL_TESTS]
+        if added:
+            found[node.name] = added
     return found
 
 
@@ -61,11 +107,7 @@ def vendored_evaluation(root: str | os.PathLike) -> str | None:
     edition = _edition(files)
     ours = (folder / "_version.py").exists() and (folder / "runner").is_dir()
     listed = ", ".join(f"evaluation/{f}" for f in files)
-    custom = [f for f in ("EvalRSRecList.py", "EvalRSReclist.py") if f in files]
-    keep = (f" If you added custom tests to {', '.join(f'evaluation/{f}' for f in custom)}, "
-            f"move that class to a file of your own (e.g. myreclist.py, subclassing "
-            f"evaluation.EvalRSRecList) and pass --reclist myreclist:MyRecList."
-            if custom else "")
+    keep = _custom_tests_hint(folder, files)
     if ours:
         return (f"{folder}: the official EvalRS {edition} file(s) {listed} replaced this "
                 f"harness's own (your repository's copy of the {edition} evaluation/ folder "
@@ -79,3 +121,21 @@ def vendored_evaluation(root: str | os.PathLike) -> str | None:
             f"(your code's imports, from evaluation.EvalRSRunner import ..., keep working "
             f"with the harness installed), or copy your submission/ folder into the "
             f"harness's checkout and run its submission.py.{keep}")
+
+
+def _custom_tests_hint(folder: Path, files: list[str]) -> str:
+    """What to do with the custom tests found in the copy's RecList file (or a general hint)."""
+    tests = {f: custom_tests(folder / f) for f in ("EvalRSRecList.py", "EvalRSReclist.py")
+             if f in files}
+    found = {f: t for f, t in tests.items() if t}
+    if not found:
+        return (" If you added custom tests to that folder's RecList, move the class to a file "
+                "of your own (e.g. myreclist.py, subclassing evaluation.EvalRSRecList) and "
+                "pass --reclist myreclist:MyRecList." if tests else "")
+    listed = "; ".join(f"evaluation/{f}: " + ", ".join(f"{c} ({', '.join(t)})"
+                                                      for c, t in classes.items())
+                       for f, classes in found.items())
+    return (f" It holds custom tests: {listed}. Move them to a file of your own, e.g. "
+            f"myreclist.py with `from evaluation.EvalRSRecList import EvalRSRecList` and "
+            f"`class MyRecList(EvalRSRecList):` holding those methods, and pass --reclist "
+            f"myreclist:MyRecList (or evaluate(..., custom_RecList=MyRecList)).")
