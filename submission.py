@@ -26,8 +26,8 @@ try:
         EXIT_STATUS_HELP,
         EXIT_UPLOAD_FAILED,
         guarded,
+        official_copy_problem,
     )
-    from evaluation.compat import vendored_evaluation
     from evaluation.runner import (
         UploadSettings,
         check_model_params,
@@ -131,7 +131,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation (and the upload); the exit status is in ``--help``."""
     args = parse_args(argv)
-    copied = vendored_evaluation(HERE)
+    copied = official_copy_problem(HERE)
     if copied is not None:  # an official file over one of the harness's: theirs would be used
         print(f"error: {copied}", file=sys.stderr)
         return EXIT_BAD_INPUT

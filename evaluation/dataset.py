@@ -15,7 +15,6 @@ from evaluation._util.validation import check_int
 from evaluation.data import Tables, TrackVectors, load_source, validate_tables
 from evaluation.data import source_options as options_of
 from evaluation.errors import ConfigError
-from evaluation.predictions import REPEATED_ITEMS
 from evaluation.splits import (
     DEFAULT_SEED,
     EventIndex,
@@ -27,6 +26,9 @@ from evaluation.splits import (
     write_fold,
 )
 
+#: What scoring may do with a list naming a track twice (``validate_predictions``'s
+#: ``repeated``).
+REPEATED_ITEMS = ("first", "error")
 #: The 2022/2023 keyword arguments that ``evaluation.compat`` maps.
 _OLD_ARGUMENTS = ("dataset_out_path", "folded_dataset_split", "force_download",
                   "min_user_item_freq", "sample_users_perc")

@@ -387,3 +387,15 @@ def test_song2vec_and_path_to_dataset_on_the_embedded_data(modern_tiny):
     loaded = KeyedVectors.load(f"{modern_tiny.path_to_dataset}/song2vec.wv")
     assert list(loaded.index_to_key) == [int(t) for t in tv.track_ids]
     np.testing.assert_array_equal(loaded.vectors, tv.vectors)
+
+
+def test_a_limited_2022_run_says_how_its_users_differ(participant, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    dataset = legacy_dataset()
+    runner = legacy_runner(dataset)
+    model = participant.PopModel(items=dataset.df_tracks)
+    with pytest.warns(UserWarning, match=r"limit=20\) scores the first 20 test users.*"
+                                         r"random_state=0"):
+        result = runner.evaluate(model, None, False, 20)  # the 2022 positional order
+    assert [f["n_users"] for f in result.folds] == [20] * FOLDS
+    assert not result.eligible_for_upload

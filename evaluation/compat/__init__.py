@@ -20,9 +20,6 @@ from typing import Any
 # public name -> private module that defines it
 _EXPORTS: dict[str, str] = {
     "Fold2022": "evaluation.compat._reclist_calls",
-    "LegacyChallengeDataset": "evaluation.compat._legacy",
-    "LegacyEvalRSRunner": "evaluation.compat._legacy",
-    "LegacyEvalRSRecList": "evaluation.compat._legacy_reclist",
     "LegacyReclistFinder": "evaluation.compat._modules",
     "OLD_DATASET_ARGUMENTS": "evaluation.compat._arguments",
     "RecDataset": "evaluation.compat._modules",

@@ -88,9 +88,8 @@ def _fill_abstractions(module: types.ModuleType) -> None:
     """The names of reclist 0.x's ``reclist.abstractions`` that 2022 code imports."""
     from reclist.reclist import RecList, rec_test
 
-    from evaluation.model import RecModel
-
-    module.RecModel = RecModel  # type: ignore[attr-defined]
+    # by name, on first use: this module only names the harness's RecModel for old code
+    module.RecModel = importlib.import_module("evaluation.model").RecModel  # type: ignore
     module.RecList = RecList  # type: ignore[attr-defined]
     module.RecDataset = RecDataset  # type: ignore[attr-defined]
     module.rec_test = rec_test  # type: ignore[attr-defined]

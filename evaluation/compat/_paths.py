@@ -1,7 +1,9 @@
 """The 2022/2023 module paths: ``evaluation.EvalRSRunner``, ``evaluation.EvalRSRecList`` and
 ``evaluation.utils``, each a thin module whose names come from here.
 
-Each path warns once per process (``DeprecationWarning``) with the modern import.
+Each path warns once per process (``DeprecationWarning``) with the modern import. The names
+are looked up on first use, by their public module (the classes with the 2022 signatures
+live with the classes they extend: ``evaluation.runner`` and ``evaluation.challenge``).
 """
 
 from __future__ import annotations
@@ -15,15 +17,15 @@ from evaluation.compat._once import warn_once
 #: old module -> {name: (module defining it, attribute)}
 OLD_PATHS: dict[str, dict[str, tuple[str, str]]] = {
     "evaluation.EvalRSRunner": {
-        "ChallengeDataset": ("evaluation.compat._legacy", "LegacyChallengeDataset"),
-        "EvalRSRunner": ("evaluation.compat._legacy", "LegacyEvalRSRunner"),
-        "EvalRSRecList": ("evaluation.compat._legacy_reclist", "LegacyEvalRSRecList"),
+        "ChallengeDataset": ("evaluation.runner", "LegacyChallengeDataset"),
+        "EvalRSRunner": ("evaluation.runner", "LegacyEvalRSRunner"),
+        "EvalRSRecList": ("evaluation.challenge", "EvalRSRecList2022"),
         "EvalRSDataset": ("evaluation.compat._modules", "RecDataset"),
         "LEADERBOARD_TESTS": ("evaluation.compat._legacy_utils", "LEADERBOARD_TESTS"),
         "TOP_K_CHALLENGE": ("evaluation.compat._legacy_utils", "TOP_K_CHALLENGE"),
     },
     "evaluation.EvalRSRecList": {
-        "EvalRSRecList": ("evaluation.compat._legacy_reclist", "LegacyEvalRSRecList"),
+        "EvalRSRecList": ("evaluation.challenge", "EvalRSRecList2022"),
         "EvalRSDataset": ("evaluation.compat._modules", "RecDataset"),
         "TOP_K_CHALLENGE": ("evaluation.compat._legacy_utils", "TOP_K_CHALLENGE"),
         "rec_test": ("reclist.reclist", "rec_test"),

@@ -3,6 +3,7 @@ run's fingerprint, its typed result and summary, and the upload to the leaderboa
 
 from evaluation.errors import RunWarning
 from evaluation.runner._fingerprint import model_fingerprint
+from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
 from evaluation.runner._ray import import_ray
@@ -45,6 +46,8 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_N_BOOT",
     "EvalRSRunner",
+    "LegacyChallengeDataset",
+    "LegacyEvalRSRunner",
     "OFFICIAL_COMPETITION",
     "RESULTS_FORMAT",
     "RunResult",

@@ -12,11 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from evaluation.compat._once import warn_once
+from evaluation.compat import warn_once
 from evaluation.dataset import ChallengeDataset
-from evaluation.errors import ConfigError
-from evaluation.runner import EvalRSRunner, RunResult, UploadSettings
-from evaluation.splits import DEFAULT_SEED
+from evaluation.runner._loop import EvalRSRunner
+from evaluation.runner._result import RunResult
+from evaluation.runner._submit import UploadSettings
 
 #: Arguments only the 2023 ``ChallengeDataset`` took.
 _ARGUMENTS_2023 = ("dataset_out_path", "folded_dataset_split", "min_user_item_freq",
@@ -59,8 +59,9 @@ class LegacyChallengeDataset(ChallengeDataset):
                       UserWarning, stacklevel=2)
         if force_download:
             kwargs["force_download"] = force_download  # mapped (and explained) by the base
-        super().__init__(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
-                         **kwargs)
+        if seed is not None:
+            kwargs["seed"] = seed  # None: the dataset's default seed
+        super().__init__(num_folds=num_folds, **kwargs)
 
     @property
     def _random_state(self) -> int:
@@ -138,8 +139,6 @@ class LegacyEvalRSRunner(EvalRSRunner):
                       stacklevel=2)
         # the runner tries a custom RecList on a few users before the first fold trains
         reclist_cls = kwargs.pop("reclist_cls", None) or custom_RecList
-        if not isinstance(debug, bool):
-            raise ConfigError(f"evaluate(debug=...) must be True or False, got {debug!r}")
         return super().evaluate(model, seed=seed, limit=limit, reclist_cls=reclist_cls,
                                 upload=upload, **kwargs)
 
