@@ -72,3 +72,26 @@ def test_the_2023_reclist_call_scores_fold_0_with_the_modern_numbers():
     by_hand = np.mean([float(np.linalg.norm(tv.vectors[np.searchsorted(tv.track_ids, t)]))
                        for t in targets])
     assert results["TARGET_NORM"] == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_the_2023_notebook_imports_with_the_evaluation_folder_on_sys_path(monkeypatch):
+    import sys
+    from pathlib import Path
+
+    folder = Path(evaluation.__file__).resolve().parent
+    monkeypatch.syspath_prepend(str(folder))  # sys.path.append(os.path.abspath('../evaluation'))
+    for name in ("EvalRSRunner", "EvalRSReclist"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    with pytest.warns(DeprecationWarning, match="EvalRSReclist is the 2023 RecList module"):
+        from EvalRSReclist import EvalRSReclist, EvalRSSimpleModel
+        from EvalRSRunner import ChallengeDataset
+    assert issubclass(ChallengeDataset, evaluation.ChallengeDataset)
+    assert issubclass(EvalRSReclist, evaluation.EvalRSRecList)
+    dataset = ChallengeDataset(num_folds=1, scale="tiny")
+    model = EvalRSSimpleModel(dataset.df_tracks, top_k=100, seed=5)
+    preds = model.predict(dataset._get_test_set(fold=0)[['user_id']])
+    assert preds.shape == (len(dataset.get_test_set(0)), 100)
+    assert preds.isin(dataset.df_tracks.index).all().all()
+    with pytest.warns(PredictionWarning, match="same item more than once"):
+        cdf = EvalRSReclist(dataset=dataset, model_name="SimpleModel", predictions=preds)
+    assert cdf.results() == evaluation.EvalRSRecList(dataset, 0, preds).results()

@@ -1,4 +1,5 @@
-"""``reclist.abstractions`` and ``reclist.utils`` for 2022 model files, where reclist lacks them.
+"""``reclist.abstractions`` and ``reclist.utils`` for 2022 model files, where reclist lacks them
+(and the 2023 module ``EvalRSReclist``).
 
 Every 2022 model file starts with ``from reclist.abstractions import RecModel``: a module of
 reclist 0.x that reclist 2 no longer has. :func:`install_reclist_modules` appends a finder
@@ -36,6 +37,10 @@ SHIMMED = {
                             "reclist.reclist; a custom RecList subclasses evaluation."
                             "EvalRSRecList)",
     "reclist.utils": "the download helpers of evaluation.utils, or evaluation.load_source",
+    # the 2023 RecList module, imported with the evaluation/ folder on sys.path (its file
+    # name differs from evaluation/EvalRSRecList.py only in case, so it cannot be a file)
+    "EvalRSReclist": "from evaluation import EvalRSRecList (it takes the 2023 call)",
+    "evaluation.EvalRSReclist": "from evaluation import EvalRSRecList (it takes the 2023 call)",
 }
 
 
@@ -104,6 +109,17 @@ def _fill_utils(module: types.ModuleType) -> None:
     module.__all__ = list(legacy.__all__)  # type: ignore[attr-defined]
 
 
+def _fill_reclist_2023(module: types.ModuleType) -> None:
+    """The names of the 2023 ``EvalRSReclist`` module: the RecList and the example model."""
+    simple = importlib.import_module("evaluation.compat._simple_model")
+    # by name, on first use: the RecList is the harness's (2022 path: NaN kept, see there)
+    module.EvalRSReclist = importlib.import_module(  # type: ignore[attr-defined]
+        "evaluation.challenge").EvalRSRecList2022
+    module.EvalRSSimpleModel = simple.EvalRSSimpleModel  # type: ignore[attr-defined]
+    module.TOP_K_CHALLENGE = 100  # type: ignore[attr-defined]
+    module.__all__ = ["EvalRSReclist", "EvalRSSimpleModel", "TOP_K_CHALLENGE"]  # type: ignore
+
+
 class _ShimLoader(importlib.abc.Loader):
     """Builds one of the :data:`SHIMMED` modules."""
 
@@ -112,14 +128,16 @@ class _ShimLoader(importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         name = module.__name__
-        warn_once(f"module:{name}",
-                  f"{name} is a reclist 0.x module of the 2022 challenge that the installed "
-                  f"reclist does not have; the harness provides it. Modern spelling: "
-                  f"{SHIMMED[name]}", stacklevel=2)
+        what = ("a reclist 0.x module of the 2022 challenge that the installed reclist does "
+                "not have" if name.startswith("reclist.") else "the 2023 RecList module")
+        warn_once(f"module:{name}", f"{name} is {what}; the harness provides it. Modern "
+                  f"spelling: {SHIMMED[name]}", stacklevel=2)
         if name == "reclist.abstractions":
             _fill_abstractions(module)
-        else:
+        elif name == "reclist.utils":
             _fill_utils(module)
+        else:
+            _fill_reclist_2023(module)
 
 
 class LegacyReclistFinder(importlib.abc.MetaPathFinder):
