@@ -399,3 +399,32 @@ def test_a_limited_2022_run_says_how_its_users_differ(participant, tmp_path, mon
         result = runner.evaluate(model, None, False, 20)  # the 2022 positional order
     assert [f["n_users"] for f in result.folds] == [20] * FOLDS
     assert not result.eligible_for_upload
+
+
+def test_a_reclist_that_has_abstractions_is_used_as_it_is(monkeypatch):
+    """The harness's module is a fallback: a finder earlier on sys.meta_path (an installed
+    reclist 0.x) provides reclist.abstractions first."""
+    import importlib
+    import importlib.abc
+    import importlib.machinery
+    import sys
+
+    class RealReclist0(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != "reclist.abstractions":
+                return None
+            return importlib.machinery.ModuleSpec(fullname, self, origin="reclist 0.x")
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            module.RecModel = "the installed one"
+
+    monkeypatch.delitem(sys.modules, "reclist.abstractions", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [RealReclist0(), *sys.meta_path])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the harness's would warn
+        module = importlib.import_module("reclist.abstractions")
+    assert module.RecModel == "the installed one"
+    monkeypatch.delitem(sys.modules, "reclist.abstractions")

@@ -58,7 +58,7 @@ class Fold2022(RecDataset):
                   users=dataset.df_users, items=dataset.df_tracks)
 
 
-def vars_init(cls: type) -> Any:
+def _init_of(cls: type) -> Any:
     """The ``__init__`` a call of ``cls`` runs (found along the MRO)."""
     return next(vars(k)["__init__"] for k in cls.__mro__ if "__init__" in vars(k))
 
@@ -66,7 +66,7 @@ def vars_init(cls: type) -> Any:
 def takes_2022_arguments(cls: type) -> bool:
     """Whether ``cls.__init__`` is the 2022 constructor ``(self, model, dataset, ...)``."""
     try:
-        params = list(inspect.signature(vars_init(cls)).parameters)
+        params = list(inspect.signature(_init_of(cls)).parameters)
     except (TypeError, ValueError):
         return False
     return params[1:3] == ["model", "dataset"]
@@ -96,7 +96,7 @@ def build_reclist(cls: type, dataset: Any, fold: int, predictions: pd.DataFrame,
               f"spelling: drop the __init__ (or take (dataset, fold, predictions, **kwargs) "
               f"and pass them on to EvalRSRecList.__init__)", stacklevel=3)
     bundle = Fold2022(dataset, fold, predictions, options)
-    if "y_preds" in inspect.signature(vars_init(cls)).parameters:
+    if "y_preds" in inspect.signature(_init_of(cls)).parameters:
         return cls(model=None, dataset=bundle, y_preds=predictions)
     return cls(model=None, dataset=bundle)
 
