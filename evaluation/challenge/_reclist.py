@@ -109,9 +109,9 @@ class EvalRSRecList(RecListHelpers2022, RecList):
     """
 
     #: What a test of a subclass returning NaN or an infinity does: ``"error"`` stops the
-    #: run naming the test; ``"warn"`` (the 2022 behaviour, and the subclasses of
-    #: ``evaluation.EvalRSRecList.EvalRSRecList``) keeps it, as ``null`` in the results,
-    #: with a ``ScoringWarning``. The challenge's own tests never return one.
+    #: run naming the test; ``"warn"`` (the 2022 behaviour: :class:`EvalRSRecList2022`, which
+    #: ``from evaluation.EvalRSRecList import EvalRSRecList`` gives) keeps it, as ``null`` in
+    #: the results, with a ``ScoringWarning``. The challenge's own tests never return one.
     nonfinite_results: str = "error"
 
     def __init__(self, dataset=None, fold: int | None = None,

@@ -32,8 +32,8 @@ class LegacyChallengeDataset(ChallengeDataset):
 
     * the default data is the harness's default source (the embedded synthetic data); the
       2022 class downloaded the LFM data: pass ``source="lfm"`` for it;
-    * ``seed=None`` (and ``seed=0``) drew the 2022 folds from the clock, different on every
-      run; here ``None`` is the fixed seed 42 and ``0`` is a seed.
+    * ``seed=None`` (2022) and ``seed=0`` (both) drew the folds from the clock, different on
+      every run; here ``None`` is the fixed seed 42 and ``0`` is a seed.
 
     ``get_sample_train_test()`` returns fold 1 (2022) unless a 2023 argument was given (the
     2023 class returned fold 0); ``_get_test_set(fold, limit, seed=0)`` samples ``limit``
@@ -43,7 +43,8 @@ class LegacyChallengeDataset(ChallengeDataset):
     def __init__(self, num_folds: int = 4, seed: int | None = None,
                  force_download: bool = False, **kwargs: Any) -> None:
         self._edition = 2023 if any(a in kwargs for a in _ARGUMENTS_2023) else 2022
-        if not seed:
+        # 2023's default seed was 42, as here; a missing seed drew from the clock in 2022 only
+        if seed == 0 or (seed is None and self._edition == 2022):
             warn_once("difference:seed",
                       f"ChallengeDataset(seed={seed!r}): the {self._edition} harness drew the "
                       f"folds from the clock for a missing or zero seed, so every run had "
