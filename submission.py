@@ -18,18 +18,41 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluation import ChallengeDataset, EvalRSRunner
-from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_STATUS_HELP, EXIT_UPLOAD_FAILED, guarded
-from evaluation.contract import load_competition_target
-from evaluation.runner import (
-    UploadSettings,
-    check_model_params,
-    collect_params,
-    import_reclist,
-    load_model_class,
-    load_settings,
-    run_checkout,
-)
+try:
+    from evaluation import ChallengeDataset, EvalRSRunner
+    from evaluation.cli import (
+        EXIT_BAD_INPUT,
+        EXIT_NOT_ELIGIBLE,
+        EXIT_STATUS_HELP,
+        EXIT_UPLOAD_FAILED,
+        guarded,
+        official_copy_problem,
+    )
+    from evaluation.contract import load_competition_target
+    from evaluation.runner import (
+        UploadSettings,
+        check_model_params,
+        collect_params,
+        import_reclist,
+        load_model_class,
+        load_settings,
+        run_checkout,
+    )
+except ImportError as exc:
+    # A copy of the official 2022/2023 evaluation/ folder (from a participant's repository)
+    # over or instead of the harness: say so, instead of a traceback from deep inside it.
+    import importlib.util
+
+    _detector = Path(__file__).resolve().parent / "evaluation" / "compat" / "_vendored.py"
+    _spec = importlib.util.spec_from_file_location("_evalrs_vendored", _detector)
+    if not _detector.exists() or _spec is None or _spec.loader is None:
+        raise
+    _module = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_module)
+    _hint = _module.vendored_evaluation(Path(__file__).resolve().parent)
+    if _hint is None:
+        raise
+    raise SystemExit(f"error: {_hint}") from exc
 
 HERE = Path(__file__).resolve().parent
 
@@ -100,6 +123,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation (and the upload); the exit status is in ``--help``."""
     args = parse_args(argv)
+    copied = official_copy_problem(HERE)
+    if copied is not None:  # an official file over one of the harness's: theirs would be used
+        print(f"error: {copied}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     sys.path.insert(0, str(HERE))
     return guarded(lambda: _evaluate(args),
                    interrupted="interrupted: the finished folds are kept; run the same command "

@@ -7,8 +7,17 @@ The public API is listed in ``__all__``; names are imported on first use so that
 from __future__ import annotations
 
 import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
 
 from evaluation._version import __version__ as __version__
+
+if TYPE_CHECKING:
+    # Named here for type checkers: the 2022 modules evaluation/EvalRSRunner.py and
+    # evaluation/EvalRSRecList.py would otherwise be taken for these two names.
+    from evaluation.challenge import EvalRSRecList as EvalRSRecList
+    from evaluation.runner import EvalRSRunner as EvalRSRunner
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -86,6 +95,33 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
+
+# ``from reclist.abstractions import RecModel``, the first line of every 2022 model file,
+# finds a module where the installed reclist has none (see evaluation.compat).
+from evaluation.compat import install_reclist_modules  # noqa: E402
+
+install_reclist_modules()
+
+#: The 2022 module paths named like a class of this package (evaluation/EvalRSRunner.py).
+_OLD_MODULES_NAMED_LIKE_CLASSES = frozenset({"EvalRSRunner", "EvalRSRecList"})
+
+
+class _Package(types.ModuleType):
+    """This package's module type: importing ``evaluation.EvalRSRunner`` (the 2022 module)
+    leaves ``evaluation.EvalRSRunner`` the class.
+
+    Python sets a submodule as an attribute of its package once imported; for the two 2022
+    modules named like classes that would turn ``from evaluation import EvalRSRunner`` into
+    the module for the rest of the process. The module stays in ``sys.modules``.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _OLD_MODULES_NAMED_LIKE_CLASSES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

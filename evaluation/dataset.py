@@ -26,6 +26,13 @@ from evaluation.splits import (
     write_fold,
 )
 
+#: What scoring may do with a list naming a track twice (``validate_predictions``'s
+#: ``repeated``).
+REPEATED_ITEMS = ("first", "error")
+#: The 2022/2023 keyword arguments that ``evaluation.compat`` maps.
+_OLD_ARGUMENTS = ("dataset_out_path", "folded_dataset_split", "force_download",
+                  "min_user_item_freq", "sample_users_perc")
+
 
 class ChallengeDataset:
     """Events, users, tracks and track vectors of one source, cut into ``num_folds`` folds.
@@ -70,8 +77,16 @@ class ChallengeDataset:
         Check already loaded ``Tables`` against the schema.
     fold_cache : bool, default True
         Read and write the folds in the on-disk cache; False computes them every time.
+    repeated_items : {"first", "error"}
+        What scoring does with a list that names the same track twice (a model sampling with
+        replacement, as the 2022 template did): ``"first"`` scores it as the 2022 harness
+        did, the target counting at its first position, with a ``PredictionWarning`` that
+        counts such lists; ``"error"`` refuses it (a board that wants distinct tracks).
     **source_options
-        Options of the source.
+        Options of the source. The 2022/2023 arguments ``force_download``,
+        ``sample_users_perc``, ``min_user_item_freq``, ``folded_dataset_split`` and
+        ``dataset_out_path`` are mapped to their equivalents with a ``DeprecationWarning``
+        (or refused with a ``ConfigError`` saying why, where there is none).
 
     Raises
     ------
@@ -96,8 +111,22 @@ class ChallengeDataset:
         data_seed: int = DEFAULT_SEED,
         validate: bool = True,
         fold_cache: bool = True,
+        repeated_items: str = "first",
         **source_options: Any,
     ) -> None:
+        if any(o in source_options for o in _OLD_ARGUMENTS):
+            # the 2022/2023 arguments, mapped to their equivalents (or refused, saying why)
+            from evaluation.compat import dataset_arguments
+
+            frac, k_core, source_options = dataset_arguments(
+                source_options, source=source, frac=frac, k_core=k_core, default_frac=0.25,
+                default_k_core=10)
+        if repeated_items not in REPEATED_ITEMS:
+            raise ConfigError(f"ChallengeDataset: repeated_items must be one of "
+                              f"{REPEATED_ITEMS}, got {repeated_items!r}. Fix: 'first' scores "
+                              f"a list that names a track twice as the 2022 harness did (by "
+                              f"the first occurrence, with a warning); 'error' refuses it.")
+        self.repeated_items = repeated_items
         self.params = FoldParams(num_folds=num_folds, seed=DEFAULT_SEED if seed is None else seed,
                                  frac=frac, k_core=k_core, max_rounds=max_rounds,
                                  sampler=sampler, split=split)
@@ -158,6 +187,28 @@ class ChallengeDataset:
     def track_vectors(self) -> TrackVectors | None:
         """The track vectors (read-only arrays), or None when the dataset has none."""
         return self.tables.track_vectors
+
+    @property
+    def song2vec(self) -> Any:
+        """The track vectors as gensim ``KeyedVectors`` keyed by int track id (built once).
+
+        The name 2022 and 2023 code used for the ``song2vec.wv`` vectors. ``ConfigError``
+        when the dataset has no track vectors.
+        """
+        from evaluation.compat import keyed_vectors
+
+        return keyed_vectors(self)
+
+    @property
+    def path_to_dataset(self) -> str:
+        """A folder holding ``song2vec.wv`` (these track vectors, gensim ``KeyedVectors``).
+
+        The 2022/2023 attribute: ``KeyedVectors.load(os.path.join(dataset.path_to_dataset,
+        "song2vec.wv"))`` reads :attr:`song2vec`. Written once under the cache directory.
+        """
+        from evaluation.compat import vectors_folder
+
+        return os.fspath(vectors_folder(self))
 
     @property
     def fingerprint(self) -> str:
@@ -292,7 +343,11 @@ class ChallengeDataset:
         return self.get_test_set(fold, limit=limit)
 
     def get_sample_train_test(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Fold 0's training events and test targets, for exploring the data."""
+        """Fold 0's training events and test targets, for exploring the data.
+
+        Fold 0, as in 2023. The 2022 harness returned fold 1, and so does the 2022 path
+        (``from evaluation.EvalRSRunner import ChallengeDataset``), where 2022 code gets it.
+        """
         return self.get_train_set(0), self.get_test_set(0)
 
     def _check_fold(self, fold: int) -> int:

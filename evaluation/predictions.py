@@ -16,7 +16,7 @@ import pandas as pd
 from evaluation._util.arrays import IdIndex, dense_ok, fib_hash, isin, take_small_table
 from evaluation._util.int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
 from evaluation._util.validation import check_k
-from evaluation.errors import PredictionError, PredictionWarning, show_values
+from evaluation.errors import ConfigError, PredictionError, PredictionWarning, show_values
 
 PAD = -1
 
@@ -374,8 +374,13 @@ def _seen_hashed(matrix: np.ndarray, real: np.ndarray, rows: np.ndarray, tracks:
     return out
 
 
+#: What ``validate_predictions`` does with a list that names the same track twice.
+REPEATED_ITEMS = ("error", "first")
+
+
 def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
-                         train: pd.DataFrame | None = None) -> pd.DataFrame:
+                         train: pd.DataFrame | None = None,
+                         repeated: str = "error") -> pd.DataFrame:
     """Check what ``predict`` returned and normalise it for scoring.
 
     Parameters
@@ -391,6 +396,11 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
     train : pandas.DataFrame, optional
         The fold's training rows (``user_id, track_id``); when given, predicting one of the
         user's training items raises a :class:`PredictionWarning` (not an error).
+    repeated : {"error", "first"}
+        A list naming the same track more than once: ``"error"`` refuses it; ``"first"``
+        keeps it as it is, with a :class:`PredictionWarning` counting such lists, and the
+        tests score it as the 2022 harness did (a target counts at its first position, the
+        vector tests see every slot).
 
     Returns
     -------
@@ -400,15 +410,47 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
     Raises
     ------
     ConfigError
-        On a bad ``k``.
+        On a bad ``k`` or ``repeated``.
     PredictionError
         Naming the rule broken, a few offending rows, and the fix.
     """
     k = check_k(k, owner="validate_predictions")
+    repeated = _check_repeated(repeated)
+    expected = _expected_users(user_ids)
+    frame, users = _user_index(_check_frame(predictions))
+    pos = _test_user_rows(users, expected)
+    matrix = _ranked_matrix(frame, users, pos, k)
+    real = matrix != PAD
+    if catalog is not None:
+        _check_catalog(matrix, real, expected, catalog)
+    _check_padding_last(matrix, real, expected)
+    _check_repeats(matrix, expected, repeated)
+    if train is not None and len(train):
+        _warn_training_items(matrix, expected, train)
+    # ``matrix`` (a fancy-indexed copy) is ours alone: the frame can take it as it is
+    return pd.DataFrame(matrix, index=pd.Index(expected, name="user_id"),
+                        columns=[str(i) for i in range(k)], copy=False)
+
+
+def _check_repeated(repeated: str) -> str:
+    """``repeated`` if it is one of :data:`REPEATED_ITEMS`."""
+    if repeated not in REPEATED_ITEMS:
+        raise ConfigError(f"validate_predictions: repeated must be one of {REPEATED_ITEMS}, got "
+                          f"{repeated!r}. Fix: 'error' refuses lists that name a track twice; "
+                          f"'first' scores them by the first occurrence, as the 2022 harness "
+                          f"did.")
+    return repeated
+
+
+def _expected_users(user_ids) -> np.ndarray:
+    """The test users as int64 ids (a DataFrame through its ``user_id`` column)."""
     if isinstance(user_ids, pd.DataFrame):
         user_ids = user_ids["user_id"]
-    expected = as_int64(user_ids, _argument_failure("user_ids"))
+    return as_int64(user_ids, _argument_failure("user_ids"))
 
+
+def _check_frame(predictions) -> pd.DataFrame:
+    """``predictions`` if it is a DataFrame."""
     if not isinstance(predictions, pd.DataFrame):
         kind = type(predictions).__name__
         raise _fail(
@@ -417,8 +459,11 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             'name="user_id"), columns=[str(i) for i in range(k)]) or use '
             "evaluation.predictions_frame(user_ids, items, k); " + _FORMAT_HINT,
         )
-    frame, users = _user_index(predictions)
+    return predictions
 
+
+def _test_user_rows(users: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """The row of each test user in the predictions: one row per test user, no other."""
     dup = pd.Index(users).duplicated()
     if dup.any():
         raise _fail(
@@ -442,25 +487,36 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             f"{show_values(users[extra])}",
             "predict only for the users in user_ids",
         )
+    return pos
 
+
+def _ranked_matrix(frame: pd.DataFrame, users: np.ndarray, pos: np.ndarray,
+                   k: int) -> np.ndarray:
+    """The (N, k) int64 track ids, rows in test-user order, columns in rank order."""
     order = _column_order(frame.columns, k)
     if not np.array_equal(order, np.arange(k)):
         frame = frame.iloc[:, order]
     # rows in test-user order first, int64 next: one full-size int64 array, a fresh one
-    matrix = _item_matrix(frame, users)[pos].astype(np.int64, copy=False)
+    return _item_matrix(frame, users)[pos].astype(np.int64, copy=False)
 
-    real = matrix != PAD
-    if catalog is not None:
-        known = isin(matrix, as_int64(catalog, _argument_failure("catalog"))) | ~real
-        if not known.all():
-            rows = np.flatnonzero(~known.all(axis=1))
-            raise _fail(
-                f"{int((~known).sum())} item ids are not tracks of the catalog (and not the "
-                f"padding -1): {show_values(np.unique(matrix[~known]))}",
-                "recommend track ids from the dataset's tracks table (dataset.df_tracks.index); "
-                "use -1 only as padding",
-                _show_rows(expected, matrix, rows),
-            )
+
+def _check_catalog(matrix: np.ndarray, real: np.ndarray, expected: np.ndarray,
+                   catalog) -> None:
+    """Nothing; a ``PredictionError`` for an item that is neither a track nor padding."""
+    known = isin(matrix, as_int64(catalog, _argument_failure("catalog"))) | ~real
+    if not known.all():
+        rows = np.flatnonzero(~known.all(axis=1))
+        raise _fail(
+            f"{int((~known).sum())} item ids are not tracks of the catalog (and not the "
+            f"padding -1): {show_values(np.unique(matrix[~known]))}",
+            "recommend track ids from the dataset's tracks table (dataset.df_tracks.index); "
+            "use -1 only as padding",
+            _show_rows(expected, matrix, rows),
+        )
+
+
+def _check_padding_last(matrix: np.ndarray, real: np.ndarray, expected: np.ndarray) -> None:
+    """Nothing; a ``PredictionError`` for a real item after a ``-1``."""
     after_pad = np.maximum.accumulate(~real, axis=1) & real
     if after_pad.any():
         rows = np.flatnonzero(after_pad.any(axis=1))
@@ -469,31 +525,46 @@ def validate_predictions(predictions, user_ids, *, k: int = 100, catalog=None,
             "put the recommended items first and the -1 padding at the end of each row",
             _show_rows(expected, matrix, rows),
         )
+
+
+def _check_repeats(matrix: np.ndarray, expected: np.ndarray, repeated: str) -> None:
+    """Nothing, or a ``PredictionWarning`` (``repeated="first"``); a ``PredictionError``
+    (``repeated="error"``) for a list that names the same track twice."""
     fits = int(matrix.min(initial=0)) >= -(1 << 31) and int(matrix.max(initial=0)) < 1 << 31
     srt = matrix.astype(np.int32 if fits else np.int64)  # half the memory where ids fit
     srt.sort(axis=1)
     twice = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] != PAD)
-    if twice.any():
-        rows = np.flatnonzero(twice.any(axis=1))
+    if not twice.any():
+        return
+    rows = np.flatnonzero(twice.any(axis=1))
+    example = show_values(np.unique(srt[:, 1:][twice]))
+    if repeated == "error":
         raise _fail(
-            f"{len(rows)} lists recommend the same item more than once "
-            f"(e.g. {show_values(np.unique(srt[:, 1:][twice]))})",
+            f"{len(rows)} lists recommend the same item more than once (e.g. {example})",
             "recommend each item at most once per user (e.g. drop duplicates, keeping the best "
             "rank, and pad with -1)",
             _show_rows(expected, matrix, rows),
         )
-    del srt, twice, after_pad  # before the training-items check allocates its own
-    if train is not None and len(train):
-        seen = seen_in_training(matrix, expected, train)
-        if seen.any():
-            rows = np.flatnonzero(seen.any(axis=1))
-            message = (
-                f"predictions: {int(seen.sum())} recommended items (in {len(rows)} of "
-                f"{len(expected)} lists) are tracks the user already has in the training set; "
-                "a leave-one-out target is never one of them, so these slots cannot hit. "
-                "Models usually exclude training items.\n" + _show_rows(expected, matrix, rows))
-            counts = {"items": int(seen.sum()), "lists": len(rows), "of_lists": len(expected)}
-            warnings.warn(PredictionWarning(message, counts=counts), stacklevel=2)
-    # ``matrix`` (a fancy-indexed copy) is ours alone: the frame can take it as it is
-    return pd.DataFrame(matrix, index=pd.Index(expected, name="user_id"),
-                        columns=[str(i) for i in range(k)], copy=False)
+    message = (
+        f"predictions: {len(rows)} of {len(expected)} lists recommend the same item more than "
+        f"once (e.g. {example}; sampling with replacement, as the 2022 template did?). They "
+        "are scored as the 2022 harness scored them: a target counts at its first position "
+        "and a repeat takes a slot that another track could have used. Recommend each track "
+        "at most once (pad with -1) to use every slot.\n" + _show_rows(expected, matrix, rows))
+    counts = {"repeated_lists": len(rows), "of_lists": len(expected)}
+    warnings.warn(PredictionWarning(message, counts=counts), stacklevel=3)
+
+
+def _warn_training_items(matrix: np.ndarray, expected: np.ndarray,
+                         train: pd.DataFrame) -> None:
+    """Nothing; a ``PredictionWarning`` when lists recommend the user's training tracks."""
+    seen = seen_in_training(matrix, expected, train)
+    if seen.any():
+        rows = np.flatnonzero(seen.any(axis=1))
+        message = (
+            f"predictions: {int(seen.sum())} recommended items (in {len(rows)} of "
+            f"{len(expected)} lists) are tracks the user already has in the training set; "
+            "a leave-one-out target is never one of them, so these slots cannot hit. "
+            "Models usually exclude training items.\n" + _show_rows(expected, matrix, rows))
+        counts = {"items": int(seen.sum()), "lists": len(rows), "of_lists": len(expected)}
+        warnings.warn(PredictionWarning(message, counts=counts), stacklevel=3)

@@ -139,8 +139,9 @@ PACKAGES = {
     "metrics/": (2, 780, 320, ["ranking · rating · catalog · registry",
                                "the general metric library"]),
     "errors.py": (1, 150, 330, ["every error and warning"]),
-    "_util/": (1, 510, 590, ["atomic · jsonable · paths · int64 · deprecation",
+    "_util/": (1, 510, 400, ["atomic · jsonable · paths · int64 · deprecation",
                              "validation · arrays · verified · hugepages"]),
+    "compat/": (1, 930, 170, ["2022/2023 code:", "paths · args · helpers"]),
 }
 RESULTS = (6, 840, 260, "results/<run id>/", ["fold_f.json, results.json",
                                               "upload to the leaderboard"])
@@ -173,6 +174,12 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("dataset.py", "data/", [(370, 420), (370, 460)]),
     ("dataset.py", "splits/", [(430, 420), (530, 460)]),
     ("_util/", "errors.py", [(510, 605), (480, 605)]),
+    ("dataset.py", "compat/", [(440, 420), (440, 445), (495, 445), (495, 550), (945, 550),
+                               (945, 570)]),
+    ("challenge/", "compat/", [(690, 310), (690, 445), (745, 445), (745, 545), (970, 545),
+                               (970, 570)]),
+    ("runner/", "compat/", [(835, 200), (835, 330), (910, 330), (910, 435), (760, 435),
+                            (760, 555), (985, 555), (985, 570)]),
 ]
 
 

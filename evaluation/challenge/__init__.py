@@ -87,6 +87,7 @@ from evaluation.errors import ScoringWarning
 # name -> module, imported on first use: these load reclist
 _LAZY = {
     "EvalRSRecList": "evaluation.challenge._reclist",
+    "EvalRSRecList2022": "evaluation.challenge._reclist",
 }
 
 __all__ = [
@@ -99,6 +100,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DIVERSITY_WEIGHT",
     "EvalRSRecList",
+    "EvalRSRecList2022",
     "FoldScorer",
     "GATED_SCORE",
     "HIT_RATE",

@@ -22,7 +22,8 @@ class SliceMissRates(dict):
     dumps it as JSON; the scalar and the counts ride along as attributes:
     ``value`` (the MRED, ``-mean_g |MR_g - MR|``), ``miss_rate`` (MR over the users the slice
     considers), ``counts`` (users per group), ``n_users`` (users considered), ``n_ungrouped``
-    (considered users in no group, e.g. without a gender).
+    (considered users in no group, e.g. without a gender). ``result["mred"]`` and
+    ``result["mr"]`` read the MRED and MR, as 2022 code did with its dict.
     """
 
     def __init__(self, rates: dict, *, value: float, miss_rate: float, counts: dict,
@@ -36,6 +37,14 @@ class SliceMissRates(dict):
 
     def __float__(self) -> float:
         return self.value
+
+    def __missing__(self, key: object) -> float:
+        """``result["mr"]`` and ``result["mred"]``: the keys of the 2022 slice-test dict."""
+        if key == "mr":
+            return self.miss_rate
+        if key == "mred":
+            return self.value
+        raise KeyError(key)
 
     def to_dict(self) -> dict:
         """JSON-ready detail: MRED, MR, each MR_g and the users behind each number."""

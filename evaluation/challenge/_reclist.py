@@ -26,7 +26,9 @@ validated predictions, indexed by ``user_id``), ``self.y_test`` (target ``track_
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -52,6 +54,8 @@ from evaluation.challenge._spec import (
     STATS,
     TESTS,
 )
+from evaluation.compat import RecListHelpers2022, unpack_call
+from evaluation.errors import EvalRSError, ScoringWarning
 
 
 def _printable(value: Any) -> Any:
@@ -66,13 +70,30 @@ def _printable(value: Any) -> Any:
     return to_jsonable(value)
 
 
-class EvalRSRecList(RecList):
+def _fits_once_nonfinite_dropped(value: Any) -> bool:
+    """Whether ``value`` goes into the results once NaN and infinities become ``None``."""
+    try:
+        json.dumps(to_jsonable(value), allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class EvalRSRecList(RecListHelpers2022, RecList):
     """The challenge's tests on one fold, as a reclist ``RecList``.
+
+    2022 and 2023 code works unchanged: the 2022 names (``_x_train``, ``_x_test``,
+    ``_y_test``, ``_y_preds``, ``product_data``, ``_dense_repr``) and helpers
+    (``miss_rate_at_k_slice``, ``miss_rate_equality_difference``, ``mrr_at_k_slice``,
+    ``cosine_sim``) are there; a subclass with the 2022 constructor
+    ``__init__(self, model, dataset, y_preds=None)`` is built by the runner; the 2023 call
+    without ``fold`` scores fold 0 (with a ``DeprecationWarning``).
 
     Parameters
     ----------
     dataset, fold, predictions, k, x_train, y_test, validate, warn_training_items
-        As for :class:`FoldScorer`, which computes the challenge's tests.
+        As for :class:`FoldScorer`, which computes the challenge's tests. ``fold`` omitted:
+        fold 0 (the 2023 call).
     model_name : str
         The model's name in reclist's report.
     meta_data_folder : str or PathLike, optional
@@ -87,13 +108,31 @@ class EvalRSRecList(RecList):
         When the predictions are invalid.
     """
 
-    def __init__(self, dataset, fold: int, predictions: pd.DataFrame, *, model_name: str = "model",
+    #: What a test of a subclass returning NaN or an infinity does: ``"error"`` stops the
+    #: run naming the test; ``"warn"`` (the 2022 behaviour: :class:`EvalRSRecList2022`, which
+    #: ``from evaluation.EvalRSRecList import EvalRSRecList`` gives) keeps it, as ``null`` in
+    #: the results, with a ``ScoringWarning``. The challenge's own tests never return one.
+    nonfinite_results: str = "error"
+
+    def __init__(self, dataset=None, fold: int | None = None,
+                 predictions: pd.DataFrame | None = None, *, model_name: str = "model",
                  k: int = 100, x_train: pd.DataFrame | None = None,
                  y_test: pd.DataFrame | None = None, validate: bool = True,
                  warn_training_items: bool = True,
                  meta_data_folder: str | os.PathLike | None = None,
                  logger: LOGGER = LOGGER.LOCAL,
                  metadata_store: METADATA_STORE = METADATA_STORE.LOCAL, **kwargs: Any) -> None:
+        # the 2022 form (model, fold's frames, y_preds) and the 2023 form (no fold)
+        dataset, fold, predictions, carried = unpack_call(dataset, fold, predictions, kwargs)
+        if carried:
+            model_name = carried.get("model_name", model_name)
+            k, x_train, y_test = (carried.get("k", k), carried.get("x_train", x_train),
+                                  carried.get("y_test", y_test))
+            validate = carried.get("validate", validate)
+            warn_training_items = carried.get("warn_training_items", warn_training_items)
+            meta_data_folder = carried.get("meta_data_folder", meta_data_folder)
+        # 2023: the similarity model is the dataset's track vectors here (self._dense_repr)
+        self.similarity_model = kwargs.pop("similarity_model", None)
         self.scorer = FoldScorer(dataset, fold, predictions, k=k, x_train=x_train,
                                  y_test=y_test, validate=validate,
                                  warn_training_items=warn_training_items)
@@ -186,9 +225,24 @@ class EvalRSRecList(RecList):
         if self._results is None:
             results = {t.test_type: t() for t in self.rec_tests.values()}
             for name, value in results.items():
-                check_result(name, value)
+                self._check_result(name, value)
             self._results = results
         return self._results
+
+    def _check_result(self, name: str, value: Any) -> None:
+        """``check_result``; a non-finite value of an added test only warns under
+        ``nonfinite_results = "warn"``."""
+        if (self.nonfinite_results == "warn" and name not in TESTS
+                and _fits_once_nonfinite_dropped(value)):
+            try:
+                check_result(name, value)
+            except EvalRSError:
+                warnings.warn(ScoringWarning(
+                    f"test {name!r} of {type(self).__qualname__} returned {value!r}: kept as "
+                    f"null (None) in the results, as 2022 kept it; return a finite number to "
+                    f"have it averaged over the folds"), stacklevel=3)
+            return
+        check_result(name, value)
 
     def results(self) -> dict[str, Any]:
         """``{test_type: value}`` in plain Python types; a slice test's value is its MRED."""
@@ -211,8 +265,16 @@ class EvalRSRecList(RecList):
         self._results = {r["name"]: r["result"] for r in self._test_results}
 
     def get_tests(self):
-        """The tests in report order: the challenge's first, then added ones by name."""
-        tests = super().get_tests()
+        """The tests in report order: the challenge's first, then added ones by name.
+
+        Found on the class, as reclist does on the instance, so that looking for them does
+        not compute the properties (``_dense_repr`` builds the KeyedVectors).
+        """
+        tests = {}
+        for name in dir(type(self)):
+            found = getattr(type(self), name, None)
+            if getattr(found, "is_test", False):
+                tests[found.name] = getattr(self, name)
         rank = {name: i for i, name in enumerate(TESTS)}
         ordered = sorted(tests.items(), key=lambda kv: (rank.get(kv[1].test_type, len(rank)),
                                                         kv[0]))
@@ -226,7 +288,7 @@ class EvalRSRecList(RecList):
     def _dump_results_to_json(self, test_results: list, report_path: str):
         """reclist's ``report.json`` (its path), with every result in plain JSON types."""
         for r in test_results:  # fail here, naming the test, not halfway through the file
-            check_result(r["name"], r["result"])
+            self._check_result(r["name"], r["result"])
         rows = [{**r, "result": to_jsonable(r["result"])} for r in test_results]
         return super()._dump_results_to_json(rows, report_path)
 
@@ -257,3 +319,11 @@ class EvalRSRecList(RecList):
         for fig in figures.values():
             plt.close(fig)  # saved already; keep pyplot from accumulating one figure per test
         return figures
+
+
+class EvalRSRecList2022(EvalRSRecList):
+    """``EvalRSRecList`` as the 2022 path (``from evaluation.EvalRSRecList import
+    EvalRSRecList``) gives it: a test a subclass adds may return NaN or an infinity, as
+    2022 accepted; the value is kept as ``null`` with a ``ScoringWarning``."""
+
+    nonfinite_results = "warn"

@@ -138,7 +138,8 @@ class FoldScorer:
         if validate:
             predictions = validate_predictions(
                 predictions, users, k=k, catalog=dataset.df_tracks.index,
-                train=self.x_train if warn_training_items else None)
+                train=self.x_train if warn_training_items else None,
+                repeated=getattr(dataset, "repeated_items", "first"))
         else:
             _check_normalised(predictions, users, k)
         self.y_preds = predictions

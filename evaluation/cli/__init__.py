@@ -37,6 +37,18 @@ exit status:
 """
 
 
+def official_copy_problem(root: str | os.PathLike) -> str | None:
+    """What is wrong when ``root/evaluation`` holds official EvalRS 2022/2023 files, or None.
+
+    A participant's repository carries the official ``evaluation/`` folder of its year;
+    copied over (or found before) the harness it would shadow it. The message names the files
+    and says what to do (see ``evaluation.compat``).
+    """
+    from evaluation.compat import vendored_evaluation
+
+    return vendored_evaluation(root)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of ``python -m evaluation``, with a subcommand per ``COMMAND_MODULES``.
     """

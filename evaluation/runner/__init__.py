@@ -5,6 +5,7 @@ leaderboard (through the contract's HTTP client)."""
 from evaluation.errors import RunWarning
 from evaluation.runner._checkout import load_model_class, run_checkout
 from evaluation.runner._fingerprint import model_fingerprint
+from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
 from evaluation.runner._ray import import_ray
@@ -31,6 +32,8 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_N_BOOT",
     "EvalRSRunner",
+    "LegacyChallengeDataset",
+    "LegacyEvalRSRunner",
     "OFFICIAL_COMPETITION",
     "RunResult",
     "RunWarning",

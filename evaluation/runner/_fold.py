@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import EvalRSRecList, UserScores
+from evaluation.compat import build_reclist
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionWarning
 from evaluation.predictions import validate_predictions
@@ -140,7 +141,7 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     with _stage(profile, bar, "validate"), _training_items() as seen:
         predictions = validate_predictions(
             raw, test_df["user_id"].to_numpy(), k=job.k, catalog=dataset.tables.tracks.index,
-            train=train_df)
+            train=train_df, repeated=getattr(dataset, "repeated_items", "first"))
     with _stage(profile, bar, "score"):
         tests, details, challenge_fold = _score(dataset, job, train_df, test_df, predictions)
     bar.close()
@@ -176,9 +177,10 @@ def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type) -> pd.DataFrame:
 
 def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictions):
     """Run the RecList on one fold: its tests as JSON-ready values, details, the fold."""
-    rl = job.reclist_cls(dataset, job.fold, predictions, model_name=job.name, k=job.k,
-                         x_train=train_df, y_test=test_df, validate=False,
-                         meta_data_folder=job.report_dir)
+    # build_reclist: also a custom RecList with the 2022 constructor (model, dataset, y_preds)
+    rl = build_reclist(job.reclist_cls, dataset, job.fold, predictions, model_name=job.name,
+                       k=job.k, x_train=train_df, y_test=test_df, validate=False,
+                       meta_data_folder=job.report_dir)
     if job.reports:
         # reclist's own loop prints its table and writes its report folder (plots, JSON).
         out = contextlib.nullcontext() if job.verbose else \

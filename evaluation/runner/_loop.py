@@ -36,6 +36,7 @@ from evaluation.challenge import (
     check_coverage,
     dataset_not_applicable,
 )
+from evaluation.compat import check_reclist
 from evaluation.contract import (
     FINGERPRINT_KEY,
     FOLD_PARAMS_KEY,
@@ -300,6 +301,9 @@ class EvalRSRunner:
         limit = check_int("limit", limit, minimum=0, owner="EvalRSRunner.evaluate")
         check_model(model)
         reclist_cls = self._reclist_class(reclist_cls, custom_RecList)
+        if reclist_cls is not EvalRSRecList:
+            # a mistake in a custom test shows now, in seconds, not after a fold has trained
+            check_reclist(self.dataset, reclist_cls, k=self.k)
         tests = reclist_tests(reclist_cls)
         not_applicable = self._not_applicable()
         # again: the folder may have changed since the runner was made, and no fold should
