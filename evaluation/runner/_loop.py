@@ -433,8 +433,8 @@ class EvalRSRunner:
             _store.forget_fold(run.dir, fold)
         jobs = [self._job(run, fold, train_kwargs) for fold in todo]
         if self.executor == "ray" and jobs:
-            # checked again, which keeps checked resources as they are: the attribute may have
-            # been set since the runner was made
+            # a second check returns checked resources unchanged, and catches the attribute
+            # set to something else since the runner was made
             resources = _ray.check_resources(self.ray_resources)
             computed = _ray.run_folds(model, self.dataset, jobs, resources=resources,
                                       max_retries=self.ray_max_retries)

@@ -247,7 +247,7 @@ class Competition:
         if missing:
             raise SubmissionRejected(422, f"tests lack {', '.join(missing)}: the run's RecList "
                                           f"must keep every leaderboard test")
-        if not isinstance(version, str):
+        if not isinstance(version, str):  # never: every accepted version is text
             raise SubmissionRejected(422, "harness_version must be the text of the harness "
                                           "version that made the run")
         expected = run_hash(self.dataset_fingerprint, self.fold_params, tests, version)
