@@ -159,6 +159,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     results = run_checkout(HERE, runner, params, seed=args.seed, limit=args.limit,
                            upload=args.upload, resume=not args.fresh, reclist_cls=reclist_cls,
                            settings=run_settings)
+    if results is None:  # only a `ready` check stops a run before it starts, and none is given
+        raise RuntimeError("the run stopped before its first fold without a reason")
     submission = results.submission or {}
     path = submission.get("path")
     if submission.get("outcome") == "not_eligible":

@@ -47,8 +47,11 @@ class LoadedRun:
     dataset_fingerprint : str
     fold_params : dict
         The parameters the folds were drawn with.
-    num_folds, seed, limit, k : int
-        Folds, the run's seed, test users per fold scored (0: all) and the list length.
+    num_folds : int
+        Folds.
+    seed, limit, k : int or None
+        The run's seed, test users per fold scored (0: all) and the list length (None when
+        ``results.json`` does not record them).
     tests : list of str
         The RecList's tests.
     fold_tests : list of dict
@@ -77,9 +80,9 @@ class LoadedRun:
     dataset_fingerprint: str
     fold_params: dict
     num_folds: int
-    seed: int
-    limit: int
-    k: int
+    seed: int | None
+    limit: int | None
+    k: int | None
     tests: list[str]
     fold_tests: list[dict[str, float]]
     n_users: list[int]
@@ -241,7 +244,7 @@ def load_results(path: str | os.PathLike) -> LoadedRun:
     if record.get("run_hash") != results.get("run_hash"):
         raise ConfigError(_refusal(run_dir, "results.json and run.json name different run "
                                             "hashes: they belong to different runs"))
-    checked = _read_record(run_dir, results)
+    checked, aggregate = _read_record(run_dir, results)
     if not (run_dir / CHECKSUMS_FILE).is_file():
         raise ConfigError(_refusal(run_dir, f"{CHECKSUMS_FILE}: missing"))
     tests = list(checked.tests)
@@ -256,15 +259,16 @@ def load_results(path: str | os.PathLike) -> LoadedRun:
         seed=checked.seed, limit=checked.limit, k=checked.k, tests=tests,
         fold_tests=[{t: _float(v) for t, v in d["tests"].items()
                      if v is None or isinstance(v, (int, float))} for d in fold_json],
-        n_users=[d["n_users"] for d in fold_json], aggregate=checked.aggregate,
+        n_users=[d["n_users"] for d in fold_json], aggregate=aggregate,
         intervals=checked.confidence_intervals,
         references=None if refs is None else References.from_dict(refs, path=str(run_dir)),
         not_applicable=dict(checked.not_applicable), results=results)
 
 
-def _read_record(run_dir: Path, results: dict) -> ResultsRecord:
-    """``results.json`` read by the contract's reader (a finished run need not be eligible);
-    a ``ConfigError`` naming its problems when it breaks the format, or has no aggregate."""
+def _read_record(run_dir: Path, results: dict) -> tuple[ResultsRecord, dict]:
+    """``results.json`` read by the contract's reader (a finished run need not be eligible),
+    and its aggregate; a ``ConfigError`` naming its problems when it breaks the format, or has
+    no aggregate."""
     try:
         record = read_results(results)
     except RecordRefused as exc:
@@ -272,7 +276,7 @@ def _read_record(run_dir: Path, results: dict) -> ResultsRecord:
                                             f"{exc.describe()}")) from None
     if record.aggregate is None:
         raise ConfigError(_refusal(run_dir, "results.json: it records no aggregate"))
-    return record
+    return record, record.aggregate
 
 
 def _run_dir(path) -> Path:

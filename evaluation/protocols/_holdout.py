@@ -305,7 +305,8 @@ def _sampled(model: Any, split: Split, relevant: pd.DataFrame, options: Any,
         raise ConfigError(f"The 'sampled' parameter of evaluate_split must be a number of "
                           f"negatives (e.g. 100) or a dict of options of evaluate_sampled. "
                           f"Got {options!r} instead.")
-    kwargs = dict(options) if isinstance(options, dict) else {"n_negatives": int(options)}
+    kwargs: dict[str, Any] = (dict(options) if isinstance(options, dict)
+                              else {"n_negatives": int(options)})
     if callable(getattr(model, "score_items", None)):
         return evaluate_sampled(model, relevant, split.train, **kwargs), "score_items"
     if preds is None:

@@ -45,7 +45,8 @@ def resolve_metrics(metrics: Iterable[Any], k: int) -> tuple[list[Metric], list[
     """
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
-    ranking, rating = [], []
+    ranking: list[Metric] = []
+    rating: list[Metric] = []
     for name in metrics:
         metric = name if isinstance(name, Metric) else _named_metric(name, k)
         (rating if metric.family == "rating" else ranking).append(metric)

@@ -127,12 +127,12 @@ class SampledResult:
         title = (f"Sampled negatives (N={self.n_negatives}, {len(self.ranks)} test points, "
                  f"weighting={self.weighting}, aggregate={self.aggregate}, seed={self.seed})")
         if self.correction == "none":
-            rows = [(name, fmt(value)) for name, value in self.metrics.items()]
-            return metric_table(title, ("metric", "value"), rows, caption=self.warning)
-        rows = [(name, fmt(value), fmt(self.corrected[name]))
+            values = [(name, fmt(value)) for name, value in self.metrics.items()]
+            return metric_table(title, ("metric", "value"), values, caption=self.warning)
+        both = [(name, fmt(value), fmt(self.corrected[name]))
                 for name, value in self.metrics.items()]
         return metric_table(title, ("metric", "sampled", f"corrected ({self.correction})"),
-                            rows, caption=self.warning)
+                            both, caption=self.warning)
 
 
 def sample_negatives(

@@ -44,7 +44,7 @@ def model_fingerprint(model: Any, train_kwargs: Mapping[str, Any]) -> dict:
     """
     cls = type(model)
     params = vars(model) if hasattr(model, "__dict__") else {}
-    parts = {
+    parts: dict[str, Any] = {
         "class": f"{cls.__module__}.{cls.__qualname__}",
         "code": code_hash(cls),
         "params": content_hash(dict(params)),
@@ -95,13 +95,22 @@ def code_hash(cls: type) -> dict:
         seen_modules.add(module_name)
         module = sys.modules.get(module_name)
         h.update(f"module:{module_name}\0".encode())
-        try:
-            h.update(inspect.getsource(module).encode())
-            method = "source"
-        except (OSError, TypeError):
+        source = None if module is None else _module_source(module)
+        if source is None:
             method = "unavailable (only the classes' code is hashed)"
+        else:
+            h.update(source.encode())
+            method = "source"
         modules.append({"module": module_name, "method": method})
     return {"sha256": h.hexdigest(), "classes": classes, "modules": modules}
+
+
+def _module_source(module: types.ModuleType) -> str | None:
+    """The module's source text; None when it cannot be read (built-in, or no file)."""
+    try:
+        return inspect.getsource(module)
+    except (OSError, TypeError):
+        return None
 
 
 def _is_stdlib(module_name: str) -> bool:
@@ -132,7 +141,8 @@ def _hash_value_code(h, value: Any) -> None:
     elif isinstance(value, types.CodeType):
         _hash_code_object(h, value)
     elif isinstance(value, (types.MemberDescriptorType, types.GetSetDescriptorType)):
-        h.update(type(value).__name__.encode())  # slots and __dict__/__weakref__ descriptors
+        kind: type = type(value)
+        h.update(kind.__name__.encode())  # slots and __dict__/__weakref__ descriptors
     elif isinstance(value, type):
         h.update(f"type:{value.__module__}.{value.__qualname__}".encode())
     else:
@@ -196,9 +206,9 @@ def _value_digest(value: Any, path: str, notes: list[str], depth: int) -> str:
                      for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
             return "mapping:" + json_sha256(inner)
         if isinstance(value, (list, tuple)):
-            inner = [_value_digest(v, f"{path}[{i}]", notes, depth + 1)
+            items = [_value_digest(v, f"{path}[{i}]", notes, depth + 1)
                      for i, v in enumerate(value)]
-            return f"{type(value).__name__}:" + json_sha256(inner)
+            return f"{type(value).__name__}:" + json_sha256(items)
         # an object of the model's own kind (not a file, lock or socket of the standard
         # library, whose state is not in its __dict__) is hashed by its attributes
         attrs = getattr(value, "__dict__", None)

@@ -316,7 +316,7 @@ class EvalRSRunner:
         folds, user_scores = self._run_folds(model, run, resume=resume, train_kwargs=train_kwargs)
         with no_hugepage_advice():
             result = self._result(model, run, folds, user_scores, started)
-        _atomic.write_json(result.path, result.to_dict())
+        _atomic.write_json(run.results_path, result.to_dict())
         self._print_result(result, run, computed=run.computed)
         if upload:
             result = replace(result, submission=submit_run(
@@ -437,7 +437,10 @@ class EvalRSRunner:
             _store.forget_fold(run.dir, fold)
         jobs = [self._job(run, fold, train_kwargs) for fold in todo]
         if self.executor == "ray" and jobs:
-            computed = _ray.run_folds(model, self.dataset, jobs, resources=self.ray_resources,
+            # a second check returns checked resources unchanged, and catches the attribute
+            # set to something else since the runner was made
+            resources = _ray.check_resources(self.ray_resources)
+            computed = _ray.run_folds(model, self.dataset, jobs, resources=resources,
                                       max_retries=self.ray_max_retries)
         else:
             computed = (FoldOutput(job.fold, *compute_fold(model, self.dataset, job))
@@ -479,7 +482,7 @@ class EvalRSRunner:
             "competition": self.competition.to_dict(), "settings": run.config.get("settings"),
             "runtime": {"seconds": round(time.perf_counter() - started, 3)},
         })
-        return RunResult(path=run.dir / "results.json", **fields)
+        return RunResult(path=run.results_path, **fields)
 
     # ------------------------------------------------------------------ one fold
 
@@ -559,6 +562,11 @@ class _Run:
     def id(self) -> str:
         """The run id: the run directory's name."""
         return self.dir.name
+
+    @property
+    def results_path(self) -> Path:
+        """Where the run's ``results.json`` goes."""
+        return self.dir / "results.json"
 
 
 def _numeric_tests(fold: dict) -> dict:

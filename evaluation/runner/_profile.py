@@ -16,11 +16,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-try:
-    import resource
-except ImportError:  # Windows has no resource module
-    resource = None
-
 #: Libraries whose versions can change a run's numbers; recorded with every run.
 LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "gensim", "reclist")
 
@@ -94,7 +89,9 @@ class PeakMemory:
                         return int(line.split()[1]) * 1024
         except OSError:
             pass
-        if resource is None:
+        try:
+            import resource
+        except ImportError:  # Windows has no resource module
             return None
         try:
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -113,7 +110,7 @@ def environment() -> dict:
         ``{"python", "platform", "machine", "cpu_count", "libraries"}``; ``libraries`` maps
         each of ``LIBRARIES`` to its installed version, or None when it is not installed.
     """
-    libs = {}
+    libs: dict[str, str | None] = {}
     for name in LIBRARIES:
         try:
             libs[name] = metadata.version(name)

@@ -13,6 +13,8 @@ import inspect
 import json
 import os
 import re
+import sys
+import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,11 +28,11 @@ from evaluation.errors import ConfigError
 _BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/@+-]*$")
 
 
-def _toml():
+def _toml() -> types.ModuleType:
     """The TOML parser: the standard library's (Python >= 3.11) or tomli."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # Python 3.10
         try:
             import tomli as tomllib
         except ModuleNotFoundError:

@@ -17,6 +17,7 @@ import tempfile
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -147,7 +148,7 @@ def latest_other_run(results_dir: Path, name: str, run_dir: Path,
     Returns ``(created, path of its run.json, its record)``, or None when there is none.
     """
     same = {k: v for k, v in config.items() if k != "model_fingerprint"}
-    latest = None
+    latest: tuple[str, Path, dict] | None = None
     for path in results_dir.glob(f"{glob.escape(name)}-*/run.json"):
         if path.parent == run_dir:
             continue
@@ -155,8 +156,9 @@ def latest_other_run(results_dir: Path, name: str, run_dir: Path,
         if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), dict) \
                 or any(record.get(k) != v for k, v in same.items()):
             continue
-        created = record.get("created") if isinstance(record.get("created"), str) \
-            else mtime(path)
+        created = record.get("created")
+        if not isinstance(created, str):
+            created = mtime(path)
         if latest is None or created > latest[0]:
             latest = (created, path, record)
     return latest
@@ -174,7 +176,10 @@ def write_fold(run_dir: Path, fold: int, key: str, result: dict, scores: UserSco
     npz_name, json_name = f"fold_{fold}_users.npz", f"fold_{fold}.json"
     with _atomic.atomic_path(run_dir / npz_name) as tmp:
         with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a name
-            np.savez(fh, **scores.to_arrays())
+            # typed as values of any kind: savez's keywords also include allow_pickle (a
+            # bool), which no array's name is
+            arrays: dict[str, Any] = scores.to_arrays()
+            np.savez(fh, **arrays)
         npz_sha = _sha256_file(tmp)
     text = json.dumps({"run_key": key, **result, "users_sha256": npz_sha}, indent=2,
                       allow_nan=False) + "\n"

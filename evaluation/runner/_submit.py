@@ -145,7 +145,8 @@ def load_settings(env_file: str | os.PathLike | None,
         raise ConfigError(f"settings file {path} not found (or not a file); create it from "
                           f"upload.env.example, or leave out --env-file.")
     from_file = read_env_file(path) if path is not None and path.is_file() else {}
-    values, origin = {}, {}
+    values: dict[str, str | None] = {}
+    origin: dict[str, str] = {}
     for name in SETTINGS:
         if name in environ:
             values[name], origin[name] = environ[name], "the environment"
@@ -290,7 +291,9 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
         When the upload fails or the server refuses it; the message never holds the token.
     """
     client = HttpClient(url, token, limits=limits, log=log, sleep=sleep)
-    body, key = body_and_key(payload, payload.get("run_id") if run_id is None else run_id)
+    # a payload's run id is checked as text: an edited file may hold anything there
+    key_id = str(payload.get("run_id")) if run_id is None else run_id
+    body, key = body_and_key(payload, key_id)
     label = f"upload to {display_url(url)}"
     reply = client.send("POST", body=body, key=key, label=label)
     if not reply.ok:

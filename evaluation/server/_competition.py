@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from evaluation.challenge import LEADERBOARD_TESTS, References, load_references
 from evaluation.contract import (
@@ -247,6 +247,9 @@ class Competition:
         if missing:
             raise SubmissionRejected(422, f"tests lack {', '.join(missing)}: the run's RecList "
                                           f"must keep every leaderboard test")
+        if not isinstance(version, str):  # never: every accepted version is text
+            raise SubmissionRejected(422, "harness_version must be the text of the harness "
+                                          "version that made the run")
         expected = run_hash(self.dataset_fingerprint, self.fold_params, tests, version)
         claimed = [results.get(RUN_HASH_KEY)] + ([] if outer_hash is _NONE else [outer_hash])
         if any(h != expected for h in claimed):
@@ -350,7 +353,7 @@ class _Where:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def fail(self, key: str, rule: str, value: Any = None, fix: str = "") -> None:
+    def fail(self, key: str, rule: str, value: Any = None, fix: str = "") -> NoReturn:
         # strings in quotes, as in the file; dates as the file writes them
         text = value.isoformat() if isinstance(value, (date, time)) \
             else json.dumps(value, default=str, ensure_ascii=False)

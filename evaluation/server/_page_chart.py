@@ -130,11 +130,12 @@ def _domain(rows: Sequence[BoardRow]) -> tuple[float, float, float]:
     Gated scores (and interval ends at the gate) stay out, so one gated submission does not
     squash every other score against the axis's right end.
     """
-    values = []
+    ends: list[float] = []
     for row in rows:
-        values.append(row.leaderboard_score)
-        values.extend(row.interval or ())
-    values = [v for v in values if math.isfinite(v) and not is_gated(v)]
+        if row.leaderboard_score is not None:  # the chart's rows all have one (``_plotted``)
+            ends.append(row.leaderboard_score)
+        ends.extend(row.interval or ())
+    values = [v for v in ends if math.isfinite(v) and not is_gated(v)]
     if not values:
         return 0.0, 1.0, 0.2
     low, high = min(values), max(values)

@@ -84,7 +84,7 @@ def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:
     """The team's place on a revealed phase's board (by private score); it orders in Python,
     which a revealed phase (closed, rarely uploaded to) can afford."""
     with db.reading() as session:
-        name = session.get(TeamRow, team_id).name
+        name = session.get_one(TeamRow, team_id).name
     ranks = {r.team: r.rank for r in board(db, phase_name).rows if not r.is_baseline}
     return ranks.get(name)
 
@@ -132,6 +132,5 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
         submissions=best.count, best_submitted=row.submitted_at, last_submitted=best.last,
         reproduction=row.reproduction, flagged=bool(row.flagged),
         private_score=row.private_leaderboard_score if private else None,
-        private_interval=((row.private_interval_low, row.private_interval_high) if private
-                          else None),
+        private_interval=row.private_interval if private else None,
         private_phase1_score=row.private_phase1_score if private else None)

@@ -152,8 +152,7 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
         payload_url=f"/api/v1/submissions/{row.id}/payload" if caller.admin else None,
         private_phase1_score=row.private_phase1_score if private else None,
         private_leaderboard_score=row.private_leaderboard_score if private else None,
-        private_interval=((row.private_interval_low, row.private_interval_high)
-                          if private else None))
+        private_interval=row.private_interval if private else None)
 
 
 def payload(db: Database, submission_id: int, caller: Caller) -> str | None:

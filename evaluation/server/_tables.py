@@ -143,6 +143,12 @@ class SubmissionRow(Base):
 
     team: Mapped[TeamRow] = relationship(back_populates="submissions")
 
+    @property
+    def private_interval(self) -> tuple[float, float] | None:
+        """The private score's 95 % interval; None until reproduced on the private folds."""
+        low, high = self.private_interval_low, self.private_interval_high
+        return None if low is None or high is None else (low, high)
+
 
 class ReproductionRow(Base):
     """One verdict of the organizers' reproduction of a submission; the latest one counts.

@@ -27,7 +27,7 @@ def pareto_front(groups: np.ndarray) -> np.ndarray:
     at_least = (g[:, None, :] >= g[None, :, :]).all(axis=2)
     better = (g[:, None, :] > g[None, :, :]).any(axis=2)
     dominated_by = at_least & better  # [j, i]: j dominates i
-    return ~dominated_by.any(axis=0)
+    return ~np.any(dominated_by, axis=0)
 
 
 def first_place_weights(groups: np.ndarray) -> list[np.ndarray | None]:

@@ -27,7 +27,11 @@ def run_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = make_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("the migrations need a database: set sqlalchemy.url in the Alembic "
+                           "configuration or pass a connection")
+    engine = make_engine(url)
     try:
         with engine.connect() as connection:
             _run(connection)
