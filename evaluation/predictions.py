@@ -179,7 +179,7 @@ def _argument_failure(argument: str, column: str | None = None):
 
 def _column_order(columns: pd.Index, k: int) -> np.ndarray:
     """Position of column "0".."k-1" in ``columns`` (labels may be str or int, any order)."""
-    labels = []
+    labels: list[int | None] = []
     for c in columns:
         if isinstance(c, (int, np.integer)) and not isinstance(c, bool):
             labels.append(int(c))
@@ -206,7 +206,7 @@ def _column_order(columns: pd.Index, k: int) -> np.ndarray:
             "score with the k your model produces",
         )
     order = np.empty(k, dtype=np.int64)
-    order[labels] = np.arange(k)
+    order[seen] = np.arange(k)  # every label is one of 0..k-1 here, each once
     return order
 
 

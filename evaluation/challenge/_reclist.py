@@ -273,7 +273,7 @@ class EvalRSRecList(RecListHelpers2022, RecList):
         tests = {}
         for name in dir(type(self)):
             found = getattr(type(self), name, None)
-            if getattr(found, "is_test", False):
+            if found is not None and getattr(found, "is_test", False):
                 tests[found.name] = getattr(self, name)
         rank = {name: i for i, name in enumerate(TESTS)}
         ordered = sorted(tests.items(), key=lambda kv: (rank.get(kv[1].test_type, len(rank)),
