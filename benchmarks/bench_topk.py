@@ -75,7 +75,7 @@ def bare_matmul(user_emb: np.ndarray, item_emb: np.ndarray) -> None:
 
 
 def child(args) -> None:
-    from evaluation.topk import _reference_topk, topk_from_embeddings
+    from evaluation.topk import reference_topk, topk_from_embeddings
 
     user_emb, item_emb, exclude = make_case(args.users, args.items, args.dim, args.excluded)
     if args.side == "faiss":  # import faiss outside the timing
@@ -86,7 +86,7 @@ def child(args) -> None:
     if args.side == "matmul":
         bare_matmul(user_emb, item_emb)
     elif args.side == "reference":
-        result = _reference_topk(user_emb, item_emb, args.k, exclude=exclude).to_numpy()
+        result = reference_topk(user_emb, item_emb, args.k, exclude=exclude).to_numpy()
     else:
         device = "faiss" if args.side == "faiss" else "numpy"
         result = topk_from_embeddings(user_emb, item_emb, args.k, exclude=exclude,

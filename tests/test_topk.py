@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from evaluation import topk as topk_module
+from evaluation.topk import _blocked as blocked_kernel  # its block size is patched below
 from evaluation import topk_from_embeddings
 from evaluation.errors import ConfigError
-from evaluation.topk import _reference_topk
+from evaluation.topk import reference_topk
 
 try:
     import torch
@@ -198,10 +198,10 @@ def test_blocked_kernel_equals_the_reference_path_bit_for_bit(ties, batch_size, 
     # 60k items x 64 dims: the kernel splits a chunk's product into item blocks (3 with 23
     # users a chunk; with small blocks 6 with 23 users and 2 with 7; one product for 1 or 2)
     if block_bytes:
-        monkeypatch.setattr(topk_module, "_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(blocked_kernel, "_BLOCK_BYTES", block_bytes)
     user_emb, item_emb, exclude = hard_case(int(ties), 23, 60_000, 64, ties)
     kwargs = {"exclude": exclude, "batch_size": batch_size}
-    expected = _reference_topk(user_emb, item_emb, 100, **kwargs)
+    expected = reference_topk(user_emb, item_emb, 100, **kwargs)
     pd.testing.assert_frame_equal(topk_from_embeddings(user_emb, item_emb, 100, **kwargs),
                                   expected)
     assert (expected.iloc[1] == -1).all() and (expected.iloc[2, 5:] == -1).all()
@@ -225,7 +225,7 @@ def test_faiss_equals_the_reference_path_bit_for_bit(ties, batch_size):
     kwargs = {"exclude": exclude, "batch_size": batch_size}
     pd.testing.assert_frame_equal(
         topk_from_embeddings(user_emb, item_emb, 100, device="faiss", **kwargs),
-        _reference_topk(user_emb, item_emb, 100, **kwargs),
+        reference_topk(user_emb, item_emb, 100, **kwargs),
     )
 
 
