@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.data import Tables, TrackVectors, validate_tables
-from evaluation.data._schema import _duplicate_key_rows, known_mask
+from evaluation.data._pairs import duplicate_key_rows
+from evaluation.data._schema import known_mask
 from evaluation.errors import DataError
 
 FILES = {"events": "ev.csv", "users": "us.csv", "tracks": "tr.csv", "track_vectors": "vec.wv"}
@@ -318,7 +319,7 @@ def test_duplicate_finder_matches_pandas(pairs, order):
     elif order == "sorted":
         frame = frame.sort_values(["u", "t"], kind="stable")
     u, t = frame["u"].to_numpy(np.int32), frame["t"].to_numpy(np.int32)
-    rows = _duplicate_key_rows(u, t)
+    rows = duplicate_key_rows(u, t)
     if frame.duplicated().any():
         assert rows is not None and rows[0] != rows[1]
         assert u[rows[0]] == u[rows[1]] and t[rows[0]] == t[rows[1]]
@@ -332,14 +333,14 @@ def test_duplicate_finder_on_many_rows(rng):
     t = rng.integers(0, 50_000, n).astype(np.int32)
     keep = ~pd.DataFrame({"u": u, "t": t}).duplicated().to_numpy()
     u, t = u[keep], t[keep]
-    assert _duplicate_key_rows(u, t) is None  # grouped by user
+    assert duplicate_key_rows(u, t) is None  # grouped by user
     perm = rng.permutation(len(u))
-    assert _duplicate_key_rows(u[perm], t[perm]) is None  # scattered
+    assert duplicate_key_rows(u[perm], t[perm]) is None  # scattered
     t2 = t.copy()
     t2[-1] = t2[-2]
     u2 = u.copy()
     u2[-1] = u2[-2]
-    rows = _duplicate_key_rows(u2[perm], t2[perm])
+    rows = duplicate_key_rows(u2[perm], t2[perm])
     assert sorted(perm[rows].tolist()) == [len(u) - 2, len(u) - 1]
 
 
