@@ -1,6 +1,6 @@
 """A newcomer's first minutes: a fresh clone's set-up with uv against pip, and the first score.
 
-    python benchmarks/bench_setup.py [--rounds 3] [--cold] [--keep]
+    python benchmarks/bench_setup.py [--rounds 3] [--cold] [--no-bytecode-cache] [--keep]
 
 Each round clones the repository's committed HEAD twice into a temporary folder (``git clone``,
 no hard links) and, in each clone, times
@@ -18,8 +18,11 @@ rounds interleave the two set-ups (uv first in even rounds, pip first in odd one
 the package caches are warm: one untimed install of each set-up runs first, so uv's and pip's
 own caches hold every wheel. ``--cold`` runs every install with an empty package cache of its
 own instead (``UV_CACHE_DIR``, ``PIP_CACHE_DIR``): everything is downloaded from the package
-index, so those figures move with the network. Prints each run, then medians with their
-min-max and the ratios pip / uv.
+index, so those figures move with the network. Python writes the bytecode of what it imports,
+as on a newcomer's machine (``PYTHONDONTWRITEBYTECODE`` is removed from the environment);
+``--no-bytecode-cache`` sets it instead, as some CI machines do: then the Makefile has uv
+compile the whole environment at install, as pip always does. Prints each run, then medians
+with their min-max and the ratios pip / uv.
 """
 
 from __future__ import annotations
@@ -59,22 +62,26 @@ def timed_make(clone_dir: Path, target: list[str], env: dict[str, str]) -> float
     return seconds
 
 
-def environment(work: Path, setup: str, cold: bool) -> dict[str, str]:
+def environment(work: Path, setup: str, cold: bool, bytecode: bool) -> dict[str, str]:
     """The run's environment: an empty harness cache, and empty package caches if ``cold``."""
     env = {**os.environ, "EVALRS_CACHE_DIR": str(work / "evalrs-cache"),
            "RECLIST_META_DATA_FOLDER": str(work / "reclist")}
     env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     if cold:
         env["UV_CACHE_DIR" if setup == "uv" else "PIP_CACHE_DIR"] = str(work / "package-cache")
     return env
 
 
-def one_run(base: Path, name: str, setup: str, cold: bool) -> dict[str, float]:
+def one_run(base: Path, name: str, setup: str, cold: bool,
+            bytecode: bool) -> dict[str, float]:
     """Clone, ``make install``, ``make submission``; the seconds of each and their sum."""
     work = base / name
     work.mkdir()
     clone_dir = clone(work / "clone")
-    env = environment(work, setup, cold)
+    env = environment(work, setup, cold, bytecode)
     install = timed_make(clone_dir, ["install", *MAKE_ARGS[setup]], env)
     score = timed_make(clone_dir, ["submission", "ARGS=--quiet", *MAKE_ARGS[setup]], env)
     shutil.rmtree(work)
@@ -90,20 +97,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cold", action="store_true",
                         help="empty package caches for every install (downloads everything)")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="run with PYTHONDONTWRITEBYTECODE=1 (Python caches no bytecode)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
+    bytecode = not args.no_bytecode_cache
     base = Path(tempfile.mkdtemp(prefix="evalrs-bench-setup-"))
     print(f"fresh clones of {REPO} (HEAD) under {base}; "
-          f"{'cold' if args.cold else 'warm'} package caches, empty harness cache")
+          f"{'cold' if args.cold else 'warm'} package caches, empty harness cache, "
+          f"{'Python caches bytecode' if bytecode else 'PYTHONDONTWRITEBYTECODE=1'}")
     try:
         if not args.cold:
             for setup in SETUPS:  # fill uv's and pip's caches; not timed
-                one_run(base, f"warm-up-{setup}", setup, cold=False)
+                one_run(base, f"warm-up-{setup}", setup, cold=False, bytecode=bytecode)
         times: dict[str, list[dict[str, float]]] = {s: [] for s in SETUPS}
         for r in range(args.rounds):
             order = SETUPS if r % 2 == 0 else SETUPS[::-1]
             for setup in order:
-                run = one_run(base, f"round{r}-{setup}", setup, args.cold)
+                run = one_run(base, f"round{r}-{setup}", setup, args.cold, bytecode)
                 times[setup].append(run)
                 print(f"round {r} {setup:3}: make install {run['install']:5.1f} s, "
                       f"make submission {run['submission']:5.1f} s, "
