@@ -124,9 +124,10 @@ test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_S
 	$(MAKE) --no-print-directory docs
 
 # The documentation site, built into site/ with warnings as errors (a broken link, a docstring
-# mkdocstrings cannot read, a page missing from the nav).
+# mkdocstrings cannot read, a page missing from the nav). NO_MKDOCS_2_WARNING: Material's
+# banner about its successor, printed on every build.
 docs: $(DOCS_STAMP)
-	$(PY) -m mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 lint: install
 	$(PY) -m ruff check .

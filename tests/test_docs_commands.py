@@ -153,3 +153,19 @@ def test_the_api_reference_lists_every_public_name():
     index = (REPO / "docs" / "reference" / "index.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| \[`(\w+)`\]", index, flags=re.MULTILINE))
     assert listed == set(evaluation.__all__) - {"__version__"}
+
+
+def test_the_readme_links_to_pages_that_exist():
+    # mkdocs checks the links between pages of the site; the README is not one of them
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((?!https?://)([^)#\s]+)(?:#([^)\s]+))?\)", text)
+    targets += [(src, "") for src in re.findall(r'src="(?!https?://)([^"]+)"', text)]
+    assert len(targets) > 20
+    for path, anchor in targets:
+        page = REPO / path
+        assert page.is_file(), path
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+                     for h in headings}
+            assert anchor in slugs, (path, anchor)
