@@ -14,6 +14,10 @@ DOCS_STAMP := $(VENV)/.docs
 # Debian's python3 (PEP 668) refuses `pip install --user` even as root, so when uv is not on the
 # PATH it is installed once with pip into a venv of its own (UV_HOME) and used from there.
 UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/evalrs/uv
+# `make test` runs the suite on this many processes (pytest-xdist; 0: in one process). The
+# suite is safe in parallel: servers listen on free ports, caches and temporary files are per
+# test session, which xdist makes per worker.
+PYTEST_WORKERS ?= 2
 # The optional torch CPU build is a local wheel (never the multi-GB CUDA download from PyPI).
 TORCH_WHEELS ?= /opt/wheels
 # Installs Debian packages when missing and possible (root with apt-get); never fails the build.
@@ -120,7 +124,7 @@ submission: install
 test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_STAMP) \
 		$(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) $(ARGS)
 	$(MAKE) --no-print-directory docs
 
 # The documentation site, built into site/ with warnings as errors (a broken link, a docstring
