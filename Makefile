@@ -10,55 +10,85 @@ FAISS_STAMP := $(VENV)/.faiss
 ALS_STAMP := $(VENV)/.als
 BROWSER_STAMP := $(VENV)/.browser
 POSTGRES_STAMP := $(VENV)/.postgres
+DOCS_STAMP := $(VENV)/.docs
+# Debian's python3 (PEP 668) refuses `pip install --user` even as root, so when uv is not on the
+# PATH it is installed once with pip into a venv of its own (UV_HOME) and used from there.
+UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/evalrs/uv
+# `make test` runs the suite on this many processes (pytest-xdist; 0: in one process). The
+# suite is safe in parallel: servers listen on free ports, caches and temporary files are per
+# test session, which xdist makes per worker.
+PYTEST_WORKERS ?= 2
+# The optional torch CPU build is a local wheel (never the multi-GB CUDA download from PyPI).
+TORCH_WHEELS ?= /opt/wheels
 # Installs Debian packages when missing and possible (root with apt-get); never fails the build.
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o=Dpkg::Use-Pty=0
 
-.PHONY: install submission test lint bench clean
+.PHONY: install submission test lint docs bench clean
+
+# The environment is built with uv (seconds from a warm cache) and with pip only when uv cannot
+# be had. uv reads no pip.conf: it installs from PyPI, plus what a recipe adds with --find-links.
+# UV is found (or bootstrapped) once, the first time a recipe asks for it.
+# Where Python writes no bytecode of its own (PYTHONDONTWRITEBYTECODE set), uv compiles it at
+# install, as pip always does: else every start would compile each imported module again (a
+# pytest run: +1 min). Elsewhere Python caches the modules it imports, once: compiling all of an
+# 850 MB venv up front would cost ~30 s of a first score that needs a fraction of them.
+UV_COMPILE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
+UV = $(eval UV := $(shell command -v uv 2>/dev/null || { [ -x "$(UV_HOME)/bin/uv" ] || \
+	{ $(PYTHON) -m venv "$(UV_HOME)" && "$(UV_HOME)/bin/python" -m pip install --quiet uv; } \
+	>&2; } && [ -x "$(UV_HOME)/bin/uv" ] && echo "$(UV_HOME)/bin/uv"))$(UV)
+MAKE_VENV = $(if $(UV),$(UV) venv --quiet --allow-existing --python $(PYTHON) $(VENV),\
+	$(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip)
+PIP_INSTALL = $(if $(UV),$(UV) pip install --quiet $(UV_COMPILE) --python $(PY),\
+	$(PY) -m pip install --quiet)
 
 # The harness itself is installed editable (its dependencies are the requirements above), so
 # that `import evaluation` works anywhere with the venv's Python: in notebooks/, in a script
 # outside the repository, in a Jupyter kernel.
 $(STAMP): requirements.txt requirements-dev.txt requirements-reclist.txt pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps -r requirements-reclist.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(MAKE_VENV)
+	$(PIP_INSTALL) -r requirements-dev.txt
+	$(PIP_INSTALL) --no-deps -r requirements-reclist.txt -e .
 	touch $(STAMP)
 
 # torch is optional (the torch path of topk_from_embeddings). The tests exercise it when the
 # machine offers the CPU build (a local wheel; never the multi-GB CUDA download); else they skip.
 $(TORCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet "torch==2.13.0+cpu" || echo "no local torch CPU wheel: torch tests will skip"
+	$(PIP_INSTALL) $(if $(wildcard $(TORCH_WHEELS)),--find-links $(TORCH_WHEELS)) "torch==2.13.0+cpu" \
+		|| echo "no local torch CPU wheel: torch tests will skip"
 	touch $(TORCH_STAMP)
 
 # The leaderboard service and its test tools (optional: `make submission` never installs them).
-# When pip cannot install them, the server's tests skip with the reason.
+# When it cannot install them, the server's tests skip with the reason.
 $(SERVER_STAMP): $(STAMP) requirements-server.txt requirements-server-test.txt
-	$(PY) -m pip install --quiet -r requirements-server-test.txt \
+	$(PIP_INSTALL) -r requirements-server-test.txt \
 		|| echo "could not install requirements-server-test.txt: the server tests will skip"
 	touch $(SERVER_STAMP)
 
 # Ray, for the executor="ray" tests (optional: `make submission` never installs it).
-# When pip cannot install it, the Ray tests skip with the reason.
+# When it cannot install it, the Ray tests skip with the reason.
 $(RAY_STAMP): $(STAMP) requirements-ray.txt
-	$(PY) -m pip install --quiet -r requirements-ray.txt \
+	$(PIP_INSTALL) -r requirements-ray.txt \
 		|| echo "could not install requirements-ray.txt: the Ray tests will skip"
 	touch $(RAY_STAMP)
 
 # faiss-cpu, for the device="faiss" tests of topk_from_embeddings (optional: `make submission`
-# never installs it). When pip cannot install it, the faiss tests skip with the reason.
+# never installs it). When it cannot install it, the faiss tests skip with the reason.
 $(FAISS_STAMP): $(STAMP) requirements-faiss.txt
-	$(PY) -m pip install --quiet -r requirements-faiss.txt \
+	$(PIP_INSTALL) -r requirements-faiss.txt \
 		|| echo "could not install requirements-faiss.txt: the faiss tests will skip"
 	touch $(FAISS_STAMP)
 
 # implicit, for the ALS recipe's test and the baselines benchmark (optional: `make submission`
-# never installs it). When pip cannot install it, the ALS test skips with the reason.
+# never installs it). When it cannot install it, the ALS test skips with the reason.
 $(ALS_STAMP): $(STAMP) requirements-als.txt
-	$(PY) -m pip install --quiet -r requirements-als.txt \
+	$(PIP_INSTALL) -r requirements-als.txt \
 		|| echo "could not install requirements-als.txt: the ALS test will skip"
 	touch $(ALS_STAMP)
+
+# MkDocs, Material and mkdocstrings, for the documentation site (docs/, mkdocs.yml).
+$(DOCS_STAMP): $(STAMP) requirements-docs.txt
+	$(PIP_INSTALL) -r requirements-docs.txt
+	touch $(DOCS_STAMP)
 
 # Debian's chromium + chromium-driver for the board page's browser test.
 $(BROWSER_STAMP): $(STAMP)
@@ -95,7 +125,14 @@ test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_S
 		$(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) $(ARGS)
+	$(MAKE) --no-print-directory docs
+
+# The documentation site, built into site/ with warnings as errors (a broken link, a docstring
+# mkdocstrings cannot read, a page missing from the nav). NO_MKDOCS_2_WARNING: Material's
+# banner about its successor, printed on every build.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # ruff, then mypy over the files [tool.mypy] names in pyproject.toml
 lint: install
@@ -106,4 +143,4 @@ bench: install $(SERVER_STAMP) $(POSTGRES_STAMP) $(FAISS_STAMP) $(ALS_STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results .reclist
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results .reclist site

@@ -1,4 +1,4 @@
-"""The README's ALS recipe (``examples/als_model.py``) runs through the harness: valid lists,
+"""The documented ALS recipe (``examples/als_model.py``) runs through the harness: valid lists,
 no training items, far more hits than random, the same numbers twice. Needs the optional
 ``als`` extra (``implicit``); skipped with the reason without it."""
 
@@ -51,7 +51,7 @@ def test_als_recipe_scores_through_the_harness(tiny, tmp_path):
 
 
 def test_als_recipe_through_submission_py_with_params(tmp_path):
-    """The README's way: ``class MyModel(ALSModel)`` in submission/MyModel.py, ``--param``."""
+    """The documented way: ``class MyModel(ALSModel)`` in submission/MyModel.py, ``--param``."""
     repo = Path(__file__).resolve().parents[1]
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "__init__.py").write_text("")

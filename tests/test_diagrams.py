@@ -1,4 +1,4 @@
-"""The README's diagrams: drawn by images/make_diagrams.py, up to date, and readable."""
+"""The documentation's diagrams: drawn by images/make_diagrams.py, up to date, and readable."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def test_report_folder_defaults_to_environment(monkeypatch, tmp_path):
 
 
 class MyRecList(EvalRSRecList):
-    """The README's custom-test example."""
+    """The documented custom-test example (docs/participants/custom-tests.md)."""
 
     @rec_test(test_type="HIT_RATE_AT_1", display_type=CHART_TYPE.SCALAR)
     def hit_rate_at_1(self):

@@ -10,7 +10,6 @@ from pathlib import Path
 from evaluation import baselines
 from evaluation._util.atomic import write_json
 from evaluation.challenge import (
-    REFERENCES_DIR,
     build_references,
     dataset_not_applicable,
     references_name,
@@ -39,9 +38,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None, help="fold seed (default: 42)")
     p.add_argument("--num-folds", type=int, default=4, help="number of folds (default 4)")
     p.add_argument("--out", default=None, metavar="FILE",
-                   help="where to write the file (default: "
-                        "evaluation/challenge/references/NAME.json, the file the runner picks "
-                        "for this dataset)")
+                   help="where to write the file (default: ./NAME.json; pass it to "
+                        "submission.py --references FILE). The shipped files in the package "
+                        "are never written unless --out names one")
     p.add_argument("--results-dir", default="results",
                    help="run directories of the reference runs (default: ./results)")
     p.set_defaults(func=run)
@@ -55,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     name = references_name(args.source, args.scale if args.source == "synthetic" else None)
     name = name or Path(str(args.source).split(":")[-1]).name or "references"
     refs = compute_references(dataset, name=name, results_dir=args.results_dir)
-    out = Path(args.out) if args.out else REFERENCES_DIR / f"{name}.json"
+    # Never into the installed package by default: the shipped files are tracked, and a
+    # site-packages install may not be writable.
+    out = Path(args.out) if args.out else Path(f"{name}.json")
     write_json(out, refs.to_dict())
     print(f"references written to {out}", file=sys.stderr)
     return 0

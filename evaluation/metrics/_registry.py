@@ -89,6 +89,8 @@ METRICS: dict[str, MetricSpec] = {
         "root mean squared error",
     ),
 }
+"""Every metric by its base name: its kernel, kind (``"ranking"`` or ``"rating"``), the
+aggregations it supports and a one-line description (``get_metric`` reads it)."""
 
 ALIASES: dict[str, str] = {
     "arp": "popularity_bias",
