@@ -46,6 +46,7 @@ from evaluation.reproduce._reproduce import (
     reproduce,
     worker_config,
 )
+from evaluation.reproduce._requirements import Specifiers, read_requirements
 from evaluation.reproduce._table import (
     batch_table,
     comparison_table,
@@ -71,6 +72,7 @@ __all__ = [
     "Reproduction",
     "Row",
     "RowResult",
+    "Specifiers",
     "batch_table",
     "check_checkout",
     "child_environment",
@@ -89,6 +91,7 @@ __all__ = [
     "print_comparison",
     "read_batch",
     "read_private_seed",
+    "read_requirements",
     "remove_env",
     "reproduce",
     "reproduce_many",
