@@ -254,7 +254,7 @@ def _reproduce(tmp_path, board, url, checkout, **options):
 def test_the_template_reproduces_exactly_and_its_private_folds_are_sent(tmp_path, upload):
     from submission.MyModel import MyModel
 
-    checkout = make_checkout(tmp_path / "checkout", link_harness=True)
+    checkout = make_checkout(tmp_path / "checkout")
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[1] = upload
         outcome = _reproduce(tmp_path, board, url, checkout, private_seed=PRIVATE_SEED)
@@ -299,7 +299,7 @@ def test_tampered_numbers_are_not_reproduced(tmp_path, upload):
     assert inside, "no fold value lies inside its test's interval"
     near_fold, near_test = inside[0]
     tampered["results"]["folds"][near_fold]["tests"][near_test] += 1e-6
-    checkout = make_checkout(tmp_path / "checkout", link_harness=True)
+    checkout = make_checkout(tmp_path / "checkout")
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[1] = tampered
         outcome = _reproduce(tmp_path, board, url, checkout)
@@ -314,7 +314,7 @@ def test_tampered_numbers_are_not_reproduced(tmp_path, upload):
 
 def test_changed_model_code_is_a_fingerprint_mismatch(tmp_path, upload):
     source = template_model_with("self.unused = 1  # not the uploaded code")
-    checkout = make_checkout(tmp_path / "checkout", source, link_harness=True)
+    checkout = make_checkout(tmp_path / "checkout", source)
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[1] = upload
         outcome = _reproduce(tmp_path, board, url, checkout)
@@ -344,7 +344,7 @@ def test_a_run_made_with_model_parameters_is_rebuilt_with_them(tmp_path):
         uploaded = {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
                     "results": json.loads(json.dumps(result.to_dict()))}
     assert worker_config(uploaded["results"])["params"] == params
-    checkout = make_checkout(tmp_path / "checkout", link_harness=True)
+    checkout = make_checkout(tmp_path / "checkout")
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[1] = uploaded
         outcome = _reproduce(tmp_path, board, url, checkout)
@@ -363,22 +363,23 @@ def test_a_run_made_with_model_parameters_is_rebuilt_with_them(tmp_path):
 
 def test_a_model_past_the_timeout_is_not_reproduced(tmp_path, upload):
     checkout = make_checkout(tmp_path / "checkout", template_model_with(
-        "import time\nprint('sleeping', flush=True)\ntime.sleep(120)"), link_harness=True)
+        "import time\nprint('sleeping', flush=True)\ntime.sleep(120)"))
     started = time.monotonic()
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[1] = upload
-        outcome = _reproduce(tmp_path, board, url, checkout, timeout=5)
-    assert time.monotonic() - started < 30
+        # the sandboxed interpreter imports pandas and the harness before the model sleeps
+        outcome = _reproduce(tmp_path, board, url, checkout, timeout=15)
+    assert time.monotonic() - started < 45
     assert outcome.verdict == "not reproduced"
-    assert outcome.comparison.reasons[0] == ("the run passed the wall-clock limit of 5 s and "
+    assert outcome.comparison.reasons[0] == ("the run passed the wall-clock limit of 15 s and "
                                              "was stopped")
     report = board.reports[1][0]
-    assert "sleeping" in report["log_tail"] and "wall-clock limit of 5 s" in report["log_tail"]
+    assert "sleeping" in report["log_tail"] and "wall-clock limit of 15 s" in report["log_tail"]
 
 
 def test_a_model_past_the_memory_limit_is_not_reproduced(tmp_path, upload):
     checkout = make_checkout(tmp_path / "checkout", template_model_with(
-        "self.ballast = bytearray(16 * 1024**3)"), link_harness=True)
+        "self.ballast = bytearray(16 * 1024**3)"))
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[1] = upload
         outcome = _reproduce(tmp_path, board, url, checkout, memory_mb=4096)
@@ -393,7 +394,7 @@ def test_a_model_past_the_memory_limit_is_not_reproduced(tmp_path, upload):
 
 def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    checkout = make_checkout(tmp_path / "checkout", link_harness=True)
+    checkout = make_checkout(tmp_path / "checkout")
     token_file = tmp_path / "admin.token"
     token_file.write_text(TOKEN + "\n")
     env = Path(sys.executable).parents[1]  # this test's environment as the prepared one

@@ -67,6 +67,10 @@ _INSTALL_HINT = ("install Debian's bubblewrap (`apt-get install bubblewrap`, or 
                  "official reproduction)")
 
 
+class SandboxUnavailable(ConfigError):
+    """No sandbox can be made on this machine (the message says why and how to enable one)."""
+
+
 @dataclass(frozen=True)
 class Bind:
     """A host path seen read-only inside the sandbox at ``target``."""
@@ -176,13 +180,13 @@ def _probe() -> str | None:
 
 
 def require_sandbox(unsafe_no_sandbox: bool = False) -> str | None:
-    """Refuse (``ConfigError``) where no sandbox can be made, unless ``unsafe_no_sandbox``:
+    """Refuse (``SandboxUnavailable``) where no sandbox can be made, unless ``unsafe_no_sandbox``:
     then the warning to record (None when the sandbox works)."""
     problem = sandbox_problem()
     if problem is None:
         return None
     if not unsafe_no_sandbox:
-        raise ConfigError(f"refusing to run the participant's code: {problem}")
+        raise SandboxUnavailable(f"refusing to run the participant's code: {problem}")
     return (f"UNSAFE: the participant's code ran without a sandbox (--unsafe-no-sandbox): "
             f"{problem}")
 
@@ -440,7 +444,7 @@ def run_sandboxed(command: Sequence[str], *, binds: Sequence[Bind] = (), cwd: st
 
     Raises
     ------
-    ConfigError
+    SandboxUnavailable
         When no sandbox can be made and ``unsafe_no_sandbox`` is not set.
     """
     warning = require_sandbox(unsafe_no_sandbox)
@@ -499,9 +503,9 @@ def _run(argv, environ, cwd, budgets: Budgets, log_path, result_path, report: Sa
     in_force = cgroup.mechanisms() if cgroup is not None else {}
     watch_memory = budgets.memory_mb is not None and "memory" not in in_force
     watch_processes = "processes" not in in_force
-    report.mechanisms["memory"] = in_force.get("memory") or (
-        "no limit" if budgets.memory_mb is None else
-        "RLIMIT_AS per process + a watchdog on the tree's resident memory")
+    report.mechanisms["memory"] = "no limit" if budgets.memory_mb is None else (
+        (in_force.get("memory") or "a watchdog on the tree's resident memory")
+        + " + RLIMIT_AS per process")
     report.mechanisms["processes"] = in_force.get("processes") or \
         "a watchdog counting the tree's processes"
     report.mechanisms["wall clock"] = "SIGKILL of the sandbox (its PID namespace ends)"
@@ -515,7 +519,7 @@ def _run(argv, environ, cwd, budgets: Budgets, log_path, result_path, report: Sa
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if watch_memory and memory is not None:
+        if memory is not None:  # a fence per process too: one huge allocation fails at once
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     result_read = result_write = None
@@ -592,6 +596,7 @@ def _pump(fd: int, path, cap: int, over, report: SandboxReport | None) -> None:
                 return
             room = max(0, cap - kept)
             out.write(chunk[:room])
+            out.flush()
             kept += min(room, len(chunk))
             if len(chunk) > room:
                 if over is not None:
@@ -647,8 +652,11 @@ def _watch(process: subprocess.Popen, budgets: Budgets, memory: bool, processes:
 
 
 def _kill_tree(process: subprocess.Popen) -> None:
-    """SIGKILL the sandbox: bwrap, and (unsafe mode) the session it leads."""
+    """SIGKILL the sandbox: every process below bwrap (the first process of its PID namespace
+    among them, whose end ends the namespace), bwrap, and the session it leads."""
+    if process.returncode is None:
+        for pid in reversed(_tree(process.pid)):
+            with _quiet():
+                os.kill(pid, signal.SIGKILL)
     with _quiet():
         os.killpg(process.pid, signal.SIGKILL)
-    with _quiet():
-        process.kill()
