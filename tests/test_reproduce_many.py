@@ -150,10 +150,9 @@ def checkouts(tmp_path_factory):
     """Three participants' folders beside a batch file: two with the uploaded code, one with
     other model code (not reproducible: its fingerprint differs)."""
     root = tmp_path_factory.mktemp("batch")
-    make_checkout(root / "teams" / "alpha", link_harness=True)
-    make_checkout(root / "teams" / "beta", link_harness=True)
-    make_checkout(root / "teams" / "gamma", template_model_with("self.other = 3  # changed"),
-                  link_harness=True)
+    make_checkout(root / "teams" / "alpha")
+    make_checkout(root / "teams" / "beta")
+    make_checkout(root / "teams" / "gamma", template_model_with("self.other = 3  # changed"))
     (root / "admin.token").write_text(TOKEN + "\n")
     (root / "private.seed").write_text(f"{PRIVATE_SEED}\n")
     (root / "batch.csv").write_text("submission,checkout,private\n11,teams/alpha,\n"

@@ -36,6 +36,8 @@ from evaluation.reproduce._many import (
 )
 from evaluation.reproduce._reproduce import (
     DEFAULT_MEMORY_MB,
+    DEFAULT_PROCESSES,
+    DEFAULT_SCRATCH_MB,
     DEFAULT_TIMEOUT_S,
     MAX_LOG_TAIL_BYTES,
     Reproduction,
@@ -47,6 +49,15 @@ from evaluation.reproduce._reproduce import (
     worker_config,
 )
 from evaluation.reproduce._requirements import Specifiers, read_requirements
+from evaluation.reproduce._sandbox import (
+    Bind,
+    Budgets,
+    SandboxReport,
+    SandboxUnavailable,
+    run_sandboxed,
+    sandbox_problem,
+)
+from evaluation.reproduce._scrub import scrub
 from evaluation.reproduce._table import (
     batch_table,
     comparison_table,
@@ -57,8 +68,12 @@ from evaluation.reproduce._table import (
 __all__ = [
     "BatchRow",
     "BatchSettings",
+    "Bind",
+    "Budgets",
     "Comparison",
     "DEFAULT_MEMORY_MB",
+    "DEFAULT_PROCESSES",
+    "DEFAULT_SCRATCH_MB",
     "DEFAULT_TIMEOUT_S",
     "EQUAL_TOLERANCE",
     "ERROR",
@@ -72,6 +87,8 @@ __all__ = [
     "Reproduction",
     "Row",
     "RowResult",
+    "SandboxReport",
+    "SandboxUnavailable",
     "Specifiers",
     "batch_table",
     "check_checkout",
@@ -97,6 +114,9 @@ __all__ = [
     "reproduce_many",
     "run_limited",
     "run_row",
+    "run_sandboxed",
+    "sandbox_problem",
+    "scrub",
     "worker_config",
     "write_report",
 ]

@@ -31,6 +31,8 @@ from evaluation.reproduce._client import LeaderboardClient
 from evaluation.reproduce._compare import NOT_REPRODUCED, REPRODUCED
 from evaluation.reproduce._env import checkout_requirements, env_python, prepare_env
 from evaluation.reproduce._reproduce import Reproduction, reproduce
+from evaluation.reproduce._sandbox import require_sandbox
+from evaluation.reproduce._scrub import scrub
 from evaluation.runner import import_ray as runner_import_ray
 
 #: The verdict of a row that could not be done.
@@ -58,6 +60,8 @@ class BatchSettings:
         The limits of each evaluation subprocess.
     source : str, optional
         The dataset source to rebuild, when not each upload's.
+    unsafe_no_sandbox : bool
+        Run the models unconfined where no sandbox can be made (never for official runs).
     """
 
     log_dir: Path
@@ -66,6 +70,7 @@ class BatchSettings:
     timeout: float = 3600.0
     memory_mb: int | None = 8192
     source: str | None = None
+    unsafe_no_sandbox: bool = False
 
 
 @dataclass
@@ -158,7 +163,8 @@ def run_row(row: BatchRow, payload: dict, settings: BatchSettings,
         outcome = reproduce(row.checkout, row.submission, client, python=python,
                             log_path=log_path, timeout=settings.timeout,
                             memory_mb=settings.memory_mb, private_seed=private_seed,
-                            source=settings.source, log=lambda line: None)
+                            source=settings.source, log=lambda line: None,
+                            unsafe_no_sandbox=settings.unsafe_no_sandbox)
     except Exception as exc:  # one row's failure is that row's error
         return error_row(row, exc, time.monotonic() - started, log_path, private_seed), None
     result = _result(row, outcome, time.monotonic() - started, private_seed is not None)
@@ -220,6 +226,9 @@ def reproduce_many(rows: list[BatchRow], client: LeaderboardClient, settings: Ba
         raise ConfigError(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}.")
     if executor == "ray":
         import_ray()  # before any call to the server: a missing Ray is a bad argument
+    else:
+        # before any call to the server (on Ray, each task checks its own node)
+        require_sandbox(settings.unsafe_no_sandbox)
     settings.log_dir.mkdir(parents=True, exist_ok=True)
     results: dict[int, RowResult] = {}
     todo = []
@@ -232,8 +241,12 @@ def reproduce_many(rows: list[BatchRow], client: LeaderboardClient, settings: Ba
             results[row.submission] = error_row(row, exc, 0.0, "", seed)  # nothing logged
             progress(results[row.submission])
 
+    secrets = (getattr(client, "_token", None), private_seed)
+
     def finish(row: BatchRow, result: RowResult, report: dict | None) -> None:
         if report is not None:
+            # the row ran without the token: the driver scrubs what it sends all the same
+            report = {**report, "log_tail": scrub(str(report.get("log_tail", "")), secrets)}
             try:
                 client.send_reproduction(row.submission, report)
             except EvalRSError as exc:
