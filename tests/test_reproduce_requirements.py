@@ -80,3 +80,23 @@ def test_a_bad_line_in_an_included_file_names_that_file(tmp_path):
     (checkout / "extra.txt").write_text("pandas\n\n--extra-index-url https://e.example\n")
     with pytest.raises(ConfigError, match=r"extra\.txt:3: index options"):
         read_requirements(checkout / "requirements.txt", checkout)
+
+
+def test_the_environment_is_never_built_from_a_refused_file(tmp_path, monkeypatch):
+    from evaluation.reproduce import _env, prepare_env
+
+    ran = []
+    monkeypatch.setattr(_env, "_step", lambda command, *a, **k: ran.append(command))
+    checkout = _checkout(tmp_path, "numpy\n--extra-index-url https://evil.example/simple\n")
+    with pytest.raises(ConfigError, match=r"requirements\.txt:2: index options"):
+        prepare_env(checkout, tmp_path / "cache", log=lambda line: None,
+                    log_path=tmp_path / "build.log")
+    assert ran == []  # refused before any installer ran
+
+
+def test_the_installer_gets_the_specifiers_written_anew(tmp_path):
+    from evaluation.reproduce._env import checkout_requirements
+
+    checkout = _checkout(tmp_path, "numpy >= 2  # arrays\n-c pins.txt\n")
+    (checkout / "pins.txt").write_text("numpy<3\n")
+    assert checkout_requirements(checkout) == b"numpy>=2\n# constraints\nnumpy<3\n"

@@ -97,6 +97,9 @@ def register(subparsers) -> None:
                    help="where no sandbox can be made, run the participant's code unconfined "
                         "(with a warning in the output and in the verdict's log); never for "
                         "an official reproduction")
+    p.add_argument("--index-url", metavar="URL", default=None,
+                   help="the organizer's package index environments are built from (default: "
+                        "uv's, i.e. PyPI); a participant's requirements.txt can never name one")
     p.add_argument("--env", metavar="PATH",
                    help="a prepared virtual environment (with the harness installed) instead "
                         "of building one")
@@ -259,7 +262,8 @@ def _environment(args: argparse.Namespace, checkout: Path, log_path: Path):
     cache = Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE
     env = rp.prepare_env(checkout, cache if args.keep_env else None,
                          log=lambda line: print(line, file=sys.stderr),
-                         log_path=log_path.with_name(log_path.name + ".env"))
+                         log_path=log_path.with_name(log_path.name + ".env"),
+                         index_url=args.index_url)
     return env, not args.keep_env
 
 
@@ -292,7 +296,7 @@ def run_many(args: argparse.Namespace) -> int:
         log_dir=log_dir, env=env,
         env_cache=Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE,
         timeout=timeout, memory_mb=memory_mb or None, source=args.source,
-        unsafe_no_sandbox=_budgets(args)["unsafe_no_sandbox"])
+        unsafe_no_sandbox=_budgets(args)["unsafe_no_sandbox"], index_url=args.index_url)
 
     def progress(result) -> None:
         print(f"submission {result.submission}: {result.verdict} ({result.seconds:.1f} s)",

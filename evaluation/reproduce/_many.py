@@ -6,8 +6,10 @@ verdict that comes back. A row's reproduction (its environment from the cache, t
 under its limits, the comparison) runs as ``reproduce(...)`` runs it for a single checkout,
 only with a client that returns the fetched upload and keeps the report for the driver; so
 the token never leaves the driver, and on a Ray cluster the workers need no access to the
-leaderboard. Rows run one after another in this process, ``jobs`` at once in threads (each
-row is a subprocess; the threads only wait), or one Ray task each.
+leaderboard. Each row's model runs in a sandbox of its own with its own copy of the checkout
+(a row cannot see, let alone change, another row's files); on Ray each task makes its sandbox
+on its own node. Rows run one after another in this process, ``jobs`` at once in threads (each
+row is a sandboxed process; the threads only wait), or one Ray task each.
 
 A row that cannot be done (the server refuses or cannot be reached, its environment cannot
 be built, the harness fails) ends as an "error" row with its reason; the others go on.
@@ -62,6 +64,8 @@ class BatchSettings:
         The dataset source to rebuild, when not each upload's.
     unsafe_no_sandbox : bool
         Run the models unconfined where no sandbox can be made (never for official runs).
+    index_url : str, optional
+        The organizer's package index for the environments (default: the installer's).
     """
 
     log_dir: Path
@@ -71,6 +75,7 @@ class BatchSettings:
     memory_mb: int | None = 8192
     source: str | None = None
     unsafe_no_sandbox: bool = False
+    index_url: str | None = None
 
 
 @dataclass
@@ -145,7 +150,8 @@ def _environment(row: BatchRow, settings: BatchSettings, log_path: Path) -> Path
         lock = _ENV_LOCKS.setdefault(checkout_requirements(row.checkout), threading.Lock())
     with lock:
         return prepare_env(row.checkout, settings.env_cache, log=lambda line: None,
-                           log_path=log_path.with_name(log_path.name + ".env"))
+                           log_path=log_path.with_name(log_path.name + ".env"),
+                           index_url=settings.index_url)
 
 
 def run_row(row: BatchRow, payload: dict, settings: BatchSettings,

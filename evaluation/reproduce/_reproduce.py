@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from evaluation.reproduce._compare import (
     compare,
     fingerprint_differences,
 )
+from evaluation.reproduce._env import remove_tree
 from evaluation.reproduce._limits import log_tail
 from evaluation.reproduce._sandbox import Budgets, require_sandbox
 from evaluation.reproduce._scrub import scrub
@@ -350,5 +350,5 @@ def _private(outcome: Reproduction, python: Path, checkout: Path, config: dict, 
 
 
 def remove_env(path: Path) -> None:
-    """Remove a temporary environment folder (best effort)."""
-    shutil.rmtree(path, ignore_errors=True)
+    """Remove a temporary (read-only) environment folder (best effort)."""
+    remove_tree(path)
