@@ -438,3 +438,39 @@ def test_help_does_not_import_the_reproduce_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1], check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_exit_statuses_each_mean_one_thing_and_a_relative_env_works(tmp_path, upload, capsys,
+                                                                      monkeypatch):
+    import os
+
+    from evaluation.reproduce import _reproduce, _sandbox
+
+    monkeypatch.chdir(tmp_path)
+    make_checkout(tmp_path / "checkout")
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(TOKEN + "\n")
+    relative_env = os.path.relpath(Path(sys.executable).parents[1], tmp_path)
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[5] = upload
+        common = ["reproduce", "checkout", "--submission", "5", "--server", url,
+                  "--admin-token-file", "admin.token", "--env", relative_env,
+                  "--env-cache", "envs"]
+        assert main(common) == 0, capsys.readouterr()
+        capsys.readouterr()
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("a bug of the harness")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(_reproduce, "_run", broken)
+            assert main(common) == 4
+            assert "internal error of the harness: RuntimeError" in capsys.readouterr().err
+        with monkeypatch.context() as patch:
+            patch.setattr(_sandbox, "find_bwrap", lambda: None)
+            patch.setattr(_sandbox, "_PROBE", {})
+            requests = len(board.requests)
+            assert main(common) == 3
+            err = capsys.readouterr().err
+            assert "bubblewrap (bwrap) is not installed" in err and "--unsafe-no-sandbox" in err
+            assert len(board.requests) == requests  # refused before the server was called
