@@ -1,9 +1,12 @@
 """Reproducing a leaderboard submission from the participant's checkout.
 
 ``python -m evaluation reproduce CHECKOUT --submission ID --server URL --admin-token-file FILE``
-builds an isolated environment for the checkout (its requirements and this harness), runs the
-official evaluation there under a wall-clock and a memory limit, compares the per-fold test
-values and the model fingerprint with the upload, and sends the verdict to the leaderboard.
+checks the checkout (no link leading out of it, not too large), builds a read-only environment
+for it with uv (its requirements, package specifiers only, and this harness; wheels from the
+organizer's index), runs its model in a bubblewrap sandbox under budgets for its whole process
+tree, where the model only trains and predicts, scores the predictions here with the harness's
+own code, compares the per-fold test values and the model fingerprint with the upload, and
+sends the verdict (its log scrubbed of the token and the seed) to the leaderboard.
 ``reproduce --many submissions.csv`` does it for every line of a batch file, in this process or
 as Ray tasks, and reports a table.
 """
