@@ -222,7 +222,8 @@ def test_a_row_that_cannot_be_done_does_not_stop_the_batch(checkouts, upload, ca
     # 14: unknown to the server; 15: requirements that cannot be installed; 13: the changed
     # code (not reproduced, and quick: the run stops at the fingerprint)
     broken = make_checkout(tmp_path / "broken")
-    (broken / "requirements.txt").write_text("./no-such-folder\n")
+    # a package no index has (a path would be refused before any installer runs)
+    (broken / "requirements.txt").write_text("no-such-folder==0.0.0\n")
     batch = tmp_path / "batch.csv"
     batch.write_text(f"submission,checkout\n14,{checkouts / 'teams' / 'alpha'}\n"
                      f"15,{broken}\n13,{checkouts / 'teams' / 'gamma'}\n")

@@ -129,8 +129,8 @@ def resolve(checkout: Path, harness_root: Path, folder: Path, log_path: Path, *,
                *_index_args(index_url)]
     if constraints is not None:
         command += ["-c", str(constraints)]
-    _step(command, log_path, "resolving the participant's and the harness's requirements "
-                             "with uv (wheels only)")
+    # resolution (uv, wheels only) is the step that fails on a requirement no index offers
+    _step(command, log_path, "installing the participant's and the harness's requirements")
     return pinned.read_bytes()
 
 
