@@ -49,3 +49,12 @@ def test_text_without_secrets_is_unchanged_and_none_is_no_secret():
     text = "fold 0: HIT_RATE 0.1234 in 2.5 s"
     assert scrub(text, [TOKEN, SEED, None]) == text
     assert scrub(text, []) == text
+
+
+def test_the_clients_token_is_among_the_secrets_scrubbed():
+    from evaluation.reproduce import LeaderboardClient
+    from evaluation.reproduce._scrub import client_secrets
+
+    client = LeaderboardClient("http://127.0.0.1:9", TOKEN)
+    assert client_secrets(client, SEED) == (TOKEN, SEED)
+    assert client_secrets(object(), None) == (None, None)

@@ -34,7 +34,7 @@ from evaluation.reproduce._compare import NOT_REPRODUCED, REPRODUCED
 from evaluation.reproduce._env import checkout_requirements, env_python, prepare_env
 from evaluation.reproduce._reproduce import Reproduction, reproduce
 from evaluation.reproduce._sandbox import require_sandbox
-from evaluation.reproduce._scrub import scrub
+from evaluation.reproduce._scrub import client_secrets, scrub
 from evaluation.runner import import_ray as runner_import_ray
 
 #: The verdict of a row that could not be done.
@@ -247,7 +247,7 @@ def reproduce_many(rows: list[BatchRow], client: LeaderboardClient, settings: Ba
             results[row.submission] = error_row(row, exc, 0.0, "", seed)  # nothing logged
             progress(results[row.submission])
 
-    secrets = (getattr(client, "_token", None), private_seed)
+    secrets = client_secrets(client, private_seed)
 
     def finish(row: BatchRow, result: RowResult, report: dict | None) -> None:
         if report is not None:

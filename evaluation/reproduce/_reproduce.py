@@ -39,7 +39,7 @@ from evaluation.reproduce._compare import (
 from evaluation.reproduce._env import remove_tree
 from evaluation.reproduce._limits import log_tail
 from evaluation.reproduce._sandbox import Budgets, require_sandbox
-from evaluation.reproduce._scrub import scrub
+from evaluation.reproduce._scrub import client_secrets, scrub
 from evaluation.runner import DEFAULT_N_BOOT
 
 #: The most bytes of the log sent with the verdict.
@@ -222,7 +222,7 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
     check_checkout(checkout)
     budgets = Budgets(wall_s=timeout, memory_mb=memory_mb, processes=processes,
                       scratch_mb=scratch_mb)
-    secrets = (getattr(client, "_token", None), private_seed)
+    secrets = client_secrets(client, private_seed)
     payload = client.payload(submission_id)
     results = payload.get("results")
     if not isinstance(results, Mapping) or not isinstance(results.get("folds"), list):
@@ -249,8 +249,11 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
             _private(outcome, python, checkout, config, private_seed, Path(work) / "private",
                      log_path.with_name(log_path.name + ".private"), budgets,
                      unsafe_no_sandbox)
+    mechanisms = outcome.sandbox.get("mechanisms", {})
     with open(log_path, "a", encoding="utf-8") as f:
-        f.write(f"\nverdict: {outcome.verdict}\n" + "".join(
+        # which limit was in force, for whoever reads the verdict's log on the server
+        f.write("\nsandbox: " + "; ".join(f"{k}: {v}" for k, v in mechanisms.items()) + "\n")
+        f.write(f"verdict: {outcome.verdict}\n" + "".join(
             f"  - {reason}\n" for reason in comparison.reasons))
     outcome.answer = client.send_reproduction(submission_id, outcome.report())
     return outcome

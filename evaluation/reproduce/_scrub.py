@@ -58,3 +58,11 @@ def scrub(text: str, secrets: Iterable[str | int | None]) -> str:
     # longest first: a form inside a longer one is replaced with it
     patterns.sort(key=len, reverse=True)
     return re.sub("|".join(patterns), REDACTED, text, flags=re.IGNORECASE)
+
+
+def client_secrets(client: object, private_seed: int | None) -> tuple:
+    """The secrets a reproduction scrubs: the client's admin token (whatever the client calls
+    it) and the private seed."""
+    token = next((getattr(client, name) for name in ("_token", "token", "admin_token")
+                  if isinstance(getattr(client, name, None), str)), None)
+    return (token, private_seed)
