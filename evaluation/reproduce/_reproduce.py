@@ -289,7 +289,7 @@ def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
     """
     work.mkdir(mode=0o700)
     dataset, problem = _predict.rebuild_dataset(config)
-    if problem is not None:
+    if dataset is None:
         return {}, problem, {}
     users = _predict.write_inputs(work / "inputs", dataset, config)
     copy = copy_checkout(checkout, work / "checkout")

@@ -536,6 +536,8 @@ def _run(argv, environ, cwd, budgets: Budgets, log_path, result_path, report: Sa
         pass_fds=pass_fds)
     if result_write is not None:
         os.close(result_write)
+    assert process.stdout is not None  # stdout=PIPE
+    output = process.stdout
     stop = threading.Event()
     reasons: list[str] = []
 
@@ -544,7 +546,7 @@ def _run(argv, environ, cwd, budgets: Budgets, log_path, result_path, report: Sa
             reasons.append(why)
         _kill_tree(process)
 
-    pumps = [threading.Thread(target=_pump, args=(process.stdout.fileno(), log_path,
+    pumps = [threading.Thread(target=_pump, args=(output.fileno(), log_path,
                                                   budgets.output_bytes, None, report),
                               daemon=True)]
     if result_read is not None:
@@ -571,7 +573,7 @@ def _run(argv, environ, cwd, budgets: Budgets, log_path, result_path, report: Sa
         _kill_tree(process)  # a child that outlived the main process (unsafe mode)
         for pump in pumps:
             pump.join(30)
-        process.stdout.close()
+        output.close()
         if result_read is not None:
             with _quiet():
                 os.close(result_read)
