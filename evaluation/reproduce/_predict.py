@@ -31,7 +31,9 @@ from evaluation.reproduce._limits import log_tail
 from evaluation.reproduce._sandbox import Bind, Budgets, SandboxReport, run_sandboxed
 from evaluation.runner import EvalRSRunner
 
-#: Where the sandbox sees the checkout's copy, the inputs and the harness's package.
+#: Where the sandbox sees the environment, the checkout's copy, the inputs and the harness's
+#: package (fixed places: the host's paths, e.g. under /tmp, need not exist inside).
+ENV_TARGET = "/env"
 CHECKOUT_TARGET = "/checkout"
 INPUTS_TARGET = "/inputs"
 HARNESS_TARGET = "/opt/evalrs/harness"
@@ -121,11 +123,12 @@ def run_model(*, python: Path, checkout_copy: Path, inputs: Path, work: Path, lo
     """Run the predict-only worker on ``inputs`` in the sandbox; what came back, parsed."""
     env_dir = python.parent.parent
     package = Path(evaluation.__file__).resolve().parent
-    binds = [Bind(env_dir, str(env_dir)), Bind(checkout_copy, CHECKOUT_TARGET),
+    binds = [Bind(env_dir, ENV_TARGET), Bind(checkout_copy, CHECKOUT_TARGET),
              Bind(inputs, INPUTS_TARGET), Bind(package, f"{HARNESS_TARGET}/evaluation")]
     result_path = work / "result.npy-stream"
     # -P: the working folder (the participant's) is not put before the harness on the path
-    command = [str(python), "-P", "-m", "evaluation.reproduce._predict_worker", INPUTS_TARGET]
+    inside = f"{ENV_TARGET}/{python.relative_to(env_dir)}"
+    command = [inside, "-P", "-m", "evaluation.reproduce._predict_worker", INPUTS_TARGET]
     report = run_sandboxed(command, binds=binds, cwd=CHECKOUT_TARGET,
                            env=sandbox_environment(os.environ), budgets=budgets,
                            log_path=log_path, result_path=result_path, python=str(python),
