@@ -474,3 +474,17 @@ def test_exit_statuses_each_mean_one_thing_and_a_relative_env_works(tmp_path, up
             err = capsys.readouterr().err
             assert "bubblewrap (bwrap) is not installed" in err and "--unsafe-no-sandbox" in err
             assert len(board.requests) == requests  # refused before the server was called
+
+
+def test_an_environment_anywhere_on_the_host_is_usable_in_the_sandbox(tmp_path, upload):
+    # under /tmp, which the sandbox replaces with its scratch: bound at a fixed place instead
+    env = tmp_path / "envs" / "env"
+    env.parent.mkdir()
+    env.symlink_to(Path(sys.executable).parents[1])
+    checkout = make_checkout(tmp_path / "checkout")
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        outcome = reproduce(checkout, 1, LeaderboardClient(url, TOKEN),
+                            python=env / "bin" / "python", log_path=tmp_path / "r.log",
+                            log=lambda line: None)
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
