@@ -89,7 +89,9 @@ $(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under ma
 
 # Debian's bubblewrap, the sandbox `reproduce` runs participants' code in (tests/test_sandbox.py
 # and the hostile-checkout tests run it for real).
-$(SANDBOX_STAMP): $(STAMP) | $(POSTGRES_STAMP)  # one apt-get at a time under make -j
+$(SANDBOX_STAMP): $(STAMP) requirements-reproduce.txt | $(POSTGRES_STAMP)  # one apt-get at a time
+	$(PY) -m pip install --quiet -r requirements-reproduce.txt \
+		|| echo "could not install uv: reproduction environments are built with pip"
 	@if command -v bwrap >/dev/null; then \
 		echo "bubblewrap found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
