@@ -20,6 +20,7 @@ UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/evalrs/uv
 PYTEST_WORKERS ?= 2
 # The optional torch CPU build is a local wheel (never the multi-GB CUDA download from PyPI).
 TORCH_WHEELS ?= /opt/wheels
+SANDBOX_STAMP := $(VENV)/.sandbox
 # Installs Debian packages when missing and possible (root with apt-get); never fails the build.
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o=Dpkg::Use-Pty=0
 
@@ -116,13 +117,29 @@ $(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under ma
 	fi
 	touch $(POSTGRES_STAMP)
 
+# Debian's bubblewrap, the sandbox `reproduce` runs participants' code in (tests/test_sandbox.py
+# and the hostile-checkout tests run it for real).
+$(SANDBOX_STAMP): $(STAMP) requirements-reproduce.txt | $(POSTGRES_STAMP)  # one apt-get at a time
+	$(PIP_INSTALL) -r requirements-reproduce.txt \
+		|| echo "could not install uv: reproduction environments are built with pip"
+	@if command -v bwrap >/dev/null; then \
+		echo "bubblewrap found"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing bubblewrap with apt-get"; \
+		{ apt-get update -qq && $(APT_INSTALL) bubblewrap >/dev/null; } \
+			|| echo "apt-get could not install bubblewrap: the sandbox tests will skip"; \
+	else \
+		echo "bubblewrap (bwrap) missing and not root with apt-get: the sandbox tests will skip"; \
+	fi
+	touch $(SANDBOX_STAMP)
+
 install: $(STAMP)
 
 submission: install
 	$(PY) submission.py $(ARGS)
 
 test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_STAMP) \
-		$(BROWSER_STAMP) $(POSTGRES_STAMP)
+		$(BROWSER_STAMP) $(POSTGRES_STAMP) $(SANDBOX_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) $(ARGS)

@@ -17,7 +17,7 @@ def test_unknown_name_raises_attribute_error():
         evaluation.nope  # noqa: B018
 
 
-@pytest.mark.parametrize("name", ["server", "ray", "faiss", "als"])
+@pytest.mark.parametrize("name", ["server", "ray", "faiss", "als", "reproduce"])
 def test_each_extra_and_its_requirements_file_list_the_same_packages(name):
     import tomllib
 

@@ -150,10 +150,9 @@ def checkouts(tmp_path_factory):
     """Three participants' folders beside a batch file: two with the uploaded code, one with
     other model code (not reproducible: its fingerprint differs)."""
     root = tmp_path_factory.mktemp("batch")
-    make_checkout(root / "teams" / "alpha", link_harness=True)
-    make_checkout(root / "teams" / "beta", link_harness=True)
-    make_checkout(root / "teams" / "gamma", template_model_with("self.other = 3  # changed"),
-                  link_harness=True)
+    make_checkout(root / "teams" / "alpha")
+    make_checkout(root / "teams" / "beta")
+    make_checkout(root / "teams" / "gamma", template_model_with("self.other = 3  # changed"))
     (root / "admin.token").write_text(TOKEN + "\n")
     (root / "private.seed").write_text(f"{PRIVATE_SEED}\n")
     (root / "batch.csv").write_text("submission,checkout,private\n11,teams/alpha,\n"
@@ -223,7 +222,8 @@ def test_a_row_that_cannot_be_done_does_not_stop_the_batch(checkouts, upload, ca
     # 14: unknown to the server; 15: requirements that cannot be installed; 13: the changed
     # code (not reproduced, and quick: the run stops at the fingerprint)
     broken = make_checkout(tmp_path / "broken")
-    (broken / "requirements.txt").write_text("./no-such-folder\n")
+    # a package no index has (a path would be refused before any installer runs)
+    (broken / "requirements.txt").write_text("no-such-folder==0.0.0\n")
     batch = tmp_path / "batch.csv"
     batch.write_text(f"submission,checkout\n14,{checkouts / 'teams' / 'alpha'}\n"
                      f"15,{broken}\n13,{checkouts / 'teams' / 'gamma'}\n")

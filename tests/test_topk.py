@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from evaluation.topk import _blocked as blocked_kernel  # its block size is patched below
 from evaluation import topk_from_embeddings
 from evaluation.errors import ConfigError
+from evaluation.topk import _blocked as blocked_kernel  # its block size is patched below
 from evaluation.topk import reference_topk
 
 try:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from evaluation.errors import ConfigError
 
-#: Exit statuses of this command (the harness's 2 and 3 keep their meaning).
+#: Exit statuses of this command: each means one thing (the harness's 2 and 3 keep theirs).
 EXIT_REPRODUCED = 0
 EXIT_NOT_REPRODUCED = 1
+EXIT_BAD_ARGUMENTS = 2
+EXIT_INFRASTRUCTURE = 3
+EXIT_INTERNAL = 4
 #: Where environments are kept with --keep-env, unless --env-cache says otherwise.
 DEFAULT_ENV_CACHE = Path.home() / ".cache" / "evalrs" / "reproduce-envs"
 #: Where --many writes its logs and report, unless --log-dir says otherwise.
@@ -30,8 +34,16 @@ exit status:
        could not be evaluated; with --many: at least one row so, and none in error
   2    bad arguments or configuration (the message says what and how to fix it); with
        --many: any line of the CSV file (nothing is run then)
-  3    the server refused a call or could not be reached; with --many: at least one row
-       could not be done (server, environment build, harness error), the others were
+  3    the server refused a call or could not be reached, or no sandbox can be made on this
+       machine (the message says how to enable one); with --many: at least one row could
+       not be done (server, sandbox, environment build, harness error), the others were
+  4    an internal error of the harness (its traceback is printed)
+
+The participant's code runs only inside a bubblewrap sandbox (its own PID, user and network
+namespaces, uid 65534, read-only environment and inputs, a size-limited scratch, budgets for
+its whole process tree) and only trains and predicts: the predictions are validated and
+scored here. Without bubblewrap the command refuses to run; --unsafe-no-sandbox runs the
+model unconfined anyway, with a warning in the output and in the log sent to the server.
 
 --many FILE reproduces every line of a CSV file with the header
 'submission,checkout[,private]' (checkout relative to the file's folder, or absolute; private
@@ -76,6 +88,18 @@ def register(subparsers) -> None:
                    help="wall-clock limit of each evaluation, in seconds (default: 3600)")
     p.add_argument("--memory-mb", type=int, default=None, metavar="M",
                    help="address-space limit of the evaluation, in MiB (default: 8192; 0: none)")
+    p.add_argument("--processes", type=int, default=None, metavar="N",
+                   help="processes the sandboxed model may run at once (default: 512)")
+    p.add_argument("--scratch-mb", type=int, default=None, metavar="M",
+                   help="MiB of the sandbox's scratch folder, its only writable place "
+                        "(default: 4096)")
+    p.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="where no sandbox can be made, run the participant's code unconfined "
+                        "(with a warning in the output and in the verdict's log); never for "
+                        "an official reproduction")
+    p.add_argument("--index-url", metavar="URL", default=None,
+                   help="the organizer's package index environments are built from (default: "
+                        "uv's, i.e. PyPI); a participant's requirements.txt can never name one")
     p.add_argument("--env", metavar="PATH",
                    help="a prepared virtual environment (with the harness installed) instead "
                         "of building one")
@@ -115,13 +139,48 @@ def run(args: argparse.Namespace) -> int:
             if getattr(args, name) not in (None, False):
                 raise ConfigError(f"--{name.replace('_', '-')} does not go with --many; "
                                   f"use {instead}.")
-        return run_many(args)
+        return _statuses(lambda: run_many(args))
     if args.checkout is None or args.submission is None:
         raise ConfigError("give a CHECKOUT and its --submission ID, or --many CSV.")
     for name, default in _MANY_ONLY.items():
         if getattr(args, name) != default:
             raise ConfigError(f"--{name.replace('_', '-')} goes with --many only.")
-    return run_single(args)
+    return _statuses(lambda: run_single(args))
+
+
+def _statuses(run) -> int:
+    """``run()``'s status; a missing sandbox is an infrastructure failure (3) and an
+    unexpected error an internal one (4), never 1 ("not reproduced")."""
+    from evaluation.errors import EvalRSError
+    from evaluation.reproduce import SandboxUnavailable
+
+    try:
+        return run()
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
+    except (EvalRSError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+        print(f"error: internal error of the harness: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _budgets(args: argparse.Namespace) -> dict:
+    """The checked --processes and --scratch-mb, as ``reproduce`` keywords."""
+    from evaluation import reproduce as rp
+
+    processes = rp.DEFAULT_PROCESSES if args.processes is None else args.processes
+    scratch = rp.DEFAULT_SCRATCH_MB if args.scratch_mb is None else args.scratch_mb
+    if processes < 8:
+        raise ConfigError(f"--processes {args.processes}: give at least 8 (an interpreter "
+                          f"and its helper threads).")
+    if scratch < 16:
+        raise ConfigError(f"--scratch-mb {args.scratch_mb}: give at least 16 MiB.")
+    return {"processes": processes, "scratch_mb": scratch,
+            "unsafe_no_sandbox": bool(args.unsafe_no_sandbox)}
 
 
 def _limits(args: argparse.Namespace) -> tuple[float, int]:
@@ -159,7 +218,8 @@ def run_single(args: argparse.Namespace) -> int:
                                log_path=log_path, timeout=timeout,
                                memory_mb=memory_mb or None, private_seed=seed,
                                source=args.source,
-                               log=lambda line: print(line, file=sys.stderr))
+                               log=lambda line: print(line, file=sys.stderr),
+                               **_budgets(args))
     finally:
         if temporary:
             rp.remove_env(env_dir)
@@ -194,15 +254,16 @@ def _environment(args: argparse.Namespace, checkout: Path, log_path: Path):
 
     log_path.write_bytes(b"")
     if args.env:
-        env = Path(args.env)
+        env = Path(args.env).resolve()  # the sandbox binds it by its absolute path
         if not os.access(rp.env_python(env), os.X_OK):
             raise ConfigError(f"--env {args.env}: no bin/python in it; give the folder of a "
                               f"virtual environment with the harness installed.")
         return env, False
-    cache = Path(args.env_cache) if args.env_cache else DEFAULT_ENV_CACHE
+    cache = Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE
     env = rp.prepare_env(checkout, cache if args.keep_env else None,
                          log=lambda line: print(line, file=sys.stderr),
-                         log_path=log_path.with_name(log_path.name + ".env"))
+                         log_path=log_path.with_name(log_path.name + ".env"),
+                         index_url=args.index_url)
     return env, not args.keep_env
 
 
@@ -234,7 +295,8 @@ def run_many(args: argparse.Namespace) -> int:
     settings = rp.BatchSettings(
         log_dir=log_dir, env=env,
         env_cache=Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE,
-        timeout=timeout, memory_mb=memory_mb or None, source=args.source)
+        timeout=timeout, memory_mb=memory_mb or None, source=args.source,
+        unsafe_no_sandbox=_budgets(args)["unsafe_no_sandbox"], index_url=args.index_url)
 
     def progress(result) -> None:
         print(f"submission {result.submission}: {result.verdict} ({result.seconds:.1f} s)",

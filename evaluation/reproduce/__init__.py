@@ -1,9 +1,12 @@
 """Reproducing a leaderboard submission from the participant's checkout.
 
 ``python -m evaluation reproduce CHECKOUT --submission ID --server URL --admin-token-file FILE``
-builds an isolated environment for the checkout (its requirements and this harness), runs the
-official evaluation there under a wall-clock and a memory limit, compares the per-fold test
-values and the model fingerprint with the upload, and sends the verdict to the leaderboard.
+checks the checkout (no link leading out of it, not too large), builds a read-only environment
+for it with uv (its requirements, package specifiers only, and this harness; wheels from the
+organizer's index), runs its model in a bubblewrap sandbox under budgets for its whole process
+tree, where the model only trains and predicts, scores the predictions here with the harness's
+own code, compares the per-fold test values and the model fingerprint with the upload, and
+sends the verdict (its log scrubbed of the token and the seed) to the leaderboard.
 ``reproduce --many submissions.csv`` does it for every line of a batch file, in this process or
 as Ray tasks, and reports a table.
 """
@@ -36,6 +39,8 @@ from evaluation.reproduce._many import (
 )
 from evaluation.reproduce._reproduce import (
     DEFAULT_MEMORY_MB,
+    DEFAULT_PROCESSES,
+    DEFAULT_SCRATCH_MB,
     DEFAULT_TIMEOUT_S,
     MAX_LOG_TAIL_BYTES,
     Reproduction,
@@ -46,6 +51,16 @@ from evaluation.reproduce._reproduce import (
     reproduce,
     worker_config,
 )
+from evaluation.reproduce._requirements import Specifiers, read_requirements
+from evaluation.reproduce._sandbox import (
+    Bind,
+    Budgets,
+    SandboxReport,
+    SandboxUnavailable,
+    run_sandboxed,
+    sandbox_problem,
+)
+from evaluation.reproduce._scrub import scrub
 from evaluation.reproduce._table import (
     batch_table,
     comparison_table,
@@ -56,8 +71,12 @@ from evaluation.reproduce._table import (
 __all__ = [
     "BatchRow",
     "BatchSettings",
+    "Bind",
+    "Budgets",
     "Comparison",
     "DEFAULT_MEMORY_MB",
+    "DEFAULT_PROCESSES",
+    "DEFAULT_SCRATCH_MB",
     "DEFAULT_TIMEOUT_S",
     "EQUAL_TOLERANCE",
     "ERROR",
@@ -71,6 +90,9 @@ __all__ = [
     "Reproduction",
     "Row",
     "RowResult",
+    "SandboxReport",
+    "SandboxUnavailable",
+    "Specifiers",
     "batch_table",
     "check_checkout",
     "child_environment",
@@ -89,11 +111,15 @@ __all__ = [
     "print_comparison",
     "read_batch",
     "read_private_seed",
+    "read_requirements",
     "remove_env",
     "reproduce",
     "reproduce_many",
     "run_limited",
     "run_row",
+    "run_sandboxed",
+    "sandbox_problem",
+    "scrub",
     "worker_config",
     "write_report",
 ]

@@ -1,16 +1,21 @@
 """The isolated environment a checkout is evaluated in: a virtual environment with the
 participant's ``requirements.txt`` and this harness at the organizer's version.
 
-Building one takes a minute or more (pip resolves and installs NumPy, pandas, gensim, ...), so
-environments can be kept in a cache folder under a key: the sha256 of the participant's
-requirements, the harness's version and source, and the Python version. Two checkouts with the
-same requirements share an environment; a changed requirement or harness makes a new one. An
-environment is built in a temporary folder and moved under its key only when complete, so an
-interrupted build is never reused.
+The participant's requirements are read as package specifiers only (``_requirements``: no index
+option, URL, path or ``-e`` gets through) and written anew, with the harness's own, into the
+file the installer reads. With ``uv`` (the ``uv`` package's binary, or ``uv`` on PATH) they are
+first resolved to a pinned set (``uv pip compile``, wheels only: no build step, hence no
+participant code, runs at install time), from the organizer's index alone (``index_url``; by
+default uv's own, PyPI); the cache key is the sha256 of that pinned set, the harness's version
+and source and the Python version, so two checkouts that resolve alike share an environment.
+Without uv, pip installs the same sanitised list (slower; keyed by the list). An environment is
+built in a temporary folder, made read-only and moved under its key only when complete, so an
+interrupted build is never reused and no run can change it (the sandbox binds it read-only).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from evaluation._version import __version__
 from evaluation.errors import ConfigError
+from evaluation.reproduce._requirements import read_requirements
 
 #: The participant's requirements file, at the top of the checkout.
 REQUIREMENTS_FILE = "requirements.txt"
@@ -65,14 +71,73 @@ def env_key(requirements: bytes, harness_version: str, python_version: str,
 
 
 def checkout_requirements(checkout: Path) -> bytes:
-    """The bytes of the checkout's requirements file (empty when it has none)."""
+    """The checkout's requirements as the installer gets them: its specifiers (checked: see
+    ``read_requirements``), one a line, then ``# constraints`` and the constraints."""
     path = checkout / REQUIREMENTS_FILE
-    return path.read_bytes() if path.is_file() else b""
+    if not path.is_file():
+        return b""
+    found = read_requirements(path, checkout)
+    text = "".join(f"{r}\n" for r in found.requirements)
+    if found.constraints:
+        text += "# constraints\n" + "".join(f"{c}\n" for c in found.constraints)
+    return text.encode()
+
+
+def find_uv() -> str | None:
+    """The ``uv`` binary: the ``uv`` package's, else ``uv`` on PATH (None when neither)."""
+    try:
+        import uv  # type: ignore[import-not-found]
+
+        return uv.find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def _requested(checkout: Path, harness_root: Path, folder: Path) -> tuple[Path, Path | None]:
+    """Write the requirements to install (the participant's specifiers and the harness's) and
+    the constraints into ``folder``; their paths."""
+    text = checkout_requirements(checkout).decode()
+    participant, _, constraints = text.partition("# constraints\n")
+    harness = harness_root / "requirements.txt"
+    if harness.is_file():
+        participant += "".join(f"{r}\n" for r in
+                               read_requirements(harness, harness_root).requirements)
+    requested = folder / "requested.in"
+    requested.write_text(participant)
+    if not constraints:
+        return requested, None
+    (folder / "constraints.txt").write_text(constraints)
+    return requested, folder / "constraints.txt"
+
+
+def _index_args(index_url: str | None) -> list[str]:
+    return [] if index_url is None else ["--index-url", index_url]
+
+
+def resolve(checkout: Path, harness_root: Path, folder: Path, log_path: Path, *,
+            index_url: str | None = None) -> bytes:
+    """The pinned set of the checkout's and the harness's requirements (``uv pip compile``,
+    wheels only, from ``index_url``), written to ``folder / "pinned.txt"``."""
+    uv = find_uv()
+    if uv is None:
+        raise ConfigError("uv is not installed: `pip install uv` (or put uv on PATH).")
+    requested, constraints = _requested(checkout, harness_root, folder)
+    pinned = folder / "pinned.txt"
+    command = [uv, "pip", "compile", str(requested), "-o", str(pinned), "--quiet",
+               "--no-header", "--no-annotate", "--only-binary", ":all:", "--python",
+               sys.executable,
+               *_index_args(index_url)]
+    if constraints is not None:
+        command += ["-c", str(constraints)]
+    # resolution (uv, wheels only) is the step that fails on a requirement no index offers
+    _step(command, log_path, "installing the participant's and the harness's requirements")
+    return pinned.read_bytes()
 
 
 def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], None],
                 log_path: Path, harness_root: Path = HARNESS_ROOT,
-                system_site_packages: bool = False) -> Path:
+                system_site_packages: bool = False, index_url: str | None = None,
+                installer: str = "auto") -> Path:
     """The folder of an environment for ``checkout``, built now or taken from ``cache_dir``.
 
     With ``cache_dir`` None the environment is built in a new temporary folder, which the
@@ -82,6 +147,9 @@ def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], 
     running this function (a ``.pth`` file), so that nothing needs downloading: for tests
     and for machines without an index, never for an official reproduction.
 
+    ``index_url`` is the organizer's package index (default: uv's or pip's own); never one
+    named by the participant. ``installer`` is "uv", "pip" or "auto" (uv when found).
+
     Raises
     ------
     ConfigError
@@ -89,8 +157,14 @@ def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], 
         names the log.
     """
     python_version = ".".join(map(str, sys.version_info[:3]))
-    key = env_key(checkout_requirements(checkout), __version__, python_version,
-                  harness_digest(harness_root) + ("+site" if system_site_packages else ""))
+    use_uv = installer == "uv" or (installer == "auto" and find_uv() is not None)
+    with tempfile.TemporaryDirectory(prefix="evalrs-resolve-") as folder:
+        # uv: the pinned set decides the environment; pip: the sanitised list does
+        wanted = resolve(checkout, harness_root, Path(folder), log_path, index_url=index_url) \
+            if use_uv else checkout_requirements(checkout)
+    key = env_key(wanted, __version__, python_version,
+                  harness_digest(harness_root) + ("+site" if system_site_packages else "")
+                  + ("+uv" if use_uv else ""))
     if cache_dir is not None:
         target = cache_dir / key
         if (target / COMPLETE_MARKER).is_file():
@@ -100,39 +174,90 @@ def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], 
         building = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=cache_dir))
     else:
         target = building = Path(tempfile.mkdtemp(prefix="evalrs-env-"))
-    log(f"environment: building in {building} (pip's output goes to {log_path})")
+    log(f"environment: building in {building} ({'uv' if use_uv else 'pip'}'s output goes to "
+        f"{log_path})")
     try:
-        _build(building, checkout, harness_root, log_path, system_site_packages)
+        if use_uv:
+            _build_uv(building, wanted, harness_root, log_path, system_site_packages,
+                      index_url)
+        else:
+            _build(building, checkout, harness_root, log_path, system_site_packages,
+                   index_url)
     except BaseException:
         if building != target:
-            shutil.rmtree(building, ignore_errors=True)
+            remove_tree(building)
         raise
     (building / COMPLETE_MARKER).write_text(key + "\n")
+    _read_only(building)
     if building != target:
         try:
             os.rename(building, target)
         except OSError:  # another reproduction finished the same environment first
-            shutil.rmtree(building, ignore_errors=True)
+            remove_tree(building)
     return target
 
 
+def _read_only(env: Path) -> None:
+    """Take the write permission off every file and folder of ``env``."""
+    for folder, _dirs, files in os.walk(env):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode & ~0o222)
+        os.chmod(folder, os.stat(folder).st_mode & ~0o222)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a (read-only) environment folder."""
+    for folder, _, _ in os.walk(path):
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _site_link(python: str) -> None:
+    """Let the environment of ``python`` see this interpreter's packages (tests only)."""
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    outer = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    Path(site.stdout.strip(), "evalrs-outer-site.pth").write_text("\n".join(outer) + "\n")
+
+
+def _build_uv(env: Path, pinned: bytes, harness_root: Path, log_path: Path,
+              system_site_packages: bool, index_url: str | None) -> None:
+    """Create ``env`` with uv and install the pinned set, reclist and the harness into it."""
+    uv = find_uv()
+    assert uv is not None
+    _step([uv, "venv", "--quiet", "--python", sys.executable, str(env)], log_path,
+          "creating the virtual environment")
+    python = str(env_python(env))
+    if system_site_packages:
+        _site_link(python)
+    (env / "pinned.txt").write_bytes(pinned)
+    install = [uv, "pip", "install", "--quiet", "--python", python, *_index_args(index_url)]
+    _step(install + ["--only-binary", ":all:", "--no-deps", "-r", str(env / "pinned.txt")],
+          log_path, "installing the pinned requirements (wheels only)")
+    if (harness_root / "requirements-reclist.txt").is_file():
+        _step(install + ["--no-deps", "-r", str(harness_root / "requirements-reclist.txt")],
+              log_path, "installing reclist")
+    _step(install + ["--no-deps", _harness_source(harness_root, env)], log_path,
+          "installing the harness")
+
+
 def _build(env: Path, checkout: Path, harness_root: Path, log_path: Path,
-           system_site_packages: bool) -> None:
-    """Create the virtual environment ``env`` and install into it."""
+           system_site_packages: bool, index_url: str | None = None) -> None:
+    """Create the virtual environment ``env`` and install into it with pip."""
     _step([sys.executable, "-m", "venv", str(env)], log_path, "creating the virtual environment")
     python = str(env_python(env))
     if system_site_packages:
-        site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
-                               "['purelib'])"], capture_output=True, text=True, check=True)
-        outer = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
-        Path(site.stdout.strip(), "evalrs-outer-site.pth").write_text("\n".join(outer) + "\n")
-    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    requirements = []
-    if (checkout / REQUIREMENTS_FILE).is_file():
-        requirements += ["-r", str(checkout / REQUIREMENTS_FILE)]
-    if (harness_root / "requirements.txt").is_file():
-        requirements += ["-r", str(harness_root / "requirements.txt")]
-    if requirements:
+        _site_link(python)
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+           *_index_args(index_url)]
+    # the sanitised specifiers, never the participant's file (its options stay out)
+    requested, constraints = _requested(checkout, harness_root, env)
+    requirements = ["-r", str(requested)] + ([] if constraints is None else
+                                             ["-c", str(constraints)])
+    if requested.read_text().strip():
         # one resolution for both lists: a participant's pin that conflicts with the
         # harness's needs fails here, with pip's explanation in the log
         _step(pip + requirements, log_path, "installing the participant's and the harness's "

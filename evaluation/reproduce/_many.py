@@ -6,8 +6,10 @@ verdict that comes back. A row's reproduction (its environment from the cache, t
 under its limits, the comparison) runs as ``reproduce(...)`` runs it for a single checkout,
 only with a client that returns the fetched upload and keeps the report for the driver; so
 the token never leaves the driver, and on a Ray cluster the workers need no access to the
-leaderboard. Rows run one after another in this process, ``jobs`` at once in threads (each
-row is a subprocess; the threads only wait), or one Ray task each.
+leaderboard. Each row's model runs in a sandbox of its own with its own copy of the checkout
+(a row cannot see, let alone change, another row's files); on Ray each task makes its sandbox
+on its own node. Rows run one after another in this process, ``jobs`` at once in threads (each
+row is a sandboxed process; the threads only wait), or one Ray task each.
 
 A row that cannot be done (the server refuses or cannot be reached, its environment cannot
 be built, the harness fails) ends as an "error" row with its reason; the others go on.
@@ -31,6 +33,8 @@ from evaluation.reproduce._client import LeaderboardClient
 from evaluation.reproduce._compare import NOT_REPRODUCED, REPRODUCED
 from evaluation.reproduce._env import checkout_requirements, env_python, prepare_env
 from evaluation.reproduce._reproduce import Reproduction, reproduce
+from evaluation.reproduce._sandbox import require_sandbox
+from evaluation.reproduce._scrub import client_secrets, scrub
 from evaluation.runner import import_ray as runner_import_ray
 
 #: The verdict of a row that could not be done.
@@ -58,6 +62,10 @@ class BatchSettings:
         The limits of each evaluation subprocess.
     source : str, optional
         The dataset source to rebuild, when not each upload's.
+    unsafe_no_sandbox : bool
+        Run the models unconfined where no sandbox can be made (never for official runs).
+    index_url : str, optional
+        The organizer's package index for the environments (default: the installer's).
     """
 
     log_dir: Path
@@ -66,6 +74,8 @@ class BatchSettings:
     timeout: float = 3600.0
     memory_mb: int | None = 8192
     source: str | None = None
+    unsafe_no_sandbox: bool = False
+    index_url: str | None = None
 
 
 @dataclass
@@ -140,7 +150,8 @@ def _environment(row: BatchRow, settings: BatchSettings, log_path: Path) -> Path
         lock = _ENV_LOCKS.setdefault(checkout_requirements(row.checkout), threading.Lock())
     with lock:
         return prepare_env(row.checkout, settings.env_cache, log=lambda line: None,
-                           log_path=log_path.with_name(log_path.name + ".env"))
+                           log_path=log_path.with_name(log_path.name + ".env"),
+                           index_url=settings.index_url)
 
 
 def run_row(row: BatchRow, payload: dict, settings: BatchSettings,
@@ -158,7 +169,8 @@ def run_row(row: BatchRow, payload: dict, settings: BatchSettings,
         outcome = reproduce(row.checkout, row.submission, client, python=python,
                             log_path=log_path, timeout=settings.timeout,
                             memory_mb=settings.memory_mb, private_seed=private_seed,
-                            source=settings.source, log=lambda line: None)
+                            source=settings.source, log=lambda line: None,
+                            unsafe_no_sandbox=settings.unsafe_no_sandbox)
     except Exception as exc:  # one row's failure is that row's error
         return error_row(row, exc, time.monotonic() - started, log_path, private_seed), None
     result = _result(row, outcome, time.monotonic() - started, private_seed is not None)
@@ -220,6 +232,9 @@ def reproduce_many(rows: list[BatchRow], client: LeaderboardClient, settings: Ba
         raise ConfigError(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}.")
     if executor == "ray":
         import_ray()  # before any call to the server: a missing Ray is a bad argument
+    else:
+        # before any call to the server (on Ray, each task checks its own node)
+        require_sandbox(settings.unsafe_no_sandbox)
     settings.log_dir.mkdir(parents=True, exist_ok=True)
     results: dict[int, RowResult] = {}
     todo = []
@@ -232,8 +247,12 @@ def reproduce_many(rows: list[BatchRow], client: LeaderboardClient, settings: Ba
             results[row.submission] = error_row(row, exc, 0.0, "", seed)  # nothing logged
             progress(results[row.submission])
 
+    secrets = client_secrets(client, private_seed)
+
     def finish(row: BatchRow, result: RowResult, report: dict | None) -> None:
         if report is not None:
+            # the row ran without the token: the driver scrubs what it sends all the same
+            report = {**report, "log_tail": scrub(str(report.get("log_tail", "")), secrets)}
             try:
                 client.send_reproduction(row.submission, report)
             except EvalRSError as exc:

@@ -1,18 +1,19 @@
-"""One reproduction: fetch the upload, run the checkout in its environment, compare, report.
+"""One reproduction: fetch the upload, run the checkout's model in a sandbox, score, compare.
 
-The participant's code runs only in a subprocess of the checkout's environment, under a
-wall-clock and a memory limit, in the checkout's folder; what it prints goes to a log whose
-end is sent with the verdict. The admin token stays in this process (the child never sees it)
-and the private seed goes to the child only in a file of a private temporary folder: neither
-is printed, logged or sent.
+The checkout is checked first (no link leading out of it, not too large) and copied for each
+run. The participant's code runs only inside the bubblewrap sandbox (``_sandbox``), with the
+checkout's environment read-only, and only trains and predicts: it receives what a model
+receives and sends back each fold's predictions, which this process validates and scores with
+the harness's own code and the test targets that never left it (``_predict``). What the model
+prints goes to a log whose end is sent with the verdict, with the admin token and the private
+seed scrubbed from it in every written form. The token and the seed never enter the sandbox:
+the private folds are cut here, and the model gets their training frames only.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,9 +23,24 @@ from typing import Any
 from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.contract import DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
-from evaluation.errors import ConfigError, UploadError
-from evaluation.reproduce._compare import NOT_REPRODUCED, REPRODUCED, Comparison, compare
-from evaluation.reproduce._limits import log_tail, run_limited
+from evaluation.errors import ConfigError, PredictionError, UploadError
+from evaluation.reproduce import _predict
+from evaluation.reproduce._checkout import (
+    DEFAULT_MAX_CHECKOUT_BYTES,
+    copy_checkout,
+    inspect_checkout,
+)
+from evaluation.reproduce._compare import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Comparison,
+    compare,
+    fingerprint_differences,
+)
+from evaluation.reproduce._env import remove_tree
+from evaluation.reproduce._limits import log_tail
+from evaluation.reproduce._sandbox import Budgets, require_sandbox
+from evaluation.reproduce._scrub import client_secrets, scrub
 from evaluation.runner import DEFAULT_N_BOOT
 
 #: The most bytes of the log sent with the verdict.
@@ -32,6 +48,9 @@ MAX_LOG_TAIL_BYTES = 64 * 1024
 #: Default limits of the evaluation subprocess.
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_MEMORY_MB = 8192
+#: Default process budget and scratch size (MiB) of the sandbox.
+DEFAULT_PROCESSES = 512
+DEFAULT_SCRATCH_MB = 4096
 #: Where the model's class is looked for in the checkout.
 MODEL_FILE = Path("submission") / "MyModel.py"
 #: The environment variables the evaluation subprocess gets (the participant's code runs
@@ -69,6 +88,8 @@ class Reproduction:
     private_fold_tests: list[dict] | None = None
     private_problem: str | None = None
     answer: dict = field(default_factory=dict)
+    sandbox: dict = field(default_factory=dict)
+    secrets: tuple = field(default=(), repr=False)
 
     @property
     def verdict(self) -> str:
@@ -78,7 +99,7 @@ class Reproduction:
         """The body of ``POST /api/v1/submissions/{id}/reproduction``."""
         body = {"verdict": self.verdict, "private": self.private_fold_tests is not None,
                 "table": [row.as_json() for row in self.comparison.rows],
-                "log_tail": log_tail(self.log_path, MAX_LOG_TAIL_BYTES),
+                "log_tail": scrub(log_tail(self.log_path, MAX_LOG_TAIL_BYTES), self.secrets),
                 "fingerprint_matches": self.comparison.fingerprint_matches,
                 "harness_version": __version__}
         if self.private_fold_tests is not None:
@@ -139,9 +160,15 @@ def _source(source: Any) -> tuple[str, dict]:
     return options.pop("source"), options
 
 
-def check_checkout(checkout: str | os.PathLike) -> Path:
-    """The checkout's folder; ``ConfigError`` when it has no ``submission/MyModel.py``."""
+def check_checkout(checkout: str | os.PathLike,
+                   max_bytes: int = DEFAULT_MAX_CHECKOUT_BYTES) -> Path:
+    """The checkout's folder; ``ConfigError`` when it has no ``submission/MyModel.py``, holds
+    a link leading outside it or a special file, or is larger than ``max_bytes``."""
     path = Path(checkout).resolve()
+    if not path.is_dir():
+        raise ConfigError(f"CHECKOUT {checkout}: no such folder; give the folder of the "
+                          f"participant's repository (the one with submission.py).")
+    inspect_checkout(path, max_bytes)
     if not (path / MODEL_FILE).is_file():
         raise ConfigError(f"CHECKOUT {checkout}: no {MODEL_FILE} in it; give the folder of the "
                           f"participant's repository (the one with submission.py).")
@@ -151,7 +178,9 @@ def check_checkout(checkout: str | os.PathLike) -> Path:
 def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
               log_path: Path, timeout: float = DEFAULT_TIMEOUT_S,
               memory_mb: int | None = DEFAULT_MEMORY_MB, private_seed: int | None = None,
-              source: str | None = None, log: Callable[[str], None] = print) -> Reproduction:
+              source: str | None = None, log: Callable[[str], None] = print,
+              processes: int = DEFAULT_PROCESSES, scratch_mb: int = DEFAULT_SCRATCH_MB,
+              unsafe_no_sandbox: bool = False) -> Reproduction:
     """Reproduce submission ``submission_id`` from ``checkout`` and send the verdict.
 
     Parameters
@@ -165,8 +194,9 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
         The interpreter of the checkout's environment (with the harness installed).
     log_path : Path
         Where the evaluation's output goes (replaced).
-    timeout, memory_mb
-        The limits of each evaluation subprocess (seconds; MiB of address space).
+    timeout, memory_mb, processes, scratch_mb
+        The budgets of each sandboxed run: seconds of wall clock, MiB of memory for the
+        whole process tree, processes at once, MiB of scratch disk.
     private_seed : int, optional
         Also evaluate the model on the folds of this seed (when the public run reproduced)
         and send its per-fold test values.
@@ -174,14 +204,25 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
         The dataset source to rebuild, when not the upload's ``dataset.source``.
     log : callable
         Receives progress lines.
+    unsafe_no_sandbox : bool
+        Where no sandbox can be made, run the model unconfined (a warning goes to the log,
+        whose end is sent) instead of refusing.
 
     Raises
     ------
+    SandboxUnavailable
+        When no sandbox can be made and ``unsafe_no_sandbox`` is not set (before the server
+        is called).
     UploadError
         When the server cannot be reached or refuses a call.
     ConfigError
         When the upload cannot be reproduced by this harness at all.
     """
+    warning = require_sandbox(unsafe_no_sandbox)
+    check_checkout(checkout)
+    budgets = Budgets(wall_s=timeout, memory_mb=memory_mb, processes=processes,
+                      scratch_mb=scratch_mb)
+    secrets = client_secrets(client, private_seed)
     payload = client.payload(submission_id)
     results = payload.get("results")
     if not isinstance(results, Mapping) or not isinstance(results.get("folds"), list):
@@ -190,18 +231,29 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
     config = worker_config(results, source=source)
     config["expected_fingerprint"] = (results.get("model") or {}).get("fingerprint")
     log_path.write_bytes(b"")
+    if warning:
+        log(warning)
+        with open(log_path, "a", encoding="utf-8") as f:
+            f.write(warning + "\n")
     with tempfile.TemporaryDirectory(prefix="evalrs-reproduce-") as work:
-        log(f"evaluating {checkout} (limits: {timeout:g} s, "
-            f"{'no memory limit' if memory_mb is None else f'{memory_mb} MiB'}); log: {log_path}")
-        found, problem = _run(python, checkout, config, Path(work) / "public", log_path,
-                              timeout, memory_mb)
+        log(f"evaluating {checkout} in a sandbox (budgets: {timeout:g} s, "
+            f"{'no memory limit' if memory_mb is None else f'{memory_mb} MiB'}, {processes} "
+            f"processes, {scratch_mb} MiB scratch); log: {log_path}")
+        found, problem, sandbox = _run(python, checkout, config, Path(work) / "public",
+                                       log_path, budgets, unsafe_no_sandbox)
         comparison = _comparison(results, found, problem)
-        outcome = Reproduction(submission_id, comparison, log_path)
+        outcome = Reproduction(submission_id, comparison, log_path, sandbox=sandbox,
+                               secrets=secrets)
+        log(f"sandbox: {', '.join(f'{k}: {v}' for k, v in sandbox.get('mechanisms', {}).items())}")
         if private_seed is not None:
             _private(outcome, python, checkout, config, private_seed, Path(work) / "private",
-                     log_path.with_name(log_path.name + ".private"), timeout, memory_mb)
+                     log_path.with_name(log_path.name + ".private"), budgets,
+                     unsafe_no_sandbox)
+    mechanisms = outcome.sandbox.get("mechanisms", {})
     with open(log_path, "a", encoding="utf-8") as f:
-        f.write(f"\nverdict: {outcome.verdict}\n" + "".join(
+        # which limit was in force, for whoever reads the verdict's log on the server
+        f.write("\nsandbox: " + "; ".join(f"{k}: {v}" for k, v in mechanisms.items()) + "\n")
+        f.write(f"verdict: {outcome.verdict}\n" + "".join(
             f"  - {reason}\n" for reason in comparison.reasons))
     outcome.answer = client.send_reproduction(submission_id, outcome.report())
     return outcome
@@ -229,29 +281,33 @@ def _comparison(results: Mapping, found: dict, problem: str | None) -> Compariso
 
 
 def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
-         timeout: float, memory_mb: int | None) -> tuple[dict, str | None]:
-    """Run the worker once; what it wrote and why it failed (None when it did not)."""
+         budgets: Budgets, unsafe_no_sandbox: bool) -> tuple[dict, str | None, dict]:
+    """Run the model once in the sandbox and score what it predicted here.
+
+    Returns what was found (``fingerprint``, ``results``), why it failed (None when it did
+    not) and the sandbox's report (its mechanisms and warnings).
+    """
     work.mkdir(mode=0o700)
-    config = {**config, "results_dir": str(work / "results")}
-    config_path, out = work / "config.json", work / "out.json"
-    config_path.write_text(json.dumps(config))
-    command = [str(python), "-m", "evaluation.reproduce._worker", str(config_path), str(out)]
-    env = child_environment(os.environ)
-    done = run_limited(command, cwd=checkout, log_path=log_path, timeout=timeout,
-                       memory_mb=memory_mb, env=env)
-    found = json.loads(out.read_text()) if out.is_file() else {}
-    if done.timed_out:
-        return found, f"the run passed the wall-clock limit of {timeout:g} s and was stopped"
-    if done.returncode != 0:
-        tail = log_tail(log_path, 4096)
-        if memory_mb is not None and ("MemoryError" in tail or done.returncode in (-9, 137)
-                                      or "Cannot allocate memory" in tail):
-            return found, (f"the run exceeded the memory limit of {memory_mb} MiB (exit "
-                           f"status {done.returncode})")
-        if found.get("error"):
-            return found, str(found["error"])
-        return found, f"the run failed with exit status {done.returncode} (see the log)"
-    return found, None
+    dataset, problem = _predict.rebuild_dataset(config)
+    if dataset is None:
+        return {}, problem, {}
+    users = _predict.write_inputs(work / "inputs", dataset, config)
+    copy = copy_checkout(checkout, work / "checkout")
+    run = _predict.run_model(python=python, checkout_copy=copy, inputs=work / "inputs",
+                             work=work, log_path=log_path, budgets=budgets,
+                             unsafe_no_sandbox=unsafe_no_sandbox)
+    sandbox = run.report.as_json() if run.report is not None else {}
+    found: dict = {} if run.fingerprint is None else {"fingerprint": run.fingerprint}
+    if run.problem is not None:
+        return found, run.problem, sandbox
+    expected = config.get("expected_fingerprint")
+    if expected is not None and fingerprint_differences(expected, run.fingerprint):
+        return found, None, sandbox  # not evaluated: the fingerprint says why
+    try:
+        found["results"] = _predict.score(dataset, run, users, config, work / "results")
+    except PredictionError as exc:
+        return found, f"the model's predictions are not valid: {exc}", sandbox
+    return found, None, sandbox
 
 
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -269,7 +325,7 @@ def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _private(outcome: Reproduction, python: Path, checkout: Path, config: dict, seed: int,
-             work: Path, log_path: Path, timeout: float, memory_mb: int | None) -> None:
+             work: Path, log_path: Path, budgets: Budgets, unsafe_no_sandbox: bool) -> None:
     """Evaluate the model on the private seed's folds; fills ``outcome``'s private fields.
 
     Only a reproduced submission is run there: a private score is the organizers' run of the
@@ -284,7 +340,8 @@ def _private(outcome: Reproduction, python: Path, checkout: Path, config: dict, 
     private = {**config, FOLD_PARAMS_KEY: {**config[FOLD_PARAMS_KEY], "seed": seed}}
     # the same data: only the folds change, so the fingerprint check is by construction
     private["dataset_fingerprint"] = config["dataset_fingerprint"]
-    found, problem = _run(python, checkout, private, work, log_path, timeout, memory_mb)
+    found, problem, _ = _run(python, checkout, private, work, log_path, budgets,
+                             unsafe_no_sandbox)
     folds = (found.get("results") or {}).get("folds") or []
     if problem is not None or not folds:
         outcome.private_problem = (f"the private folds could not be evaluated: "
@@ -296,5 +353,5 @@ def _private(outcome: Reproduction, python: Path, checkout: Path, config: dict, 
 
 
 def remove_env(path: Path) -> None:
-    """Remove a temporary environment folder (best effort)."""
-    shutil.rmtree(path, ignore_errors=True)
+    """Remove a temporary (read-only) environment folder (best effort)."""
+    remove_tree(path)

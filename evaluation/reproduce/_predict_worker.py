@@ -1,0 +1,140 @@
+"""The participant's model, run inside the sandbox: it trains and predicts, nothing else.
+
+    python -P -m evaluation.reproduce._predict_worker /inputs
+
+Started by ``reproduce`` inside the bubblewrap sandbox, with the checkout's copy as the working
+folder. ``/inputs`` holds what a model receives and nothing more (written by the organizer's
+process): ``config.json`` (the constructor's parameters, ``k``, the run's seed, the folds, the
+uploaded fingerprint), ``items.pkl`` (the tracks table), and per fold ``fold-F-train.pkl`` (the
+training frame) and ``fold-F-users.pkl`` (the test users). There are no test targets, no private
+seed and nothing to send anywhere in it.
+
+It writes records to the result channel (the pipe whose descriptor is in ``EVALRS_RESULT_FD``):
+each an ``.npy`` array written with ``allow_pickle=False``: a JSON record (UTF-8 bytes as a
+uint8 array) ``{"fingerprint": ...}``, then per fold ``{"fold": F, "columns": [...]}`` followed
+by the index and the values of its predictions, or ``{"fold": F, "error": "..."}``, and last
+``{"done": true}``. The organizer's process trusts none of it beyond "predictions to validate".
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pickle
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+#: Where the model's class is looked for, as ``submission.py`` imports it.
+MODEL_MODULE = "submission.MyModel"
+
+
+def fold_seed(seed: int, fold: int) -> int:
+    """The seed of fold ``fold`` of a run seeded with ``seed`` (as the runner derives it)."""
+    return (int(seed) * 1_000_003 + fold) % 2**32
+
+
+def seed_global_generators(seed: int) -> None:
+    """Seed the generators a model might draw from without a seed of its own (as the runner
+    does before each fold's training)."""
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - participants' models may use the legacy global API
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+
+
+class Channel:
+    """The result channel: records written as ``.npy`` arrays."""
+
+    def __init__(self, fd: int) -> None:
+        # unbuffered: numpy writes an array's data to the descriptor itself
+        self._file = os.fdopen(fd, "wb", buffering=0)
+
+    def record(self, data: dict) -> None:
+        self.array(np.frombuffer(json.dumps(data).encode(), dtype=np.uint8))
+
+    def array(self, array: np.ndarray) -> None:
+        np.lib.format.write_array(self._file, np.ascontiguousarray(array), allow_pickle=False)
+
+
+def load_model_class(checkout: Path) -> type:
+    """``MyModel`` of ``submission/MyModel.py`` of ``checkout``, imported as ``submission.py``
+    imports it (the checkout's folder on the path, after the harness)."""
+    sys.path.append(str(checkout))
+    return importlib.import_module(MODEL_MODULE).MyModel
+
+
+def _load(path: Path):
+    with open(path, "rb") as f:  # written by the organizer's process for this run
+        return pickle.load(f)
+
+
+def prediction_arrays(raw) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The user ids, column labels and values of what ``predict`` returned.
+
+    Raises
+    ------
+    TypeError
+        When it is not a DataFrame of numbers indexed (or keyed) by user id.
+    """
+    import pandas as pd
+
+    if not isinstance(raw, pd.DataFrame):
+        raise TypeError(f"predict() must return a pandas DataFrame; got {type(raw).__name__}")
+    frame = raw
+    if "user_id" in frame.columns and frame.index.name != "user_id":
+        frame = frame.set_index("user_id")
+    elif "user_id" in frame.columns:
+        frame = frame.drop(columns="user_id")
+    index = frame.index.to_numpy()
+    values = frame.to_numpy()
+    for what, array in (("user ids", index), ("items", values)):
+        if array.dtype.kind not in "iufb":
+            raise TypeError(f"predictions: the {what} must be numbers to be scored "
+                            f"(got dtype {array.dtype})")
+    return index, [str(c) for c in frame.columns], values
+
+
+def main(argv: list[str]) -> int:
+    """Train and predict every fold described in ``argv[0]``; write the records."""
+    inputs = Path(argv[0])
+    config = json.loads((inputs / "config.json").read_text())
+    channel = Channel(int(os.environ["EVALRS_RESULT_FD"]))
+
+    model_class = load_model_class(Path.cwd())
+    model = model_class(items=_load(inputs / "items.pkl"), top_k=config["k"],
+                        **config.get("params", {}))
+    # after the model is built: the runner's imports take seconds on a loaded machine
+    from evaluation.reproduce._compare import fingerprint_differences
+    from evaluation.runner import model_fingerprint
+
+    fingerprint = model_fingerprint(model, {})  # before any training, as the runner takes it
+    channel.record({"fingerprint": fingerprint})
+    expected = config.get("expected_fingerprint")
+    if expected is not None and fingerprint_differences(expected, fingerprint):
+        print("the model's fingerprint is not the upload's: not evaluated", flush=True)
+        channel.record({"done": True})
+        return 0
+    for fold in config["folds"]:
+        seed_global_generators(fold_seed(config["seed"], fold))
+        model.train(_load(inputs / f"fold-{fold}-train.pkl"))
+        raw = model.predict(_load(inputs / f"fold-{fold}-users.pkl"))
+        try:
+            index, columns, values = prediction_arrays(raw)
+        except TypeError as exc:
+            channel.record({"fold": fold, "error": str(exc)})
+            continue
+        channel.record({"fold": fold, "columns": columns})
+        channel.array(index)
+        channel.array(values)
+        print(f"fold {fold}: predicted", flush=True)
+    channel.record({"done": True})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
