@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from evaluation.reproduce import _predict, _predict_worker
+from evaluation.reproduce import _predict
 
 
 def _stream(tmp_path, *arrays) -> object:
@@ -54,10 +54,3 @@ def test_pickles_garbage_and_misfit_shapes_are_refused(tmp_path):
         assert run.predictions == {}
     (tmp_path / "stream").write_bytes(b"\x93NUMPY garbage")
     assert "could not be read" in _predict.read_results(tmp_path / "stream").problem
-
-
-def test_the_worker_seeds_each_fold_as_the_runner_does():
-    from evaluation.runner import _fold
-
-    for seed, fold in [(0, 0), (42, 3), (2**31 - 1, 2), (10**17, 1)]:
-        assert _predict_worker.fold_seed(seed, fold) == _fold.fold_seed(seed, fold)

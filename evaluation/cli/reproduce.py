@@ -230,8 +230,9 @@ def run_single(args: argparse.Namespace) -> int:
         if outcome.private_problem:
             print(f"error: {outcome.private_problem}", file=sys.stderr)
             return EXIT_NOT_REPRODUCED
-        print(f"private folds: {len(outcome.private_fold_tests)} evaluated; the private score "
-              f"is shown once the phase is revealed (`admin phase reveal`).")
+        evaluated = len(outcome.private_fold_tests or [])
+        print(f"private folds: {evaluated} evaluated; the private score is shown once the "
+              f"phase is revealed (`admin phase reveal`).")
     return EXIT_REPRODUCED if outcome.verdict == rp.REPRODUCED else EXIT_NOT_REPRODUCED
 
 

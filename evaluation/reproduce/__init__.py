@@ -25,7 +25,6 @@ from evaluation.reproduce._compare import (
     fingerprint_differences,
 )
 from evaluation.reproduce._env import env_key, env_python, harness_digest, prepare_env
-from evaluation.reproduce._limits import Outcome, log_tail, run_limited
 from evaluation.reproduce._many import (
     ERROR,
     EXECUTORS,
@@ -84,7 +83,6 @@ __all__ = [
     "LeaderboardClient",
     "MAX_LOG_TAIL_BYTES",
     "NOT_REPRODUCED",
-    "Outcome",
     "REPORT_FILE",
     "REPRODUCED",
     "Reproduction",
@@ -115,7 +113,6 @@ __all__ = [
     "remove_env",
     "reproduce",
     "reproduce_many",
-    "run_limited",
     "run_row",
     "run_sandboxed",
     "sandbox_problem",

@@ -81,7 +81,8 @@ def read_batch(path: str | os.PathLike) -> list[BatchRow]:
             raise ConfigError(f"--many {path}, line 1: no '{column}' column (the header is "
                               f"{','.join(header)!r}); the header must be "
                               f"'submission,checkout[,private]'.")
-    base, rows, seen = path.resolve().parent, [], {}
+    base, rows = path.resolve().parent, []
+    seen: dict[int, int] = {}
     for number, cells in enumerate(reader, start=2):
         if not any(cell.strip() for cell in cells):
             continue  # a blank line, e.g. at the end

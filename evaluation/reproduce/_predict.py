@@ -27,8 +27,8 @@ import pandas as pd
 import evaluation
 from evaluation import ChallengeDataset
 from evaluation.errors import PredictionError
-from evaluation.reproduce._limits import log_tail
 from evaluation.reproduce._sandbox import Bind, Budgets, SandboxReport, run_sandboxed
+from evaluation.reproduce._scrub import log_tail
 from evaluation.runner import EvalRSRunner
 
 #: Where the sandbox sees the environment, the checkout's copy, the inputs and the harness's

@@ -18,33 +18,15 @@ by the index and the values of its predictions, or ``{"fold": F, "error": "..."}
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import pickle
-import random
 import sys
 from pathlib import Path
 
 import numpy as np
 
-#: Where the model's class is looked for, as ``submission.py`` imports it.
-MODEL_MODULE = "submission.MyModel"
-
-
-def fold_seed(seed: int, fold: int) -> int:
-    """The seed of fold ``fold`` of a run seeded with ``seed`` (as the runner derives it)."""
-    return (int(seed) * 1_000_003 + fold) % 2**32
-
-
-def seed_global_generators(seed: int) -> None:
-    """Seed the generators a model might draw from without a seed of its own (as the runner
-    does before each fold's training)."""
-    random.seed(seed)
-    np.random.seed(seed)  # noqa: NPY002 - participants' models may use the legacy global API
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)
+from evaluation.runner import fold_seed, load_model_class, seed_global_generators
 
 
 class Channel:
@@ -59,13 +41,6 @@ class Channel:
 
     def array(self, array: np.ndarray) -> None:
         np.lib.format.write_array(self._file, np.ascontiguousarray(array), allow_pickle=False)
-
-
-def load_model_class(checkout: Path) -> type:
-    """``MyModel`` of ``submission/MyModel.py`` of ``checkout``, imported as ``submission.py``
-    imports it (the checkout's folder on the path, after the harness)."""
-    sys.path.append(str(checkout))
-    return importlib.import_module(MODEL_MODULE).MyModel
 
 
 def _load(path: Path):
@@ -105,6 +80,8 @@ def main(argv: list[str]) -> int:
     config = json.loads((inputs / "config.json").read_text())
     channel = Channel(int(os.environ["EVALRS_RESULT_FD"]))
 
+    # the checkout's own top-level modules import as under submission.py, after the harness
+    sys.path.append(str(Path.cwd()))
     model_class = load_model_class(Path.cwd())
     model = model_class(items=_load(inputs / "items.pkl"), top_k=config["k"],
                         **config.get("params", {}))

@@ -38,9 +38,8 @@ from evaluation.reproduce._compare import (
     fingerprint_differences,
 )
 from evaluation.reproduce._env import remove_tree
-from evaluation.reproduce._limits import log_tail
 from evaluation.reproduce._sandbox import Budgets, require_sandbox
-from evaluation.reproduce._scrub import client_secrets, scrub
+from evaluation.reproduce._scrub import client_secrets, log_tail, scrub
 from evaluation.runner import DEFAULT_N_BOOT
 
 #: The most bytes of the log sent with the verdict.
@@ -136,7 +135,8 @@ def worker_config(results: Mapping, *, source: str | None = None) -> dict[str, A
     name, options = _source(source or dataset.get("source"))
     intervals = results.get("confidence_intervals") or {}
     # what submission.py was told (--param, --reclist): the model is rebuilt the same way
-    settings = results.get("settings") if isinstance(results.get("settings"), Mapping) else {}
+    recorded = results.get("settings")
+    settings: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
     params = settings.get("params") or {}
     if not isinstance(params, Mapping):
         raise ConfigError("the uploaded results' settings.params is not a mapping of model "

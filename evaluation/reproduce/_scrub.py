@@ -9,9 +9,11 @@ base64 (at any alignment), URL-encoded or reversed; each of these forms is repla
 from __future__ import annotations
 
 import base64
+import os
 import re
 import urllib.parse
 from collections.abc import Iterable
+from pathlib import Path
 
 #: What replaces a secret.
 REDACTED = "[REDACTED]"
@@ -66,3 +68,20 @@ def client_secrets(client: object, private_seed: int | None) -> tuple:
     token = next((getattr(client, name) for name in ("_token", "token", "admin_token")
                   if isinstance(getattr(client, name, None), str)), None)
     return (token, private_seed)
+
+
+def log_tail(path: str | os.PathLike, max_bytes: int) -> str:
+    """The last ``max_bytes`` bytes of the file as text (at a character boundary)."""
+    path = Path(path)
+    if not path.exists():
+        return ""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - max_bytes))
+        data = f.read()
+    text = data.decode("utf-8", errors="replace")
+    # "replace" may have widened a cut character; trim back under the bound
+    while len(text.encode("utf-8")) > max_bytes:
+        text = text[1:]
+    return text

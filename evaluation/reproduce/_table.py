@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import JustifyMethod
 
 from evaluation.reproduce._compare import EQUAL_TOLERANCE, REPRODUCED, Comparison
 
@@ -21,9 +22,10 @@ def comparison_table(comparison: Comparison) -> Table:
     """A row per fold and test: uploaded, reproduced, difference, status."""
     table = Table(title=f"reproduced vs uploaded (equal: |difference| <= {EQUAL_TOLERANCE:g}; "
                         f"within: inside the uploaded 95 % interval)")
-    for name, justify in (("fold", "right"), ("test", "left"), ("uploaded", "right"),
-                          ("reproduced", "right"), ("difference", "right"),
-                          ("status", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("fold", "right"), ("test", "left"), ("uploaded", "right"), ("reproduced", "right"),
+        ("difference", "right"), ("status", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify)
     for row in comparison.rows:
         style = _STYLES.get(row.status, "")
@@ -55,9 +57,11 @@ def batch_table(results) -> Table:
     """A row per reproduction of ``reproduce --many`` (``RowResult`` objects)."""
     table = Table(title="reproductions (differing: values not equal to the upload's within "
                         f"{EQUAL_TOLERANCE:g}; worst: the largest reproduced - uploaded)")
-    for name, justify in (("submission", "right"), ("checkout", "left"), ("verdict", "left"),
-                          ("fingerprint ok", "left"), ("differing", "right"),
-                          ("worst", "right"), ("seconds", "right"), ("log", "left")):
+    batch_columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("submission", "right"), ("checkout", "left"), ("verdict", "left"),
+        ("fingerprint ok", "left"), ("differing", "right"), ("worst", "right"),
+        ("seconds", "right"), ("log", "left"))
+    for name, justify in batch_columns:
         # the paths fold over several lines; the short columns are never cut
         path = name in ("checkout", "log")
         table.add_column(name, justify=justify, overflow="fold" if path else "ellipsis",

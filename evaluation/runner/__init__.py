@@ -5,6 +5,7 @@ leaderboard (through the contract's HTTP client)."""
 from evaluation.errors import RunWarning
 from evaluation.runner._checkout import load_model_class, run_checkout
 from evaluation.runner._fingerprint import model_fingerprint
+from evaluation.runner._fold import fold_seed, seed_global_generators
 from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
 from evaluation.runner._profile import environment
@@ -42,6 +43,7 @@ __all__ = [
     "check_results_dir",
     "collect_params",
     "environment",
+    "fold_seed",
     "import_ray",
     "import_reclist",
     "load_model_class",
@@ -52,6 +54,7 @@ __all__ = [
     "post",
     "reclist_tests",
     "run_checkout",
+    "seed_global_generators",
     "verify_fold",
     "verify_fold_files",
 ]
