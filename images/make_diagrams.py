@@ -111,85 +111,98 @@ def prediction_format() -> str:
 FLOW = "#d9822b"  # one fold's path, drawn over the grey import arrows
 ROWS = {6: 20, 5: 130, 4: 240, 3: 350, 2: 460, 1: 570}  # layer -> top of its boxes
 BOX_H = 70
+WIDTH = 1200  # of the picture; the boxes span x = 120 .. 1150, arrows run down the right margin
 LAYER_NAMES = {6: ("entry points",), 5: ("running",), 4: ("scoring and", "protocols"),
-               3: ("the model", "contract"), 2: ("data, splits,", "metrics"), 1: ("foundation",)}
+               3: ("contracts", "and the", "dataset"),
+               2: ("data, splits,", "metrics,", "standings"), 1: ("foundation",)}
 
 # name -> (layer, x, width, lines): the packages of evaluation/, foundation at the bottom
 PACKAGES = {
-    "submission.py": (6, 330, 180, ["python submission.py", "(submission/MyModel.py)"]),
-    "server/": (6, 110, 200, ["leaderboard service", "API · store · board page"]),
-    "cli/": (6, 522, 306, ["data · score · references · submit",
+    "submission.py": (6, 410, 180, ["python submission.py", "(submission/MyModel.py)"]),
+    "cli/": (6, 620, 300, ["data · score · references · submit",
                            "serve · admin · reproduce · compare · report"]),
-    "reproduce/": (5, 110, 200, ["reproduce a submission: env ·", "limits · compare · verdict"]),
-    "analysis/": (5, 975, 125, ["results · compare", "report · plots"]),
-    "runner/": (5, 330, 630, ["loop · store (run dir, resume, hash) · result (+ summary)",
-                              "checkout (MyModel) · submit (upload) · profile · fingerprint"]),
-    "baselines/": (4, 150, 170, ["popularity · random", "cbow · bias"]),
-    "challenge/": (4, 360, 440, ["spec (tests, slices, weights) · fold state · per-user scores",
+    "server/": (6, 950, 200, ["leaderboard service: API", "stores · routers · board page"]),
+    "reproduce/": (5, 120, 180, ["re-run a submission: env ·", "limits · compare · verdict"]),
+    "runner/": (5, 330, 570, ["loop · store (run dir, resume) · result (+ summary) · submit",
+                              "checkout (MyModel by path) · checks · references · profile"]),
+    "analysis/": (5, 930, 220, ["results · compare", "report · plots"]),
+    "baselines/": (4, 120, 180, ["popularity · random", "cbow · bias"]),
+    "challenge/": (4, 350, 440, ["spec (tests, slices, weights) · fold state · per-user scores",
                                  "bootstrap · references (+ JSON) · scoring · reclist"]),
-    "protocols/": (4, 850, 250, ["holdout (evaluate_split)", "replay · sampled"]),
-    "topk.py": (3, 150, 110, ["top-k from", "embeddings"]),
-    "dataset.py": (3, 290, 160, ["ChallengeDataset", "source + folds"]),
-    "model.py": (3, 480, 180, ["RecModel", "train · predict"]),
-    "predictions.py": (3, 700, 200, ["validate_predictions", "predictions_frame"]),
-    "contract/": (3, 930, 140, ["HTTP client", "URL · token checks"]),
-    "data/": (2, 150, 330, ["tables · schema · parquet · vectors · download",
-                            "synthetic · lfm · local · movielens · sources"]),
-    "splits/": (2, 510, 200, ["loo (bootstrapped folds)", "kcore · temporal · audit"]),
-    "metrics/": (2, 780, 320, ["ranking · rating · catalog · registry",
-                               "the general metric library"]),
-    "errors.py": (1, 150, 330, ["every error and warning"]),
-    "_util/": (1, 510, 400, ["atomic · jsonable · paths · int64 · deprecation",
+    "protocols/": (4, 830, 220, ["holdout (evaluate_split)", "replay · sampled"]),
+    "topk/": (3, 120, 110, ["top-k from", "embeddings"]),
+    "dataset.py": (3, 260, 160, ["ChallengeDataset", "source + folds"]),
+    "model.py": (3, 450, 170, ["RecModel", "train · predict"]),
+    "predictions.py": (3, 650, 200, ["validate_predictions", "predictions_frame"]),
+    "contract/": (3, 890, 235, ["results format · run hash · eligibility",
+                                "payload · HTTP client"]),
+    "data/": (2, 120, 320, ["tables · schema · parquet · vectors",
+                            "synthetic · lfm · local · movielens · download"]),
+    "splits/": (2, 460, 166, ["loo (bootstrapped folds)", "kcore · temporal · audit"]),
+    "metrics/": (2, 650, 220, ["ranking · rating · catalog", "registry: the metric library"]),
+    "standings/": (2, 895, 255, ["tiers · rank intervals", "win probabilities · Pareto front"]),
+    "errors.py": (1, 120, 180, ["every error and warning"]),
+    "_util/": (1, 330, 260, ["atomic · jsonable · paths · int64",
                              "validation · arrays · verified · hugepages"]),
-    "compat/": (1, 930, 170, ["2022/2023 code:", "paths · args · helpers"]),
+    "compat/": (1, 610, 540, ["EvalRS 2022/2023 compatibility:",
+                              "paths · arguments · helpers · vendored"]),
 }
-RESULTS = (6, 840, 260, "results/<run id>/", ["fold_f.json, results.json",
+RESULTS = (6, 120, 260, "results/<run id>/", ["fold_f.json, results.json",
                                               "upload to the leaderboard"])
 
 # (importer, imported, the arrow's points); errors.py and _util/ serve every package and get no
-# arrow from above, nor do the packages cli/ imports for its commands
+# arrow from above, nor do the packages cli/ imports for its commands. Arrows into one box may
+# share their last stretch, like branches joining a trunk.
 IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
-    ("submission.py", "cli/", [(510, 55), (522, 55)]),
-    ("submission.py", "runner/", [(420, 90), (420, 130)]),
-    ("cli/", "runner/", [(675, 90), (675, 130)]),
-    ("server/", "runner/", [(290, 90), (290, 110), (360, 110), (360, 130)]),
-    ("server/", "challenge/", [(110, 75), (95, 75), (95, 225), (380, 225), (380, 240)]),
-    ("reproduce/", "runner/", [(310, 165), (330, 165)]),
-    ("reproduce/", "challenge/", [(300, 200), (300, 215), (400, 215), (400, 240)]),
-    ("reproduce/", "contract/", [(130, 200), (130, 335), (1040, 335), (1040, 350)]),
-    ("analysis/", "runner/", [(975, 165), (960, 165)]),
-    ("analysis/", "challenge/", [(1000, 200), (1000, 220), (790, 220), (790, 240)]),
+    ("submission.py", "cli/", [(590, 55), (620, 55)]),
+    ("submission.py", "runner/", [(500, 90), (500, 130)]),
+    ("submission.py", "contract/", [(580, 90), (580, 104), (1170, 104), (1170, 330),
+                                    (1100, 330), (1100, 350)]),
+    ("cli/", "runner/", [(770, 90), (770, 130)]),
+    ("server/", "contract/", [(1150, 55), (1170, 55), (1170, 330), (1100, 330), (1100, 350)]),
+    ("server/", "challenge/", [(970, 90), (970, 116), (915, 116), (915, 230), (770, 230),
+                               (770, 240)]),
+    ("reproduce/", "runner/", [(300, 165), (330, 165)]),
+    ("reproduce/", "challenge/", [(280, 200), (280, 230), (370, 230), (370, 240)]),
+    ("reproduce/", "contract/", [(140, 200), (140, 216), (1100, 216), (1100, 350)]),
+    ("analysis/", "runner/", [(930, 165), (900, 165)]),
+    ("analysis/", "challenge/", [(945, 200), (945, 230), (770, 230), (770, 240)]),
+    ("analysis/", "contract/", [(1100, 200), (1100, 350)]),
     ("runner/", "dataset.py", [(340, 200), (340, 350)]),
     ("runner/", "challenge/", [(560, 200), (560, 240)]),
-    ("runner/", "predictions.py", [(825, 200), (825, 350)]),
-    ("runner/", "protocols/", [(890, 200), (890, 240)]),
-    ("runner/", "contract/", [(838, 200), (838, 325), (960, 325), (960, 350)]),
-    ("baselines/", "topk.py", [(205, 310), (205, 350)]),
-    ("baselines/", "model.py", [(310, 310), (530, 350)]),
-    ("challenge/", "data/", [(465, 310), (465, 460)]),
+    ("runner/", "predictions.py", [(800, 200), (800, 350)]),
+    ("runner/", "protocols/", [(870, 200), (870, 240)]),
+    ("runner/", "contract/", [(890, 200), (890, 216), (1100, 216), (1100, 350)]),
+    ("runner/", "compat/", [(818, 200), (818, 335), (880, 335), (880, 570)]),
+    ("baselines/", "topk/", [(175, 310), (175, 350)]),
+    ("baselines/", "model.py", [(280, 310), (280, 330), (480, 330), (480, 350)]),
+    ("challenge/", "data/", [(435, 310), (435, 460)]),
     ("challenge/", "predictions.py", [(730, 310), (730, 350)]),
-    ("protocols/", "predictions.py", [(880, 310), (880, 350)]),
-    ("protocols/", "metrics/", [(1085, 310), (1085, 460)]),
-    ("protocols/", "splits/", [(915, 310), (915, 440), (680, 440), (680, 460)]),
-    ("dataset.py", "data/", [(370, 420), (370, 460)]),
-    ("dataset.py", "splits/", [(430, 420), (530, 460)]),
-    ("_util/", "errors.py", [(510, 605), (480, 605)]),
-    ("dataset.py", "compat/", [(440, 420), (440, 445), (495, 445), (495, 550), (945, 550),
-                               (945, 570)]),
-    ("challenge/", "compat/", [(690, 310), (690, 445), (745, 445), (745, 545), (970, 545),
-                               (970, 570)]),
-    ("runner/", "compat/", [(835, 200), (835, 330), (910, 330), (910, 435), (760, 435),
-                            (760, 555), (985, 555), (985, 570)]),
+    ("challenge/", "compat/", [(635, 310), (635, 570)]),
+    ("protocols/", "predictions.py", [(840, 310), (840, 350)]),
+    ("protocols/", "metrics/", [(860, 310), (860, 460)]),
+    ("protocols/", "splits/", [(860, 310), (860, 450), (600, 450), (600, 460)]),
+    ("dataset.py", "data/", [(300, 420), (300, 460)]),
+    ("dataset.py", "splits/", [(400, 420), (400, 440), (480, 440), (480, 460)]),
+    ("dataset.py", "compat/", [(400, 420), (400, 440), (635, 440), (635, 570)]),
+    ("_util/", "errors.py", [(330, 605), (300, 605)]),
+]
+
+# imports that the code is about to gain, with their arrows ready: not drawn until the code has
+# them (the picture shows the code as it is), then moved into IMPORTS
+LANDING_IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
+    ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
+    ("analysis/", "standings/", [(1135, 200), (1135, 460)]),
 ]
 
 
 # one fold's path: step number -> (box it happens in, arrow to the next step)
 FOLD_PATH = [
-    ("dataset.py", [(450, 385), (480, 385)]),
-    ("model.py", [(660, 385), (700, 385)]),
+    ("dataset.py", [(420, 385), (450, 385)]),
+    ("model.py", [(620, 385), (650, 385)]),
     ("predictions.py", [(780, 350), (780, 310)]),
-    ("challenge/", [(640, 240), (640, 200)]),
-    ("runner/", [(930, 130), (930, 90)]),
+    ("challenge/", [(660, 240), (660, 200)]),
+    ("runner/", [(360, 130), (360, 90)]),
     (RESULTS[3], []),
 ]
 FOLD_STEPS = [
@@ -222,10 +235,12 @@ def layer_bands() -> list[str]:
     out = []
     for layer, top in ROWS.items():
         fill = "#f6f8fb" if layer % 2 else "#fcfcfd"
-        out.append(f"<rect x='10' y='{top - 10}' width='1100' height='{BOX_H + 20}' "
-                   f"fill='{fill}'/>")
-        for i, word in enumerate(LAYER_NAMES[layer]):
-            out.append(f"<text x='20' y='{top + 32 + 15 * i}' font-size='12' fill='#777' "
+        out.append(f"<rect x='10' y='{top - 10}' width='{WIDTH - 20}' "
+                   f"height='{BOX_H + 20}' fill='{fill}'/>")
+        words = LAYER_NAMES[layer]
+        for i, word in enumerate(words):
+            y = top + 39 + 15 * i - 7.5 * (len(words) - 1)  # the words centred on the band
+            out.append(f"<text x='20' y='{y:g}' font-size='12' fill='#777' "
                        f"{FONT}>{escape(word)}</text>")
     return out
 
@@ -273,7 +288,7 @@ def architecture() -> str:
     imports = [path(points) for _, _, points in IMPORTS]
     parts = [flow_head, *layer_bands(), *package_boxes(), *imports, *fold_path(),
              *legend(ROWS[1] + BOX_H + 36)]
-    return svg(1120, 790, "\n".join(parts))
+    return svg(WIDTH, 790, "\n".join(parts))
 
 
 def main() -> None:
