@@ -122,7 +122,7 @@ PACKAGES = {
     "cli/": (6, 620, 300, ["data · score · references · submit",
                            "serve · admin · reproduce · compare · report"]),
     "server/": (6, 950, 200, ["leaderboard service: API", "stores · routers · board page"]),
-    "reproduce/": (5, 120, 180, ["re-run a submission: env ·", "limits · compare · verdict"]),
+    "reproduce/": (5, 120, 180, ["sandbox · uv environment", "predict · score · verdict"]),
     "runner/": (5, 330, 570, ["loop · store (run dir, resume) · result (+ summary) · submit",
                               "checkout (MyModel by path) · checks · references · profile"]),
     "analysis/": (5, 930, 220, ["results · compare", "report · plots"]),
@@ -186,12 +186,12 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("dataset.py", "splits/", [(400, 420), (400, 440), (480, 440), (480, 460)]),
     ("dataset.py", "compat/", [(400, 420), (400, 440), (635, 440), (635, 570)]),
     ("_util/", "errors.py", [(330, 605), (300, 605)]),
+    ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
 ]
 
 # imports that the code is about to gain, with their arrows ready: not drawn until the code has
 # them (the picture shows the code as it is), then moved into IMPORTS
 LANDING_IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
-    ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
     ("analysis/", "standings/", [(1135, 200), (1135, 460)]),
 ]
 

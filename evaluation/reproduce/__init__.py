@@ -59,7 +59,7 @@ from evaluation.reproduce._sandbox import (
     run_sandboxed,
     sandbox_problem,
 )
-from evaluation.reproduce._scrub import scrub
+from evaluation.reproduce._scrub import log_tail, scrub
 from evaluation.reproduce._table import (
     batch_table,
     comparison_table,

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 import evaluation
-from evaluation import ChallengeDataset
+from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError
 from evaluation.reproduce._sandbox import Bind, Budgets, SandboxReport, run_sandboxed
 from evaluation.reproduce._scrub import log_tail

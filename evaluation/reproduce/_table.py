@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
-from rich.text import JustifyMethod
 
 from evaluation.reproduce._compare import EQUAL_TOLERANCE, REPRODUCED, Comparison
 
