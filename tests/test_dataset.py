@@ -248,7 +248,7 @@ def test_same_seed_same_folds_in_a_fresh_process(tmp_path):
 
 def test_cli_generate_info_folds(tmp_path, capsys):
     data_dir = tmp_path / "tiny"
-    assert cli_main(["data", "generate", "--scale", "tiny", "--seed", "3",
+    assert cli_main(["data", "generate", "--scale", "tiny", "--data-seed", "3",
                      "--out", str(data_dir)]) == 0
     expected = synthetic_tables("tiny", 3)
     assert cli_main(["data", "info", str(data_dir), "--num-folds", "2"]) == 0
