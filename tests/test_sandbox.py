@@ -19,7 +19,8 @@ import pytest
 
 from evaluation.errors import ConfigError
 from evaluation.reproduce import _sandbox
-from evaluation.reproduce._sandbox import Bind, Budgets, run_sandboxed, sandbox_problem
+from evaluation.reproduce._budgets import Budgets
+from evaluation.reproduce._sandbox import Bind, run_sandboxed, sandbox_problem
 
 PROBLEM = sandbox_problem()
 needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox: {PROBLEM}")

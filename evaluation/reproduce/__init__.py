@@ -12,6 +12,7 @@ as Ray tasks, and reports a table.
 """
 
 from evaluation.reproduce._batch import BatchRow, read_batch
+from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._client import LeaderboardClient
 from evaluation.reproduce._compare import (
     EQUAL_TOLERANCE,
@@ -53,7 +54,6 @@ from evaluation.reproduce._reproduce import (
 from evaluation.reproduce._requirements import Specifiers, read_requirements
 from evaluation.reproduce._sandbox import (
     Bind,
-    Budgets,
     SandboxReport,
     SandboxUnavailable,
     run_sandboxed,

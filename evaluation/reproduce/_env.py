@@ -86,7 +86,7 @@ def checkout_requirements(checkout: Path) -> bytes:
 def find_uv() -> str | None:
     """The ``uv`` binary: the ``uv`` package's, else ``uv`` on PATH (None when neither)."""
     try:
-        import uv  # type: ignore[import-not-found]
+        import uv
 
         return uv.find_uv_bin()
     except (ImportError, FileNotFoundError):

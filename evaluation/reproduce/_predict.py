@@ -27,7 +27,8 @@ import pandas as pd
 import evaluation
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError
-from evaluation.reproduce._sandbox import Bind, Budgets, SandboxReport, run_sandboxed
+from evaluation.reproduce._budgets import Budgets
+from evaluation.reproduce._sandbox import Bind, SandboxReport, run_sandboxed
 from evaluation.reproduce._scrub import log_tail
 from evaluation.runner import EvalRSRunner
 

@@ -25,6 +25,7 @@ from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.contract import DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
 from evaluation.errors import ConfigError, PredictionError, UploadError
 from evaluation.reproduce import _predict
+from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._checkout import (
     DEFAULT_MAX_CHECKOUT_BYTES,
     copy_checkout,
@@ -38,7 +39,7 @@ from evaluation.reproduce._compare import (
     fingerprint_differences,
 )
 from evaluation.reproduce._env import remove_tree
-from evaluation.reproduce._sandbox import Budgets, require_sandbox
+from evaluation.reproduce._sandbox import require_sandbox
 from evaluation.reproduce._scrub import client_secrets, log_tail, scrub
 from evaluation.runner import DEFAULT_N_BOOT
 
