@@ -40,15 +40,8 @@ from evaluation.server._store_views import Receipt, SubmissionView
 class Store(Database):
     """The leaderboard's data: teams, tokens, submissions and the board of each phase.
 
-    Parameters
-    ----------
-    engine : sqlalchemy.engine.Engine
-        The database (from ``make_engine``; its schema migrated by ``upgrade``).
-    competition : Competition, optional
-        The competition; needed for submissions, boards and baselines, not for teams and
-        tokens.
-    clock : callable, optional
-        Returns the current time as an aware datetime (default: the system clock in UTC).
+    Built as a :class:`Database` (the engine, the competition, the clock); each method is one
+    function of the concern module that holds it.
     """
 
     # ------------------------------------------------------------------ teams and tokens
