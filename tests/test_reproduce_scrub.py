@@ -57,4 +57,6 @@ def test_the_clients_token_is_among_the_secrets_scrubbed():
 
     client = LeaderboardClient("http://127.0.0.1:9", TOKEN)
     assert client_secrets(client, SEED) == (TOKEN, SEED)
-    assert client_secrets(object(), None) == (None, None)
+    assert TOKEN not in repr(client)
+    with pytest.raises(TypeError, match="cannot scrub"):  # fail closed: no run that cannot scrub
+        client_secrets(object(), None)

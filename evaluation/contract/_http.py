@@ -109,6 +109,11 @@ class HttpClient:
         token = "<not shown>" if self._token else None
         return f"HttpClient({display_url(self.url)!r}, token={token})"
 
+    def secrets(self) -> tuple[str, ...]:
+        """What nothing shown may contain: the token (for callers that scrub text the client
+        never saw, e.g. a log written by other code)."""
+        return (self._token,) if self._token else ()
+
     def show(self, text: str, limit: int = MAX_SHOWN) -> str:
         """``text`` made safe to print: without the token, escaped, at most ``limit`` long."""
         return clean(text, self._token, limit)

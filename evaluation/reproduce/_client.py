@@ -48,6 +48,10 @@ class LeaderboardClient:
     def __repr__(self) -> str:
         return f"LeaderboardClient({display_url(self.server)!r}, token=<hidden>)"
 
+    def secrets(self) -> tuple[str, ...]:
+        """The admin token, for scrubbing what a reproduction sends (see ``HttpClient``)."""
+        return self._http.secrets()
+
     def submission(self, submission_id: int) -> dict[str, Any]:
         """The stored view of submission ``submission_id``."""
         return self._call("GET", f"/api/v1/submissions/{_id(submission_id)}")

@@ -135,6 +135,10 @@ class _DeferredClient:
         self.report = dict(report)
         return {}
 
+    def secrets(self) -> tuple[str, ...]:
+        """None here: the row never holds the token, and the driver scrubs what it sends."""
+        return ()
+
 
 #: One lock per requirements: rows of one process that need the same environment wait for
 #: the first to build it instead of building it twice.

@@ -62,11 +62,20 @@ def scrub(text: str, secrets: Iterable[str | int | None]) -> str:
     return re.sub("|".join(patterns), REDACTED, text, flags=re.IGNORECASE)
 
 
-def client_secrets(client: object, private_seed: int | None) -> tuple:
-    """The secrets a reproduction scrubs: the client's admin token (whatever the client calls
-    it) and the private seed."""
-    token = next((getattr(client, name) for name in ("_token", "token", "admin_token")
-                  if isinstance(getattr(client, name, None), str)), None)
+def client_secrets(client: object, private_seed: int | None) -> tuple[str | int | None, ...]:
+    """The secrets a reproduction scrubs: the client's admin token and the private seed.
+
+    Raises
+    ------
+    TypeError
+        When the client does not say what its secrets are (``secrets()``): a reproduction
+        that cannot scrub the token does not run, rather than send it.
+    """
+    said = getattr(client, "secrets", None)
+    if not callable(said):
+        raise TypeError(f"{type(client).__name__} has no secrets(): the reproduction cannot "
+                        f"scrub its token from the log it sends")
+    token = next(iter(said()), None)
     return (token, private_seed)
 
 
