@@ -7,13 +7,20 @@ passes its limit, whatever ``Content-Length`` says or when it is absent (a chunk
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._schema import MAX_BODY_BYTES
 from evaluation.server._store import Store
 from evaluation.server._store_auth import Caller
+
+#: The largest id a row can have on every database (PostgreSQL's ``integer``): a larger one
+#: in a path is refused (422) before it reaches the database, whose driver would fail on it.
+MAX_ROW_ID = 2**31 - 1
+
+#: A submission's id in a path: 1 to ``MAX_ROW_ID``.
+SubmissionId = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="a submission's id")]
 
 #: The one answer to a request without a valid token: it does not say what was wrong with it.
 UNAUTHORIZED = ("missing, malformed, unknown or revoked token: send the header "

@@ -6,7 +6,7 @@ from starlette.concurrency import run_in_threadpool
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import REFUSALS, Recorded
-from evaluation.server._deps import CallerDep, StoreDep, read_body
+from evaluation.server._deps import CallerDep, StoreDep, SubmissionId, read_body
 from evaluation.server._reproduction import ReproductionReport
 
 router = APIRouter()
@@ -24,7 +24,8 @@ except Exception:  # the docs only; never stops the server
         "application/json": {"schema": _REPORT_SCHEMA}}}},
     summary="Record the verdict of a reproduction (organizers)",
 )
-async def post_reproduction(request: Request, submission_id: int, caller: CallerDep,
+async def post_reproduction(request: Request, submission_id: SubmissionId,
+                            caller: CallerDep,
                             store: StoreDep) -> JSONResponse:
     if not caller.admin:
         raise SubmissionRejected(404, f"no submission {submission_id} whose reproduction "

