@@ -4,6 +4,11 @@ security headers and the order of the checks of an upload."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
 
 pytest.importorskip("fastapi")
@@ -119,3 +124,104 @@ def test_a_hidden_board_neither_identifies_nor_orders_submissions_by_score(tmp_p
     admin_rows = {r["team"]: r for r in admin.json()["rows"] if not r["is_baseline"]}
     assert admin_rows["Alpha"]["submission_id"] == ids[1]
     assert [r["team"] for r in admin.json()["rows"] if not r["is_baseline"]] == ["Zed", "Alpha"]
+
+
+# ---------------------------------------------------------------------------- held locks
+
+WAIT = 2.0  # the app's write_wait in these tests (the default is WRITE_WAIT_S)
+HOLDER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def _timed(send) -> tuple[object, float]:
+    started = time.monotonic()
+    answer = send()
+    return answer, time.monotonic() - started
+
+
+def _uploads_meanwhile(base: str, bodies: list[bytes], token: str) -> tuple[list, list]:
+    """Send ``bodies`` all at once; while they wait, time the reads. Returns (the uploads'
+    (answer, seconds), the reads' (answer, seconds))."""
+    uploads: list = [None] * len(bodies)
+
+    def send(i: int) -> None:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            uploads[i] = _timed(lambda: client.post(SUBMIT, content=bodies[i],
+                                                    headers=bearer(token)))
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
+    for t in threads:
+        t.start()
+    time.sleep(WAIT / 4)  # the uploads are waiting now
+    with httpx.Client(base_url=base, timeout=60) as client:
+        reads = [_timed(lambda path=path: client.get(path))
+                 for path in ("/healthz", "/", "/api/v1/leaderboard", "/healthz")]
+    for t in threads:
+        t.join(timeout=60)
+    return uploads, reads
+
+
+def _assert_bounded(uploads: list, reads: list) -> None:
+    for answer, seconds in uploads:
+        assert answer.status_code == 503, answer.text
+        assert answer.headers["Retry-After"] == "2"
+        assert answer.json()["status"] == "unavailable"
+        assert seconds < WAIT + 3.0, seconds
+    for answer, seconds in reads:
+        assert answer.status_code == 200, answer.text
+        assert seconds < 1.5, (answer.request.url, seconds)
+
+
+def test_a_held_sqlite_write_lock_bounds_every_write_and_never_stalls_reads(tmp_path,
+                                                                            competition):
+    url = sqlite_url(tmp_path)
+    app = create_app(competition, url, clock=Clock(NOON), write_wait=WAIT)
+    _, token = app.state.store.add_team("Waiters", "w@example.org")
+    path = url.removeprefix("sqlite:///")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, path, "30"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with live_server(app) as base:
+            # more waiting uploads than the thread pool has threads (40)
+            bodies = [encode(variant(f"Wait-{i}", 1.0 + i / 100)) for i in range(48)]
+            uploads, reads = _uploads_meanwhile(base, bodies, token)
+            _assert_bounded(uploads, reads)
+            holder.kill()
+            holder.wait(timeout=10)
+            with httpx.Client(base_url=base, timeout=30) as client:
+                after = client.post(SUBMIT, content=bodies[0], headers=bearer(token))
+            assert after.status_code == 201, after.text
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+
+
+def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_database,
+                                                                  competition):
+    import sqlalchemy as sa
+    app = create_app(competition, postgres_database, clock=Clock(NOON), write_wait=WAIT)
+    store = app.state.store
+    held, token = store.add_team("Held", "h@example.org")
+    _, other = store.add_team("Free", "f@example.org")
+    engine = sa.create_engine(postgres_database)
+    try:
+        with engine.connect() as conn, conn.begin():
+            conn.execute(sa.text("SELECT id FROM teams WHERE id = :id FOR UPDATE"),
+                         {"id": held.id})
+            with live_server(app) as base:
+                bodies = [encode(variant(f"Held-{i}", 1.0 + i / 100)) for i in range(12)]
+                uploads, reads = _uploads_meanwhile(base, bodies, token)
+                _assert_bounded(uploads, reads)
+                with httpx.Client(base_url=base, timeout=30) as client:
+                    free, seconds = _timed(lambda: client.post(
+                        SUBMIT, content=encode(variant("Free-1")), headers=bearer(other)))
+                assert free.status_code == 201 and seconds < 1.5, (free.text, seconds)
+    finally:
+        engine.dispose()

@@ -31,10 +31,12 @@ from evaluation.server._competition import Competition
 from evaluation.server._db import make_engine, upgrade
 from evaluation.server._handlers import add_error_handlers
 from evaluation.server._store import Store
+from evaluation.server._store_lock import WRITE_WAIT_S
 
 
 def create_app(competition: Competition, db_url: str | Engine, *,
-               clock: Callable[[], datetime] | None = None, prepare: bool = True) -> FastAPI:
+               clock: Callable[[], datetime] | None = None, prepare: bool = True,
+               write_wait: float = WRITE_WAIT_S) -> FastAPI:
     """The leaderboard app of ``competition`` on the database ``db_url``.
 
     Parameters
@@ -48,6 +50,9 @@ def create_app(competition: Competition, db_url: str | Engine, *,
         move it across days and phases.
     prepare : bool
         Migrate the schema (``upgrade``) and pin the baselines before returning (default).
+    write_wait : float
+        Most seconds a write waits in all (for a place among the running writes, the write
+        queue and the database's locks) before it is answered 503 with ``Retry-After``.
 
     Returns
     -------
@@ -75,6 +80,7 @@ def create_app(competition: Competition, db_url: str | Engine, *,
                     "Writes need a team's token: `Authorization: Bearer <token>`.",
     )
     app.state.store = store
+    app.state.write_wait = write_wait
     add_error_handlers(app)
     for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_health):
         app.include_router(routes.router)

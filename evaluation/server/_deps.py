@@ -5,15 +5,26 @@ revoked token gets one and the same 401. The body is read from the stream and re
 passes its limit, whatever ``Content-Length`` says or when it is absent (a chunked upload).
 """
 
-from typing import Annotated
+import asyncio
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Header, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._schema import MAX_BODY_BYTES
 from evaluation.server._store import Store
 from evaluation.server._store_auth import Caller
+from evaluation.server._store_lock import WRITE_WAIT_S, WriteBusy, write_deadline
+
+#: Writes of one process that run (in the thread pool) at once; the others wait for a place,
+#: without a thread, until their deadline. The database takes one writer at a time anyway, and
+#: the thread pool stays free for the reads (the board, the page, ``/healthz``).
+MAX_RUNNING_WRITES = 4
+
+_T = TypeVar("_T")
 
 #: The largest id a row can have on every database (PostgreSQL's ``integer``): a larger one
 #: in a path is refused (422) before it reaches the database, whose driver would fail on it.
@@ -102,3 +113,29 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
 def _too_large(what: str, limit: int) -> str:
     return (f"the body has {what}; at most {limit} bytes ({limit // 1024} KiB) are accepted. "
             f"Send the submission.json the runner wrote, unchanged.")
+
+
+async def run_write(request: Request, write: Callable[..., _T], *args: object) -> _T:
+    """Run ``write(*args)`` in the thread pool, with a place among ``MAX_RUNNING_WRITES`` and
+    a deadline (the app's ``write_wait`` seconds, ``WRITE_WAIT_S`` by default) for all its
+    waits: for a place, the write queue and the database's locks.
+
+    Raises
+    ------
+    WriteBusy
+        When the deadline passes first (answered 503 with ``Retry-After``).
+    """
+    state = request.app.state
+    seconds = getattr(state, "write_wait", WRITE_WAIT_S)
+    gate = getattr(state, "write_gate", None)
+    if gate is None:  # made in the server's event loop, on the first write
+        gate = state.write_gate = asyncio.Semaphore(MAX_RUNNING_WRITES)
+    with write_deadline(seconds):
+        try:
+            await asyncio.wait_for(gate.acquire(), seconds)
+        except TimeoutError:
+            raise WriteBusy(f"no place among the running writes within {seconds:g} s") from None
+        try:
+            return await run_in_threadpool(write, *args)
+        finally:
+            gate.release()

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import rejected
 from evaluation.server._deps import UNAUTHORIZED, Unauthorized
+from evaluation.server._store_lock import WriteBusy
 from evaluation.server._store_submissions import LimitReached
 
 log = logging.getLogger("evaluation.server")
@@ -53,7 +54,8 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
 async def _busy(request: Request, exc: Exception) -> JSONResponse:
     # the database is locked past its timeout, or down: a client may try again later (the
     # upload client retries 503 with the same idempotency key)
-    log.warning("database unavailable: %s", type(exc).__name__)
+    log.warning("database unavailable: %s: %s", type(exc).__name__,
+                str(getattr(exc, "orig", None) or exc)[:200])
     return JSONResponse({"status": "unavailable", "reason": "the database is busy or "
                          "unavailable; try again in a moment"}, status_code=503,
                         headers={"Retry-After": str(BUSY_RETRY_AFTER)})
@@ -69,6 +71,7 @@ def add_error_handlers(app: FastAPI) -> None:
     """Answer every refusal and error of ``app`` as JSON (see the module's docstring)."""
     handlers = ((SubmissionRejected, _rejected), (Unauthorized, _unauthorized),
                 (StarletteHTTPException, _http), (RequestValidationError, _invalid),
-                (OperationalError, _busy), (PoolTimeout, _busy), (Exception, _unexpected))
+                (OperationalError, _busy), (PoolTimeout, _busy), (WriteBusy, _busy),
+                (Exception, _unexpected))
     for exception, handler in handlers:
         app.exception_handler(exception)(handler)

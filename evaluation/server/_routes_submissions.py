@@ -8,7 +8,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import (
@@ -18,7 +17,13 @@ from evaluation.server._answers import (
     receipt_json,
     submission_json,
 )
-from evaluation.server._deps import CallerDep, StoreDep, SubmissionId, read_body
+from evaluation.server._deps import (
+    CallerDep,
+    StoreDep,
+    SubmissionId,
+    read_body,
+    run_write,
+)
 from evaluation.server._schema import Submission
 from evaluation.server._store_views import SubmissionView
 
@@ -48,7 +53,7 @@ async def post_submission(
         raise SubmissionRejected(403, "an organizer's token cannot submit; use a team's "
                                       "token")
     body = await read_body(request)
-    receipt = await run_in_threadpool(store.submit, caller.team_id, body, idempotency_key)
+    receipt = await run_write(request, store.submit, caller.team_id, body, idempotency_key)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
 
 
