@@ -4,6 +4,11 @@ security headers and the order of the checks of an upload."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shlex
+import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -225,3 +230,120 @@ def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_datab
                 assert free.status_code == 201 and seconds < 1.5, (free.text, seconds)
     finally:
         engine.dispose()
+
+
+# ---------------------------------------------------------------------------- read-only, full
+
+PREPARE = """
+import sys
+from evaluation.server import create_app, load_competition
+app = create_app(load_competition(sys.argv[1]), sys.argv[2])
+open(sys.argv[3], "w").write(app.state.store.add_team("Disk", "d@example.org")[1])
+if sys.argv[4] == "crash":  # as a killed server: the write-ahead log and its index stay
+    import os, signal
+    os.kill(os.getpid(), signal.SIGKILL)
+app.state.store.engine.dispose()
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_on_tmpfs(tmp_path, then: str, size: str = "32m", end: str = "close"):
+    """``serve`` on an SQLite database in a tmpfs of ``size`` mounted in a private mount
+    namespace; ``then`` (shell) runs after the database is made (and closed, or left as by a
+    crash when ``end`` is "crash") and before the server starts.
+    Yields (base URL, the team's token, the server's stderr so far as a callable, the
+    server's process id: in the namespace, for ``nsenter``)."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) for a private tmpfs")
+    mnt, token_file, log = tmp_path / "mnt", tmp_path / "token", tmp_path / "serve.log"
+    mnt.mkdir(parents=True)
+    port = _free_port()
+    url = f"sqlite:///{mnt}/lb.db"
+    py = shlex.quote(sys.executable)
+    script = (f"set -e; mount -t tmpfs -o size={size} tmpfs {mnt}; "
+              f"{py} -c {shlex.quote(PREPARE)} {EXAMPLE} {url} {token_file} {end} || true; {then}; "
+              f"exec {py} -m evaluation serve --competition {EXAMPLE} --db {url} "
+              f"--port {port}")
+    with open(log, "w") as err:
+        proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                 script], stdout=err, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                httpx.get(base + "/healthz", timeout=2)
+                break
+            except httpx.HTTPError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"serve did not start: {log.read_text()}")
+                time.sleep(0.3)
+        yield base, token_file.read_text(), log.read_text, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _assert_not_ready(base: str, token: str, said: str, stderr, at_start: bool = True) -> str:
+    with httpx.Client(base_url=base, timeout=30) as client:
+        ready = client.get("/readyz")
+        upload = client.post(SUBMIT, content=encode(variant("Disk-1", 1.1)),
+                             headers=bearer(token))
+        board = client.get("/api/v1/leaderboard")
+    assert ready.status_code == 503, ready.text
+    assert ready.json()["status"] == "not ready"
+    assert any(said in p for p in ready.json()["problems"]), ready.json()
+    if at_start:
+        assert said in stderr(), stderr()
+    assert upload.status_code == 503 and "Retry-After" in upload.headers, upload.text
+    assert board.status_code == 200, board.text  # the board is still read
+    return upload.json()["reason"]
+
+
+def test_a_read_only_database_says_so_at_start_and_in_readyz(tmp_path):
+    # left as by a crash, the database can be opened on a read-only file system
+    with serve_on_tmpfs(tmp_path, f"mount -o remount,ro {tmp_path / 'mnt'}",
+                        end="crash") as (base, token, stderr, _):
+        reason = _assert_not_ready(base, token, "read-only file system", stderr)
+    assert "read-only" in reason
+
+
+def test_a_start_on_a_read_only_file_system_is_refused_with_the_reason(tmp_path):
+    mnt = tmp_path / "mnt"
+    with pytest.raises(pytest.fail.Exception) as failed:
+        with serve_on_tmpfs(tmp_path, f"mount -o remount,ro {mnt}"):
+            pass
+    said = str(failed.value)
+    assert "read-only file system" in said and "remount" in said, said
+    assert "Traceback" not in said
+
+
+def test_a_disk_that_fills_up_says_so_in_readyz_and_at_the_next_start(tmp_path):
+    def fill(folder):
+        return ["dd", "if=/dev/zero", f"of={folder / 'mnt' / 'fill'}", "bs=64k"]
+
+    with serve_on_tmpfs(tmp_path, "true") as (base, token, stderr, pid):
+        subprocess.run(["nsenter", "-t", str(pid), "-m", *fill(tmp_path)],
+                       capture_output=True)
+        reason = _assert_not_ready(base, token, "KiB free", stderr, at_start=False)
+    assert "disk is full" in reason
+    # a start on the full disk is refused, with the reason
+    with pytest.raises(pytest.fail.Exception) as failed:
+        again = tmp_path / "again"
+        with serve_on_tmpfs(again, " ".join(fill(again)) + " 2>/dev/null || true"):
+            pass
+    said = str(failed.value)
+    assert "0 KiB free" in said and "free some space" in said and "Traceback" not in said
+
+
+def test_a_writable_database_is_ready(tmp_path, competition):
+    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    with live_server(app) as base:
+        ready = httpx.get(base + "/readyz", timeout=30)
+    assert ready.status_code == 200 and ready.json() == {"status": "ready", "problems": []}

@@ -5,7 +5,8 @@
 * ``_routes_submissions``: upload a run, read a submission, read its stored body (organizers);
 * ``_routes_reproductions``: record a reproduction's verdict (organizers);
 * ``_routes_board``: the board as JSON, and the page (``GET /``);
-* ``_routes_health``: whether the database answers.
+* ``_routes_health``: whether the database answers (``/healthz``) and can take uploads
+  (``/readyz``).
 
 What they share (the store, the caller behind a token, a bounded body) is in ``_deps``; how
 refusals and errors are answered is in ``_handlers``. The organizers' token also reads a
@@ -13,14 +14,17 @@ submission's stored body and records the verdict of a reproduction; for a team's
 answer 404, as for a submission that does not exist. Every answer is JSON except the page.
 """
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from evaluation._version import __version__
+from evaluation.errors import ConfigError
 from evaluation.server import (
     _routes_board,
     _routes_health,
@@ -28,10 +32,12 @@ from evaluation.server import (
     _routes_submissions,
 )
 from evaluation.server._competition import Competition
-from evaluation.server._db import make_engine, upgrade
+from evaluation.server._db import is_current, make_engine, shown_url, upgrade
 from evaluation.server._handlers import add_error_handlers
 from evaluation.server._store import Store
 from evaluation.server._store_lock import WRITE_WAIT_S
+
+log = logging.getLogger("evaluation.server")
 
 
 def create_app(competition: Competition, db_url: str | Engine, *,
@@ -65,9 +71,11 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     """
     engine = db_url if isinstance(db_url, Engine) else make_engine(db_url)
     store = Store(engine, competition, clock)
+    problems = store.readiness()
     if prepare:
-        upgrade(engine)
-        store.pin_baselines()
+        _prepare(store, problems)
+    for problem in problems:
+        log.warning("not ready for uploads: %s", problem)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -80,8 +88,25 @@ def create_app(competition: Competition, db_url: str | Engine, *,
                     "Writes need a team's token: `Authorization: Bearer <token>`.",
     )
     app.state.store = store
+    app.state.start_problems = problems
     app.state.write_wait = write_wait
     add_error_handlers(app)
     for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_health):
         app.include_router(routes.router)
     return app
+
+
+def _prepare(store: Store, problems: list[str]) -> None:
+    """Migrate the schema and pin the baselines; a database that cannot take writes is served
+    as it is (read only, ``/readyz`` says why) when its schema is current, else refused."""
+    try:
+        upgrade(store.engine)
+        store.pin_baselines()
+    except (ConfigError, SQLAlchemyError) as exc:
+        if not problems:
+            raise
+        if not is_current(store.engine):
+            raise ConfigError(f"cannot prepare the database {shown_url(store.engine.url)}: "
+                              f"{'; '.join(problems)}.") from None
+        log.warning("the database could not be written to at start (%s); serving it read "
+                    "only", type(exc).__name__)

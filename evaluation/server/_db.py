@@ -186,3 +186,17 @@ def upgrade(url_or_engine) -> None:
         raise ConfigError(f"cannot open the database {shown_url(engine.url)}: {reason}. Check "
                           f"the --db URL: the server, user and database name, and that the "
                           f"folder of an SQLite file exists.") from None
+
+
+def is_current(engine: Engine) -> bool:
+    """Whether the database's schema is at the newest migration (read only; False when the
+    database cannot be read)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
+    try:
+        with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+            return set(MigrationContext.configure(connection).get_current_heads()) == heads
+    except SQLAlchemyError:
+        return False

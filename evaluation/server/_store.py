@@ -10,7 +10,8 @@ competition, the clock, the write lock):
 * ``_store_board``, ``_store_ranking``, ``_store_reveals``: the board of a phase, a team's
   place on it, the phases whose private scores are revealed;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
-* ``_store_baselines``: the reference runs pinned on every board.
+* ``_store_baselines``: the reference runs pinned on every board;
+* ``_store_readiness``: whether the database can take writes (read-only, full disk).
 
 ``Store`` is what the app and the ``admin`` command hold; its methods are those functions.
 """
@@ -24,6 +25,7 @@ from evaluation.server import (
     _store_baselines,
     _store_board,
     _store_ranking,
+    _store_readiness,
     _store_reproductions,
     _store_reveals,
     _store_submissions,
@@ -118,6 +120,13 @@ class Store(Database):
     def record_reproduction(self, submission_id: int, body: bytes) -> dict:
         """Store a reproduction's verdict (see ``_store_reproductions.record_reproduction``)."""
         return _store_reproductions.record_reproduction(self, submission_id, body)
+
+    # ------------------------------------------------------------------ readiness
+
+    def readiness(self) -> list[str]:
+        """What keeps the database from taking uploads (see ``_store_readiness.problems``);
+        empty when it is ready."""
+        return _store_readiness.problems(self)
 
     # ------------------------------------------------------------------ baselines
 
