@@ -10,7 +10,15 @@ from evaluation.server._answers import board_json
 from evaluation.server._app import create_app
 from evaluation.server._board import REPRODUCTION_STATES, Board, BoardRow
 from evaluation.server._competition import BaselineSpec, Competition, Phase, load_competition
-from evaluation.server._db import make_engine, shown_url, upgrade
+from evaluation.server._db import is_current, make_engine, shown_url, upgrade
+from evaluation.server._db_files import (
+    backup,
+    check_integrity,
+    describe,
+    in_use,
+    restore,
+    sqlite_path,
+)
 from evaluation.server._deps import read_body
 from evaluation.server._reproduction import (
     MAX_LOG_TAIL_BYTES,
@@ -21,7 +29,7 @@ from evaluation.server._reproduction import (
 from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
 from evaluation.server._store import Store
-from evaluation.server._store_auth import Caller
+from evaluation.server._store_auth import AdminTokenInfo, Caller
 from evaluation.server._store_submissions import LimitReached
 from evaluation.server._store_teams import TeamInfo
 from evaluation.server._store_views import Receipt, SubmissionView
@@ -40,6 +48,7 @@ from evaluation.server._tokens import hash_token, matches, new_token
 metadata = Base.metadata
 
 __all__ = [
+    "AdminTokenInfo",
     "AdminTokenRow",
     "Base",
     "BaselineSpec",
@@ -65,12 +74,17 @@ __all__ = [
     "TeamInfo",
     "TeamRow",
     "VERDICTS",
+    "backup",
     "board_json",
     "check_email",
+    "check_integrity",
     "check_team_name",
     "claimed_differs",
     "create_app",
+    "describe",
     "hash_token",
+    "in_use",
+    "is_current",
     "load_competition",
     "make_engine",
     "matches",
@@ -80,6 +94,8 @@ __all__ = [
     "parse_submission",
     "read_body",
     "recompute",
+    "restore",
     "shown_url",
+    "sqlite_path",
     "upgrade",
 ]

@@ -33,6 +33,7 @@ from evaluation.server import (
 )
 from evaluation.server._competition import Competition
 from evaluation.server._db import is_current, make_engine, shown_url, upgrade
+from evaluation.server._db_files import check_integrity, sqlite_path
 from evaluation.server._handlers import add_error_handlers
 from evaluation.server._store import Store
 from evaluation.server._store_lock import WRITE_WAIT_S
@@ -67,9 +68,13 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     Raises
     ------
     ConfigError
-        When the database cannot be opened or migrated, or a baseline file is invalid.
+        When the database cannot be opened or migrated, an SQLite file is damaged, or a
+        baseline file is invalid.
     """
     engine = db_url if isinstance(db_url, Engine) else make_engine(db_url)
+    path = sqlite_path(engine.url)
+    if prepare and path is not None and path.exists():
+        check_integrity(path)  # a damaged file is refused with what to do
     store = Store(engine, competition, clock)
     problems = store.readiness()
     if prepare:

@@ -33,7 +33,7 @@ from evaluation.server import (
     _store_views,
 )
 from evaluation.server._board import Board
-from evaluation.server._store_auth import Caller
+from evaluation.server._store_auth import AdminTokenInfo, Caller
 from evaluation.server._store_session import Database
 from evaluation.server._store_teams import TeamInfo
 from evaluation.server._store_views import Receipt, SubmissionView
@@ -74,6 +74,14 @@ class Store(Database):
     def create_admin_token(self) -> str:
         """Create an organizer's token and return it (only its hash is stored)."""
         return _store_auth.create_admin_token(self)
+
+    def list_admin_tokens(self) -> list[AdminTokenInfo]:
+        """Every organizer's token (never the token itself), by id."""
+        return _store_auth.list_admin_tokens(self)
+
+    def revoke_admin_token(self, token_id: int) -> AdminTokenInfo:
+        """Revoke an organizer's token (see ``_store_auth.revoke_admin_token``)."""
+        return _store_auth.revoke_admin_token(self, token_id)
 
     def authenticate(self, token: str | None) -> Caller | None:
         """Who holds ``token`` (see ``_store_auth.authenticate``)."""
