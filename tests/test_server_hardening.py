@@ -347,3 +347,140 @@ def test_a_writable_database_is_ready(tmp_path, competition):
     with live_server(app) as base:
         ready = httpx.get(base + "/readyz", timeout=30)
     assert ready.status_code == 200 and ready.json() == {"status": "ready", "problems": []}
+
+
+# ---------------------------------------------------------------------------- headers, bodies
+
+SECURITY = {"content-security-policy", "x-content-type-options", "referrer-policy"}
+
+
+def _raw(port: int, data: bytes, wait: float = 10.0) -> tuple[bytes, float]:
+    """Send ``data`` on a new connection; returns (what came back until the server closed or
+    ``wait`` passed, seconds until the first bytes or the close)."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(data)
+        s.settimeout(wait)
+        got = b""
+        first = None
+        try:
+            while chunk := s.recv(65536):
+                first = first or time.monotonic() - started
+                got += chunk
+        except TimeoutError:
+            pass
+        except ConnectionResetError:
+            pass
+    return got, (first if first is not None else time.monotonic() - started)
+
+
+@contextlib.contextmanager
+def served(app, **config):
+    """``app`` on 127.0.0.1 with ``serve``'s connection limits (and ``config``); yields the
+    port."""
+    import uvicorn
+
+    from evaluation.cli.serve import connection_limits
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                           **{**connection_limits(), **config}))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+def test_every_answer_has_the_security_headers_and_docs_load_no_script(tmp_path,
+                                                                       competition):
+    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        answers = [client.get(p) for p in ("/", "/docs", "/healthz", "/api/v1/leaderboard",
+                                           "/openapi.json", "/nope")]
+        answers.append(client.post(SUBMIT, content=b"{}"))
+        redoc = client.get("/redoc")
+    for answer in answers:
+        assert SECURITY <= set(answer.headers), (answer.request.url, answer.headers)
+        csp = answer.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp and "script-src" not in csp
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+    docs = answers[1]
+    assert docs.status_code == 200 and "/api/v1/submissions" in docs.text
+    assert "<script" not in docs.text.lower() and "cdn" not in docs.text.lower()
+    assert redoc.status_code == 404  # FastAPI's page that loads a CDN script is off
+
+
+def test_content_length_with_transfer_encoding_is_refused(tmp_path, competition):
+    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    _, token = app.state.store.add_team("Smuggler", "s@example.org")
+    body = encode(variant("Smuggle-1"))
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    with served(app) as port:
+        got, _ = _raw(port, (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                             f"{token}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n"
+                             f"\r\n").encode() + chunked, wait=5)
+        plain, _ = _raw(port, (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                               f"{token}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
+                               f"\r\n").encode() + chunked, wait=10)
+    assert got.startswith(b"HTTP/1.1 400"), got[:300]
+    assert b"Content-Length and Transfer-Encoding" in got
+    assert plain.startswith(b"HTTP/1.1 201"), plain[:300]  # chunked alone is fine
+    # only the plain upload was stored
+    assert [t.submissions for t in app.state.store.list_teams() if t.name == "Smuggler"] == [1]
+
+
+def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_path,
+                                                                           competition):
+    public = competition.phases[0]
+    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    store = app.state.store
+    _, token = store.add_team("Busy Team", "b@example.org")
+    for i in range(public.daily_limit):
+        store.submit(store.authenticate(token).team_id, encode(variant(f"Used-{i}")), None)
+    head = (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: 900000\r\n")
+    with served(app) as port:
+        # the headers only: an answer that comes now was given without the body (the upload
+        # client always sends the run id as Idempotency-Key)
+        limited, limited_s = _raw(port, (head + f"Authorization: Bearer {token}\r\n"
+                                         f"Idempotency-Key: New-1\r\n\r\n").encode(), wait=5)
+        anonymous, anonymous_s = _raw(port, (head + "\r\n").encode(), wait=5)
+        # a repeat of a stored run is still answered (duplicate), its body read
+        body = encode(variant("Used-0"))
+        repeat, _ = _raw(port, (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                f"{token}\r\nIdempotency-Key: Used-0\r\nContent-Length: "
+                                f"{len(body)}\r\nConnection: close\r\n\r\n").encode() + body)
+    assert limited.startswith(b"HTTP/1.1 429") and b"daily limit reached" in limited, limited
+    assert b"retry-after" in limited.lower()
+    assert anonymous.startswith(b"HTTP/1.1 401"), anonymous
+    assert limited_s < 3 and anonymous_s < 3
+    assert repeat.startswith(b"HTTP/1.1 200") and b'"duplicate"' in repeat, repeat[:400]
+
+
+def test_idle_slow_and_dripping_connections_are_cut_off(tmp_path, competition):
+    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON), body_timeout=1.5)
+    _, token = app.state.store.add_team("Slow", "s@example.org")
+    from evaluation.server import HeaderDeadlineProtocol
+
+    class Quick(HeaderDeadlineProtocol):
+        header_timeout = 1.5
+
+    with served(app, http=Quick, timeout_keep_alive=1) as port:
+        idle, idle_s = _raw(port, b"", wait=10)
+        partial, partial_s = _raw(port, b"GET / HTTP/1.1\r\nHost: x\r\n", wait=10)
+        dripped, dripped_s = _raw(port, (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                         f"Bearer {token}\r\nContent-Length: 5000\r\n\r\n{{"
+                                         ).encode(), wait=10)
+        kept, kept_s = _raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", wait=10)
+    assert idle == b"" and 1.0 < idle_s < 4, idle_s
+    assert partial == b"" and 1.0 < partial_s < 4, partial_s
+    assert dripped.startswith(b"HTTP/1.1 408") and 1.0 < dripped_s < 4, (dripped, dripped_s)
+    # a keep-alive connection after an answer is closed when idle
+    assert kept.startswith(b"HTTP/1.1 200") and kept_s < 4

@@ -20,6 +20,7 @@ from evaluation.server._db_files import (
     sqlite_path,
 )
 from evaluation.server._deps import read_body
+from evaluation.server._http_protocol import HEADER_TIMEOUT_S, HeaderDeadlineProtocol
 from evaluation.server._reproduction import (
     MAX_LOG_TAIL_BYTES,
     VERDICTS,
@@ -28,6 +29,7 @@ from evaluation.server._reproduction import (
 )
 from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
+from evaluation.server._security import SECURITY_HEADERS, SecurityHeaders
 from evaluation.server._store import Store
 from evaluation.server._store_auth import AdminTokenInfo, Caller
 from evaluation.server._store_submissions import LimitReached
@@ -56,6 +58,8 @@ __all__ = [
     "BoardRow",
     "Caller",
     "Competition",
+    "HEADER_TIMEOUT_S",
+    "HeaderDeadlineProtocol",
     "LimitReached",
     "MAX_BODY_BYTES",
     "MAX_LOG_TAIL_BYTES",
@@ -65,7 +69,9 @@ __all__ = [
     "Receipt",
     "ReproductionReport",
     "ReproductionRow",
+    "SECURITY_HEADERS",
     "Scores",
+    "SecurityHeaders",
     "Store",
     "Submission",
     "SubmissionRejected",

@@ -5,11 +5,13 @@
 * ``_routes_submissions``: upload a run, read a submission, read its stored body (organizers);
 * ``_routes_reproductions``: record a reproduction's verdict (organizers);
 * ``_routes_board``: the board as JSON, and the page (``GET /``);
+* ``_routes_docs``: the API's documentation as a plain page (no script from a CDN);
 * ``_routes_health``: whether the database answers (``/healthz``) and can take uploads
   (``/readyz``).
 
 What they share (the store, the caller behind a token, a bounded body) is in ``_deps``; how
-refusals and errors are answered is in ``_handlers``. The organizers' token also reads a
+refusals and errors are answered is in ``_handlers``; the security headers of every answer
+in ``_security``. The organizers' token also reads a
 submission's stored body and records the verdict of a reproduction; for a team's token both
 answer 404, as for a submission that does not exist. Every answer is JSON except the page.
 """
@@ -27,6 +29,7 @@ from evaluation._version import __version__
 from evaluation.errors import ConfigError
 from evaluation.server import (
     _routes_board,
+    _routes_docs,
     _routes_health,
     _routes_reproductions,
     _routes_submissions,
@@ -34,7 +37,9 @@ from evaluation.server import (
 from evaluation.server._competition import Competition
 from evaluation.server._db import is_current, make_engine, shown_url, upgrade
 from evaluation.server._db_files import check_integrity, sqlite_path
+from evaluation.server._deps import BODY_TIMEOUT_S
 from evaluation.server._handlers import add_error_handlers
+from evaluation.server._security import SecurityHeaders
 from evaluation.server._store import Store
 from evaluation.server._store_lock import WRITE_WAIT_S
 
@@ -43,7 +48,8 @@ log = logging.getLogger("evaluation.server")
 
 def create_app(competition: Competition, db_url: str | Engine, *,
                clock: Callable[[], datetime] | None = None, prepare: bool = True,
-               write_wait: float = WRITE_WAIT_S) -> FastAPI:
+               write_wait: float = WRITE_WAIT_S, body_timeout: float = BODY_TIMEOUT_S
+               ) -> FastAPI:
     """The leaderboard app of ``competition`` on the database ``db_url``.
 
     Parameters
@@ -60,6 +66,8 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     write_wait : float
         Most seconds a write waits in all (for a place among the running writes, the write
         queue and the database's locks) before it is answered 503 with ``Retry-After``.
+    body_timeout : float
+        Most seconds a request's body may take to arrive (then 408).
 
     Returns
     -------
@@ -89,14 +97,18 @@ def create_app(competition: Competition, db_url: str | Engine, *,
 
     app = FastAPI(
         title=f"{competition.name} leaderboard", version=__version__, lifespan=lifespan,
+        docs_url=None, redoc_url=None,  # /docs is a plain page (_routes_docs), no CDN script
         description="Submissions, the board of each phase, and the state of a submission. "
                     "Writes need a team's token: `Authorization: Bearer <token>`.",
     )
     app.state.store = store
     app.state.start_problems = problems
     app.state.write_wait = write_wait
+    app.state.body_timeout = body_timeout
+    app.add_middleware(SecurityHeaders)
     add_error_handlers(app)
-    for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_health):
+    for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_health,
+                   _routes_docs):
         app.include_router(routes.router)
     return app
 

@@ -19,6 +19,9 @@ from evaluation.server._store import Store
 from evaluation.server._store_auth import Caller
 from evaluation.server._store_lock import WRITE_WAIT_S, WriteBusy, write_deadline
 
+#: Seconds a request's body may take to arrive (the headers have ``HEADER_TIMEOUT_S``).
+BODY_TIMEOUT_S = 30.0
+
 #: Writes of one process that run (in the thread pool) at once; the others wait for a place,
 #: without a thread, until their deadline. The database takes one writer at a time anyway, and
 #: the thread pool stays free for the reads (the board, the page, ``/healthz``).
@@ -85,12 +88,14 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     """The request's body, read from the stream and refused once it passes ``limit`` bytes.
 
     ``Content-Length`` is a claim: a larger one is refused before reading, and a smaller
-    (lying) one or none (chunked) does not stop the count.
+    (lying) one or none (chunked) does not stop the count. The whole body must arrive within
+    the app's ``body_timeout`` (``BODY_TIMEOUT_S``): a client that drips it is cut off.
 
     Raises
     ------
     SubmissionRejected
-        413 when the body exceeds ``limit``; 400 when ``Content-Length`` is not a number.
+        413 when the body exceeds ``limit``; 400 when ``Content-Length`` is not a number; 408
+        when the body is not in by the deadline.
     """
     declared = request.headers.get("content-length")
     if declared is not None:
@@ -101,12 +106,19 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
                                           f"number") from None
         if size > limit:
             raise SubmissionRejected(413, _too_large(f"{size} bytes", limit))
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise SubmissionRejected(413, _too_large(f"more than {limit} bytes", limit))
-        chunks.append(chunk)
+    seconds = getattr(request.app.state, "body_timeout", BODY_TIMEOUT_S)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise SubmissionRejected(413, _too_large(f"more than {limit} bytes", limit))
+                chunks.append(chunk)
+    except TimeoutError:
+        raise SubmissionRejected(408, f"the body did not arrive within {seconds:g} s ({size} "
+                                      f"bytes came); send it at once") from None
     return b"".join(chunks)
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import (
@@ -52,7 +53,12 @@ async def post_submission(
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token cannot submit; use a team's "
                                       "token")
+    # the token (a dependency) and the daily limit are checked before the body is read: a
+    # refused upload costs no reading and no parsing
+    refusal = await run_in_threadpool(store.check_before_body, caller.team_id, idempotency_key)
     body = await read_body(request)
+    if refusal is not None:  # at the limit, without a key: only a repeat is answered
+        await run_in_threadpool(store.refuse_unless_stored, caller.team_id, body, refusal)
     receipt = await run_write(request, store.submit, caller.team_id, body, idempotency_key)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
 

@@ -35,6 +35,7 @@ from evaluation.server import (
 from evaluation.server._board import Board
 from evaluation.server._store_auth import AdminTokenInfo, Caller
 from evaluation.server._store_session import Database
+from evaluation.server._store_submissions import LimitReached
 from evaluation.server._store_teams import TeamInfo
 from evaluation.server._store_views import Receipt, SubmissionView
 
@@ -92,6 +93,16 @@ class Store(Database):
     def submit(self, team_id: int, body: bytes, idempotency_key: str | None = None) -> Receipt:
         """Check, score and store a team's submission (see ``_store_submissions.submit``)."""
         return _store_submissions.submit(self, team_id, body, idempotency_key)
+
+    def check_before_body(self, team_id: int, idempotency_key: str | None = None
+                          ) -> LimitReached | None:
+        """Refuse an upload that would be refused anyway before its body is read (see
+        ``_store_submissions.check_before_body``)."""
+        return _store_submissions.check_before_body(self, team_id, idempotency_key)
+
+    def refuse_unless_stored(self, team_id: int, body: bytes, refusal: LimitReached) -> None:
+        """At the daily limit: raise ``refusal`` unless ``body`` repeats a stored run."""
+        _store_submissions.refuse_unless_stored(self, team_id, body, refusal)
 
     def get_submission(self, submission_id: int, caller: Caller) -> SubmissionView | None:
         """A submission, when ``caller`` may see it (see ``_store_views.get_submission``)."""
