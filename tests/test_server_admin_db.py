@@ -156,3 +156,43 @@ def test_a_damaged_database_is_refused_at_start_with_what_to_do(tmp_path, capsys
     assert "Traceback" not in server.stderr
     code, _, err = run_cli(capsys, "admin", "--db", url, "team", "list")
     assert code == 2 and "is damaged" in err
+
+
+def test_the_schema_heads_are_alembics_and_is_current_reads_them(tmp_path):
+    from alembic.script import ScriptDirectory
+
+    from evaluation.server import is_current, upgrade
+    from evaluation.server._db import MIGRATIONS_DIR, schema_heads
+
+    assert schema_heads() == set(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
+    engine = make_engine(sqlite_url(tmp_path))
+    try:
+        assert not is_current(engine)
+        upgrade(engine)
+        assert is_current(engine)
+    finally:
+        engine.dispose()
+
+
+LIGHT = """
+import sys
+from evaluation.cli import main
+code = main(sys.argv[1:])
+heavy = ("fastapi", "starlette", "uvicorn", "pandas", "numpy", "pydantic", "alembic", "jinja2")
+print("imported:", ",".join(m for m in heavy if m in sys.modules))
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("argv", [["team", "list"], ["token", "list"], ["token", "create"],
+                                  ["team", "add", "Quick", "--email", "q@e.org"],
+                                  ["db", "check"]])
+def test_admin_commands_import_neither_the_web_framework_nor_the_scoring(tmp_path, capsys,
+                                                                         argv):
+    # what made each admin command take seconds: the imports of the server and the scoring
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0
+    done = subprocess.run([sys.executable, "-c", LIGHT, "admin", "--db", url, *argv],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "imported: \n" in done.stdout, done.stdout
