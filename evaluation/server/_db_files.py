@@ -44,6 +44,9 @@ def describe(url: str | URL) -> str:
 def check_integrity(path: Path) -> None:
     """Refuse a damaged SQLite file (or one that is not a database) with what to do.
 
+    A file that cannot be opened or read now (a read-only folder, a full disk, a lock) is
+    not called damaged: the start and ``/readyz`` say what is wrong with it.
+
     Raises
     ------
     ConfigError
@@ -55,7 +58,10 @@ def check_integrity(path: Path) -> None:
             faults = [row[0] for row in connection.execute("PRAGMA quick_check(5)")]
         finally:
             connection.close()
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.OperationalError:
+        return  # cannot be opened or read now (read-only, full disk, locked): not a damage;
+        # the start and the readiness check say what is wrong
+    except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
         faults = [str(exc)]
     if faults != ["ok"]:
         raise ConfigError(
