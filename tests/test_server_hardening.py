@@ -177,10 +177,15 @@ def _assert_bounded(uploads: list, reads: list) -> None:
         assert answer.status_code == 503, answer.text
         assert answer.headers["Retry-After"] == "2"
         assert answer.json()["status"] == "unavailable"
-        assert seconds < WAIT + 3.0, seconds
+        # the lock waits end at WAIT; what remains is the upload's own work (parsing and
+        # scoring, slower on a busy machine), far below both the holder's 30 s and the
+        # client's 60 s read timeout
+        assert seconds < WAIT + 8.0, seconds
     for answer, seconds in reads:
         assert answer.status_code == 200, answer.text
-        assert seconds < 1.5, (answer.request.url, seconds)
+        # behind the held lock a read would wait for its holder (30 s) or SQLite's busy
+        # timeout (10 s); on a busy machine a read among 48 uploads may still take a second
+        assert seconds < 4.0, (answer.request.url, seconds)
 
 
 def test_a_held_sqlite_write_lock_bounds_every_write_and_never_stalls_reads(tmp_path,
