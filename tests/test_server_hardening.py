@@ -232,7 +232,7 @@ def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_datab
                 with httpx.Client(base_url=base, timeout=30) as client:
                     free, seconds = _timed(lambda: client.post(
                         SUBMIT, content=encode(variant("Free-1")), headers=bearer(other)))
-                assert free.status_code == 201 and seconds < 1.5, (free.text, seconds)
+                assert free.status_code == 201 and seconds < 4.0, (free.text, seconds)
     finally:
         engine.dispose()
 
