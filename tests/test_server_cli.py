@@ -70,6 +70,7 @@ def test_help_imports_no_server_module():
 
 def test_team_add_prints_the_token_once_and_it_works(tmp_path, capsys):
     url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
     code, out, err = run_cli(capsys, "admin", "--db", url, "team", "add", "Équipe 東京 🚀",
                              "--email", "team@example.org")
     assert code == 0, err
@@ -85,6 +86,7 @@ def test_team_add_prints_the_token_once_and_it_works(tmp_path, capsys):
 
 def test_duplicate_and_bad_names_exit_2(tmp_path, capsys):
     url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
     assert run_cli(capsys, "admin", "--db", url, "team", "add", "Alpha", "--email",
                    "a@example.org")[0] == 0
     code, out, err = run_cli(capsys, "admin", "--db", url, "team", "add", "ALPHA", "--email",
@@ -101,6 +103,7 @@ def test_duplicate_and_bad_names_exit_2(tmp_path, capsys):
 
 def test_revoke_list_and_admin_token(tmp_path, capsys):
     url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
     _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "add", "Gamma", "--email",
                         "g@example.org")
     token = re.search(r"^token: (\S+)$", out, re.M).group(1)
@@ -120,6 +123,7 @@ def test_revoke_list_and_admin_token(tmp_path, capsys):
 
 def test_team_token_replaces_a_lost_token(tmp_path, capsys):
     url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
     _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "add", "Delta", "--email",
                         "d@example.org")
     old = re.search(r"^token: (\S+)$", out, re.M).group(1)

@@ -187,7 +187,7 @@ def test_sqlite_engine_settings_and_immediate_transactions(tmp_path):
             pragmas = {p: conn.exec_driver_sql(f"PRAGMA {p}").scalar()
                        for p in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")}
         assert pragmas == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1,
-                           "busy_timeout": 30000}
+                           "busy_timeout": 10000}
         statements.clear()
         store = Store(engine)
         upgrade(engine)

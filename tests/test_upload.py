@@ -119,6 +119,11 @@ def ok(payload=None, status=200, **headers):
     return (status, payload, headers)
 
 
+def receipt(**fields):
+    """A leaderboard's receipt of a stored submission, with ``fields`` added."""
+    return {"status": "accepted", "submission_id": 17, **fields}
+
+
 # ---------------------------------------------------------------------------- runs
 
 
@@ -231,7 +236,7 @@ def run_main(script, work: Path, monkeypatch, *args: str, env_file: str = "",
 
 def test_upload_success_prints_the_verdict_and_never_the_token(work):
     token = new_token()
-    verdict = {"score": 0.4321, "rank": 7, "detail": "accepted\x1b[31m", "ignored": "x"}
+    verdict = receipt(score=0.4321, rank=7, detail="accepted\x1b[31m", ignored="x")
     with Server({"/submit": [ok(verdict)]}) as server:
         proc = run_script(work, "--upload",
                           env_file=f"PARTICIPANT_ID=team42\nUPLOAD_URL={server.url()}\n"
@@ -394,7 +399,7 @@ def test_a_dropped_connection_is_retried_then_fails(work, script, monkeypatch, c
 def test_503_then_200_is_retried_and_succeeds(work, script, monkeypatch, capsys):
     waits = []
     monkeypatch.setattr(_http, "_sleep", waits.append)
-    with Server({"/submit": [ok({"detail": "busy"}, status=503), ok({"rank": 3})]}) as server:
+    with Server({"/submit": [ok({"detail": "busy"}, status=503), ok(receipt(rank=3))]}) as server:
         code = run_main(script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n")
     out = capsys.readouterr()
@@ -463,7 +468,7 @@ def test_submit_command_success_as_a_process(work):
     path = submission_file(work)
     token = new_token()
     (work / "upload.env").write_text("UPLOAD_URL=https://not.this.one.example/\n")
-    with Server({"/submit": [ok({"leaderboard_score": 0.5, "rank": 1})]}) as server:
+    with Server({"/submit": [ok(receipt(leaderboard_score=0.5, rank=1))]}) as server:
         proc = subprocess.run(  # ./upload.env is read; the environment wins over it
             [sys.executable, "-m", "evaluation", "submit", str(path)],
             cwd=work, env=clean_env(UPLOAD_URL=server.url(), UPLOAD_TOKEN=token),
@@ -570,3 +575,78 @@ def test_exit_statuses_of_guarded(capsys):
     assert guarded(upload_failed) == EXIT_UPLOAD_FAILED
     assert guarded(lambda: 0) == 0
     assert "error: refused" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- receipts
+
+LOGIN_PAGE = (b"<!doctype html><html><body><form action=/login>Sign in to continue"
+              b"</form></body></html>")
+
+
+@pytest.mark.parametrize("answer, shown", [
+    (ok(LOGIN_PAGE), "Sign in to continue"),
+    (ok({"status": "rejected", "reason": "nope"}), "status: rejected"),
+    (ok({"status": "accepted"}, status=201), "status: accepted"),  # no submission id
+    (ok({"status": "accepted", "submission_id": "7"}), "status: accepted"),
+    (ok(None, status=204), "not the leaderboard's receipt"),
+])
+def test_a_2xx_that_is_not_a_receipt_exits_3_and_shows_the_answer(work, script, monkeypatch,
+                                                                    capsys, answer, shown):
+    token = new_token()
+    with Server({"/submit": [answer]}) as server:
+        code = run_main(script, work, monkeypatch, "--upload",
+                        env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
+    out = capsys.readouterr()
+    assert code == 3, out.out + out.err
+    text = out.out + out.err
+    assert "not the leaderboard's receipt" in text and shown in text
+    assert "uploaded to" not in text and "The submission is saved at" in text
+    assert_no_leak(token, out.out, out.err)
+
+
+def test_a_receipt_echoing_the_token_is_shown_scrubbed(work, script, monkeypatch, capsys):
+    token = new_token()
+    with Server({"/submit": [ok(f"<html>hello {token}</html>".encode())]}) as server:
+        code = run_main(script, work, monkeypatch, "--upload",
+                        env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
+    out = capsys.readouterr()
+    assert code == 3 and "hello <token>" in out.out + out.err
+    assert_no_leak(token, out.out, out.err)
+
+
+@pytest.mark.parametrize("status", ["accepted", "duplicate"])
+def test_a_receipt_accepted_or_duplicate_is_a_success(work, script, monkeypatch, capsys,
+                                                      status):
+    answer = {"status": status, "submission_id": 3, "rank": 2}
+    with Server({"/submit": [ok(answer, status=201 if status == "accepted" else 200)]}) \
+            as server:
+        code = run_main(script, work, monkeypatch, "--upload",
+                        env_file=f"UPLOAD_URL={server.url()}\n")
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert f"status: {status}" in out.out and "warning" not in out.out
+
+
+@pytest.mark.parametrize("url, warned", [
+    ("http://leaderboard.example.org/api/v1/submissions", True),
+    ("http://10.0.0.5:8000/api/v1/submissions", True),
+    ("http://127.0.0.1:8000/api/v1/submissions", False),
+    ("http://127.8.9.10/x", False),
+    ("http://[::1]:8000/x", False),
+    ("http://localhost:8000/x", False),
+    ("https://leaderboard.example.org/api/v1/submissions", False),
+])
+def test_plain_http_to_another_host_is_warned_about(url, warned):
+    warning = _upload.plain_http_warning(url)
+    assert (warning is not None) == warned
+    if warned:
+        assert "unencrypted" in warning and "https://" in warning
+
+
+def test_the_warning_is_printed_before_an_upload(monkeypatch):
+    lines = []
+    # the request itself fails fast (nothing listens); the warning came first
+    with pytest.raises(UploadError):
+        _upload.post("http://leaderboard.invalid:9/api", {"run_id": "r1"}, log=lines.append,
+                     limits=Limits(connect=0.5, read=0.5, deadline=1.0, retry_waits=()))
+    assert lines and lines[0].startswith("warning: UPLOAD_URL http://leaderboard.invalid:9/api")

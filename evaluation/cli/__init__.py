@@ -49,8 +49,10 @@ def official_copy_problem(root: str | os.PathLike) -> str | None:
     return vendored_evaluation(root)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the parser of ``python -m evaluation``, with a subcommand per ``COMMAND_MODULES``.
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Return the parser of ``python -m evaluation``, with a subcommand per ``COMMAND_MODULES``
+    (only the command ``only`` when it is one: its module alone is imported, so that a light
+    command such as ``admin`` does not wait for the imports of the others).
     """
     parser = argparse.ArgumentParser(
         prog="python -m evaluation", description="EvalRS evaluation harness.",
@@ -58,14 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"evalrs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only not in COMMAND_MODULES else [only]:
         importlib.import_module(f"evaluation.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the command; harness errors print a message, not a traceback."""
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(words[0] if words else None).parse_args(argv)
     return guarded(lambda: args.func(args))
 
 

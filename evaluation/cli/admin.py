@@ -1,11 +1,21 @@
-"""``python -m evaluation admin``: the organizers' commands (teams, tokens, phases) on the database.
+"""``python -m evaluation admin``: the organizers' commands (the database, teams, tokens, phases).
+
+Every command first says which database it uses (an SQLite file's absolute path, or the URL
+without its password), and refuses an SQLite file that does not exist (a mistyped ``--db`` or
+another folder would otherwise make a new, empty database) unless it is ``admin db init`` or
+``--create`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 from evaluation.cli.serve import DEFAULT_DB, import_server
+from evaluation.errors import ConfigError
 
 TOKEN_NOTE = ("the token is shown only now: the database keeps only its hash. Send it to the "
               "team (it goes into upload.env as UPLOAD_TOKEN); if it is lost or leaked, "
@@ -13,17 +23,46 @@ TOKEN_NOTE = ("the token is shown only now: the database keeps only its hash. Se
 
 
 def register(subparsers) -> None:
-    """Add the ``admin`` command (``team add|revoke|token|list``, ``token create``,
-    ``phase reveal|list``) to ``subparsers``."""
+    """Add the ``admin`` command (``db init|check|backup|restore``, ``team
+    add|revoke|token|list``, ``token create|list|revoke``, ``phase reveal|list``) to
+    ``subparsers``."""
     p = subparsers.add_parser(
         "admin",
         help="manage the leaderboard's teams and tokens (organizers)",
-        description="Add, revoke and list the leaderboard's teams, create organizer "
-                    "tokens, and reveal the private scores of a phase. Migrates the "
-                    "database's schema first. Needs the server extra.",
+        description="Create, check, back up and restore the leaderboard's database; add, "
+                    "revoke and list its teams; create, list and revoke organizer tokens; "
+                    "reveal the private scores of a phase. Says which database it uses, "
+                    "refuses an SQLite file that does not exist (unless `db init` or "
+                    "--create), and migrates the schema when it is older. Needs the server "
+                    "extra.",
     )
     _db_option(p, DEFAULT_DB)
-    groups = p.add_subparsers(dest="admin_group", required=True, metavar="{team,token,phase}")
+    groups = p.add_subparsers(dest="admin_group", required=True,
+                              metavar="{db,team,token,phase}")
+
+    db = groups.add_parser("db", help="create, check, back up or restore the database")
+    db_actions = db.add_subparsers(dest="admin_action", required=True,
+                                   metavar="{init,check,backup,restore}")
+    init = db_actions.add_parser("init", help="create the database (or migrate it) and say "
+                                              "where it is")
+    _db_option(init)
+    init.set_defaults(func=_closing(db_init))
+    check = db_actions.add_parser("check", help="check the database: integrity, schema, "
+                                                "whether it can take uploads")
+    _db_option(check)
+    check.set_defaults(func=_closing(db_check))
+    back = db_actions.add_parser(
+        "backup", help="copy an SQLite database to FILE with SQLite's backup API (safe while "
+                       "the server runs); PostgreSQL: use pg_dump")
+    back.add_argument("file", metavar="FILE", type=Path, help="the backup (a new file)")
+    _db_option(back)
+    back.set_defaults(func=_closing(db_backup))
+    rest = db_actions.add_parser(
+        "restore", help="replace an SQLite database by the backup FILE (stop the server "
+                        "first; the old files are set aside); PostgreSQL: use pg_restore")
+    rest.add_argument("file", metavar="FILE", type=Path, help="a backup made by `db backup`")
+    _db_option(rest)
+    rest.set_defaults(func=_closing(db_restore))
 
     team = groups.add_parser("team", help="add, revoke or list teams, or renew a team's token")
     actions = team.add_subparsers(dest="admin_action", required=True,
@@ -32,27 +71,37 @@ def register(subparsers) -> None:
     add.add_argument("name", metavar="NAME", help="1 to 80 printable characters, any script")
     add.add_argument("--email", required=True, help="the team's contact address")
     _db_option(add)
-    add.set_defaults(func=team_add)
+    add.set_defaults(func=_closing(team_add))
     revoke = actions.add_parser("revoke", help="revoke a team's token (its submissions stay)")
     revoke.add_argument("name", metavar="NAME")
     _db_option(revoke)
-    revoke.set_defaults(func=team_revoke)
+    revoke.set_defaults(func=_closing(team_revoke))
     renew = actions.add_parser("token", help="give a team a new token and print it (once); "
                                              "the old token is refused from then on")
     renew.add_argument("name", metavar="NAME")
     _db_option(renew)
-    renew.set_defaults(func=team_token)
+    renew.set_defaults(func=_closing(team_token))
     listing = actions.add_parser("list", help="list the teams (never their tokens)")
     _db_option(listing)
-    listing.set_defaults(func=team_list)
+    listing.set_defaults(func=_closing(team_list))
 
-    token = groups.add_parser("token", help="create an organizer token")
-    token_actions = token.add_subparsers(dest="admin_action", required=True, metavar="{create}")
+    token = groups.add_parser("token", help="create, list or revoke organizer tokens")
+    token_actions = token.add_subparsers(dest="admin_action", required=True,
+                                         metavar="{create,list,revoke}")
     create = token_actions.add_parser(
         "create", help="create an organizer token (reads every submission and hidden scores) "
                        "and print it (once)")
     _db_option(create)
-    create.set_defaults(func=token_create)
+    create.set_defaults(func=_closing(token_create))
+    tokens = token_actions.add_parser("list", help="list the organizer tokens (id, created, "
+                                                   "revoked; never the tokens)")
+    _db_option(tokens)
+    tokens.set_defaults(func=_closing(token_list))
+    drop = token_actions.add_parser("revoke", help="revoke an organizer token by its id (see "
+                                                   "`token list`): refused from now on")
+    drop.add_argument("id", metavar="ID", type=int)
+    _db_option(drop)
+    drop.set_defaults(func=_closing(token_revoke))
 
     phase = groups.add_parser("phase", help="reveal a phase's private scores, list the phases")
     phase_actions = phase.add_subparsers(dest="admin_action", required=True,
@@ -64,19 +113,44 @@ def register(subparsers) -> None:
                                                      "file")
     _db_option(reveal)
     _competition_option(reveal)
-    reveal.set_defaults(func=phase_reveal)
+    reveal.set_defaults(func=_closing(phase_reveal))
     phases = phase_actions.add_parser("list", help="list the phases and whether their private "
                                                    "scores are revealed")
     _db_option(phases)
     _competition_option(phases)
-    phases.set_defaults(func=phase_list)
+    phases.set_defaults(func=_closing(phase_list))
+
+
+# the engines the command opened: closed when it ends (a restore in the same process, as in
+# the tests, must not find the database open)
+_ENGINES: list = []
+
+
+def _closing(command: Callable[[argparse.Namespace], int]
+             ) -> Callable[[argparse.Namespace], int]:
+    """``command``, closing the database connections it opened when it returns."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        finally:
+            while _ENGINES:
+                _ENGINES.pop().dispose()
+
+    return run
 
 
 def _db_option(parser: argparse.ArgumentParser, default=argparse.SUPPRESS) -> None:
     # accepted before and after the subcommand: `admin --db URL team list` and
     # `admin team list --db URL`; the later one wins
     parser.add_argument("--db", default=default, metavar="URL",
-                        help=f"SQLAlchemy database URL (default: {DEFAULT_DB})")
+                        help=f"SQLAlchemy database URL (default: {DEFAULT_DB}, in the current "
+                             f"folder)")
+    parser.add_argument("--create", action="store_true",
+                        default=False if default is not argparse.SUPPRESS else default,
+                        help="create the SQLite database when it does not exist (default: "
+                             "refuse, as a mistyped --db would make a new, empty one)")
 
 
 def _competition_option(parser: argparse.ArgumentParser) -> None:
@@ -85,14 +159,71 @@ def _competition_option(parser: argparse.ArgumentParser) -> None:
                              "(default: the phases that have submissions in the database)")
 
 
-def _store(args: argparse.Namespace):
+def _store(args: argparse.Namespace, create: bool = False):
+    """The store of ``args.db``: said on stderr, refused when it is a missing SQLite file
+    (unless ``create`` or ``--create``), checked, and migrated when its schema is older."""
     server = import_server()
+    print(f"database: {server.describe(args.db)}", file=sys.stderr)
+    engine = server.make_engine(args.db)
+    _ENGINES.append(engine)
+    path = server.sqlite_path(args.db)
+    if path is not None and not path.exists() and not (create or args.create):
+        raise ConfigError(f"no database at {path}: give the server's --db URL (a relative "
+                          f"sqlite:/// path is read from the current folder), or create it "
+                          f"with `python -m evaluation admin --db {args.db} db init`.")
+    if path is not None and path.exists():
+        server.check_integrity(path)
+    if not server.is_current(engine):
+        server.upgrade(engine)
     competition = None
     if getattr(args, "competition", None) is not None:
         competition = server.load_competition(args.competition)
-    engine = server.make_engine(args.db)
-    server.upgrade(engine)
     return server.Store(engine, competition)
+
+
+def db_init(args: argparse.Namespace) -> int:
+    """Create the database (or migrate an existing one) and say where it is."""
+    server = import_server()
+    path = server.sqlite_path(args.db)
+    existed = path is None or path.exists()
+    _store(args, create=True)
+    print("the database exists already; its schema is current" if existed else
+          "database created; start the server with the same --db, and add teams with "
+          "`admin team add`")
+    return 0
+
+
+def db_check(args: argparse.Namespace) -> int:
+    """Check the database: its integrity (SQLite), its schema, whether it can take uploads;
+    exit 1 when it cannot."""
+    problems = _store(args).readiness()
+    for problem in problems:
+        print(f"not ready: {problem}")
+    if not problems:
+        print("ok: intact, schema current, ready for uploads")
+    return 1 if problems else 0
+
+
+def db_backup(args: argparse.Namespace) -> int:
+    """Back the SQLite database up to ``args.file`` (SQLite's backup API)."""
+    store = _store(args)
+    target = import_server().backup(store.engine, args.file)
+    print(f"backup written to {target} ({target.stat().st_size} bytes, checked); restore it "
+          f"with `admin db restore {target}`")
+    return 0
+
+
+def db_restore(args: argparse.Namespace) -> int:
+    """Replace the SQLite database by the backup ``args.file``; the old files are set aside."""
+    server = import_server()
+    print(f"database: {server.describe(args.db)}", file=sys.stderr)
+    engine = server.make_engine(args.db)
+    _ENGINES.append(engine)
+    aside = server.restore(engine, args.file)
+    where = f"; the replaced files are kept as {aside}[-wal|-shm]" if aside else ""
+    print(f"restored {args.file} into {server.sqlite_path(args.db)}{where}. Start the server "
+          f"again.")
+    return 0
 
 
 def team_add(args: argparse.Namespace) -> int:
@@ -143,6 +274,28 @@ def token_create(args: argparse.Namespace) -> int:
     print(f"organizer token: {token}")
     print("it is shown only now (the database keeps only its hash); it reads every submission "
           "and the hidden scores: keep it secret.")
+    return 0
+
+
+def token_list(args: argparse.Namespace) -> int:
+    """Print the organizer tokens: id, state, created and revoked times (never the tokens)."""
+    tokens = _store(args).list_admin_tokens()
+    if not tokens:
+        print("no organizer tokens: create one with `python -m evaluation admin token create`")
+        return 0
+    print(f"{'id':>4}  {'state':<8}  {'created (UTC)':<16}  revoked (UTC)")
+    for t in tokens:
+        state, revoked = (("revoked", f"{t.revoked_at:%Y-%m-%d %H:%M}") if t.revoked_at
+                          else ("active", "-"))
+        print(f"{t.id:>4}  {state:<8}  {t.created_at:%Y-%m-%d %H:%M}  {revoked}")
+    return 0
+
+
+def token_revoke(args: argparse.Namespace) -> int:
+    """Revoke the organizer token ``args.id``; ConfigError (exit 2) when there is none."""
+    token = _store(args).revoke_admin_token(args.id)
+    print(f"organizer token {token.id} revoked at {token.revoked_at:%Y-%m-%d %H:%M:%S} UTC: it "
+          f"is refused from now on")
     return 0
 
 

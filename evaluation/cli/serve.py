@@ -13,6 +13,10 @@ from evaluation.errors import ConfigError
 DEFAULT_DB = "sqlite:///leaderboard.db"
 #: The most processes ``--workers`` starts.
 MAX_WORKERS = 64
+#: Seconds an idle keep-alive connection stays open.
+KEEP_ALIVE_S = 5
+#: Connections and requests one server process serves at once (beyond: 503).
+MAX_CONNECTIONS = 1000
 #: How ``serve --workers N`` tells its worker processes the competition file and database.
 WORKER_ENV = "EVALRS_SERVE_SETTINGS"
 
@@ -24,7 +28,7 @@ def register(subparsers) -> None:
         help="run the leaderboard server (organizers; needs the server extra)",
         description="Run the leaderboard: migrate the database's schema, pin the "
                     "competition's baselines on the board, then serve the API "
-                    "(/api/v1/submissions, /api/v1/leaderboard, /healthz, /docs) and the "
+                    "(/api/v1/submissions, /api/v1/leaderboard, /healthz, /readyz, /docs) and the "
                     "board's page (/). Needs `pip install .[server]`.",
     )
     p.add_argument("--competition", required=True, metavar="FILE",
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
           f"(database {server.shown_url(args.db)}; API docs at /docs; {args.workers} "
           f"process(es))", file=sys.stderr)
     options = dict(host=args.host, port=args.port, log_level="info",
-                   access_log=args.access_log, proxy_headers=False, server_header=False)
+                   access_log=args.access_log, proxy_headers=False, server_header=False,
+                   **connection_limits())
     if args.workers == 1:
         uvicorn.run(app, **options)
     else:
@@ -81,6 +86,17 @@ def run(args: argparse.Namespace) -> int:
         uvicorn.run("evaluation.cli.serve:worker_app", factory=True, workers=args.workers,
                     **options)
     return 0
+
+
+def connection_limits() -> dict:
+    """uvicorn's settings that bound what a connection may hold: an idle keep-alive connection
+    is closed after ``KEEP_ALIVE_S``, a request's headers must arrive within
+    ``HEADER_TIMEOUT_S`` (``HeaderDeadlineProtocol``; the body has the app's own deadline), and
+    at most ``MAX_CONNECTIONS`` requests per process are served at once (503 beyond)."""
+    from evaluation.server import HeaderDeadlineProtocol
+
+    return dict(http=HeaderDeadlineProtocol, timeout_keep_alive=KEEP_ALIVE_S,
+                limit_concurrency=MAX_CONNECTIONS, timeout_graceful_shutdown=10)
 
 
 def worker_app():

@@ -13,11 +13,13 @@ attempt, no redirects, bounded answers and waits, and the token scrubbed from wh
 from __future__ import annotations
 
 import io
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 from dotenv.parser import parse_stream
@@ -41,6 +43,8 @@ from evaluation.errors import ConfigError, UploadError
 HINTS = {401: " Check UPLOAD_TOKEN.", 403: " Check UPLOAD_TOKEN and PARTICIPANT_ID.",
          404: " Check UPLOAD_URL."}
 SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")
+#: The ``status`` of a leaderboard's receipt for a stored submission: new, or stored already.
+RECEIPT_STATUSES = ("accepted", "duplicate")
 
 
 @dataclass(frozen=True)
@@ -295,10 +299,45 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
     key_id = str(payload.get("run_id")) if run_id is None else run_id
     body, key = body_and_key(payload, key_id)
     label = f"upload to {display_url(url)}"
+    warning = plain_http_warning(url)
+    if warning:
+        log(warning)
     reply = client.send("POST", body=body, key=key, label=label)
     if not reply.ok:
         raise client.refusal(reply, label, HINTS)
+    if not is_receipt(reply.json()):
+        raise UploadError(
+            f"{label}: HTTP {reply.status}, but the answer is not the leaderboard's receipt (a "
+            f"JSON object with status 'accepted' or 'duplicate' and a submission_id), so the "
+            f"submission may not be stored.{client.said(reply)} Check UPLOAD_URL: a login "
+            f"page or a proxy may answer in the leaderboard's place.")
     return _answer(client, reply)
+
+
+def is_receipt(data: Any) -> bool:
+    """Whether ``data`` is a leaderboard's receipt of a stored submission: a JSON object with
+    ``status`` "accepted" or "duplicate" and an integer ``submission_id``."""
+    return (isinstance(data, dict) and data.get("status") in RECEIPT_STATUSES
+            and isinstance(data.get("submission_id"), int)
+            and not isinstance(data.get("submission_id"), bool))
+
+
+def plain_http_warning(url: str) -> str | None:
+    """A warning when ``url`` is plain ``http://`` to a host other than this machine (the
+    token and the submission would cross the network unencrypted); None otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http":
+        return None
+    host = (parts.hostname or "").lower()
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost" or host.endswith(".localhost")
+    if loopback:
+        return None
+    return (f"warning: UPLOAD_URL {display_url(url)} is plain http:// to {host}: the token and "
+            f"the submission cross the network unencrypted; ask the organizers for the "
+            f"https:// address")
 
 
 def _answer(client: HttpClient, reply: Reply) -> Answer:

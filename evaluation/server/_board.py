@@ -14,21 +14,23 @@ class BoardRow:
     """One line of the board: a team's best submission of the phase, or a pinned baseline.
 
     ``rank`` counts teams only (1 = best); baselines have ``rank=None`` and sit at the place
-    their score gives them. Scores and tests are None when the phase's scores are hidden. The
+    their score gives them. When the phase's scores are hidden, nothing in the row tells which
+    of the team's submissions scores best: scores, tests, ``submission_id`` and
+    ``best_submitted`` are None, ``flagged`` is False and ``reproduction`` is "hidden". The
     private scores (the model on the organizers' private folds) are None until the phase is
     revealed, and for a submission that was not reproduced on the private folds.
     """
 
     team: str
     is_baseline: bool
-    submission_id: int
+    submission_id: int | None
     rank: int | None
     leaderboard_score: float | None
     interval: tuple[float, float] | None
     phase1_score: float | None
     tests: dict[str, float] | None
     submissions: int
-    best_submitted: datetime
+    best_submitted: datetime | None
     last_submitted: datetime
     reproduction: str = "pending"
     flagged: bool = False

@@ -8,6 +8,7 @@ used as given. The schema is created and changed only by the Alembic migrations 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sqlalchemy import create_engine, event
@@ -15,12 +16,13 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from evaluation.errors import ConfigError
+from evaluation.server._store_lock import WRITE_WAIT_S, WriteBusy, time_left
 
 #: Where the Alembic scripts are (``env.py``, ``versions/``); shipped inside the package.
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-#: How long an SQLite connection waits for another's write lock before giving up (ms). Writes
-#: take milliseconds; a long wait only happens under heavy load, where failing would be worse.
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: How long an SQLite connection waits for another's lock before giving up (ms); a write waits
+#: only until its deadline (``WRITE_WAIT_S`` in all, see ``_store_lock``).
+SQLITE_BUSY_TIMEOUT_MS = int(WRITE_WAIT_S * 1000)
 #: Execution option that makes an SQLite transaction a plain (deferred, read-only) ``BEGIN``.
 READ_ONLY = "evalrs_read_only"
 #: Connections each process keeps open (and may open beyond that under load).
@@ -92,7 +94,28 @@ def make_engine(url: str) -> Engine:
                           f"{scrub(str(exc), url)}") from None
     if is_sqlite:
         _configure_sqlite(engine)
+    elif parsed.get_backend_name() == "postgresql":
+        _configure_postgresql(engine)
     return engine
+
+
+def _wait_ms() -> int:
+    """Milliseconds the current write may still wait for a lock; WriteBusy when none."""
+    left = time_left()
+    if left <= 0:
+        raise WriteBusy(f"the write waited {WRITE_WAIT_S:g} s for the database's lock")
+    return max(1, int(left * 1000))
+
+
+def _configure_postgresql(engine: Engine) -> None:
+    """Bound a write transaction's lock waits (a ``SELECT ... FOR UPDATE`` on a row that
+    another session holds) by the write's deadline: ``SET LOCAL lock_timeout``; the error it
+    ends with is answered 503."""
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:
+        if not connection.get_execution_options().get(READ_ONLY, False):
+            connection.exec_driver_sql(f"SET LOCAL lock_timeout = {_wait_ms()}")
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -118,6 +141,12 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection) -> None:
         read_only = connection.get_execution_options().get(READ_ONLY, False)
+        # a write waits for another process's lock until its deadline only
+        busy_ms = SQLITE_BUSY_TIMEOUT_MS if read_only else _wait_ms()
+        if connection.info.get("busy_ms", SQLITE_BUSY_TIMEOUT_MS) != busy_ms:
+            # on the driver's connection: a setting, not a statement of the transaction
+            connection.connection.driver_connection.execute(f"PRAGMA busy_timeout={busy_ms}")
+            connection.info["busy_ms"] = busy_ms
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
@@ -158,3 +187,33 @@ def upgrade(url_or_engine) -> None:
         raise ConfigError(f"cannot open the database {shown_url(engine.url)}: {reason}. Check "
                           f"the --db URL: the server, user and database name, and that the "
                           f"folder of an SQLite file exists.") from None
+
+
+def is_current(engine: Engine) -> bool:
+    """Whether the database's schema is at the newest migration (read only; False when the
+    database cannot be read or has no schema).
+
+    It reads the migrations' revisions from their files rather than through Alembic, whose
+    import would make every ``admin`` command a second slower.
+    """
+    try:
+        with engine.execution_options(**{READ_ONLY: True}).connect() as connection:
+            stored = {row[0] for row in connection.exec_driver_sql(
+                "SELECT version_num FROM alembic_version")}
+    except SQLAlchemyError:
+        return False
+    return stored == schema_heads()
+
+
+def schema_heads() -> set[str]:
+    """The newest revisions of the shipped migrations (those no other migration follows)."""
+    revisions, followed = set(), set()
+    for script in (MIGRATIONS_DIR / "versions").glob("*.py"):
+        text = script.read_text(encoding="utf-8")
+        revision = re.search(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        down = re.search(r"^down_revision\s*=\s*(.+)$", text, re.M)
+        if revision:
+            revisions.add(revision.group(1))
+        if down:
+            followed.update(re.findall(r"['\"]([^'\"]+)['\"]", down.group(1)))
+    return revisions - followed

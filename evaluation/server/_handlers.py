@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import rejected
 from evaluation.server._deps import UNAUTHORIZED, Unauthorized
+from evaluation.server._store_lock import WriteBusy
 from evaluation.server._store_submissions import LimitReached
 
 log = logging.getLogger("evaluation.server")
@@ -50,12 +51,25 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
     return rejected(422, f"invalid request: {where}", detail=detail)
 
 
+#: What a database error's message says, and what the client is told (the organizers find
+#: the rest in the log, and ``/readyz`` says it too).
+_UNAVAILABLE = (("readonly", "the database is read-only; the organizers have been told"),
+                ("read-only", "the database is read-only; the organizers have been told"),
+                ("disk is full", "the database's disk is full; the organizers have been told"),
+                ("no space", "the database's disk is full; the organizers have been told"))
+
+
 async def _busy(request: Request, exc: Exception) -> JSONResponse:
-    # the database is locked past its timeout, or down: a client may try again later (the
-    # upload client retries 503 with the same idempotency key)
-    log.warning("database unavailable: %s", type(exc).__name__)
-    return JSONResponse({"status": "unavailable", "reason": "the database is busy or "
-                         "unavailable; try again in a moment"}, status_code=503,
+    # the database is locked past the write's deadline, or cannot be written, or is down: a
+    # client may try again later (the upload client retries 503 with the same idempotency key)
+    message = str(getattr(exc, "orig", None) or exc)
+    reason = next((said for key, said in _UNAVAILABLE if key in message.lower()), None)
+    if reason is None:
+        log.warning("database busy or unavailable: %s: %s", type(exc).__name__, message[:200])
+        reason = "the database is busy or unavailable; try again in a moment"
+    else:
+        log.error("the database cannot take writes (GET /readyz says why): %s", message[:200])
+    return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503,
                         headers={"Retry-After": str(BUSY_RETRY_AFTER)})
 
 
@@ -69,6 +83,7 @@ def add_error_handlers(app: FastAPI) -> None:
     """Answer every refusal and error of ``app`` as JSON (see the module's docstring)."""
     handlers = ((SubmissionRejected, _rejected), (Unauthorized, _unauthorized),
                 (StarletteHTTPException, _http), (RequestValidationError, _invalid),
-                (OperationalError, _busy), (PoolTimeout, _busy), (Exception, _unexpected))
+                (OperationalError, _busy), (PoolTimeout, _busy), (WriteBusy, _busy),
+                (Exception, _unexpected))
     for exception, handler in handlers:
         app.exception_handler(exception)(handler)

@@ -26,6 +26,7 @@ BADGES = {
     "reproduced": ("badge-reproduced", "\u2713 reproduced"),
     "not reproduced": ("badge-failed", "\u2717 not reproduced"),
     "pending": ("badge-pending", "\u25cb pending"),
+    "hidden": ("badge-other", "\u2013 hidden"),
 }
 
 

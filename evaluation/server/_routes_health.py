@@ -1,9 +1,13 @@
-"""Whether the service can answer: ``GET /healthz`` runs a trivial query."""
+"""Whether the service can answer (``GET /healthz``: the database answers a trivial query) and
+whether it can take uploads (``GET /readyz``: the database can be written to)."""
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from evaluation.server._answers import Health
 from evaluation.server._deps import StoreDep
+from evaluation.server._handlers import BUSY_RETRY_AFTER
 
 router = APIRouter()
 
@@ -12,3 +16,13 @@ router = APIRouter()
 def healthz(store: StoreDep) -> dict:
     store.ping()
     return {"status": "ok"}
+
+
+@router.get("/readyz", summary="Whether the database can take uploads",
+            responses={503: {"description": "not ready: `problems` says why"}})
+async def readyz(store: StoreDep) -> JSONResponse:
+    problems = await run_in_threadpool(store.readiness)
+    if problems:
+        return JSONResponse({"status": "not ready", "problems": problems}, status_code=503,
+                            headers={"Retry-After": str(BUSY_RETRY_AFTER)})
+    return JSONResponse({"status": "ready", "problems": []})

@@ -2,11 +2,16 @@
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import REFUSALS, Recorded
-from evaluation.server._deps import CallerDep, StoreDep, read_body
+from evaluation.server._deps import (
+    CallerDep,
+    StoreDep,
+    SubmissionId,
+    read_body,
+    run_write,
+)
 from evaluation.server._reproduction import ReproductionReport
 
 router = APIRouter()
@@ -24,11 +29,12 @@ except Exception:  # the docs only; never stops the server
         "application/json": {"schema": _REPORT_SCHEMA}}}},
     summary="Record the verdict of a reproduction (organizers)",
 )
-async def post_reproduction(request: Request, submission_id: int, caller: CallerDep,
+async def post_reproduction(request: Request, submission_id: SubmissionId,
+                            caller: CallerDep,
                             store: StoreDep) -> JSONResponse:
     if not caller.admin:
         raise SubmissionRejected(404, f"no submission {submission_id} whose reproduction "
                                       f"you may record (organizers only)")
     body = await read_body(request)
-    answer = await run_in_threadpool(store.record_reproduction, submission_id, body)
+    answer = await run_write(request, store.record_reproduction, submission_id, body)
     return JSONResponse(Recorded(**answer).model_dump(mode="json"))

@@ -18,7 +18,13 @@ from evaluation.server._answers import (
     receipt_json,
     submission_json,
 )
-from evaluation.server._deps import CallerDep, StoreDep, read_body
+from evaluation.server._deps import (
+    CallerDep,
+    StoreDep,
+    SubmissionId,
+    read_body,
+    run_write,
+)
 from evaluation.server._schema import Submission
 from evaluation.server._store_views import SubmissionView
 
@@ -47,15 +53,21 @@ async def post_submission(
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token cannot submit; use a team's "
                                       "token")
+    # the token (a dependency) and the daily limit are checked before the body is read: a
+    # refused upload costs no reading and no parsing
+    refusal = await run_in_threadpool(store.check_before_body, caller.team_id, idempotency_key)
     body = await read_body(request)
-    receipt = await run_in_threadpool(store.submit, caller.team_id, body, idempotency_key)
+    if refusal is not None:  # at the limit, without a key: only a repeat is answered
+        await run_in_threadpool(store.refuse_unless_stored, caller.team_id, body, refusal)
+    receipt = await run_write(request, store.submit, caller.team_id, body, idempotency_key)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
 
 
 @router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,
             responses={401: {"model": Rejected}, 404: {"model": Rejected}},
             summary="One submission: the team's own, or any with an organizer's token")
-def get_submission(submission_id: int, caller: CallerDep, store: StoreDep) -> JSONResponse:
+def get_submission(submission_id: SubmissionId, caller: CallerDep,
+                   store: StoreDep) -> JSONResponse:
     view = store.get_submission(submission_id, caller)
     if view is None:  # another team's and a missing one look the same
         raise SubmissionRejected(404, f"no submission {submission_id} of your team")
@@ -67,7 +79,7 @@ def get_submission(submission_id: int, caller: CallerDep, store: StoreDep) -> JS
                              "description": "the stored body (canonical JSON)"},
                        401: {"model": Rejected}, 404: {"model": Rejected}},
             summary="The body of a submission as stored (organizers)")
-def get_payload(submission_id: int, caller: CallerDep, store: StoreDep) -> Response:
+def get_payload(submission_id: SubmissionId, caller: CallerDep, store: StoreDep) -> Response:
     payload = store.payload(submission_id, caller)
     if payload is None:  # a team's token and a missing submission look the same
         raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "

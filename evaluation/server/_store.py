@@ -10,31 +10,35 @@ competition, the clock, the write lock):
 * ``_store_board``, ``_store_ranking``, ``_store_reveals``: the board of a phase, a team's
   place on it, the phases whose private scores are revealed;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
-* ``_store_baselines``: the reference runs pinned on every board.
+* ``_store_baselines``: the reference runs pinned on every board;
+* ``_store_readiness``: whether the database can take writes (read-only, full disk).
 
 ``Store`` is what the app and the ``admin`` command hold; its methods are those functions.
+The concerns that score or parse submissions (they need NumPy, pandas and pydantic) are
+imported when first used, so that an ``admin`` command on teams and tokens starts in well
+under a second.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from evaluation.server import (
     _store_auth,
-    _store_baselines,
-    _store_board,
     _store_ranking,
-    _store_reproductions,
+    _store_readiness,
     _store_reveals,
-    _store_submissions,
     _store_teams,
-    _store_views,
 )
-from evaluation.server._board import Board
-from evaluation.server._store_auth import Caller
+from evaluation.server._store_auth import AdminTokenInfo, Caller
 from evaluation.server._store_session import Database
 from evaluation.server._store_teams import TeamInfo
-from evaluation.server._store_views import Receipt, SubmissionView
+
+if TYPE_CHECKING:
+    from evaluation.server._board import Board
+    from evaluation.server._store_submissions import LimitReached
+    from evaluation.server._store_views import Receipt, SubmissionView
 
 
 class Store(Database):
@@ -66,6 +70,14 @@ class Store(Database):
         """Create an organizer's token and return it (only its hash is stored)."""
         return _store_auth.create_admin_token(self)
 
+    def list_admin_tokens(self) -> list[AdminTokenInfo]:
+        """Every organizer's token (never the token itself), by id."""
+        return _store_auth.list_admin_tokens(self)
+
+    def revoke_admin_token(self, token_id: int) -> AdminTokenInfo:
+        """Revoke an organizer's token (see ``_store_auth.revoke_admin_token``)."""
+        return _store_auth.revoke_admin_token(self, token_id)
+
     def authenticate(self, token: str | None) -> Caller | None:
         """Who holds ``token`` (see ``_store_auth.authenticate``)."""
         return _store_auth.authenticate(self, token)
@@ -74,20 +86,36 @@ class Store(Database):
 
     def submit(self, team_id: int, body: bytes, idempotency_key: str | None = None) -> Receipt:
         """Check, score and store a team's submission (see ``_store_submissions.submit``)."""
+        from evaluation.server import _store_submissions
         return _store_submissions.submit(self, team_id, body, idempotency_key)
+
+    def check_before_body(self, team_id: int, idempotency_key: str | None = None
+                          ) -> LimitReached | None:
+        """Refuse an upload that would be refused anyway before its body is read (see
+        ``_store_submissions.check_before_body``)."""
+        from evaluation.server import _store_submissions
+        return _store_submissions.check_before_body(self, team_id, idempotency_key)
+
+    def refuse_unless_stored(self, team_id: int, body: bytes, refusal: LimitReached) -> None:
+        """At the daily limit: raise ``refusal`` unless ``body`` repeats a stored run."""
+        from evaluation.server import _store_submissions
+        _store_submissions.refuse_unless_stored(self, team_id, body, refusal)
 
     def get_submission(self, submission_id: int, caller: Caller) -> SubmissionView | None:
         """A submission, when ``caller`` may see it (see ``_store_views.get_submission``)."""
+        from evaluation.server import _store_views
         return _store_views.get_submission(self, submission_id, caller)
 
     def payload(self, submission_id: int, caller: Caller) -> str | None:
         """The body of a submission as stored, for an organizer; else None."""
+        from evaluation.server import _store_views
         return _store_views.payload(self, submission_id, caller)
 
     # ------------------------------------------------------------------ the board
 
     def board(self, phase_name: str | None = None, *, admin: bool = False) -> Board:
         """The board of a phase (see ``_store_board.board``)."""
+        from evaluation.server import _store_board
         return _store_board.board(self, phase_name, admin=admin)
 
     def _rank(self, phase: str, team_id: int) -> int | None:
@@ -110,10 +138,19 @@ class Store(Database):
 
     def record_reproduction(self, submission_id: int, body: bytes) -> dict:
         """Store a reproduction's verdict (see ``_store_reproductions.record_reproduction``)."""
+        from evaluation.server import _store_reproductions
         return _store_reproductions.record_reproduction(self, submission_id, body)
+
+    # ------------------------------------------------------------------ readiness
+
+    def readiness(self) -> list[str]:
+        """What keeps the database from taking uploads (see ``_store_readiness.problems``);
+        empty when it is ready."""
+        return _store_readiness.problems(self)
 
     # ------------------------------------------------------------------ baselines
 
     def pin_baselines(self) -> list[tuple[str, str, int]]:
         """Pin the competition's baselines on every board (see ``_store_baselines``)."""
+        from evaluation.server import _store_baselines
         return _store_baselines.pin_baselines(self)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import bindparam, select
 
+from evaluation.errors import ConfigError
 from evaluation.server._store_session import Database
 from evaluation.server._tables import AdminTokenRow, TeamRow
 from evaluation.server._tokens import hash_token, matches, new_token
@@ -32,6 +34,34 @@ def create_admin_token(db: Database) -> str:
     with db.writing() as session:
         session.add(AdminTokenRow(token_hash=hash_token(token), created_at=db.now()))
     return token
+
+
+@dataclass(frozen=True)
+class AdminTokenInfo:
+    """An organizer's token as listed (never the token): its id, when made and revoked."""
+
+    id: int
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+def list_admin_tokens(db: Database) -> list[AdminTokenInfo]:
+    """Every organizer's token, by id."""
+    with db.reading() as session:
+        rows = session.scalars(select(AdminTokenRow).order_by(AdminTokenRow.id)).all()
+        return [AdminTokenInfo(r.id, r.created_at, r.revoked_at) for r in rows]
+
+
+def revoke_admin_token(db: Database, token_id: int) -> AdminTokenInfo:
+    """Revoke the organizer's token ``token_id`` (refused from now on); ConfigError when there
+    is none. Revoking one revoked already keeps its first time."""
+    with db.writing() as session:
+        row = session.get(AdminTokenRow, token_id) if 0 < token_id < 2**31 else None
+        if row is None:
+            raise ConfigError(f"no organizer token {token_id}; `admin token list` lists them.")
+        if row.revoked_at is None:
+            row.revoked_at = db.now()
+        return AdminTokenInfo(row.id, row.created_at, row.revoked_at)
 
 
 def authenticate(db: Database, token: str | None) -> Caller | None:

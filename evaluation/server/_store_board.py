@@ -19,6 +19,9 @@ from evaluation.server._store_session import Database
 from evaluation.server._tables import PhaseRevealRow, SubmissionRow, TeamRow
 from evaluation.server._team_names import folded
 
+#: The reproduction state a hidden board shows for every row.
+HIDDEN = "hidden"
+
 
 @dataclass(frozen=True)
 class _Best:
@@ -123,14 +126,18 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
     # a private score leaves the database only here, and only for a revealed phase whose
     # scores are shown
     private = revealed and not hidden and row.private_leaderboard_score is not None
+    # a hidden row names nothing of the best submission: its id, time, flag or reproduction
+    # would tell a team which of its submissions scores best on the hidden data
     return BoardRow(
-        team=best.team, is_baseline=best.is_baseline, submission_id=row.id, rank=rank,
+        team=best.team, is_baseline=best.is_baseline,
+        submission_id=None if hidden else row.id, rank=rank,
         leaderboard_score=None if hidden else row.leaderboard_score,
         interval=None if hidden else (row.interval_low, row.interval_high),
         phase1_score=None if hidden else row.phase1_score,
         tests=None if hidden else {t: row.tests[t] for t in LEADERBOARD_TESTS if t in row.tests},
-        submissions=best.count, best_submitted=row.submitted_at, last_submitted=best.last,
-        reproduction=row.reproduction, flagged=bool(row.flagged),
+        submissions=best.count, best_submitted=None if hidden else row.submitted_at,
+        last_submitted=best.last, reproduction=HIDDEN if hidden else row.reproduction,
+        flagged=not hidden and bool(row.flagged),
         private_score=row.private_leaderboard_score if private else None,
         private_interval=row.private_interval if private else None,
         private_phase1_score=row.private_phase1_score if private else None)

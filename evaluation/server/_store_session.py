@@ -10,15 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from evaluation.errors import ConfigError
-from evaluation.server._competition import Competition
 from evaluation.server._db import READ_ONLY
 from evaluation.server._store_lock import write_lock
+
+if TYPE_CHECKING:  # the competition module needs pandas; teams and tokens do not
+    from evaluation.server._competition import Competition
 
 
 def utc_now() -> datetime:

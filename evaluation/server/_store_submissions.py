@@ -33,6 +33,7 @@ from evaluation.server._tables import SubmissionRow, TeamRow
 # Core statements on a connection, without the ORM's unit of work on the hot path.
 _TEAM_FOR_UPDATE = (select(TeamRow.name, TeamRow.is_baseline)
                     .where(TeamRow.id == bindparam("team_id")).with_for_update())
+_TEAM = select(TeamRow.name, TeamRow.is_baseline).where(TeamRow.id == bindparam("team_id"))
 _EXISTING = select(*(getattr(SubmissionRow, f) for f in STORED_FIELDS)).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.run_id == bindparam("run_id"))
@@ -107,6 +108,70 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     return receipt(db, stored, new, phase, used)
 
 
+def check_before_body(db: Database, team_id: int, idempotency_key: str | None = None
+                      ) -> LimitReached | None:
+    """Refuse an upload before its body is read when it would be refused anyway: no phase is
+    open, or the team has used its submissions of the day. A read: ``submit`` checks again
+    under the lock.
+
+    At the daily limit, a repeat of a stored run is still answered "duplicate": with an
+    ``idempotency_key`` (the run id) the stored run is looked up now; without one, the refusal
+    is returned, for ``refuse_unless_stored`` to decide once the body is in.
+
+    Raises
+    ------
+    SubmissionRejected
+        403 when no phase is open; 429 (``LimitReached``) at the daily limit when
+        ``idempotency_key`` names no stored run.
+    """
+    competition = db.require_competition()
+    now = db.now()
+    phase = competition.phase_at(now)
+    if phase is None:
+        raise SubmissionRejected(403, _closed_reason(competition, now))
+    start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
+    end = start + timedelta(days=1)
+    keys = {"team_id": team_id, "phase": phase.name}
+    with db.read_engine.connect() as conn:
+        team = conn.execute(_TEAM, keys).one()
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        if team.is_baseline or used < phase.daily_limit:
+            return None
+        refusal = _limit_reached(team.name, used, phase, now, end)
+        if idempotency_key is None:
+            return refusal
+        if conn.execute(_EXISTING, {**keys, "run_id": idempotency_key}).one_or_none() is None:
+            raise refusal
+    return None
+
+
+def refuse_unless_stored(db: Database, team_id: int, body: bytes, refusal: LimitReached
+                         ) -> None:
+    """Raise ``refusal`` unless ``body`` is a run the team stored already in the current phase
+    (found by its ``run_id``, read without checking the rest of the body)."""
+    try:
+        run_id = json.loads(body).get("run_id")
+    except (ValueError, AttributeError):
+        raise refusal from None
+    phase = db.require_competition().phase_at(db.now())
+    if not isinstance(run_id, str) or phase is None:
+        raise refusal
+    with db.read_engine.connect() as conn:
+        stored = conn.execute(_EXISTING, {"team_id": team_id, "phase": phase.name,
+                                          "run_id": run_id}).one_or_none()
+    if stored is None:
+        raise refusal
+
+
+def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datetime
+                   ) -> LimitReached:
+    wait = max(1, math.ceil((end - now).total_seconds()))
+    return LimitReached(
+        f"daily limit reached: team {team!r} has made {used} of {phase.daily_limit} "
+        f"submissions to phase {phase.name!r} today (UTC); the next is accepted from "
+        f"{iso(end)}, in {wait} s.", wait)
+
+
 def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
              scores: Scores, now: datetime) -> dict[str, Any]:
     """The columns of the submission's row."""
@@ -143,11 +208,7 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime
             return Stored(**existing._mapping), False, 0
         used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
         if used >= phase.daily_limit and not team.is_baseline:
-            wait = max(1, math.ceil((end - now).total_seconds()))
-            raise LimitReached(
-                f"daily limit reached: team {team.name!r} has made {used} of "
-                f"{phase.daily_limit} submissions to phase {phase.name!r} today (UTC); the "
-                f"next is accepted from {iso(end)}, in {wait} s.", wait)
+            raise _limit_reached(team.name, used, phase, now, end)
         new_id = conn.execute(_INSERT, values).scalar_one()
     stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
     return stored, True, used + 1
