@@ -1,0 +1,363 @@
+"""Source distributions in an environment, when the organizer allows them (``--allow-sdists``).
+
+Building an sdist runs its build backend: code chosen by whoever published the package, which
+a participant can pick. So by default environments are wheels only, and a package that has no
+wheel is refused, naming it and the option. With ``allow_sdists`` the organizer's process only
+reads and downloads, and every build runs in the sandbox:
+
+1. The requirements are resolved by ``uv pip compile`` to a lock (``pylock.toml``) with sdists
+   allowed. uv reads an sdist's metadata without building it when it is static (``PKG-INFO``
+   of metadata 2.2+, or ``[project]`` of ``pyproject.toml``); where it would have to run the
+   backend to learn it, a trip wire stops the build before any of the package's code runs (a
+   ``sitecustomize`` on the build interpreter's ``PYTHONPATH`` that exits at once), and the
+   package is refused by name.
+2. Each locked package with a wheel for this interpreter is installed from it as before; the
+   sdists are downloaded (hashes checked), their ``[build-system] requires`` read from their
+   ``pyproject.toml`` as text, resolved wheels only and downloaded too, into one folder.
+3. ``uv pip install --offline --no-index`` builds and installs the sdists from that folder
+   inside the sandbox (no network, uid 65534, the folder read-only, the environment the only
+   writable bind, under budgets); the environment is then made read-only like any other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tarfile
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import sys_tags
+from packaging.utils import parse_wheel_filename
+
+from evaluation.errors import ConfigError
+from evaluation.reproduce._budgets import Budgets
+from evaluation.reproduce._sandbox import SCRATCH, Bind, run_sandboxed
+
+#: The organizer's option that lets environments take sdists.
+OPTION = "--allow-sdists"
+#: What the trip wire prints when uv tries to run a build backend outside the sandbox.
+TRIPWIRE_TEXT = "evalrs: refused to run a package's build code outside the sandbox"
+#: Where the find-links folder and uv are seen inside the build sandbox.
+LINKS_TARGET = "/sdists"
+UV_TARGET = "/opt/evalrs/uv"
+#: Where the environment is bound (writable) during the build: where every sandboxed run sees
+#: it, so that the scripts uv writes name the interpreter runs use.
+ENV_TARGET = "/env"
+#: The build requirements of an sdist that declares none (PEP 517's fallback).
+DEFAULT_BUILD_REQUIRES = ("setuptools>=40.8.0",)
+#: Seconds one download may take, and the most bytes of one file.
+DOWNLOAD_TIMEOUT_S = 300
+MAX_DOWNLOAD_BYTES = 2 * 1024 ** 3
+#: The budgets of the sandboxed build.
+BUILD_BUDGETS = Budgets(wall_s=1800.0, memory_mb=8192, processes=512, scratch_mb=8192)
+
+_WHEELS_REQUIRED = re.compile(r"Wheels are required for `([^`]+)`")
+_FAILED_BUILD = re.compile(r"Failed to (?:build|download and build) `([^`]+)`")
+
+Step = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class LockedFile:
+    """One distribution file of the lock: its URL and sha256 (empty when the index gave none)."""
+
+    url: str
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        name = urllib.parse.unquote(urllib.parse.urlsplit(self.url).path.rsplit("/", 1)[-1])
+        if not name or name.startswith(".") or "/" in name or "\\" in name:
+            raise ConfigError(f"the index gave a file URL without a usable file name "
+                              f"({self.url!r}); check --index-url.")
+        return name
+
+
+@dataclass(frozen=True)
+class SdistPlan:
+    """What an environment with sdists is made of.
+
+    Attributes
+    ----------
+    wheels : tuple of str
+        ``name==version`` of the locked packages that have a wheel for this interpreter.
+    sdists : tuple of (str, LockedFile)
+        ``name==version`` and the sdist of each package to build in the sandbox.
+    """
+
+    wheels: tuple[str, ...]
+    sdists: tuple[tuple[str, LockedFile], ...]
+
+    def pinned(self) -> bytes:
+        """The lock as the cache key sees it: each pin, and each sdist's hash."""
+        lines = [f"{pin}\n" for pin in self.wheels]
+        lines += [f"{pin} --sdist sha256={file.sha256}\n" for pin, file in self.sdists]
+        return "".join(sorted(lines)).encode()
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def _new_text(log_path: Path, offset: int) -> str:
+    with open(log_path, "rb") as log:
+        log.seek(offset)
+        return log.read().decode("utf-8", "replace")
+
+
+def refusal(log_path: Path, offset: int) -> ConfigError | None:
+    """The refusal for a wheels-only resolution that failed because a package has no wheel
+    (None when it failed for another reason)."""
+    names = sorted(set(_WHEELS_REQUIRED.findall(_new_text(log_path, offset))))
+    if not names:
+        return None
+    return ConfigError(f"environment: {', '.join(names)} has no wheel for this Python and "
+                       f"platform, only a source distribution, whose build runs the package's "
+                       f"own code; environments are wheels only unless the organizer passes "
+                       f"{OPTION} (the build then runs in the sandbox, without network). Or "
+                       f"ask the team to pin a version of {names[0]} that has a wheel.")
+
+
+def _tripped(log_path: Path, offset: int) -> ConfigError | None:
+    """The refusal for a resolution that would have run a build backend on this machine."""
+    text = _new_text(log_path, offset)
+    if TRIPWIRE_TEXT not in text:
+        return None
+    names = sorted(set(_FAILED_BUILD.findall(text))) or ["a package"]
+    return ConfigError(f"environment: the metadata of {', '.join(names)} is not static: uv "
+                       f"would have to run its build code to learn its dependencies, which "
+                       f"{OPTION} allows only inside the sandbox, never while resolving; "
+                       f"ask the team to pin a version with a wheel or with static metadata.")
+
+
+def _tripwire(folder: Path) -> dict[str, str]:
+    """The environment of a uv call that must run no build backend: a ``sitecustomize`` on
+    ``PYTHONPATH`` that makes every build interpreter exit before the backend is imported."""
+    wire = folder / "tripwire"
+    wire.mkdir(exist_ok=True)
+    (wire / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        f"sys.stderr.write({TRIPWIRE_TEXT!r} + '\\n')\n"
+        "os._exit(97)\n")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return {**environ, "PYTHONPATH": str(wire)}
+
+
+# --------------------------------------------------------------------------- the lock
+
+
+def lock(uv: str, python: str, requested: Path, constraints: Path | None, folder: Path,
+         log_path: Path, index_args: list[str], step: Step) -> SdistPlan:
+    """Resolve ``requested`` with sdists allowed, building nothing; the plan.
+
+    Raises
+    ------
+    ConfigError
+        When the resolution fails, or would have needed a build to read a package's metadata.
+    """
+    out = folder / "pylock.toml"
+    command = [uv, "pip", "compile", str(requested), "-o", str(out), "--quiet", "--no-header",
+               "--format", "pylock.toml", "--python", python, *index_args]
+    if constraints is not None:
+        command += ["-c", str(constraints)]
+    _checked_step(step, command, log_path, folder,
+                  "resolving the requirements (sdists allowed, nothing built)")
+    return plan_of(out)
+
+
+def _checked_step(step: Step, command: list[str], log_path: Path, folder: Path,
+                  what: str) -> None:
+    """``step`` under the trip wire; its refusal when the trip wire fired."""
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    try:
+        step(command, log_path, what, env=_tripwire(folder))
+    except ConfigError:
+        tripped = _tripped(log_path, offset)
+        if tripped is not None:
+            raise tripped from None
+        raise
+
+
+def plan_of(pylock: Path) -> SdistPlan:
+    """Split a ``pylock.toml`` into the packages with a wheel for this interpreter and the
+    sdists to build."""
+    locked = tomllib.loads(pylock.read_text(encoding="utf-8"))
+    tags = set(sys_tags())
+    wheels, sdists = [], []
+    for package in locked.get("packages", []):
+        pin = f"{package['name']}=={package['version']}"
+        if _compatible_wheel(package, tags) is not None:
+            wheels.append(pin)
+        elif "sdist" in package:
+            sdists.append((pin, _file(package["sdist"], pin)))
+        else:
+            raise ConfigError(f"environment: {pin} has neither a wheel for this Python and "
+                              f"platform nor a source distribution on the index.")
+    return SdistPlan(tuple(wheels), tuple(sdists))
+
+
+def _file(entry: dict, pin: str) -> LockedFile:
+    url = entry.get("url") or ""
+    if not url:
+        raise ConfigError(f"environment: the lock gives no URL for {pin}'s file; check "
+                          f"--index-url.")
+    return LockedFile(url, (entry.get("hashes") or {}).get("sha256", ""))
+
+
+def _compatible_wheel(package: dict, tags: set) -> LockedFile | None:
+    """The first wheel of ``package`` this interpreter can install (None: none)."""
+    for wheel in package.get("wheels", []):
+        file = _file(wheel, package["name"])
+        try:
+            _, _, _, wheel_tags = parse_wheel_filename(file.filename)
+        except ValueError:
+            continue
+        if wheel_tags & tags:
+            return file
+    return None
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+def fetch(file: LockedFile, folder: Path) -> Path:
+    """Download ``file`` into ``folder`` (nothing in it runs); its sha256 checked."""
+    target = folder / file.filename
+    scheme = urllib.parse.urlsplit(file.url).scheme
+    if scheme not in ("https", "http", "file"):
+        raise ConfigError(f"environment: {file.url!r} is not an http(s) or file URL; check "
+                          f"--index-url.")
+    digest = hashlib.sha256()
+    size = 0
+    with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as source, \
+            open(target, "wb") as out:
+        while chunk := source.read(1 << 20):
+            size += len(chunk)
+            if size > MAX_DOWNLOAD_BYTES:
+                raise ConfigError(f"environment: {file.filename} is larger than "
+                                  f"{MAX_DOWNLOAD_BYTES} bytes.")
+            digest.update(chunk)
+            out.write(chunk)
+    if file.sha256 and digest.hexdigest() != file.sha256:
+        raise ConfigError(f"environment: {file.filename} does not have the sha256 the index "
+                          f"gave ({file.sha256}); the index or the download is not to be "
+                          f"trusted.")
+    return target
+
+
+def build_requires(sdist: Path) -> list[str]:
+    """The ``[build-system] requires`` of an sdist, read from its ``pyproject.toml`` as text
+    (PEP 517's setuptools when it declares none)."""
+    text = _pyproject_text(sdist)
+    system = tomllib.loads(text).get("build-system", {}) if text is not None else {}
+    requires = system.get("requires", list(DEFAULT_BUILD_REQUIRES)) \
+        if isinstance(system, dict) else list(DEFAULT_BUILD_REQUIRES)
+    found = []
+    for line in requires:
+        try:
+            requirement = Requirement(str(line))
+        except InvalidRequirement:
+            raise ConfigError(f"environment: {sdist.name} names a build requirement that is "
+                              f"not a specifier ({line!r}).") from None
+        if requirement.url:
+            raise ConfigError(f"environment: {sdist.name} names a build requirement by URL "
+                              f"({line!r}): build requirements come from the organizer's "
+                              f"index only.")
+        found.append(str(requirement))
+    return found
+
+
+def _pyproject_text(sdist: Path) -> str | None:
+    """The top-level ``pyproject.toml`` of an sdist archive (None when it has none)."""
+    try:
+        if sdist.name.endswith(".zip"):
+            with zipfile.ZipFile(sdist) as archive:
+                names = [n for n in archive.namelist() if n.count("/") == 1
+                         and n.endswith("/pyproject.toml")]
+                return archive.read(names[0]).decode() if names else None
+        with tarfile.open(sdist) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and member.name.count("/") == 1 \
+                        and member.name.endswith("/pyproject.toml"):
+                    extracted = archive.extractfile(member)
+                    return extracted.read().decode() if extracted is not None else None
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise ConfigError(f"environment: {sdist.name} cannot be read as an sdist "
+                          f"({type(exc).__name__}).") from None
+    return None
+
+
+def gather(plan: SdistPlan, uv: str, python: str, links: Path, log_path: Path,
+           index_args: list[str], step: Step) -> list[Path]:
+    """Download the plan's sdists and their build requirements' wheels into ``links``;
+    the sdists' paths."""
+    sdists = [fetch(file, links) for _, file in plan.sdists]
+    wanted = sorted({r for sdist in sdists for r in build_requires(sdist)})
+    if wanted:
+        work = links.parent / "build-requires"
+        work.mkdir(exist_ok=True)
+        (work / "requires.in").write_text("".join(f"{r}\n" for r in wanted))
+        out = work / "pylock.toml"
+        _checked_step(step, [uv, "pip", "compile", str(work / "requires.in"), "-o", str(out),
+                             "--quiet", "--no-header", "--format", "pylock.toml",
+                             "--only-binary", ":all:", "--python", python, *index_args],
+                      log_path, work, "resolving the sdists' build requirements (wheels only)")
+        tags = set(sys_tags())
+        for package in tomllib.loads(out.read_text()).get("packages", []):
+            wheel = _compatible_wheel(package, tags)
+            if wheel is not None:
+                fetch(wheel, links)
+    return sdists
+
+
+# --------------------------------------------------------------------------- the build
+
+
+def build_in_sandbox(env: Path, python: Path, links: Path, sdists: list[Path], uv: str,
+                     log_path: Path, budgets: Budgets = BUILD_BUDGETS) -> None:
+    """Build and install ``sdists`` into ``env`` inside the sandbox, offline from ``links``.
+
+    The environment is bound writable at ``/env`` (where every run sees it), the folder of
+    downloads and uv read-only; nothing else of this machine is in reach, and no network.
+
+    Raises
+    ------
+    ConfigError
+        When the build fails or passes its budgets (the log has uv's output).
+    """
+    uv = _binary(uv)
+    command = [UV_TARGET, "pip", "install", "--offline", "--no-index", "--find-links",
+               LINKS_TARGET, "--no-deps", "--no-config", "--cache-dir", f"{SCRATCH}/uv-cache",
+               "--python", f"{ENV_TARGET}/{python.relative_to(env)}",
+               *(f"{LINKS_TARGET}/{s.name}" for s in sdists)]
+    binds = [Bind(links, LINKS_TARGET), Bind(Path(uv), UV_TARGET),
+             Bind(env, ENV_TARGET, writable=True)]
+    with open(log_path, "ab") as log:
+        log.write(f"$ (in the sandbox) {' '.join(command)}\n".encode())
+    report = run_sandboxed(command, binds=binds, env={"PATH": "/usr/bin:/bin",
+                                                      "UV_NO_PROGRESS": "1"},
+                           budgets=budgets, log_path=log_path, python=str(python))
+    if report.returncode != 0 or report.stopped is not None:
+        why = f"stopped ({report.stopped})" if report.stopped else \
+            f"exit status {report.returncode}"
+        raise ConfigError(f"environment: building the source distributions "
+                          f"{', '.join(s.name for s in sdists)} in the sandbox failed ({why}); "
+                          f"uv's output is in {log_path}.")
+
+
+def _binary(uv: str) -> str:
+    """The real file of ``uv``: a program the sandbox can run by itself (not a shim)."""
+    real = os.path.realpath(uv)
+    with open(real, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            raise ConfigError(f"{OPTION}: uv at {uv} is not the uv program itself (a wrapper "
+                              f"script?), which the build sandbox needs; `pip install uv` into "
+                              f"the environment that runs the harness.")
+    return real
