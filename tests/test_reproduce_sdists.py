@@ -300,3 +300,27 @@ def test_the_lock_is_split_into_wheels_for_this_python_and_sdists(tmp_path):
     assert plan.sdists == (("foreign==2.0",
                             _sdists.LockedFile("https://i.example/foreign-2.0.tar.gz", "ab")),)
     assert plan.pinned() == b"foreign==2.0 --sdist sha256=ab\npure==1.0\n"
+
+
+def test_the_command_line_passes_allow_sdists_to_the_environment(tmp_path, monkeypatch, capsys):
+    import evaluation.reproduce as rp
+    from evaluation.cli import main
+
+    checkout = tmp_path / "checkout"
+    (checkout / "submission").mkdir(parents=True)
+    (checkout / "submission" / "MyModel.py").write_text("")
+    (tmp_path / "admin.token").write_text("t0ken-for-the-test\n")
+    asked = []
+
+    def prepare_env(checkout, cache_dir, **options):
+        asked.append(options["allow_sdists"])
+        raise ConfigError("stop here: the environment is what this test looks at")
+
+    monkeypatch.setattr(rp, "prepare_env", prepare_env)
+    monkeypatch.chdir(tmp_path)
+    common = ["reproduce", str(checkout), "--submission", "3", "--server",
+              "http://127.0.0.1:9", "--admin-token-file", str(tmp_path / "admin.token")]
+    assert main(common) == 2
+    assert main([*common, "--allow-sdists"]) == 2
+    assert asked == [False, True]
+    assert "stop here" in capsys.readouterr().err
