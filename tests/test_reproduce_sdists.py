@@ -27,7 +27,7 @@ from evaluation.errors import ConfigError
 from evaluation.reproduce import _sdists
 from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._env import env_python, find_uv, prepare_env
-from evaluation.reproduce._sandbox import Bind, bwrap_command, run_sandboxed, sandbox_problem
+from evaluation.reproduce._sandbox import Bind, run_sandboxed, sandbox_problem
 
 PROBLEM = sandbox_problem()
 UV = find_uv()
@@ -264,12 +264,37 @@ def test_allow_sdists_needs_uv(world):
                     harness_root=world["harness"], installer="pip", allow_sdists=True)
 
 
-def test_a_writable_bind_is_the_only_one_bound_read_write(tmp_path):
-    command = bwrap_command(["true"], binds=[Bind(tmp_path / "a", "/a"),
-                                             Bind(tmp_path / "b", "/b", writable=True)],
-                            cwd="/", budgets=Budgets())
-    assert command[command.index("/a") - 2] == "--ro-bind"
-    assert command[command.index("/b") - 2] == "--bind"
+def test_only_wheels_of_the_plans_sdists_come_back_from_the_build(tmp_path):
+    plan = _sdists.SdistPlan((), ((f"{PROBE}==1.0", _sdists.LockedFile("file:///x", "")),))
+    built = tmp_path / "built"
+    built.mkdir()
+    good = _wheel(built, PROBE, "1.0", {"evalrs_sdist_probe/__init__.py": b"VALUE = 42\n"})
+    other = _wheel(built, "evalrs-other", "1.0", {"evalrs_other.py": b""})
+    pth = built / "evil.pth"
+    pth.write_text("import os\n")
+    for extra, refused in ((None, None), (other, "evalrs_other-1.0"), (pth, "evil.pth")):
+        stream = tmp_path / "wheels.tar"
+        with tarfile.open(stream, "w") as archive:
+            archive.add(good, arcname=good.name)
+            if extra is not None:
+                archive.add(extra, arcname=extra.name)
+        out = tmp_path / f"out-{refused}"
+        out.mkdir()
+        if refused is None:
+            wheels = _sdists._received_wheels(stream, out, plan, "the probe")
+            assert [w.name for w in wheels] == [good.name]
+            assert wheels[0].read_bytes() == good.read_bytes()
+        else:
+            with pytest.raises(ConfigError, match=f"sent back '{refused}"):
+                _sdists._received_wheels(stream, out, plan, "the probe")
+    with pytest.raises(ConfigError, match="made no wheel of evalrs-sdist-probe==1.0"):
+        _sdists._received_wheels(_empty_tar(tmp_path), tmp_path, plan, "the probe")
+
+
+def _empty_tar(tmp_path: Path) -> Path:
+    with tarfile.open(tmp_path / "empty.tar", "w"):
+        pass
+    return tmp_path / "empty.tar"
 
 
 def test_the_build_requirements_are_read_from_the_sdist_as_text(tmp_path):

@@ -303,8 +303,8 @@ def _build_uv(env: Path, pinned: bytes, harness_root: Path, log_path: Path,
 
 def _build_with_sdists(env: Path, plan: _sdists.SdistPlan, harness_root: Path, log_path: Path,
                        system_site_packages: bool, index_url: str | None) -> None:
-    """Create ``env``: the plan's wheels installed here, its sdists downloaded here and built
-    into it inside the sandbox, then reclist and the harness."""
+    """Create ``env``: the plan's wheels installed here, its sdists downloaded here, built into
+    wheels inside the sandbox and installed here, then reclist and the harness."""
     uv = _uv()
     _step([uv, "venv", "--quiet", "--python", sys.executable, str(env)], log_path,
           "creating the virtual environment")
@@ -322,7 +322,11 @@ def _build_with_sdists(env: Path, plan: _sdists.SdistPlan, harness_root: Path, l
         links.mkdir()
         sdists = _sdists.gather(plan, uv, sys.executable, links, log_path,
                                 _index_args(index_url), _step)
-        _sdists.build_in_sandbox(env, env_python(env), links, sdists, uv, log_path)
+        built = Path(work) / "built"
+        built.mkdir()
+        wheels = _sdists.build_wheels(plan, links, sdists, uv, built, log_path)
+        _step(install + ["--no-deps", *map(str, wheels)], log_path,
+              "installing the wheels built from the sdists in the sandbox")
     if (harness_root / "requirements-reclist.txt").is_file():
         _step(install + ["--no-deps", "-r", str(harness_root / "requirements-reclist.txt")],
               log_path, "installing reclist")

@@ -71,12 +71,10 @@ class SandboxUnavailable(ConfigError):
 
 @dataclass(frozen=True)
 class Bind:
-    """A host path seen inside the sandbox at ``target``: read-only, unless ``writable`` (only
-    for the one folder a step must fill, e.g. an environment while sdists are built into it)."""
+    """A host path seen read-only inside the sandbox at ``target``."""
 
     source: Path
     target: str
-    writable: bool = False
 
 
 
@@ -215,7 +213,7 @@ def bwrap_command(command: Sequence[str], *, binds: Sequence[Bind], cwd: str,
             "--perms", "0700", "--size", str(budgets.scratch_mb * MIB), "--tmpfs", SCRATCH,
             "--dir", f"{SCRATCH}/tmp", "--symlink", f"{SCRATCH}/tmp", "/tmp"]
     for bind in binds:
-        args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), bind.target]
+        args += ["--ro-bind", str(bind.source), bind.target]
     # the root of the sandbox is a tmpfs of bwrap's own, without a size: read-only once built
     args += ["--remount-ro", "/", "--chdir", cwd, "--", *command]
     return args

@@ -14,9 +14,14 @@ reads and downloads, and every build runs in the sandbox:
 2. Each locked package with a wheel for this interpreter is installed from it as before; the
    sdists are downloaded (hashes checked), their ``[build-system] requires`` read from their
    ``pyproject.toml`` as text, resolved wheels only and downloaded too, into one folder.
-3. ``uv pip install --offline --no-index`` builds and installs the sdists from that folder
-   inside the sandbox (no network, uid 65534, the folder read-only, the environment the only
-   writable bind, under budgets); the environment is then made read-only like any other.
+3. ``uv build --wheel --offline --no-index`` builds a wheel of each sdist from that folder
+   inside the sandbox (no network, uid 65534, the folder read-only, nothing writable but its
+   size-limited scratch, under budgets), and the wheels come back through the sandbox's
+   bounded result channel as one tar stream. Only wheels of the plan's sdists for this
+   interpreter are taken; this process installs them (installing a wheel runs no code), and
+   the environment is then made read-only like any other. The sandbox never writes the
+   environment, so a build can neither fill this machine's disk nor plant a link that a later
+   step here would write through.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import sys
 import tarfile
 import urllib.parse
 import urllib.request
@@ -35,7 +42,8 @@ from pathlib import Path
 import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import sys_tags
-from packaging.utils import parse_wheel_filename
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 from evaluation.errors import ConfigError
 from evaluation.reproduce._budgets import Budgets
@@ -48,9 +56,6 @@ TRIPWIRE_TEXT = "evalrs: refused to run a package's build code outside the sandb
 #: Where the find-links folder and uv are seen inside the build sandbox.
 LINKS_TARGET = "/sdists"
 UV_TARGET = "/opt/evalrs/uv"
-#: Where the environment is bound (writable) during the build: where every sandboxed run sees
-#: it, so that the scripts uv writes name the interpreter runs use.
-ENV_TARGET = "/env"
 #: The build requirements of an sdist that declares none (PEP 517's fallback).
 DEFAULT_BUILD_REQUIRES = ("setuptools>=40.8.0",)
 #: Seconds one download may take, and the most bytes of one file.
@@ -319,37 +324,106 @@ def gather(plan: SdistPlan, uv: str, python: str, links: Path, log_path: Path,
 
 # --------------------------------------------------------------------------- the build
 
+#: What runs in the build sandbox: ``uv build --wheel`` of each sdist, offline, then the wheels
+#: as one tar stream on the result channel (the sandbox has no writable bind).
+_BUILD_SCRIPT = """
+import os, subprocess, sys, tarfile
+uv, python, out, *sdists = sys.argv[1:]
+status = 0
+for sdist in sdists:
+    status = status or subprocess.run(
+        [uv, "build", "--wheel", "--offline", "--no-index", "--no-config", "--find-links",
+         os.path.dirname(sdist), "--cache-dir", os.path.join(os.environ["HOME"], "uv-cache"),
+         "--python", python, "--out-dir", out, sdist]).returncode
+with os.fdopen(int(os.environ["EVALRS_RESULT_FD"]), "wb") as channel:
+    with tarfile.open(fileobj=channel, mode="w|") as stream:
+        for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+            if name.endswith(".whl"):
+                stream.add(os.path.join(out, name), arcname=name)
+sys.exit(status)
+"""
 
-def build_in_sandbox(env: Path, python: Path, links: Path, sdists: list[Path], uv: str,
-                     log_path: Path, budgets: Budgets = BUILD_BUDGETS) -> None:
-    """Build and install ``sdists`` into ``env`` inside the sandbox, offline from ``links``.
 
-    The environment is bound writable at ``/env`` (where every run sees it), the folder of
-    downloads and uv read-only; nothing else of this machine is in reach, and no network.
+def build_wheels(plan: SdistPlan, links: Path, sdists: list[Path], uv: str, out: Path,
+                 log_path: Path, budgets: Budgets = BUILD_BUDGETS) -> list[Path]:
+    """Build a wheel of each of ``sdists`` inside the sandbox, offline from ``links``; the
+    wheels, received through the result channel into ``out``.
+
+    The sandbox sees the downloads, uv and the base interpreter read-only and writes only its
+    size-limited scratch: no network, nothing of this machine in reach, and nothing written
+    here but the bounded result stream. A wheel comes back only when its name and version are
+    an sdist's of the plan and it is for this interpreter; installing it then runs no code.
 
     Raises
     ------
     ConfigError
-        When the build fails or passes its budgets (the log has uv's output).
+        When the build fails, passes its budgets or sends back something else than the wheels
+        (the log has uv's output).
     """
-    uv = _binary(uv)
-    command = [UV_TARGET, "pip", "install", "--offline", "--no-index", "--find-links",
-               LINKS_TARGET, "--no-deps", "--no-config", "--cache-dir", f"{SCRATCH}/uv-cache",
-               "--python", f"{ENV_TARGET}/{python.relative_to(env)}",
+    python = os.path.realpath(sys.executable)
+    scratch_out = f"{SCRATCH}/wheels"
+    command = [python, "-I", "-c", _BUILD_SCRIPT, UV_TARGET, python, scratch_out,
                *(f"{LINKS_TARGET}/{s.name}" for s in sdists)]
-    binds = [Bind(links, LINKS_TARGET), Bind(Path(uv), UV_TARGET),
-             Bind(env, ENV_TARGET, writable=True)]
+    binds = [Bind(links, LINKS_TARGET), Bind(Path(_binary(uv)), UV_TARGET)]
     with open(log_path, "ab") as log:
-        log.write(f"$ (in the sandbox) {' '.join(command)}\n".encode())
-    report = run_sandboxed(command, binds=binds, env={"PATH": "/usr/bin:/bin",
-                                                      "UV_NO_PROGRESS": "1"},
-                           budgets=budgets, log_path=log_path, python=str(python))
+        log.write(f"$ (in the sandbox) uv build --wheel --offline --no-index --find-links "
+                  f"{LINKS_TARGET} {' '.join(s.name for s in sdists)}\n".encode())
+    stream = out / "wheels.tar"
+    report = run_sandboxed(command, binds=binds, env={"PATH": "/usr/bin:/bin"},
+                           budgets=budgets, log_path=log_path, result_path=stream,
+                           python=python)
+    names = ", ".join(s.name for s in sdists)
     if report.returncode != 0 or report.stopped is not None:
         why = f"stopped ({report.stopped})" if report.stopped else \
             f"exit status {report.returncode}"
-        raise ConfigError(f"environment: building the source distributions "
-                          f"{', '.join(s.name for s in sdists)} in the sandbox failed ({why}); "
-                          f"uv's output is in {log_path}.")
+        raise ConfigError(f"environment: building the source distributions {names} in the "
+                          f"sandbox failed ({why}); uv's output is in {log_path}.")
+    return _received_wheels(stream, out, plan, names)
+
+
+def _received_wheels(stream: Path, out: Path, plan: SdistPlan, names: str) -> list[Path]:
+    """The wheels of the sandbox's tar stream, each a regular file named as a wheel of one of
+    the plan's sdists for this interpreter (anything else refuses the whole build)."""
+    wanted = {_normal(pin) for pin, _ in plan.sdists}
+    tags = set(sys_tags())
+    wheels: dict[str, Path] = {}
+    try:
+        with tarfile.open(stream, mode="r:") as archive:
+            for member in archive:
+                pin = _wheel_pin(member, tags)
+                extracted = archive.extractfile(member) if pin in wanted else None
+                if extracted is None or pin in wheels:
+                    raise ConfigError(f"environment: the build of {names} sent back "
+                                      f"{member.name!r}, which is not a wheel of one of them "
+                                      f"for this Python; nothing of it is installed.")
+                wheels[pin] = out / member.name
+                with open(wheels[pin], "wb") as target:
+                    shutil.copyfileobj(extracted, target)
+    except (OSError, tarfile.TarError) as exc:
+        raise ConfigError(f"environment: the build of {names} sent back no readable wheels "
+                          f"({type(exc).__name__}).") from None
+    missing = sorted(wanted - set(wheels))
+    if missing:
+        raise ConfigError(f"environment: the build in the sandbox made no wheel of "
+                          f"{', '.join(missing)}.")
+    return [wheels[pin] for pin in sorted(wheels)]
+
+
+def _wheel_pin(member: tarfile.TarInfo, tags: set) -> str:
+    """``name==version`` of a wheel file of the stream ("" when it is not one for here)."""
+    if not member.isfile() or "/" in member.name or member.name.startswith("."):
+        return ""
+    try:
+        name, version, _, wheel_tags = parse_wheel_filename(member.name)
+    except ValueError:
+        return ""
+    return f"{name}=={version}" if wheel_tags & tags else ""
+
+
+def _normal(pin: str) -> str:
+    """``name==version`` with the name and version in their canonical forms."""
+    name, _, version = pin.partition("==")
+    return f"{canonicalize_name(name)}=={Version(version)}"
 
 
 def _binary(uv: str) -> str:
