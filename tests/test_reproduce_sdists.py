@@ -349,3 +349,17 @@ def test_the_command_line_passes_allow_sdists_to_the_environment(tmp_path, monke
     assert main([*common, "--allow-sdists"]) == 2
     assert asked == [False, True]
     assert "stop here" in capsys.readouterr().err
+
+
+def test_a_download_is_checked_and_a_file_url_needs_a_local_index(tmp_path):
+    source = tmp_path / "pkg-1.0.tar.gz"
+    source.write_bytes(b"the sdist")
+    digest = hashlib.sha256(b"the sdist").hexdigest()
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(ConfigError, match="only from an index that is a local folder"):
+        _sdists.fetch(_sdists.LockedFile(source.as_uri(), digest), into)
+    fetched = _sdists.fetch(_sdists.LockedFile(source.as_uri(), digest), into, local_index=True)
+    assert fetched.read_bytes() == b"the sdist"
+    with pytest.raises(ConfigError, match="does not have the sha256 the index gave"):
+        _sdists.fetch(_sdists.LockedFile(source.as_uri(), "0" * 64), into, local_index=True)

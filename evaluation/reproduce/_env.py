@@ -165,9 +165,8 @@ def _resolve_allowing_sdists(checkout: Path, harness_root: Path, folder: Path, l
     there is one (then nothing changes), else the lock with its sdists and their plan."""
     try:
         return resolve(checkout, harness_root, folder, log_path, index_url=index_url), None
-    except ConfigError as exc:
-        if _sdists.OPTION not in str(exc):  # failed for another reason than a missing wheel
-            raise
+    except _sdists.SdistRefused:  # a package has no wheel: lock again, sdists allowed
+        pass
     requested, constraints = _requested(checkout, harness_root, folder)
     plan = _sdists.lock(_uv(), sys.executable, requested, constraints, folder, log_path,
                         _index_args(index_url), _step)

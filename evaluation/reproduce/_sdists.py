@@ -68,6 +68,13 @@ _WHEELS_REQUIRED = re.compile(r"Wheels are required for `([^`]+)`")
 _FAILED_BUILD = re.compile(r"Failed to (?:build|download and build) `([^`]+)`")
 
 Step = Callable[..., None]
+#: The most bytes of an sdist's pyproject.toml read.
+MAX_PYPROJECT_BYTES = 1024 * 1024
+
+
+class SdistRefused(ConfigError):
+    """A package has no wheel and sdists are not allowed (the message names it and the
+    option)."""
 
 
 @dataclass(frozen=True)
@@ -117,13 +124,13 @@ def _new_text(log_path: Path, offset: int) -> str:
         return log.read().decode("utf-8", "replace")
 
 
-def refusal(log_path: Path, offset: int) -> ConfigError | None:
+def refusal(log_path: Path, offset: int) -> SdistRefused | None:
     """The refusal for a wheels-only resolution that failed because a package has no wheel
     (None when it failed for another reason)."""
     names = sorted(set(_WHEELS_REQUIRED.findall(_new_text(log_path, offset))))
     if not names:
         return None
-    return ConfigError(f"environment: {', '.join(names)} has no wheel for this Python and "
+    return SdistRefused(f"environment: {', '.join(names)} has no wheel for this Python and "
                        f"platform, only a source distribution, whose build runs the package's "
                        f"own code; environments are wheels only unless the organizer passes "
                        f"{OPTION} (the build then runs in the sandbox, without network). Or "
@@ -232,13 +239,15 @@ def _compatible_wheel(package: dict, tags: set) -> LockedFile | None:
 # --------------------------------------------------------------------------- downloads
 
 
-def fetch(file: LockedFile, folder: Path) -> Path:
-    """Download ``file`` into ``folder`` (nothing in it runs); its sha256 checked."""
+def fetch(file: LockedFile, folder: Path, *, local_index: bool = False) -> Path:
+    """Download ``file`` into ``folder`` (nothing in it runs); its sha256 checked. A
+    ``file:`` URL is taken only from a ``local_index`` (an index that is itself a folder)."""
     target = folder / file.filename
     scheme = urllib.parse.urlsplit(file.url).scheme
-    if scheme not in ("https", "http", "file"):
-        raise ConfigError(f"environment: {file.url!r} is not an http(s) or file URL; check "
-                          f"--index-url.")
+    if scheme not in ("https", "http") and not (scheme == "file" and local_index):
+        raise ConfigError(f"environment: the index gave {file.url!r}, which is not an "
+                          f"http(s) URL (file: URLs are taken only from an index that is a "
+                          f"local folder); check --index-url.")
     digest = hashlib.sha256()
     size = 0
     with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as source, \
@@ -261,7 +270,11 @@ def build_requires(sdist: Path) -> list[str]:
     """The ``[build-system] requires`` of an sdist, read from its ``pyproject.toml`` as text
     (PEP 517's setuptools when it declares none)."""
     text = _pyproject_text(sdist)
-    system = tomllib.loads(text).get("build-system", {}) if text is not None else {}
+    try:
+        system = tomllib.loads(text).get("build-system", {}) if text is not None else {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"environment: the pyproject.toml of {sdist.name} is not TOML "
+                          f"({exc}).") from None
     requires = system.get("requires", list(DEFAULT_BUILD_REQUIRES)) \
         if isinstance(system, dict) else list(DEFAULT_BUILD_REQUIRES)
     found = []
@@ -286,14 +299,17 @@ def _pyproject_text(sdist: Path) -> str | None:
             with zipfile.ZipFile(sdist) as archive:
                 names = [n for n in archive.namelist() if n.count("/") == 1
                          and n.endswith("/pyproject.toml")]
-                return archive.read(names[0]).decode() if names else None
+                if not names:
+                    return None
+                with archive.open(names[0]) as extracted:
+                    return extracted.read(MAX_PYPROJECT_BYTES).decode()
         with tarfile.open(sdist) as archive:
-            for member in archive.getmembers():
+            for member in archive:
                 if member.isfile() and member.name.count("/") == 1 \
                         and member.name.endswith("/pyproject.toml"):
-                    extracted = archive.extractfile(member)
-                    return extracted.read().decode() if extracted is not None else None
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+                    data = archive.extractfile(member)
+                    return data.read(MAX_PYPROJECT_BYTES).decode() if data is not None else None
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
         raise ConfigError(f"environment: {sdist.name} cannot be read as an sdist "
                           f"({type(exc).__name__}).") from None
     return None
@@ -303,7 +319,8 @@ def gather(plan: SdistPlan, uv: str, python: str, links: Path, log_path: Path,
            index_args: list[str], step: Step) -> list[Path]:
     """Download the plan's sdists and their build requirements' wheels into ``links``;
     the sdists' paths."""
-    sdists = [fetch(file, links) for _, file in plan.sdists]
+    local = any(arg.startswith("file:") for arg in index_args)
+    sdists = [fetch(file, links, local_index=local) for _, file in plan.sdists]
     wanted = sorted({r for sdist in sdists for r in build_requires(sdist)})
     if wanted:
         work = links.parent / "build-requires"
@@ -318,7 +335,7 @@ def gather(plan: SdistPlan, uv: str, python: str, links: Path, log_path: Path,
         for package in tomllib.loads(out.read_text()).get("packages", []):
             wheel = _compatible_wheel(package, tags)
             if wheel is not None:
-                fetch(wheel, links)
+                fetch(wheel, links, local_index=local)
     return sdists
 
 
