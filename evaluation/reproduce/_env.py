@@ -14,8 +14,8 @@ interrupted build is never reused and no run can change it (the sandbox binds it
 
 A package with no wheel is refused, naming it, unless the organizer allows sdists
 (``allow_sdists``, ``reproduce --allow-sdists``): then the resolution reads their metadata
-without building, this process only downloads, and the sdists are built into the environment
-inside the sandbox, offline (``_sdists``).
+without building, this process only downloads, the sdists are built into wheels inside the
+sandbox, offline, and those wheels are installed here (``_sdists``).
 """
 
 from __future__ import annotations
