@@ -89,11 +89,14 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     code = ("VALUE = 42\\nUID = %d\\nHOSTNAME = %r\\nWROTE_MARKER = %r\\nNETWORK = %r\\n"
             % (os.getuid(), os.uname().nodename, wrote, net))
     name, version = open("NAME").read().split()
+    requires = "".join("Requires-Dist: %s\\n" % line for line in
+                       (open("REQUIRES").read().split("\\n") if os.path.exists("REQUIRES")
+                        else []) if line)
     module = name.replace("-", "_")
     info = module + "-" + version + ".dist-info"
     files = {module + "/__init__.py": code.encode(),
-             info + "/METADATA": ("Metadata-Version: 2.1\\nName: %s\\nVersion: %s\\n"
-                                  % (name, version)).encode(),
+             info + "/METADATA": ("Metadata-Version: 2.1\\nName: %s\\nVersion: %s\\n%s"
+                                  % (name, version, requires)).encode(),
              info + "/WHEEL": b"Wheel-Version: 1.0\\nGenerator: probe\\n"
                               b"Root-Is-Purelib: true\\nTag: py3-none-any\\n"}
     wheel = module + "-" + version + "-py3-none-any.whl"
@@ -109,14 +112,16 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 '''
 
 
-def _sdist(folder: Path, name: str, version: str, *, static: bool = True) -> Path:
-    """An sdist of ``name`` built by the probe backend; its metadata static or not."""
+def _sdist(folder: Path, name: str, version: str, *, static: bool = True,
+           requires: str = "") -> Path:
+    """An sdist of ``name`` built by the probe backend; its metadata static or not (then its
+    dependencies, ``requires``, are known only to its build)."""
     project = (f'[project]\nname = "{name}"\nversion = "{version}"\n' if static else
                f'[project]\nname = "{name}"\nversion = "{version}"\n'
                f'dynamic = ["dependencies"]\n')
     files = {"pyproject.toml": (f'[build-system]\nrequires = ["{BACKEND}==1.0"]\n'
                                 f'build-backend = "evalrs_probe_backend"\n\n{project}'),
-             "NAME": f"{name} {version}\n"}
+             "NAME": f"{name} {version}\n", "REQUIRES": requires}
     if static:
         files["PKG-INFO"] = f"Metadata-Version: 2.2\nName: {name}\nVersion: {version}\n"
     path = folder / f"{name.replace('-', '_')}-{version}.tar.gz"
@@ -183,7 +188,7 @@ def world(tmp_path):
     built.mkdir()
     files = [_wheel(built, BACKEND, "1.0", {"evalrs_probe_backend.py": code.encode()}),
              _sdist(built, PROBE, "1.0"), _sdist(built, "evalrs-dynamic-probe", "1.0",
-                                                 static=False)]
+                                                 static=False, requires=f"{PROBE}==1.0\n")]
     url = _index(tmp_path / "index", files)
     checkout = tmp_path / "checkout"
     checkout.mkdir()
@@ -250,12 +255,37 @@ def test_with_allow_sdists_the_sdist_is_built_in_the_sandbox_and_imports(world):
 
 
 @needs_uv
-def test_an_sdist_whose_metadata_needs_a_build_is_refused_without_running_it(world):
+@needs_sandbox
+def test_an_sdist_whose_metadata_needs_a_build_gets_it_from_a_build_in_the_sandbox(world):
     (world["checkout"] / "requirements.txt").write_text("evalrs-dynamic-probe==1.0\n")
-    with pytest.raises(ConfigError, match=r"evalrs-dynamic-probe.* is not static"):
-        _prepare(world, allow_sdists=True)
+    env = _prepare(world, allow_sdists=True)
+    # uv was stopped before running the backend here; its build in the sandbox told the
+    # dependency (the probe), which was then resolved and built too
+    log = world["log"].read_text()
+    assert _sdists.TRIPWIRE_TEXT in log
     assert not world["marker"].exists() and not _accepted(world["listener"])
-    assert _sdists.TRIPWIRE_TEXT in world["log"].read_text()
+    pinned = (env / "pinned.txt").read_text()
+    assert "evalrs-dynamic-probe==1.0 --sdist" in pinned and f"{PROBE}==1.0 --sdist" in pinned
+    run_log = world["log"].parent / "run.log"
+    report = run_sandboxed(
+        ["/env/bin/python", "-c", "import evalrs_dynamic_probe as d, evalrs_sdist_probe as p; "
+         "print('seen', d.UID, d.NETWORK, p.VALUE)"],
+        binds=[Bind(env, "/env")], env={"PATH": "/usr/bin:/bin"},
+        budgets=Budgets(wall_s=60, memory_mb=1024, processes=64, scratch_mb=16),
+        log_path=run_log, python=str(env_python(env)))
+    assert report.returncode == 0, run_log.read_text()
+    assert "seen 65534 failed: ConnectionRefusedError 42" in run_log.read_text()
+
+
+def test_the_metadata_learnt_in_the_sandbox_is_given_to_uv_as_toml():
+    import tomllib
+
+    text = _sdists._dependency_metadata({"b==2.0": [], "a-b==1.0": ['c>=1; python_version > "3"',
+                                                                    "d[x]"]})
+    assert tomllib.loads(text) == {"dependency-metadata": [
+        {"name": "a-b", "version": "1.0", "requires-dist": ['c>=1; python_version > "3"',
+                                                            "d[x]"]},
+        {"name": "b", "version": "2.0", "requires-dist": []}]}
 
 
 def test_allow_sdists_needs_uv(world):
@@ -265,7 +295,7 @@ def test_allow_sdists_needs_uv(world):
 
 
 def test_only_wheels_of_the_plans_sdists_come_back_from_the_build(tmp_path):
-    plan = _sdists.SdistPlan((), ((f"{PROBE}==1.0", _sdists.LockedFile("file:///x", "")),))
+    plan = [f"{PROBE}==1.0"]
     built = tmp_path / "built"
     built.mkdir()
     good = _wheel(built, PROBE, "1.0", {"evalrs_sdist_probe/__init__.py": b"VALUE = 42\n"})

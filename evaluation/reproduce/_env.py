@@ -169,7 +169,7 @@ def _resolve_allowing_sdists(checkout: Path, harness_root: Path, folder: Path, l
         pass
     requested, constraints = _requested(checkout, harness_root, folder)
     plan = _sdists.lock(_uv(), sys.executable, requested, constraints, folder, log_path,
-                        _index_args(index_url), _step)
+                        index_url, _step)
     return plan.pinned(), plan
 
 
@@ -319,11 +319,12 @@ def _build_with_sdists(env: Path, plan: _sdists.SdistPlan, harness_root: Path, l
     with tempfile.TemporaryDirectory(prefix="evalrs-sdists-") as work:
         links = Path(work) / "links"
         links.mkdir()
-        sdists = _sdists.gather(plan, uv, sys.executable, links, log_path,
-                                _index_args(index_url), _step)
+        sdists = _sdists.gather([file for _, file in plan.sdists], uv, sys.executable, links,
+                                log_path, _index_args(index_url), _step)
         built = Path(work) / "built"
         built.mkdir()
-        wheels = _sdists.build_wheels(plan, links, sdists, uv, built, log_path)
+        wheels = _sdists.build_wheels([pin for pin, _ in plan.sdists], links, sdists, uv,
+                                      built, log_path)
         _step(install + ["--no-deps", *map(str, wheels)], log_path,
               "installing the wheels built from the sdists in the sandbox")
     if (harness_root / "requirements-reclist.txt").is_file():

@@ -9,8 +9,10 @@ reads and downloads, and every build runs in the sandbox:
    allowed. uv reads an sdist's metadata without building it when it is static (``PKG-INFO``
    of metadata 2.2+, or ``[project]`` of ``pyproject.toml``); where it would have to run the
    backend to learn it, a trip wire stops the build before any of the package's code runs (a
-   ``sitecustomize`` on the build interpreter's ``PYTHONPATH`` that exits at once), and the
-   package is refused by name.
+   ``sitecustomize`` on the build interpreter's ``PYTHONPATH`` that exits at once). That sdist
+   is then built into a wheel in the sandbox (steps 2 and 3 for it alone), the
+   ``Requires-Dist`` of the wheel's METADATA is read here as text and given to uv as the
+   package's metadata (``dependency-metadata``), and the resolution starts again.
 2. Each locked package with a wheel for this interpreter is installed from it as before; the
    sdists are downloaded (hashes checked), their ``[build-system] requires`` read from their
    ``pyproject.toml`` as text, resolved wheels only and downloaded too, into one folder.
@@ -26,7 +28,10 @@ reads and downloads, and every build runs in the sandbox:
 
 from __future__ import annotations
 
+import email.parser
 import hashlib
+import html.parser
+import json
 import os
 import re
 import shutil
@@ -42,7 +47,7 @@ from pathlib import Path
 import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import sys_tags
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import Version
 
 from evaluation.errors import ConfigError
@@ -68,6 +73,12 @@ _WHEELS_REQUIRED = re.compile(r"Wheels are required for `([^`]+)`")
 _FAILED_BUILD = re.compile(r"Failed to (?:build|download and build) `([^`]+)`")
 
 Step = Callable[..., None]
+#: The most sdists built in one resolution to learn their metadata.
+MAX_METADATA_BUILDS = 20
+#: uv's default index, where none is given.
+DEFAULT_INDEX = "https://pypi.org/simple"
+#: The most bytes of an index page read.
+MAX_INDEX_PAGE_BYTES = 64 * 1024 * 1024
 #: The most bytes of an sdist's pyproject.toml read.
 MAX_PYPROJECT_BYTES = 1024 * 1024
 
@@ -137,16 +148,24 @@ def refusal(log_path: Path, offset: int) -> SdistRefused | None:
                        f"ask the team to pin a version of {names[0]} that has a wheel.")
 
 
-def _tripped(log_path: Path, offset: int) -> ConfigError | None:
-    """The refusal for a resolution that would have run a build backend on this machine."""
+class MetadataNeedsBuild(ConfigError):
+    """uv would have had to run a package's build backend here to learn its metadata (the trip
+    wire stopped it); ``pin`` is that package's ``name==version`` (None: not known)."""
+
+    def __init__(self, pin: str | None) -> None:
+        super().__init__(f"environment: the metadata of {pin or 'a package'} is not static: "
+                         f"uv would have to run its build code to learn its dependencies, "
+                         f"which never runs outside the sandbox.")
+        self.pin = pin
+
+
+def _tripped(log_path: Path, offset: int) -> MetadataNeedsBuild | None:
+    """What stopped a resolution that would have run a build backend on this machine."""
     text = _new_text(log_path, offset)
     if TRIPWIRE_TEXT not in text:
         return None
-    names = sorted(set(_FAILED_BUILD.findall(text))) or ["a package"]
-    return ConfigError(f"environment: the metadata of {', '.join(names)} is not static: uv "
-                       f"would have to run its build code to learn its dependencies, which "
-                       f"{OPTION} allows only inside the sandbox, never while resolving; "
-                       f"ask the team to pin a version with a wheel or with static metadata.")
+    pins = sorted(set(_FAILED_BUILD.findall(text)))
+    return MetadataNeedsBuild(pins[0] if len(pins) == 1 and "==" in pins[0] else None)
 
 
 def _tripwire(folder: Path) -> dict[str, str]:
@@ -166,22 +185,138 @@ def _tripwire(folder: Path) -> dict[str, str]:
 
 
 def lock(uv: str, python: str, requested: Path, constraints: Path | None, folder: Path,
-         log_path: Path, index_args: list[str], step: Step) -> SdistPlan:
-    """Resolve ``requested`` with sdists allowed, building nothing; the plan.
+         log_path: Path, index_url: str | None, step: Step) -> SdistPlan:
+    """Resolve ``requested`` with sdists allowed, building nothing here; the plan.
+
+    Where uv needs an sdist's metadata and could only learn it by building (the trip wire
+    stops that), the sdist is downloaded and built into a wheel in the sandbox, its
+    ``Requires-Dist`` read from the wheel's METADATA as text and given to uv as that package's
+    metadata (``dependency-metadata``), and the resolution starts again.
 
     Raises
     ------
     ConfigError
-        When the resolution fails, or would have needed a build to read a package's metadata.
+        When the resolution fails, or a package's metadata cannot be had.
     """
-    out = folder / "pylock.toml"
+    index_args = [] if index_url is None else ["--index-url", index_url]
+    out, config = folder / "pylock.toml", folder / "uv.toml"
     command = [uv, "pip", "compile", str(requested), "-o", str(out), "--quiet", "--no-header",
-               "--format", "pylock.toml", "--python", python, *index_args]
+               "--format", "pylock.toml", "--python", python, "--config-file", str(config),
+               *index_args]
     if constraints is not None:
         command += ["-c", str(constraints)]
-    _checked_step(step, command, log_path, folder,
-                  "resolving the requirements (sdists allowed, nothing built)")
-    return plan_of(out)
+    metadata: dict[str, list[str]] = {}
+    for _ in range(MAX_METADATA_BUILDS + 1):
+        config.write_text(_dependency_metadata(metadata))
+        try:
+            _checked_step(step, command, log_path, folder,
+                          "resolving the requirements (sdists allowed, nothing built here)")
+            return plan_of(out)
+        except MetadataNeedsBuild as exc:
+            if exc.pin is None or exc.pin in metadata:
+                raise
+            metadata[exc.pin] = _built_metadata(exc.pin, uv, python, folder, log_path,
+                                                index_url, step)
+    raise ConfigError(f"environment: more than {MAX_METADATA_BUILDS} packages need a build to "
+                      f"learn their metadata; ask the team for packages with wheels.")
+
+
+def _dependency_metadata(metadata: dict[str, list[str]]) -> str:
+    """uv's configuration giving the metadata learnt in the sandbox (TOML written by hand:
+    each value is a checked specifier, quoted as a JSON string, which TOML reads alike)."""
+    entries = []
+    for pin, requires in sorted(metadata.items()):
+        name, _, version = pin.partition("==")
+        entries.append(f"[[dependency-metadata]]\nname = {json.dumps(name)}\n"
+                       f"version = {json.dumps(version)}\n"
+                       f"requires-dist = [{', '.join(json.dumps(r) for r in requires)}]\n")
+    return "\n".join(entries)
+
+
+def _built_metadata(pin: str, uv: str, python: str, folder: Path, log_path: Path,
+                    index_url: str | None, step: Step) -> list[str]:
+    """The ``Requires-Dist`` of ``pin``, read from a wheel built from its sdist in the
+    sandbox."""
+    work = folder / f"metadata-{hashlib.sha256(pin.encode()).hexdigest()[:12]}"
+    links, built = work / "links", work / "built"
+    links.mkdir(parents=True)
+    built.mkdir()
+    file = sdist_on_index(index_url, pin)
+    index_args = [] if index_url is None else ["--index-url", index_url]
+    sdists = gather([file], uv, python, links, log_path, index_args, step)
+    wheel = build_wheels([pin], links, sdists, uv, built, log_path)[0]
+    return requires_dist(wheel)
+
+
+def requires_dist(wheel: Path) -> list[str]:
+    """The ``Requires-Dist`` specifiers of a wheel's METADATA (each checked: no URL)."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = [n for n in archive.namelist() if n.count("/") == 1
+                 and n.endswith(".dist-info/METADATA")]
+        if len(names) != 1:
+            raise ConfigError(f"environment: {wheel.name} built in the sandbox has no single "
+                              f"METADATA.")
+        with archive.open(names[0]) as f:
+            text = f.read(MAX_PYPROJECT_BYTES).decode("utf-8", "replace")
+    found = []
+    for value in email.parser.HeaderParser().parsestr(text).get_all("Requires-Dist") or []:
+        try:
+            requirement = Requirement(value)
+        except InvalidRequirement:
+            raise ConfigError(f"environment: {wheel.name} built in the sandbox declares a "
+                              f"dependency that is not a specifier ({value!r}).") from None
+        if requirement.url:
+            raise ConfigError(f"environment: {wheel.name} built in the sandbox declares a "
+                              f"dependency by URL ({value!r}): packages come from the "
+                              f"organizer's index only.")
+        found.append(str(requirement))
+    return found
+
+
+def sdist_on_index(index_url: str | None, pin: str) -> LockedFile:
+    """The sdist of ``pin`` on the index's page of its project (PEP 691 JSON or PEP 503
+    HTML)."""
+    name, _, version = pin.partition("==")
+    base = (index_url or DEFAULT_INDEX).rstrip("/")
+    page = f"{base}/{canonicalize_name(name)}/"
+    local = page.startswith("file:")
+    request = urllib.request.Request(page + ("index.html" if local else ""), headers={
+        "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"})
+    with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as answer:
+        body = answer.read(MAX_INDEX_PAGE_BYTES).decode("utf-8", "replace")
+        kind = answer.headers.get("Content-Type", "") if not local else "text/html"
+    links = _json_links(body) if "json" in kind else _html_links(body)
+    for filename, href in links:
+        try:
+            found_name, found_version = parse_sdist_filename(filename)
+        except ValueError:
+            continue
+        if found_name == canonicalize_name(name) and found_version == Version(version):
+            url, _, fragment = urllib.parse.urljoin(page, href).partition("#")
+            sha256 = fragment[len("sha256="):] if fragment.startswith("sha256=") else ""
+            return LockedFile(url, sha256)
+    raise ConfigError(f"environment: the index has no sdist of {pin} ({page}).")
+
+
+def _json_links(body: str) -> list[tuple[str, str]]:
+    files = json.loads(body).get("files", [])
+    return [(f["filename"], f["url"] + (f"#sha256={f['hashes']['sha256']}"
+                                        if "sha256" in f.get("hashes", {}) else ""))
+            for f in files if isinstance(f, dict) and "filename" in f and "url" in f]
+
+
+def _html_links(body: str) -> list[tuple[str, str]]:
+    links: list[tuple[str, str]] = []
+
+    class Anchors(html.parser.HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            href = dict(attrs).get("href")
+            if tag == "a" and href:
+                path = urllib.parse.urlsplit(href).path
+                links.append((urllib.parse.unquote(path.rsplit("/", 1)[-1]), href))
+
+    Anchors().feed(body)
+    return links
 
 
 def _checked_step(step: Step, command: list[str], log_path: Path, folder: Path,
@@ -315,12 +450,12 @@ def _pyproject_text(sdist: Path) -> str | None:
     return None
 
 
-def gather(plan: SdistPlan, uv: str, python: str, links: Path, log_path: Path,
+def gather(files: list[LockedFile], uv: str, python: str, links: Path, log_path: Path,
            index_args: list[str], step: Step) -> list[Path]:
-    """Download the plan's sdists and their build requirements' wheels into ``links``;
+    """Download the sdists ``files`` and their build requirements' wheels into ``links``;
     the sdists' paths."""
     local = any(arg.startswith("file:") for arg in index_args)
-    sdists = [fetch(file, links, local_index=local) for _, file in plan.sdists]
+    sdists = [fetch(file, links, local_index=local) for file in files]
     wanted = sorted({r for sdist in sdists for r in build_requires(sdist)})
     if wanted:
         work = links.parent / "build-requires"
@@ -361,7 +496,7 @@ sys.exit(status)
 """
 
 
-def build_wheels(plan: SdistPlan, links: Path, sdists: list[Path], uv: str, out: Path,
+def build_wheels(pins: list[str], links: Path, sdists: list[Path], uv: str, out: Path,
                  log_path: Path, budgets: Budgets = BUILD_BUDGETS) -> list[Path]:
     """Build a wheel of each of ``sdists`` inside the sandbox, offline from ``links``; the
     wheels, received through the result channel into ``out``.
@@ -395,13 +530,13 @@ def build_wheels(plan: SdistPlan, links: Path, sdists: list[Path], uv: str, out:
             f"exit status {report.returncode}"
         raise ConfigError(f"environment: building the source distributions {names} in the "
                           f"sandbox failed ({why}); uv's output is in {log_path}.")
-    return _received_wheels(stream, out, plan, names)
+    return _received_wheels(stream, out, pins, names)
 
 
-def _received_wheels(stream: Path, out: Path, plan: SdistPlan, names: str) -> list[Path]:
+def _received_wheels(stream: Path, out: Path, pins: list[str], names: str) -> list[Path]:
     """The wheels of the sandbox's tar stream, each a regular file named as a wheel of one of
-    the plan's sdists for this interpreter (anything else refuses the whole build)."""
-    wanted = {_normal(pin) for pin, _ in plan.sdists}
+    ``pins`` for this interpreter (anything else refuses the whole build)."""
+    wanted = {_normal(pin) for pin in pins}
     tags = set(sys_tags())
     wheels: dict[str, Path] = {}
     try:
@@ -423,7 +558,7 @@ def _received_wheels(stream: Path, out: Path, plan: SdistPlan, names: str) -> li
     if missing:
         raise ConfigError(f"environment: the build in the sandbox made no wheel of "
                           f"{', '.join(missing)}.")
-    return [wheels[pin] for pin in sorted(wheels)]
+    return [wheels[_normal(pin)] for pin in pins]
 
 
 def _wheel_pin(member: tarfile.TarInfo, tags: set) -> str:
