@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from evaluation.errors import ConfigError
-from evaluation.reproduce import _sdists
+from evaluation.reproduce import _distfiles, _sdists
 from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._env import env_python, find_uv, prepare_env
 from evaluation.reproduce._sandbox import Bind, run_sandboxed, sandbox_problem
@@ -328,12 +328,12 @@ def _empty_tar(tmp_path: Path) -> Path:
 
 
 def test_the_build_requirements_are_read_from_the_sdist_as_text(tmp_path):
-    assert _sdists.build_requires(_sdist(tmp_path, PROBE, "1.0")) == [f"{BACKEND}==1.0"]
+    assert _distfiles.build_requires(_sdist(tmp_path, PROBE, "1.0")) == [f"{BACKEND}==1.0"]
     plain = tmp_path / "old-1.0.tar.gz"
     with tarfile.open(plain, "w:gz") as archive:
         entry = tarfile.TarInfo("old-1.0/setup.py")
         archive.addfile(entry, io.BytesIO(b""))
-    assert _sdists.build_requires(plain) == list(_sdists.DEFAULT_BUILD_REQUIRES)
+    assert _distfiles.build_requires(plain) == list(_distfiles.DEFAULT_BUILD_REQUIRES)
 
 
 def test_the_lock_is_split_into_wheels_for_this_python_and_sdists(tmp_path):
@@ -353,7 +353,7 @@ def test_the_lock_is_split_into_wheels_for_this_python_and_sdists(tmp_path):
     plan = _sdists.plan_of(tmp_path / "pylock.toml")
     assert plan.wheels == ("pure==1.0",)
     assert plan.sdists == (("foreign==2.0",
-                            _sdists.LockedFile("https://i.example/foreign-2.0.tar.gz", "ab")),)
+                            _distfiles.LockedFile("https://i.example/foreign-2.0.tar.gz", "ab")),)
     assert plan.pinned() == b"foreign==2.0 --sdist sha256=ab\npure==1.0\n"
 
 
@@ -388,8 +388,9 @@ def test_a_download_is_checked_and_a_file_url_needs_a_local_index(tmp_path):
     into = tmp_path / "into"
     into.mkdir()
     with pytest.raises(ConfigError, match="only from an index that is a local folder"):
-        _sdists.fetch(_sdists.LockedFile(source.as_uri(), digest), into)
-    fetched = _sdists.fetch(_sdists.LockedFile(source.as_uri(), digest), into, local_index=True)
+        _distfiles.fetch(_distfiles.LockedFile(source.as_uri(), digest), into)
+    fetched = _distfiles.fetch(_distfiles.LockedFile(source.as_uri(), digest), into,
+                               local_index=True)
     assert fetched.read_bytes() == b"the sdist"
     with pytest.raises(ConfigError, match="does not have the sha256 the index gave"):
-        _sdists.fetch(_sdists.LockedFile(source.as_uri(), "0" * 64), into, local_index=True)
+        _distfiles.fetch(_distfiles.LockedFile(source.as_uri(), "0" * 64), into, local_index=True)
