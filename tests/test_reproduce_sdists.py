@@ -394,3 +394,16 @@ def test_a_download_is_checked_and_a_file_url_needs_a_local_index(tmp_path):
     assert fetched.read_bytes() == b"the sdist"
     with pytest.raises(ConfigError, match="does not have the sha256 the index gave"):
         _distfiles.fetch(_distfiles.LockedFile(source.as_uri(), "0" * 64), into, local_index=True)
+
+
+@needs_uv
+def test_without_a_sandbox_no_sdist_is_built(tmp_path, monkeypatch):
+    from evaluation.reproduce import _sandbox
+    from evaluation.reproduce._sandbox import SandboxUnavailable
+
+    monkeypatch.setitem(_sandbox._PROBE, "problem", "bubblewrap (bwrap) is not installed")
+    sdist = _sdist(tmp_path, PROBE, "1.0")
+    with pytest.raises(SandboxUnavailable, match="bwrap"):
+        _sdists.build_wheels([f"{PROBE}==1.0"], tmp_path, [sdist], UV, tmp_path,
+                             tmp_path / "build.log")
+    assert not list(tmp_path.glob("*.whl"))
