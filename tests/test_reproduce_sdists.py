@@ -1,6 +1,7 @@
 """Source distributions in a reproduction's environment: refused by default, naming the package
-and ``--allow-sdists``; with it, resolved without running their code here, and built inside the
-sandbox (no network, nothing of this machine written), then importable by the model.
+and ``--allow-sdists``; with it, resolved without running their code here (an sdist whose
+metadata needs a build gets it from a build in the sandbox), built into wheels inside the
+sandbox (no network, nothing of this machine written), installed, then importable by the model.
 
 A local package index (a folder in the simple layout, as ``--index-url file://...``) holds a
 tiny sdist whose build backend is a wheel on the same index. The backend, when it runs, writes
