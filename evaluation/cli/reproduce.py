@@ -100,6 +100,11 @@ def register(subparsers) -> None:
     p.add_argument("--index-url", metavar="URL", default=None,
                    help="the organizer's package index environments are built from (default: "
                         "uv's, i.e. PyPI); a participant's requirements.txt can never name one")
+    p.add_argument("--allow-sdists", action="store_true",
+                   help="let environments take packages that have no wheel, only a source "
+                        "distribution: their metadata is read without building, they are "
+                        "downloaded here and built inside the sandbox, without network "
+                        "(default: wheels only; such a package is refused, naming it)")
     p.add_argument("--env", metavar="PATH",
                    help="a prepared virtual environment (with the harness installed) instead "
                         "of building one")
@@ -264,7 +269,7 @@ def _environment(args: argparse.Namespace, checkout: Path, log_path: Path):
     env = rp.prepare_env(checkout, cache if args.keep_env else None,
                          log=lambda line: print(line, file=sys.stderr),
                          log_path=log_path.with_name(log_path.name + ".env"),
-                         index_url=args.index_url)
+                         index_url=args.index_url, allow_sdists=args.allow_sdists)
     return env, not args.keep_env
 
 
@@ -297,7 +302,8 @@ def run_many(args: argparse.Namespace) -> int:
         log_dir=log_dir, env=env,
         env_cache=Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE,
         timeout=timeout, memory_mb=memory_mb or None, source=args.source,
-        unsafe_no_sandbox=_budgets(args)["unsafe_no_sandbox"], index_url=args.index_url)
+        unsafe_no_sandbox=_budgets(args)["unsafe_no_sandbox"], index_url=args.index_url,
+        allow_sdists=args.allow_sdists)
 
     def progress(result) -> None:
         print(f"submission {result.submission}: {result.verdict} ({result.seconds:.1f} s)",

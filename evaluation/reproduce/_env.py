@@ -11,6 +11,11 @@ and source and the Python version, so two checkouts that resolve alike share an 
 Without uv, pip installs the same sanitised list (slower; keyed by the list). An environment is
 built in a temporary folder, made read-only and moved under its key only when complete, so an
 interrupted build is never reused and no run can change it (the sandbox binds it read-only).
+
+A package with no wheel is refused, naming it, unless the organizer allows sdists
+(``allow_sdists``, ``reproduce --allow-sdists``): then the resolution reads their metadata
+without building, this process only downloads, the sdists are built into wheels inside the
+sandbox, offline, and those wheels are installed here (``_sdists``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 
 from evaluation._version import __version__
 from evaluation.errors import ConfigError
+from evaluation.reproduce import _sdists
 from evaluation.reproduce._requirements import read_requirements
 
 #: The participant's requirements file, at the top of the checkout.
@@ -114,13 +120,25 @@ def _index_args(index_url: str | None) -> list[str]:
     return [] if index_url is None else ["--index-url", index_url]
 
 
-def resolve(checkout: Path, harness_root: Path, folder: Path, log_path: Path, *,
-            index_url: str | None = None) -> bytes:
-    """The pinned set of the checkout's and the harness's requirements (``uv pip compile``,
-    wheels only, from ``index_url``), written to ``folder / "pinned.txt"``."""
+def _uv() -> str:
     uv = find_uv()
     if uv is None:
         raise ConfigError("uv is not installed: `pip install uv` (or put uv on PATH).")
+    return uv
+
+
+def resolve(checkout: Path, harness_root: Path, folder: Path, log_path: Path, *,
+            index_url: str | None = None) -> bytes:
+    """The pinned set of the checkout's and the harness's requirements (``uv pip compile``,
+    wheels only, from ``index_url``), written to ``folder / "pinned.txt"``.
+
+    Raises
+    ------
+    ConfigError
+        When the resolution fails; naming the package and ``--allow-sdists`` when one has no
+        wheel, only an sdist.
+    """
+    uv = _uv()
     requested, constraints = _requested(checkout, harness_root, folder)
     pinned = folder / "pinned.txt"
     command = [uv, "pip", "compile", str(requested), "-o", str(pinned), "--quiet",
@@ -129,15 +147,36 @@ def resolve(checkout: Path, harness_root: Path, folder: Path, log_path: Path, *,
                *_index_args(index_url)]
     if constraints is not None:
         command += ["-c", str(constraints)]
-    # resolution (uv, wheels only) is the step that fails on a requirement no index offers
-    _step(command, log_path, "installing the participant's and the harness's requirements")
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    try:
+        # resolution (uv, wheels only) is the step that fails on a requirement no index offers
+        _step(command, log_path, "installing the participant's and the harness's requirements")
+    except ConfigError:
+        refused = _sdists.refusal(log_path, offset)
+        if refused is not None:
+            raise refused from None
+        raise
     return pinned.read_bytes()
+
+
+def _resolve_allowing_sdists(checkout: Path, harness_root: Path, folder: Path, log_path: Path,
+                             index_url: str | None) -> tuple[bytes, _sdists.SdistPlan | None]:
+    """What decides the environment when sdists are allowed: the wheels-only pinned set when
+    there is one (then nothing changes), else the lock with its sdists and their plan."""
+    try:
+        return resolve(checkout, harness_root, folder, log_path, index_url=index_url), None
+    except _sdists.SdistRefused:  # a package has no wheel: lock again, sdists allowed
+        pass
+    requested, constraints = _requested(checkout, harness_root, folder)
+    plan = _sdists.lock(_uv(), sys.executable, requested, constraints, folder, log_path,
+                        index_url, _step)
+    return plan.pinned(), plan
 
 
 def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], None],
                 log_path: Path, harness_root: Path = HARNESS_ROOT,
                 system_site_packages: bool = False, index_url: str | None = None,
-                installer: str = "auto") -> Path:
+                installer: str = "auto", allow_sdists: bool = False) -> Path:
     """The folder of an environment for ``checkout``, built now or taken from ``cache_dir``.
 
     With ``cache_dir`` None the environment is built in a new temporary folder, which the
@@ -150,6 +189,10 @@ def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], 
     ``index_url`` is the organizer's package index (default: uv's or pip's own); never one
     named by the participant. ``installer`` is "uv", "pip" or "auto" (uv when found).
 
+    ``allow_sdists`` lets packages without a wheel in: their metadata is read without
+    building, they are downloaded here and built inside the sandbox, offline (uv only). By
+    default such a package is refused, naming it and ``--allow-sdists``.
+
     Raises
     ------
     ConfigError
@@ -158,13 +201,23 @@ def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], 
     """
     python_version = ".".join(map(str, sys.version_info[:3]))
     use_uv = installer == "uv" or (installer == "auto" and find_uv() is not None)
+    if allow_sdists and not use_uv:
+        raise ConfigError(f"{_sdists.OPTION} needs uv (the build of sdists in the sandbox is "
+                          f"uv's): `pip install uv`, or leave {_sdists.OPTION} out.")
+    plan = None
     with tempfile.TemporaryDirectory(prefix="evalrs-resolve-") as folder:
         # uv: the pinned set decides the environment; pip: the sanitised list does
-        wanted = resolve(checkout, harness_root, Path(folder), log_path, index_url=index_url) \
-            if use_uv else checkout_requirements(checkout)
+        if allow_sdists:
+            wanted, plan = _resolve_allowing_sdists(checkout, harness_root, Path(folder),
+                                                    log_path, index_url)
+        elif use_uv:
+            wanted = resolve(checkout, harness_root, Path(folder), log_path,
+                             index_url=index_url)
+        else:
+            wanted = checkout_requirements(checkout)
     key = env_key(wanted, __version__, python_version,
                   harness_digest(harness_root) + ("+site" if system_site_packages else "")
-                  + ("+uv" if use_uv else ""))
+                  + ("+uv" if use_uv else "") + ("+sdists" if plan is not None else ""))
     if cache_dir is not None:
         target = cache_dir / key
         if (target / COMPLETE_MARKER).is_file():
@@ -177,7 +230,10 @@ def prepare_env(checkout: Path, cache_dir: Path | None, *, log: Callable[[str], 
     log(f"environment: building in {building} ({'uv' if use_uv else 'pip'}'s output goes to "
         f"{log_path})")
     try:
-        if use_uv:
+        if plan is not None:
+            _build_with_sdists(building, plan, harness_root, log_path, system_site_packages,
+                               index_url)
+        elif use_uv:
             _build_uv(building, wanted, harness_root, log_path, system_site_packages,
                       index_url)
         else:
@@ -244,6 +300,40 @@ def _build_uv(env: Path, pinned: bytes, harness_root: Path, log_path: Path,
           "installing the harness")
 
 
+def _build_with_sdists(env: Path, plan: _sdists.SdistPlan, harness_root: Path, log_path: Path,
+                       system_site_packages: bool, index_url: str | None) -> None:
+    """Create ``env``: the plan's wheels installed here, its sdists downloaded here, built into
+    wheels inside the sandbox and installed here, then reclist and the harness."""
+    uv = _uv()
+    _step([uv, "venv", "--quiet", "--python", sys.executable, str(env)], log_path,
+          "creating the virtual environment")
+    python = str(env_python(env))
+    if system_site_packages:
+        _site_link(python)
+    (env / "pinned.txt").write_bytes(plan.pinned())
+    install = [uv, "pip", "install", "--quiet", "--python", python, *_index_args(index_url)]
+    if plan.wheels:
+        (env / "wheels.txt").write_text("".join(f"{pin}\n" for pin in plan.wheels))
+        _step(install + ["--only-binary", ":all:", "--no-deps", "-r", str(env / "wheels.txt")],
+              log_path, "installing the locked wheels")
+    with tempfile.TemporaryDirectory(prefix="evalrs-sdists-") as work:
+        links = Path(work) / "links"
+        links.mkdir()
+        sdists = _sdists.gather([file for _, file in plan.sdists], uv, sys.executable, links,
+                                log_path, _index_args(index_url), _step)
+        built = Path(work) / "built"
+        built.mkdir()
+        wheels = _sdists.build_wheels([pin for pin, _ in plan.sdists], links, sdists, uv,
+                                      built, log_path)
+        _step(install + ["--no-deps", *map(str, wheels)], log_path,
+              "installing the wheels built from the sdists in the sandbox")
+    if (harness_root / "requirements-reclist.txt").is_file():
+        _step(install + ["--no-deps", "-r", str(harness_root / "requirements-reclist.txt")],
+              log_path, "installing reclist")
+    _step(install + ["--no-deps", _harness_source(harness_root, env)], log_path,
+          "installing the harness")
+
+
 def _build(env: Path, checkout: Path, harness_root: Path, log_path: Path,
            system_site_packages: bool, index_url: str | None = None) -> None:
     """Create the virtual environment ``env`` and install into it with pip."""
@@ -284,14 +374,16 @@ def _harness_source(harness_root: Path, env: Path) -> str:
     return str(copy)
 
 
-def _step(command: list[str], log_path: Path, what: str) -> None:
-    """Run one step of the build; ``ConfigError`` naming the step and the log when it fails."""
+def _step(command: list[str], log_path: Path, what: str,
+          env: dict[str, str] | None = None) -> None:
+    """Run one step of the build (in ``env``, default this process's environment);
+    ``ConfigError`` naming the step and the log when it fails."""
     with open(log_path, "ab") as log:
         log.write(f"$ {' '.join(command)}\n".encode())
         log.flush()
         try:
             done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=PIP_TIMEOUT)
+                                  stdin=subprocess.DEVNULL, timeout=PIP_TIMEOUT, env=env)
         except subprocess.TimeoutExpired:
             raise ConfigError(f"environment: {what} took more than {PIP_TIMEOUT} s; see "
                               f"{log_path}.") from None

@@ -66,6 +66,9 @@ class BatchSettings:
         Run the models unconfined where no sandbox can be made (never for official runs).
     index_url : str, optional
         The organizer's package index for the environments (default: the installer's).
+    allow_sdists : bool
+        Let environments take packages that have no wheel, built inside the sandbox (default:
+        wheels only; such a package is refused).
     """
 
     log_dir: Path
@@ -76,6 +79,7 @@ class BatchSettings:
     source: str | None = None
     unsafe_no_sandbox: bool = False
     index_url: str | None = None
+    allow_sdists: bool = False
 
 
 @dataclass
@@ -155,7 +159,8 @@ def _environment(row: BatchRow, settings: BatchSettings, log_path: Path) -> Path
     with lock:
         return prepare_env(row.checkout, settings.env_cache, log=lambda line: None,
                            log_path=log_path.with_name(log_path.name + ".env"),
-                           index_url=settings.index_url)
+                           index_url=settings.index_url,
+                           allow_sdists=settings.allow_sdists)
 
 
 def run_row(row: BatchRow, payload: dict, settings: BatchSettings,
