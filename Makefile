@@ -117,7 +117,7 @@ $(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under ma
 	fi
 	touch $(POSTGRES_STAMP)
 
-# Debian's bubblewrap, the sandbox `reproduce` runs participants' code in (tests/test_sandbox.py
+# Debian's bubblewrap, the sandbox `reproduce` runs participants' code in (tests/reproduce/test_sandbox.py
 # and the hostile-checkout tests run it for real).
 $(SANDBOX_STAMP): $(STAMP) requirements-reproduce.txt | $(POSTGRES_STAMP)  # one apt-get at a time
 	$(PIP_INSTALL) -r requirements-reproduce.txt \

@@ -6,7 +6,8 @@ of test users without replacement (as a fold's test users are drawn from all use
 harness's own :func:`evaluation.challenge.bootstrap` on the sample's :class:`UserScores` and
 records whether each 95 % interval holds the population value.
 
-Used by ``benchmarks/bench_coverage.py`` (the table) and ``tests/test_coverage.py`` (the band).
+Used by ``benchmarks/bench_coverage.py`` (the table) and ``tests/challenge/test_coverage.py``
+(the band).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ memory is its own), ``--repeat`` times (medians with min-max):
   and benchmarks: ``pd.read_parquet`` of the same data (the events from an uncompressed,
   plain-encoded parquet file of one row group, the fastest parquet to read; the users and
   tracks from the dataset's own files), the 2022 fold procedure
-  (``tests/test_folds.py: folds_reference``), ``fold.drop(test.index)`` for the training
+  (``tests/splits/test_folds.py: folds_reference``), ``fold.drop(test.index)`` for the training
   frame, and reclist's ``standard_metrics`` with per-user loops for the scores
   (``benchmarks/bench_scoring.py: reference_scores``). Its per-fold values are checked
   against today's run. It has no prediction checks and no bootstrap intervals.
@@ -169,9 +169,9 @@ def measure_2022(scale: str, folder: str) -> dict:
     import warnings
 
     from bench_scoring import reference_scores
+    from tests.test_folds import folds_reference
 
     from evaluation.data._synthetic import synthetic_cache_path
-    from tests.test_folds import folds_reference
 
     warnings.simplefilter("ignore")
     sampler = PeakSampler()

@@ -1,18 +1,15 @@
-"""Shared fixtures: seeded RNG, the real datasets in ../shared/data (skipped when absent), a
-throwaway PostgreSQL server (skipped with the reason when none can be started), a headless
-Chromium (``driver``, skipped with the reason when Chromium or its driver is missing)."""
+"""Fixtures every test folder shares: seeded RNG, the real datasets in ../shared/data (skipped
+when absent), per-session caches, a headless Chromium (``driver``, skipped with the reason when
+Chromium or its driver is missing). The server's PostgreSQL fixtures are in tests/server/."""
 
 from __future__ import annotations
 
-import itertools
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-# The same server set-up as benchmarks/bench_server.py (the repository root is on pythonpath).
-from benchmarks._postgres import PostgresUnavailable, start_postgres
 from tests._browser import driver  # noqa: F401  (a fixture shared by the page tests)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,44 +36,4 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("EVALRS_CACHE_DIR", str(cache))
     monkeypatch.setenv("RECLIST_META_DATA_FOLDER", str(tmp_path_factory.getbasetemp() / ".reclist"))
 
-
-@pytest.fixture(scope="session")
-def postgres_url():
-    """SQLAlchemy URL (``postgresql+psycopg://...``) of an empty database on a real PostgreSQL.
-
-    One server for the whole session, started from the machine's PostgreSQL binaries in a
-    temporary directory on 127.0.0.1 and removed at the end; the tests skip with the reason
-    (and the tail of PostgreSQL's log) when there are no binaries or it does not start.
-    """
-    try:
-        server = start_postgres()
-    except PostgresUnavailable as exc:
-        pytest.skip(f"no PostgreSQL server for this test: {exc}")
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
-_DATABASE_NUMBERS = itertools.count(1)
-
-
-@pytest.fixture
-def postgres_database(postgres_url):
-    """URL of a new, empty database of its own on the session's PostgreSQL server, dropped after.
-
-    For tests that must not see what other tests stored through ``postgres_url``.
-    """
-    sa = pytest.importorskip("sqlalchemy")
-    pytest.importorskip("psycopg")
-    name = f"test_{next(_DATABASE_NUMBERS)}"
-    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-        yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 

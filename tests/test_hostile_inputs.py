@@ -39,8 +39,8 @@ from evaluation.data._vectors import load_vector_file
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.predictions import predictions_frame, validate_predictions
 from evaluation.topk import topk_from_embeddings
-from tests.test_synthetic import assert_tables_equal, fresh_fingerprint
-from tests.test_verified import (
+from tests.data.test_synthetic import assert_tables_equal, fresh_fingerprint
+from tests.util.test_verified import (
     flip_byte_in_place,
     own_cache,
     records,

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from _competition_files import write_competition
 
 from evaluation import ChallengeDataset
 from evaluation.contract import CompetitionTarget, load_competition_target
@@ -26,6 +25,7 @@ from evaluation.runner import (
     parse_param,
 )
 from evaluation.runner._fingerprint import content_hash
+from tests._competition_files import write_competition
 
 REPO = Path(__file__).resolve().parents[1]
 COMPETITION = "competition-tiny.toml"

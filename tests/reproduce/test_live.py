@@ -1,0 +1,116 @@
+"""``python -m evaluation reproduce`` end to end: a real environment built for the checkout, a
+submission uploaded by ``submission.py --upload`` to a live leaderboard (the server's app on
+127.0.0.1), reproduced, its badge on the board; a checkout with other model code is not
+reproduced. Builds one environment from the package index (about a minute): marked slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from evaluation.cli import main  # noqa: E402
+from evaluation.reproduce import env_python, prepare_env  # noqa: E402
+from evaluation.server import create_app, load_competition  # noqa: E402
+from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
+from tests.server._live_server import live_server  # noqa: E402
+
+pytestmark = pytest.mark.slow
+PRIVATE_SEED = 90417
+
+
+@pytest.fixture(scope="module")
+def built_env(tmp_path_factory):
+    """An environment built as `reproduce --keep-env` builds it (cached: built once)."""
+    cache = tmp_path_factory.mktemp("envs")
+    checkout = make_checkout(tmp_path_factory.mktemp("for-env") / "checkout")
+    lines = []
+    env = prepare_env(checkout, cache, log=lines.append, log_path=cache / "build.log")
+    assert lines[0].startswith("environment: building")
+    # the second time it comes from the cache, in no time
+    started = time.monotonic()
+    again = prepare_env(checkout, cache, log=lines.append, log_path=cache / "build.log")
+    assert again == env and lines[-1] == f"environment: cached {env}"
+    assert time.monotonic() - started < 5
+    # isolated: the harness installed in it, not this repository's tree
+    where = subprocess.run([str(env_python(env)), "-c", "import evaluation; "
+                            "print(evaluation.__file__)"], capture_output=True, text=True,
+                           cwd=checkout, check=True).stdout.strip()
+    assert where.startswith(str(env)), where
+    return env
+
+
+def _upload(checkout: Path, url: str, token: str) -> None:
+    """``python submission.py --upload`` in the checkout, as a participant runs it."""
+    (checkout / "upload.env").write_text(
+        f"EMAIL=team@example.org\nPARTICIPANT_ID=team-a\nUPLOAD_URL={url}/api/v1/submissions\n"
+        f"UPLOAD_TOKEN={token}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "submission.py", "--upload", "--no-progress",
+                           "--competition", str(REPO / "competition.toml")],
+                          cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_upload_reproduce_badge_and_fingerprint_mismatch(tmp_path, built_env, monkeypatch,
+                                                         capsys):
+    monkeypatch.chdir(tmp_path)
+    competition = load_competition(REPO / "competition.toml")
+    app = create_app(competition, f"sqlite:///{tmp_path / 'board.db'}")
+    store = app.state.store
+    team_token = store.add_team("Team A", "team@example.org")[1]
+    admin_token = store.create_admin_token()
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(admin_token + "\n")
+    seed_file = tmp_path / "private.seed"
+    seed_file.write_text(f"{PRIVATE_SEED}\n")
+    checkout = make_checkout(tmp_path / "participant")
+
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        _upload(checkout, url, team_token)
+        admin = {"Authorization": f"Bearer {admin_token}"}
+        rows = [r for r in http.get("/api/v1/leaderboard", headers=admin).json()["rows"]
+                if r["team"] == "Team A"]
+        assert len(rows) == 1 and rows[0]["reproduction"] == "pending"
+        submission = rows[0]["submission_id"]
+
+        common = ["reproduce", str(checkout), "--submission", str(submission), "--server", url,
+                  "--admin-token-file", str(token_file), "--env", str(built_env),
+                  "--timeout", "300", "--memory-mb", "6144"]
+        status = main([*common, "--private", "--private-seed-file", str(seed_file)])
+        out, err = capsys.readouterr()
+        assert status == 0, out + err
+        assert "verdict: reproduced" in out and "matches the upload" in out
+        assert admin_token not in out + err and str(PRIVATE_SEED) not in out + err
+        row = [r for r in http.get("/api/v1/leaderboard").json()["rows"]
+               if r["team"] == "Team A"][0]
+        assert row["reproduction"] == "reproduced"
+        page = http.get("/").text
+        assert "badge-reproduced" in page
+        # the phase is not revealed: no private score anywhere public
+        assert row.get("private_score") is None
+        # once revealed, the private score sent by --private is on the board
+        store.reveal_phase("public")
+        row = [r for r in http.get("/api/v1/leaderboard").json()["rows"]
+               if r["team"] == "Team A"][0]
+        assert isinstance(row["private_score"], float)
+        assert row["private_score"] != row["leaderboard_score"]  # other folds, other score
+
+        other = make_checkout(tmp_path / "other", template_model_with("self.extra = 2"))
+        status = main(["reproduce", str(other), *common[2:]])
+        out, err = capsys.readouterr()
+        assert status == 1, out + err
+        assert "model code differs" in out and "verdict: not reproduced" in out
+        row = [r for r in http.get("/api/v1/leaderboard").json()["rows"]
+               if r["team"] == "Team A"][0]
+        assert row["reproduction"] == "not reproduced"

@@ -1,0 +1,447 @@
+"""``python -m evaluation reproduce``: the comparison by hand, the limits, the HTTP client, and
+whole reproductions against a leaderboard that follows the organizer endpoints' contract.
+
+The reproductions here run the worker with this test's interpreter in a checkout that links
+this repository's ``evaluation`` package (``make_checkout(link_harness=True)``): the stand-in
+for a built environment (tests/reproduce/test_live.py builds a real one).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluation import ChallengeDataset, EvalRSRunner
+from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.cli import main
+from evaluation.errors import ConfigError, UploadError
+from evaluation.reproduce import (
+    EQUAL_TOLERANCE,
+    LeaderboardClient,
+    child_environment,
+    classify,
+    compare,
+    env_key,
+    fingerprint_differences,
+    log_tail,
+    read_private_seed,
+    reproduce,
+    worker_config,
+)
+from tests.reproduce._fakes import (
+    fake_leaderboard,
+    make_checkout,
+    template_model_with,
+    template_upload,
+)
+
+TOKEN = "organizer-" + "x" * 43
+PRIVATE_SEED = 7312
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def test_classify_by_hand():
+    interval = [0.40, 0.50]
+    assert classify(0.45, 0.45, interval) == ("equal", 0.0)
+    status, diff = classify(0.45, 0.45 + 0.5e-9, interval)
+    assert status == "equal" and abs(diff - 0.5e-9) < 1e-15
+    # 1e-9 is the bound: twice it is no longer equal, but inside the interval
+    assert classify(0.45, 0.45 + 2e-9, interval)[0] == "within"
+    assert classify(0.45, 0.41, interval) == ("within", pytest.approx(-0.04))
+    assert classify(0.45, 0.50, interval)[0] == "within"  # the bounds are inside
+    assert classify(0.45, 0.39, interval) == ("outside", pytest.approx(-0.06))
+    assert classify(0.45, 0.46, None)[0] == "outside"  # no interval: only equal passes
+    assert classify(0.45, 0.46, [0.4, "x"])[0] == "outside"
+    assert classify(0.45, None, interval) == ("missing", None)
+    assert classify(float("nan"), 0.45, interval) == ("missing", None)
+    assert classify(True, 1.0, interval) == ("missing", None)  # a bool is not a number
+    assert EQUAL_TOLERANCE == 1e-9
+
+
+def _results(values: dict[int, dict[str, float]], intervals: dict[str, list[float]],
+             code="c" * 64, params="p" * 64) -> dict:
+    return {"folds": [{"fold": f, "tests": t} for f, t in values.items()],
+            "confidence_intervals": {"tests": intervals},
+            "model": {"fingerprint": {"sha256": "s", "code": {"sha256": code},
+                                      "params": {"sha256": params}}}}
+
+
+def test_compare_by_hand():
+    uploaded = _results({0: {"A": 0.5, "B": -0.2}, 1: {"A": 0.7, "B": -0.3}},
+                        {"A": [0.4, 0.8], "B": [-0.35, -0.1]})
+    same = compare(uploaded, copy.deepcopy(uploaded), ["A", "B"])
+    assert same.verdict == "reproduced" and same.reasons == [] and same.fingerprint_matches
+    assert [(r.fold, r.test, r.status) for r in same.rows] == [
+        (0, "A", "equal"), (0, "B", "equal"), (1, "A", "equal"), (1, "B", "equal")]
+
+    near = _results({0: {"A": 0.55, "B": -0.2}, 1: {"A": 0.7, "B": -0.3}},
+                    {"A": [0.0, 1.0], "B": [0.0, 1.0]})
+    result = compare(uploaded, near, ["A", "B"])
+    assert result.verdict == "reproduced"
+    assert result.rows[0].status == "within" and result.rows[0].difference == pytest.approx(0.05)
+    assert result.rows[0].as_json() == {"test": "A", "fold": 0, "uploaded": 0.5,
+                                        "reproduced": 0.55, "difference": pytest.approx(0.05),
+                                        "within": True}
+
+    far = _results({0: {"A": 0.5, "B": -0.2}, 1: {"A": 0.7, "B": -0.5}}, {})
+    result = compare(uploaded, far, ["A", "B"])
+    assert result.verdict == "not reproduced"
+    assert [r.status for r in result.rows] == ["equal", "equal", "equal", "outside"]
+    assert result.rows[3].as_json()["within"] is False
+    assert "1 of 4 values" in result.reasons[0] and "B on fold 1 (outside)" in result.reasons[0]
+
+    # a test missing from the reproduction, and a test outside the leaderboard ones is ignored
+    missing = _results({0: {"A": 0.5}, 1: {"A": 0.7, "B": -0.3, "C": 9.0}}, {})
+    result = compare(uploaded, missing, ["A", "B"])
+    assert [r.status for r in result.rows] == ["equal", "missing", "equal", "equal"]
+
+
+def test_fingerprint_mismatch_wins_over_equal_numbers():
+    uploaded = _results({0: {"A": 0.5}}, {"A": [0.4, 0.6]})
+    other_code = _results({0: {"A": 0.5}}, {"A": [0.4, 0.6]}, code="d" * 64)
+    result = compare(uploaded, other_code, ["A"])
+    assert result.rows[0].status == "equal"
+    assert result.verdict == "not reproduced" and not result.fingerprint_matches
+    assert result.reasons == ["the model code differs from the upload's (sha256 cccccccccccc... "
+                              "uploaded, dddddddddddd... in the checkout)"]
+    other_params = _results({0: {"A": 0.5}}, {}, params="q" * 64)
+    assert fingerprint_differences(uploaded["model"]["fingerprint"],
+                                   other_params["model"]["fingerprint"])[0].startswith(
+        "the model parameters differ")
+    # an upload without the digests cannot be shown to come from the checkout
+    assert fingerprint_differences({"sha256": "s"}, other_code["model"]["fingerprint"]) == [
+        "the upload records no model code digest (results.model.fingerprint.code.sha256)",
+        "the upload records no model parameters digest (results.model.fingerprint.params."
+        "sha256)"]
+
+
+def test_env_key_changes_with_each_part():
+    base = env_key(b"numpy\n", "0.1.0", "3.11.7", "h")
+    assert len(base) == 64 and base == env_key(b"numpy\n", "0.1.0", "3.11.7", "h")
+    others = {env_key(b"numpy==2\n", "0.1.0", "3.11.7", "h"),
+              env_key(b"numpy\n", "0.1.1", "3.11.7", "h"),
+              env_key(b"numpy\n", "0.1.0", "3.12.0", "h"),
+              env_key(b"numpy\n", "0.1.0", "3.11.7", "i")}
+    assert len(others) == 4 and base not in others
+
+
+# --------------------------------------------------------------------------- the log's tail
+
+
+def test_log_tail_is_bounded_in_bytes(tmp_path):
+    path = tmp_path / "log"
+    path.write_text("a" * 100 + "é" * 100, encoding="utf-8")
+    tail = log_tail(path, 51)
+    assert len(tail.encode("utf-8")) <= 51 and tail.endswith("é" * 25)
+    assert log_tail(tmp_path / "absent", 10) == ""
+
+
+# --------------------------------------------------------------------------- client
+
+
+def test_client_against_a_contract_server(tmp_path):
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[3] = {"results": {"folds": []}}
+        client = LeaderboardClient(url, TOKEN)
+        assert client.submission(3)["payload_url"] == "/api/v1/submissions/3/payload"
+        assert client.payload(3) == {"results": {"folds": []}}
+        answer = client.send_reproduction(3, {"verdict": "reproduced"})
+        assert answer == {"status": "recorded", "submission_id": 3, "verdict": "reproduced"}
+        assert board.reports[3] == [{"verdict": "reproduced"}]
+        assert all(auth == f"Bearer {TOKEN}" for _, _, auth in board.requests)
+
+        wrong = LeaderboardClient(url, "wrong-" + "y" * 43)
+        with pytest.raises(UploadError) as err:
+            wrong.payload(3)
+        assert "HTTP 404" in str(err.value) and "wrong-" not in str(err.value)
+        with pytest.raises(UploadError, match="HTTP 401.*--admin-token-file"):
+            wrong.submission(3)
+        with pytest.raises(UploadError, match="HTTP 404"):
+            client.payload(99)
+        assert TOKEN not in repr(client)
+    # the server is gone
+    with pytest.raises(UploadError, match="unreachable") as err:
+        client.payload(3)
+    assert TOKEN not in str(err.value)
+
+
+def test_the_model_gets_no_secret_nor_the_parents_python_path():
+    env = child_environment({"PATH": "/bin", "HOME": "/h", "PYTHONPATH": "/harness",
+                             "UPLOAD_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "s",
+                             "OMP_NUM_THREADS": "2", "EVALRS_API_TOKEN": "t2",
+                             "DATABASE_URL": "postgresql://u:p@h/db"})
+    assert env == {"PATH": "/bin", "HOME": "/h", "OMP_NUM_THREADS": "2",
+                   "PYTHONUNBUFFERED": "1"}
+
+
+def test_private_seed_file(tmp_path):
+    path = tmp_path / "seed"
+    path.write_text(" 123456\n")
+    assert read_private_seed(path) == 123456
+    path.write_text("12ab-hidden-value")
+    with pytest.raises(ConfigError) as err:
+        read_private_seed(path)
+    assert "hidden-value" not in str(err.value) and "one non-negative integer" in str(err.value)
+    with pytest.raises(ConfigError, match="cannot be read"):
+        read_private_seed(tmp_path / "absent")
+
+
+# --------------------------------------------------------------------------- reproductions
+
+
+@pytest.fixture(scope="module")
+def upload():
+    """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
+    return template_upload()
+
+
+def _reproduce(tmp_path, board, url, checkout, **options):
+    return reproduce(checkout, 1, LeaderboardClient(url, TOKEN), python=Path(sys.executable),
+                     log_path=tmp_path / "reproduce.log", log=lambda line: None, **options)
+
+
+def test_the_template_reproduces_exactly_and_its_private_folds_are_sent(tmp_path, upload):
+    from submission.MyModel import MyModel
+
+    checkout = make_checkout(tmp_path / "checkout")
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        outcome = _reproduce(tmp_path, board, url, checkout, private_seed=PRIVATE_SEED)
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+    assert outcome.private_problem is None
+    report = board.reports[1][0]
+    assert set(report) == {"verdict", "private", "table", "log_tail", "fingerprint_matches",
+                           "harness_version", "private_fold_tests"}
+    assert report["verdict"] == "reproduced" and report["fingerprint_matches"] is True
+    assert len(report["table"]) == 4 * len(LEADERBOARD_TESTS)
+    for row in report["table"]:
+        assert row["within"] and abs(row["difference"]) <= 1e-9
+        assert row["uploaded"] == upload["results"]["folds"][row["fold"]]["tests"][row["test"]]
+    assert "verdict: reproduced" in report["log_tail"]
+    assert outcome.answer["status"] == "recorded"
+
+    # the private folds: an independent run on the private seed's folds gives the same values
+    assert report["private"] is True and len(report["private_fold_tests"]) == 4
+    dataset = ChallengeDataset(scale="tiny", seed=PRIVATE_SEED)
+    runner = EvalRSRunner(dataset, results_dir=tmp_path / "independent", progress=False,
+                          verbose=False)
+    result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k),
+                             seed=upload["results"]["seed"])
+    expected = [{t: f["tests"][t] for t in LEADERBOARD_TESTS} for f in result.to_dict()["folds"]]
+    assert report["private_fold_tests"] == expected
+    public = [{t: f["tests"][t] for t in LEADERBOARD_TESTS} for f in upload["results"]["folds"]]
+    assert expected != public  # other folds, other values
+    # the seed is neither sent nor in the log that is
+    assert str(PRIVATE_SEED) not in json.dumps(report)
+    assert str(PRIVATE_SEED) not in (tmp_path / "reproduce.log").read_text()
+
+
+def test_tampered_numbers_are_not_reproduced(tmp_path, upload):
+    tampered = copy.deepcopy(upload)
+    fold = tampered["results"]["folds"][2]["tests"]
+    fold["HIT_RATE"] = min(1.0, fold["HIT_RATE"] + 0.3)  # far outside its interval
+    # a value the reproduction gives inside the uploaded interval of its test, claimed a
+    # little differently: within, not equal
+    ci = tampered["results"]["confidence_intervals"]["tests"]
+    inside = [(f["fold"], t) for f in upload["results"]["folds"] if f["fold"] != 2
+              for t in LEADERBOARD_TESTS if ci[t][0] < f["tests"][t] < ci[t][1]]
+    assert inside, "no fold value lies inside its test's interval"
+    near_fold, near_test = inside[0]
+    tampered["results"]["folds"][near_fold]["tests"][near_test] += 1e-6
+    checkout = make_checkout(tmp_path / "checkout")
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = tampered
+        outcome = _reproduce(tmp_path, board, url, checkout)
+    rows = {(r.fold, r.test): r for r in outcome.comparison.rows}
+    assert rows[(2, "HIT_RATE")].status == "outside"
+    assert rows[(near_fold, near_test)].status == "within"
+    assert outcome.verdict == "not reproduced" and outcome.comparison.fingerprint_matches
+    sent = board.reports[1][0]
+    assert sent["verdict"] == "not reproduced"
+    assert [r["within"] for r in sent["table"]].count(False) == 1
+
+
+def test_changed_model_code_is_a_fingerprint_mismatch(tmp_path, upload):
+    source = template_model_with("self.unused = 1  # not the uploaded code")
+    checkout = make_checkout(tmp_path / "checkout", source)
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        outcome = _reproduce(tmp_path, board, url, checkout)
+    assert outcome.verdict == "not reproduced" and not outcome.comparison.fingerprint_matches
+    assert any(r.startswith("the model code differs") for r in outcome.comparison.reasons)
+    assert any(r.startswith("the model parameters differ") for r in outcome.comparison.reasons)
+    report = board.reports[1][0]
+    assert report["fingerprint_matches"] is False and report["verdict"] == "not reproduced"
+    # stopped before evaluating: no reproduced value in the table
+    assert all(row["reproduced"] is None for row in report["table"])
+    assert len(outcome.comparison.reasons) == 2  # code and parameters; no "missing values"
+    assert "not evaluated" in report["log_tail"]
+
+
+def test_a_run_made_with_model_parameters_is_rebuilt_with_them(tmp_path):
+    """submission.py --param reaches the constructor; the reproduction passes it too."""
+    import tempfile
+
+    from submission.MyModel import MyModel
+
+    with tempfile.TemporaryDirectory() as results_dir:
+        dataset = ChallengeDataset(scale="tiny", num_folds=2)
+        runner = EvalRSRunner(dataset, results_dir=results_dir, progress=False, verbose=False)
+        params = {"factors": 8, "reg": 0.5}
+        result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k, **params),
+                                 settings={"params": params, "reclist": None})
+        uploaded = {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
+                    "results": json.loads(json.dumps(result.to_dict()))}
+    assert worker_config(uploaded["results"])["params"] == params
+    checkout = make_checkout(tmp_path / "checkout")
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = uploaded
+        outcome = _reproduce(tmp_path, board, url, checkout)
+        assert outcome.verdict == "reproduced", outcome.comparison.reasons
+        # the same upload without its recorded parameters: the model built without them
+        # is not the uploaded one
+        bare = copy.deepcopy(uploaded)
+        bare["results"]["settings"]["params"] = {}
+        board.payloads[2] = bare
+        outcome = reproduce(checkout, 2, LeaderboardClient(url, TOKEN),
+                            python=Path(sys.executable), log_path=tmp_path / "bare.log",
+                            log=lambda line: None)
+    assert outcome.verdict == "not reproduced"
+    assert any(r.startswith("the model parameters differ") for r in outcome.comparison.reasons)
+
+
+def test_a_model_past_the_timeout_is_not_reproduced(tmp_path, upload):
+    checkout = make_checkout(tmp_path / "checkout", template_model_with(
+        "import time\nprint('sleeping', flush=True)\ntime.sleep(120)"))
+    started = time.monotonic()
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        # the sandboxed interpreter imports pandas and the harness before the model sleeps
+        outcome = _reproduce(tmp_path, board, url, checkout, timeout=15)
+    assert time.monotonic() - started < 45
+    assert outcome.verdict == "not reproduced"
+    assert outcome.comparison.reasons[0] == ("the run passed the wall-clock limit of 15 s and "
+                                             "was stopped")
+    report = board.reports[1][0]
+    assert "sleeping" in report["log_tail"] and "wall-clock limit of 15 s" in report["log_tail"]
+
+
+def test_a_model_past_the_memory_limit_is_not_reproduced(tmp_path, upload):
+    checkout = make_checkout(tmp_path / "checkout", template_model_with(
+        "self.ballast = bytearray(16 * 1024**3)"))
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        outcome = _reproduce(tmp_path, board, url, checkout, memory_mb=4096)
+    assert outcome.verdict == "not reproduced"
+    assert outcome.comparison.reasons[0].startswith("the run exceeded the memory limit of "
+                                                    "4096 MiB")
+    assert "MemoryError" in board.reports[1][0]["log_tail"]
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    checkout = make_checkout(tmp_path / "checkout")
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(TOKEN + "\n")
+    env = Path(sys.executable).parents[1]  # this test's environment as the prepared one
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[5] = upload
+        common = [str(checkout), "--server", url, "--admin-token-file", str(token_file),
+                  "--env", str(env)]
+        assert main(["reproduce", *common, "--submission", "5"]) == 0
+        out, err = capsys.readouterr()
+        assert "verdict: reproduced" in out and "HIT_RATE" in out and TOKEN not in out + err
+        assert board.reports[5][0]["verdict"] == "reproduced"
+        assert (tmp_path / "reproduce-5.log").is_file()
+
+        assert main(["reproduce", *common, "--submission", "6"]) == 3  # unknown submission
+        assert "HTTP 404" in capsys.readouterr().err
+        bad = [
+            ([str(tmp_path), *common[1:], "--submission", "5"], "no submission/MyModel.py"),
+            ([*common, "--submission", "5", "--private"], "--private and --private-seed-file"),
+            ([*common, "--submission", "5", "--timeout", "0"], "--timeout 0.0"),
+            ([*common, "--submission", "0"], "positive integer"),
+            ([*common[:-1], str(tmp_path / "none"), "--submission", "5"], "no bin/python"),
+        ]
+        for argv, message in bad:
+            assert main(["reproduce", *argv]) == 2, message
+            assert message in capsys.readouterr().err
+        token_file.write_text("\n")
+        assert main(["reproduce", *common, "--submission", "5"]) == 2
+        assert "is empty" in capsys.readouterr().err
+    token_file.write_text(TOKEN)
+    assert main(["reproduce", *common, "--submission", "5"]) == 3  # the server is gone
+    err = capsys.readouterr().err
+    assert "unreachable" in err and TOKEN not in err
+
+
+def test_help_does_not_import_the_reproduce_package():
+    code = ("import sys, contextlib, io\nfrom evaluation.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try: main(['reproduce', '--help'])\n"
+            "    except SystemExit: pass\n"
+            "print('evaluation.reproduce' in sys.modules, 'requests' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_exit_statuses_each_mean_one_thing_and_a_relative_env_works(tmp_path, upload, capsys,
+                                                                      monkeypatch):
+    import os
+
+    from evaluation.reproduce import _reproduce, _sandbox
+
+    monkeypatch.chdir(tmp_path)
+    make_checkout(tmp_path / "checkout")
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(TOKEN + "\n")
+    relative_env = os.path.relpath(Path(sys.executable).parents[1], tmp_path)
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[5] = upload
+        common = ["reproduce", "checkout", "--submission", "5", "--server", url,
+                  "--admin-token-file", "admin.token", "--env", relative_env,
+                  "--env-cache", "envs"]
+        assert main(common) == 0, capsys.readouterr()
+        capsys.readouterr()
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("a bug of the harness")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(_reproduce, "_run", broken)
+            assert main(common) == 4
+            assert "internal error of the harness: RuntimeError" in capsys.readouterr().err
+        with monkeypatch.context() as patch:
+            patch.setattr(_sandbox, "find_bwrap", lambda: None)
+            patch.setattr(_sandbox, "_PROBE", {})
+            requests = len(board.requests)
+            assert main(common) == 3
+            err = capsys.readouterr().err
+            assert "bubblewrap (bwrap) is not installed" in err and "--unsafe-no-sandbox" in err
+            assert len(board.requests) == requests  # refused before the server was called
+
+
+def test_an_environment_anywhere_on_the_host_is_usable_in_the_sandbox(tmp_path, upload):
+    # under /tmp, which the sandbox replaces with its scratch: bound at a fixed place instead
+    env = tmp_path / "envs" / "env"
+    env.parent.mkdir()
+    env.symlink_to(Path(sys.executable).parents[1])
+    checkout = make_checkout(tmp_path / "checkout")
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        outcome = reproduce(checkout, 1, LeaderboardClient(url, TOKEN),
+                            python=env / "bin" / "python", log_path=tmp_path / "r.log",
+                            log=lambda line: None)
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons

@@ -1,0 +1,197 @@
+"""The organizers' ``admin`` command and the database's files: no database made by accident,
+the database named, organizer tokens revoked, backup and restore (also after a crash that
+left a write-ahead log), and a damaged database refused at start."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("alembic")
+
+from evaluation.cli import main
+from evaluation.errors import ConfigError
+from evaluation.server import Store, create_app, load_competition, make_engine
+from tests.server.test_store import EXAMPLE, sqlite_url
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def teams(url: str) -> list[str]:
+    engine = make_engine(url)
+    try:
+        return [t.name for t in Store(engine).list_teams() if not t.is_baseline]
+    finally:
+        engine.dispose()
+
+
+def test_admin_refuses_a_missing_database_and_names_the_one_it_uses(tmp_path, capsys,
+                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "admin", "team", "add", "Lost", "--email", "l@e.org")
+    assert code == 2 and "token" not in out
+    assert f"database: SQLite file {tmp_path / 'leaderboard.db'}" in err
+    assert "no database at" in err and "db init" in err
+    assert not (tmp_path / "leaderboard.db").exists()
+    code, out, err = run_cli(capsys, "admin", "db", "init")
+    assert code == 0 and "database created" in out and (tmp_path / "leaderboard.db").exists()
+    code, out, err = run_cli(capsys, "admin", "team", "add", "Found", "--email", "f@e.org")
+    assert code == 0 and "token: " in out
+    # --create, before or after the subcommand
+    other = sqlite_url(tmp_path / "other")
+    (tmp_path / "other").mkdir()
+    code, out, err = run_cli(capsys, "admin", "--db", other, "team", "list", "--create")
+    assert code == 0 and "no teams yet" in out
+
+
+def test_admin_names_a_postgresql_database_without_its_password(capsys):
+    url = "postgresql+psycopg://organizer:Sup3rSecret@127.0.0.1:1/lb"
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert code == 2
+    assert "database: postgresql+psycopg://organizer:***@127.0.0.1:1/lb" in err
+    assert "Sup3rSecret" not in out + err
+
+
+def test_organizer_tokens_are_listed_and_revoked(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0
+    tokens = [run_cli(capsys, "admin", "--db", url, "token", "create")[1].split()[2]
+              for _ in range(2)]
+    code, out, _ = run_cli(capsys, "admin", "--db", url, "token", "revoke", "1")
+    assert code == 0 and "organizer token 1 revoked" in out
+    code, out, _ = run_cli(capsys, "admin", "--db", url, "token", "list")
+    lines = out.splitlines()[1:]
+    assert [line.split()[:2] for line in lines] == [["1", "revoked"], ["2", "active"]]
+    assert not any(t in out for t in tokens)
+    store = Store(make_engine(url))
+    assert store.authenticate(tokens[0]) is None and store.authenticate(tokens[1]).admin
+    code, _, err = run_cli(capsys, "admin", "--db", url, "token", "revoke", "99999999999")
+    assert code == 2 and "no organizer token 99999999999" in err
+
+
+CRASH = """
+import os, signal, sys
+from evaluation.server import Store, make_engine
+store = Store(make_engine(sys.argv[1]))
+store.add_team("After the backup", "late@example.org")
+os.kill(os.getpid(), signal.SIGKILL)  # the write-ahead log with that team stays
+"""
+
+
+def test_restore_after_a_crash_that_left_a_write_ahead_log(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "leaderboard.db"
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0
+    assert run_cli(capsys, "admin", "--db", url, "team", "add", "Before", "--email",
+                   "b@e.org")[0] == 0
+    code, out, _ = run_cli(capsys, "admin", "--db", url, "db", "backup",
+                           str(tmp_path / "backup.db"))
+    assert code == 0 and "backup written" in out, out
+    # a backup never overwrites a file
+    assert run_cli(capsys, "admin", "--db", url, "db", "backup", str(tmp_path / "backup.db")
+                   )[0] == 2
+    subprocess.run([sys.executable, "-c", CRASH, url], check=False, timeout=120)
+    assert (tmp_path / "leaderboard.db-wal").stat().st_size > 0
+    # restore is refused while another process has the database open
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time; "
+                               "c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM "
+                               "teams').fetchall(); print('open', flush=True); time.sleep(60)",
+                               str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        code, _, err = run_cli(capsys, "admin", "--db", url, "db", "restore",
+                               str(tmp_path / "backup.db"))
+        assert code == 2 and "open in another process" in err, err
+    finally:
+        holder.kill()
+        holder.wait()
+    code, out, err = run_cli(capsys, "admin", "--db", url, "db", "restore",
+                             str(tmp_path / "backup.db"))
+    assert code == 0 and "restored" in out, err
+    assert teams(url) == ["Before"]
+    assert any(p.name.startswith("leaderboard.db.replaced-") for p in tmp_path.iterdir())
+    # the server starts on it and the database keeps working
+    app = create_app(load_competition(EXAMPLE), url)
+    app.state.store.add_team("After the restore", "r@e.org")
+    app.state.store.engine.dispose()
+    assert teams(url) == ["Before", "After the restore"]
+    code, out, _ = run_cli(capsys, "admin", "--db", url, "db", "check")
+    assert code == 0 and out.startswith("ok"), out
+
+
+def _damage(path) -> None:
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(size // 2)
+        f.write(os.urandom(4096))
+
+
+def test_a_damaged_database_is_refused_at_start_with_what_to_do(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "leaderboard.db"
+    app = create_app(load_competition(EXAMPLE), url)
+    for i in range(40):
+        app.state.store.add_team(f"Team {i}", f"t{i}@e.org")
+    app.state.store.engine.dispose()
+    _damage(path)
+    with pytest.raises(ConfigError, match="is damaged .*admin --db .* db restore BACKUP"):
+        create_app(load_competition(EXAMPLE), url)
+    server = subprocess.run([sys.executable, "-m", "evaluation", "serve", "--competition",
+                             str(EXAMPLE), "--db", url, "--port", "0"], capture_output=True,
+                            text=True, timeout=120)
+    assert server.returncode == 2 and "is damaged" in server.stderr, server.stderr
+    assert "Traceback" not in server.stderr
+    code, _, err = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert code == 2 and "is damaged" in err
+
+
+def test_the_schema_heads_are_alembics_and_is_current_reads_them(tmp_path):
+    from alembic.script import ScriptDirectory
+
+    from evaluation.server import is_current, upgrade
+    from evaluation.server._db import MIGRATIONS_DIR, schema_heads
+
+    assert schema_heads() == set(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
+    engine = make_engine(sqlite_url(tmp_path))
+    try:
+        assert not is_current(engine)
+        upgrade(engine)
+        assert is_current(engine)
+    finally:
+        engine.dispose()
+
+
+LIGHT = """
+import sys
+from evaluation.cli import main
+code = main(sys.argv[1:])
+heavy = ("fastapi", "starlette", "uvicorn", "pandas", "numpy", "pydantic", "alembic", "jinja2")
+print("imported:", ",".join(m for m in heavy if m in sys.modules))
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("argv", [["team", "list"], ["token", "list"], ["token", "create"],
+                                  ["team", "add", "Quick", "--email", "q@e.org"],
+                                  ["db", "check"]])
+def test_admin_commands_import_neither_the_web_framework_nor_the_scoring(tmp_path, capsys,
+                                                                         argv):
+    # what made each admin command take seconds: the imports of the server and the scoring
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0
+    done = subprocess.run([sys.executable, "-c", LIGHT, "admin", "--db", url, *argv],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "imported: \n" in done.stdout, done.stdout

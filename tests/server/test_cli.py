@@ -1,0 +1,300 @@
+"""The organizers' commands (``serve``, ``admin``), and the participants' client against them.
+
+The end-to-end test starts ``python -m evaluation serve`` as a subprocess on a free port of
+127.0.0.1, adds a team with ``admin``, and uploads with ``python -m evaluation submit``, the
+command participants use, unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("alembic")
+pytest.importorskip("uvicorn")
+
+from evaluation.cli import main
+from evaluation.server import Store, make_engine
+from tests.server.test_store import BASELINES, EXAMPLE, sqlite_url
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER_MODULES = ("fastapi", "starlette", "sqlalchemy", "alembic", "uvicorn", "jinja2",
+                  "psycopg", "evaluation.server")
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run ``python -m evaluation ARGV`` in process; returns (exit status, stdout, stderr)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def store_of(url: str) -> Store:
+    return Store(make_engine(url))
+
+
+# ---------------------------------------------------------------------------- help
+
+
+def test_help_imports_no_server_module():
+    code = ("import json, sys\n"
+            "from evaluation.cli import build_parser\n"
+            "parser = build_parser()\n"
+            "for argv in (['serve', '--help'], ['admin', 'team', 'add', '--help']):\n"
+            "    try:\n"
+            "        parser.parse_args(argv)\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({SERVER_MODULES!r}))))"
+            )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert "--competition FILE" in done.stdout and "--email EMAIL" in done.stdout
+
+
+# ---------------------------------------------------------------------------- admin
+
+
+def test_team_add_prints_the_token_once_and_it_works(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "add", "Équipe 東京 🚀",
+                             "--email", "team@example.org")
+    assert code == 0, err
+    token = re.search(r"^token: (\S+)$", out, re.M).group(1)
+    assert len(token) == 43 and out.count(token) == 1
+    assert "shown only now" in out
+    caller = store_of(url).authenticate(token)
+    assert caller is not None and caller.team == "Équipe 東京 🚀"
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert code == 0 and "Équipe 東京 🚀 <team@example.org>" in out and "active" in out
+    assert token not in out
+
+
+def test_duplicate_and_bad_names_exit_2(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
+    assert run_cli(capsys, "admin", "--db", url, "team", "add", "Alpha", "--email",
+                   "a@example.org")[0] == 0
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "add", "ALPHA", "--email",
+                             "b@example.org")
+    assert code == 2 and "exists already" in err and "token" not in out
+    code, _, err = run_cli(capsys, "admin", "--db", url, "team", "add", "x" * 81, "--email",
+                           "b@example.org")
+    assert code == 2 and "81 characters" in err
+    code, _, err = run_cli(capsys, "admin", "--db", url, "team", "add", "Beta", "--email",
+                           "not-an-email")
+    assert code == 2 and "not an address" in err
+    assert [t.name for t in store_of(url).list_teams()] == ["Alpha"]
+
+
+def test_revoke_list_and_admin_token(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
+    _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "add", "Gamma", "--email",
+                        "g@example.org")
+    token = re.search(r"^token: (\S+)$", out, re.M).group(1)
+    # --db is accepted after the subcommand too
+    code, out, err = run_cli(capsys, "admin", "team", "revoke", "Gamma", "--db", url)
+    assert code == 0 and "revoked" in out, err
+    assert store_of(url).authenticate(token) is None
+    _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert re.search(r"revoked\s+0\s+\S+ \S+\s+Gamma <g@example.org>", out)
+    code, _, err = run_cli(capsys, "admin", "--db", url, "team", "revoke", "Nobody")
+    assert code == 2 and "no team named 'Nobody'" in err
+    code, out, _ = run_cli(capsys, "admin", "--db", url, "token", "create")
+    admin = re.search(r"^organizer token: (\S+)$", out, re.M).group(1)
+    assert code == 0 and "shown only now" in out
+    assert store_of(url).authenticate(admin).admin
+
+
+def test_team_token_replaces_a_lost_token(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
+    _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "add", "Delta", "--email",
+                        "d@example.org")
+    old = re.search(r"^token: (\S+)$", out, re.M).group(1)
+    assert run_cli(capsys, "admin", "--db", url, "team", "revoke", "Delta")[0] == 0
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "token", "Delta")
+    assert code == 0, err
+    new = re.search(r"^token: (\S+)$", out, re.M).group(1)
+    assert new != old and out.count(new) == 1 and "old one is refused" in out
+    store = store_of(url)
+    assert store.authenticate(old) is None  # the lost token stays refused
+    caller = store.authenticate(new)
+    assert caller is not None and caller.team == "Delta"  # active again, same team
+    _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert re.search(r"active\s+0\s+\S+ \S+\s+Delta <d@example.org>", out)
+    code, _, err = run_cli(capsys, "admin", "--db", url, "team", "token", "Nobody")
+    assert code == 2 and "no team named 'Nobody'" in err
+
+
+def test_admin_with_a_bad_database_url_exits_2_without_the_password(capsys):
+    code, out, err = run_cli(capsys, "admin", "--db",
+                             "postgresql+psycopg://organizer:Sup3rSecret@127.0.0.1:1/lb",
+                             "team", "list")
+    assert code == 2 and "Sup3rSecret" not in out + err
+    assert "organizer:***@127.0.0.1:1/lb" in err
+
+
+# ---------------------------------------------------------------------------- serve: refusals
+
+
+def test_serve_refuses_bad_input_with_exit_2(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    code, _, err = run_cli(capsys, "serve", "--competition", str(tmp_path / "missing.toml"),
+                           "--db", url)
+    assert code == 2 and "missing.toml" in err and "does not exist" in err
+    broken = tmp_path / "broken.toml"
+    broken.write_text("name = \n")
+    code, _, err = run_cli(capsys, "serve", "--competition", str(broken), "--db", url)
+    assert code == 2 and "not valid TOML" in err
+    code, out, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db",
+                             "postgresql+psycopg://lb:Sup3rSecret@127.0.0.1:1/lb")
+    assert code == 2 and "Sup3rSecret" not in out + err and "lb:***@127.0.0.1:1/lb" in err
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", "sqlite://")
+    assert code == 2 and "in-memory" in err
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
+                           "--port", "70000")
+    assert code == 2 and "--port 70000" in err
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
+                           "--workers", "0")
+    assert code == 2 and "--workers 0" in err
+
+
+def test_serve_refuses_a_bad_baseline_file_naming_it(tmp_path, capsys):
+    bad = tmp_path / "bad-baseline.json"
+    doc = json.loads((BASELINES / "random.json").read_text())
+    doc["results"]["folds"].pop()  # a fold missing
+    bad.write_text(json.dumps(doc))
+    competition = tmp_path / "competition.toml"
+    competition.write_text(_competition_text(random_file=bad))
+    code, _, err = run_cli(capsys, "serve", "--competition", str(competition), "--db",
+                           sqlite_url(tmp_path))
+    assert code == 2 and "bad-baseline.json" in err and "missing" in err
+
+
+# ---------------------------------------------------------------------------- end to end
+
+
+def _competition_text(random_file: Path | None = None) -> str:
+    """The example competition, its public phase open from 2000 to 2100 (so that the test does
+    not depend on today's date), its baseline files by absolute path."""
+    text = EXAMPLE.read_text()
+    text = text.replace("opens = 2026-01-01T00:00:00Z", "opens = 2000-01-01T00:00:00Z")
+    text = text.replace("closes = 2028-01-01T00:00:00Z", "closes = 2100-01-01T00:00:00Z")
+    text = text.replace("opens = 2028-01-01T00:00:00Z", "opens = 2100-01-01T00:00:00Z")
+    text = text.replace("closes = 2028-02-01T00:00:00Z", "closes = 2100-02-01T00:00:00Z")
+    text = text.replace('"competition/baselines/popularity.json"',
+                        json.dumps(str(BASELINES / "popularity.json")))
+    text = text.replace('"competition/baselines/random.json"',
+                        json.dumps(str(random_file or BASELINES / "random.json")))
+    assert "2000-01-01" in text and "2100-02-01" in text and str(BASELINES) in text
+    return text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the server exited with {server.returncode}: "
+                                 f"{log.read_text(errors='replace')[-2000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).json() == {"status": "ok"}:
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"the server did not answer /healthz within {timeout:g} s")
+
+
+def _environment() -> dict:
+    """The environment of a subprocess: the repository importable, no upload settings (the
+    environment would win over the test's upload.env)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")}
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def _submit(file: Path, env_file: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evaluation", "submit", str(file),
+                           "--env-file", str(env_file)], cwd=env_file.parent,
+                          env=_environment(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_submit_command_against_a_live_server(tmp_path, capsys):
+    competition = tmp_path / "competition.toml"
+    competition.write_text(_competition_text())
+    db = sqlite_url(tmp_path)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "evaluation", "serve", "--competition", str(competition),
+         "--db", db, "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
+        env=_environment())
+    try:
+        _wait_healthy(url, server, log)
+        _, out, _ = run_cli(capsys, "admin", "--db", db, "team", "add", "Live Team",
+                            "--email", "live@example.org")
+        token = re.search(r"^token: (\S+)$", out, re.M).group(1)
+        env_file = tmp_path / "upload.env"
+        env_file.write_text(f"UPLOAD_URL={url}/api/v1/submissions\nUPLOAD_TOKEN={token}\n")
+        # a baseline's file is a valid submission for a team
+        file = BASELINES / "popularity.json"
+        done = _submit(file, env_file)
+        assert done.returncode == 0, done.stderr
+        assert "HTTP 201" in done.stdout and "status: accepted" in done.stdout
+        assert "rank: 1" in done.stdout and token not in done.stdout + done.stderr
+        again = _submit(file, env_file)
+        assert again.returncode == 0, again.stderr
+        assert "HTTP 200" in again.stdout and "status: duplicate" in again.stdout
+        # a copy with another run id and an edited claim: accepted, scored by the server
+        doc = json.loads(file.read_text())
+        honest = doc["leaderboard_score"]
+        doc["run_id"] = doc["results"]["run_id"] = "edited-copy"
+        doc["leaderboard_score"] = 0.5
+        tampered = tmp_path / "tampered.json"
+        tampered.write_text(json.dumps(doc))
+        edited = _submit(tampered, env_file)
+        assert edited.returncode == 0, edited.stderr
+        assert "status: accepted" in edited.stdout and "flagged" in edited.stdout
+        assert f"leaderboard_score: {honest}" in edited.stdout
+        # a refusal: exit status 3 and the server's reason
+        env_file.write_text(f"UPLOAD_URL={url}/api/v1/submissions\nUPLOAD_TOKEN=wrong\n")
+        refused = _submit(file, env_file)
+        assert refused.returncode == 3
+        assert "HTTP 401" in refused.stderr and "revoked token" in refused.stderr
+        board = __import__("httpx").get(f"{url}/api/v1/leaderboard", timeout=10).json()
+        team = [r for r in board["rows"] if r["team"] == "Live Team"]
+        assert len(team) == 1 and team[0]["submissions"] == 2 and team[0]["flagged"] is False
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=20)

@@ -1,0 +1,318 @@
+"""The leaderboard under load: many teams at once, on SQLite and PostgreSQL, and a killed server.
+
+Each test runs a live server on 127.0.0.1 and sends distinct valid submissions (variations of
+the example competition's baseline, see ``benchmarks/_uploads.py``) from 32 threads; every load
+is bounded in count and time and fails instead of hanging. What is checked is in the database
+itself: every upload the server acknowledged (201 new, 200 the same again) is stored exactly
+once under the id it answered, no team has more than its daily limit, and nothing got a 5xx.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from benchmarks._serve import ServeProcess
+from benchmarks._uploads import (
+    Upload,
+    base_submission,
+    competition_copy,
+    encode,
+    send_all,
+    team_uploads,
+    variant,
+)
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+uvicorn = pytest.importorskip("uvicorn")
+sa = pytest.importorskip("sqlalchemy")
+
+from evaluation.server import (  # noqa: E402
+    Store,
+    create_app,
+    load_competition,
+    make_engine,
+    upgrade,
+)
+from tests.server._live_server import live_server  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+#: Inside the example's "public" phase, at noon UTC: 12 h to the next UTC midnight.
+NOON = datetime(2027, 3, 1, 12, 0, tzinfo=timezone.utc)
+SECONDS_TO_MIDNIGHT = 12 * 3600
+#: No load may take longer than this; the test fails rather than wait on.
+TIME_LIMIT = 60.0
+
+
+# ---------------------------------------------------------------------------- set-up
+
+
+def add_teams(db_url: str, count: int, competition=None) -> dict[str, str]:
+    """``count`` teams in the database (schema migrated first): name -> token."""
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine)
+        store = Store(engine, competition)
+        return {f"Load team {i}": store.add_team(f"Load team {i}", f"team{i}@example.org")[1]
+                for i in range(count)}
+    finally:
+        engine.dispose()
+
+
+def with_replays(uploads: list[Upload], teams: dict[str, str], per_team: int) -> list[Upload]:
+    """Each team's first upload sent twice in a row: the same body, to be stored once."""
+    out, seen = [], set()
+    for upload in uploads:
+        out.append(upload)
+        if upload.team not in seen:
+            seen.add(upload.team)
+            out.append(upload)
+    assert len(out) == len(teams) * (per_team + 1)
+    return out
+
+
+def stored(db_url: str) -> list[tuple[int, str, str, str]]:
+    """(id, team, phase, run id) of every team submission in the database (baselines left out)."""
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text(
+                "SELECT s.id, t.name, s.phase, s.run_id FROM submissions s "
+                "JOIN teams t ON t.id = s.team_id WHERE t.is_baseline = :no ORDER BY s.id"),
+                {"no": False}).all()
+    finally:
+        engine.dispose()
+    return [tuple(r) for r in rows]
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def check_answers(outcomes, sent: int) -> None:
+    """Every upload got an HTTP answer, none 5xx, each one of 200/201/429."""
+    assert len(outcomes) == sent, f"only {len(outcomes)} of {sent} uploads were answered " \
+                                  f"within {TIME_LIMIT:.0f} s"
+    errors = [o.error for o in outcomes if o.error]
+    assert not errors, f"{len(errors)} transport errors, e.g. {errors[:3]}"
+    unexpected = [(o.status, o.answer) for o in outcomes if o.status not in (200, 201, 429)]
+    assert not unexpected, f"{len(unexpected)} unexpected answers, e.g. {unexpected[:3]}"
+
+
+def check_stored_once(outcomes, rows) -> None:
+    """Each acknowledged upload is in the database once, under the id the server answered."""
+    by_key = Counter((team, run_id) for _, team, _, run_id in rows)
+    assert max(by_key.values(), default=1) == 1, "a run is stored twice"
+    ids = {(team, run_id): sid for sid, team, _, run_id in rows}
+    for o in outcomes:
+        if o.acknowledged:
+            key = (o.upload.team, o.upload.run_id)
+            assert key in ids, f"acknowledged {key} (answer {o.answer}) is not in the database"
+            assert o.answer["submission_id"] == ids[key]
+            assert o.answer["status"] == ("accepted" if o.status == 201 else "duplicate")
+
+
+def check_exact_limits(outcomes, rows, teams, per_team: int, limit: int,
+                       retry_after: str | None = str(SECONDS_TO_MIDNIGHT)) -> None:
+    """Exactly ``limit`` runs of each team accepted, the others 429 with Retry-After.
+
+    Each team sent ``per_team`` distinct runs (more than ``limit``) and its first run twice in
+    a row. Which runs win the day's places depends on the order the server takes them in; the
+    replayed run is either stored once (one 201, one 200 with the same id) or refused twice.
+    """
+    per_team_rows = Counter(team for _, team, _, _ in rows)
+    assert per_team_rows == {team: limit for team in teams}
+    for team in teams:
+        mine = [o for o in outcomes if o.upload.team == team]
+        (twice,) = [run for run, n in Counter(o.upload.run_id for o in mine).items() if n == 2]
+        replayed = sorted(o.status for o in mine if o.upload.run_id == twice)
+        assert replayed in ([200, 201], [429, 429]), (team, replayed)
+        if replayed == [200, 201]:
+            assert len({o.answer["submission_id"] for o in mine if o.upload.run_id == twice}) == 1
+        statuses = Counter(o.status for o in mine)
+        replay_stored = replayed == [200, 201]
+        assert statuses == Counter({201: limit, 200: int(replay_stored),
+                                    429: per_team - limit + (not replay_stored)}), (team, statuses)
+    for o in outcomes:
+        if o.status == 429:
+            assert retry_after is None or o.retry_after == retry_after, o.retry_after
+            assert "limit" in o.answer["reason"], o.answer
+
+
+def run_exact_load(db_url: str, folder: Path, n_teams: int, per_team: int, limit: int) -> list:
+    competition = load_competition(competition_copy(folder, daily_limit=limit))
+    teams = add_teams(db_url, n_teams, competition)
+    uploads = with_replays(team_uploads(base_submission(), teams, per_team, prefix="Load"),
+                           teams, per_team)
+    app = create_app(competition, db_url, clock=lambda: NOON)
+    with live_server(app) as url:
+        start = time.monotonic()
+        outcomes = send_all(url, uploads, threads=32, time_limit=TIME_LIMIT)
+        elapsed = time.monotonic() - start
+    check_answers(outcomes, len(uploads))
+    rows = stored(db_url)
+    check_stored_once(outcomes, rows)
+    check_exact_limits(outcomes, rows, teams, per_team, limit)
+    print(f"{len(uploads)} uploads in {elapsed:.1f} s ({len(uploads) / elapsed:.0f}/s)")
+    return outcomes
+
+
+# ---------------------------------------------------------------------------- the tests
+
+
+@pytest.mark.slow
+def test_a_thousand_uploads_from_fifty_teams_on_sqlite(tmp_path):
+    # 50 teams x (19 distinct runs + 1 replay) = 1,000 uploads; 15 a day allowed
+    run_exact_load(f"sqlite:///{tmp_path / 'load.db'}", tmp_path, n_teams=50, per_team=19,
+                   limit=15)
+
+
+@pytest.mark.slow
+def test_concurrent_uploads_on_postgresql(tmp_path, postgres_database):
+    pytest.importorskip("psycopg")
+    run_exact_load(postgres_database, tmp_path, n_teams=20, per_team=19, limit=15)
+
+
+def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team: int,
+                              limit: int, workers: int = 2) -> list:
+    """``run_exact_load`` against ``serve --workers N``: the rules hold across processes."""
+    # the processes run on the real clock: a copy whose phase is open now
+    competition_file = competition_copy(folder, daily_limit=limit,
+                                        open_at=datetime.now(timezone.utc))
+    teams = add_teams(db_url, n_teams)
+    uploads = with_replays(team_uploads(base_submission(), teams, per_team, prefix="Load"),
+                           teams, per_team)
+    day = datetime.now(timezone.utc).date()
+    with ServeProcess(competition_file, db_url, folder / "serve.log",
+                      args=["--workers", str(workers)]) as server:
+        children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children")
+        if children.exists():
+            assert len(children.read_text().split()) >= workers, server.log_tail()
+        outcomes = send_all(server.url, uploads, threads=32, time_limit=TIME_LIMIT)
+    if datetime.now(timezone.utc).date() != day:
+        pytest.skip("the load crossed midnight (UTC): the daily limits started again")
+    check_answers(outcomes, len(uploads))
+    rows = stored(db_url)
+    check_stored_once(outcomes, rows)
+    check_exact_limits(outcomes, rows, teams, per_team, limit, retry_after=None)
+    return outcomes
+
+
+@pytest.mark.slow
+def test_two_server_processes_keep_the_rules_exact_on_sqlite(tmp_path):
+    run_exact_load_on_workers(f"sqlite:///{tmp_path / 'workers.db'}", tmp_path, n_teams=20,
+                              per_team=19, limit=15)
+
+
+@pytest.mark.slow
+def test_two_server_processes_keep_the_rules_exact_on_postgresql(tmp_path, postgres_database):
+    pytest.importorskip("psycopg")
+    run_exact_load_on_workers(postgres_database, tmp_path, n_teams=20, per_team=19, limit=15)
+
+
+@pytest.mark.slow
+def test_a_killed_server_restarts_with_every_acknowledged_submission(tmp_path):
+    db_path = tmp_path / "crash.db"
+    db_url = f"sqlite:///{db_path}"
+    # the server runs on the real clock: a copy whose phase is open now
+    competition_file = competition_copy(tmp_path, daily_limit=1000,
+                                        open_at=datetime.now(timezone.utc))
+    teams = add_teams(db_url, 10)
+    uploads = team_uploads(base_submission(), teams, 60, prefix="Crash")
+    log = tmp_path / "serve.log"
+    kill_after = 150  # acknowledged uploads before the SIGKILL
+    acked = threading.Event()
+    count = [0]
+    lock = threading.Lock()
+
+    def on_outcome(outcome) -> None:
+        if outcome.acknowledged:
+            with lock:
+                count[0] += 1
+                if count[0] >= kill_after:
+                    acked.set()
+
+    stop = threading.Event()
+    with ServeProcess(competition_file, db_url, log) as server:
+        result: list = []
+        sender = threading.Thread(target=lambda: result.extend(send_all(
+            server.url, uploads, threads=32, time_limit=TIME_LIMIT, stop=stop,
+            on_outcome=on_outcome)), daemon=True)
+        sender.start()
+        assert acked.wait(TIME_LIMIT), f"fewer than {kill_after} acknowledged: {server.log_tail()}"
+        stop.set()  # no new uploads; the ~32 in flight meet the kill
+        server.kill()  # SIGKILL in the middle of the load
+        sender.join(TIME_LIMIT)
+        assert not sender.is_alive()
+    outcomes = result
+    acknowledged = [o for o in outcomes if o.acknowledged]
+    lost = [o for o in outcomes if o.status is None]  # in flight at the kill: no answer
+    assert len(acknowledged) >= kill_after
+    assert lost, "no upload was in flight at the kill: the server was not killed mid-load"
+    assert not [o for o in outcomes if o.status is not None and o.status >= 500]
+    assert all(o.status in (200, 201) for o in outcomes if o.status is not None)
+
+    with ServeProcess(competition_file, db_url, log) as server:
+        assert server.healthy()
+        rows = stored(db_url)
+        check_stored_once(outcomes, rows)
+        # at most the ones in flight at the kill were stored without an answer
+        assert len(acknowledged) <= len(rows) <= len(acknowledged) + len(lost)
+        # the unanswered ones sent again: stored once, new or found from before the kill
+        again = send_all(server.url, [o.upload for o in lost], threads=8,
+                         time_limit=TIME_LIMIT)
+        assert len(again) == len(lost)
+        assert all(o.status in (200, 201) for o in again), [(o.status, o.answer) for o in again]
+        rows = stored(db_url)
+        check_stored_once(acknowledged + again, rows)
+        assert len(rows) == len(acknowledged) + len(again)
+        print(f"acknowledged before the kill: {len(acknowledged)}; in flight: {len(lost)} "
+              f"(sent again: {Counter(o.status for o in again)})")
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("PRAGMA integrity_check")).scalar_one() == "ok"
+    finally:
+        engine.dispose()
+
+
+def test_competition_copies_change_only_what_they_say(tmp_path):
+    import tomllib
+
+    original = tomllib.loads((REPO / "competition.toml").read_text())
+    copy = load_competition(competition_copy(tmp_path / "a", daily_limit=7))
+    assert [p.daily_limit for p in copy.phases] == [7] * len(original["phases"])
+    assert [p.name for p in copy.phases] == [p["name"] for p in original["phases"]]
+    assert [(p.opens, p.closes) for p in copy.phases] == [
+        (p["opens"], p["closes"]) for p in original["phases"]]
+    assert copy.baselines[0].name == original["baselines"][0]["name"]
+    at = datetime(2031, 5, 6, 7, 8, 9, tzinfo=timezone.utc)  # after every example phase
+    now_open = load_competition(competition_copy(tmp_path / "b", daily_limit=3, open_at=at))
+    (phase,) = now_open.phases
+    assert phase.name == original["phases"][0]["name"] and phase.daily_limit == 3
+    assert now_open.phase_at(at) == phase and phase.opens < at < phase.closes
+
+
+def test_variants_are_distinct_valid_runs_of_the_competition(tmp_path):
+    """The load's payloads: each one accepted as a new run with its own recomputed score."""
+    competition = load_competition(competition_copy(tmp_path, daily_limit=100))
+    base = base_submission()
+    db_url = f"sqlite:///{tmp_path / 'v.db'}"
+    teams = add_teams(db_url, 1, competition)
+    store = Store(make_engine(db_url), competition, clock=lambda: NOON)
+    (team_id,) = [t.id for t in store.list_teams() if t.name in teams]
+    receipts = [store.submit(team_id, encode(variant(base, f"V-{i}", i * 1e-3)), f"V-{i}")
+                for i in range(3)]
+    assert [r.status for r in receipts] == ["accepted"] * 3
+    assert len({r.submission_id for r in receipts}) == 3
+    scores = [r.leaderboard_score for r in receipts]
+    assert scores[0] > scores[1] > scores[2]  # a lower HIT_RATE scores lower
+    # the unchanged variant is the baseline's own run, scored as the baseline is
+    assert variant(base, base["run_id"], 0.0) == base
+    store.engine.dispose()
+

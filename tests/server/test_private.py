@@ -1,0 +1,283 @@
+"""Private scores: recorded by a reproduction on the private folds, hidden until the reveal.
+
+Before ``admin phase reveal``, no answer of the API (boards, submission views, payloads,
+upload receipts, reproduction answers) and no page holds a private score: every answer is
+searched for the private values' digits. After it, the phase's board ranks by the private
+score (then the public one, then the earliest), shows both, and puts the teams without a
+private score after the others. Private scores are checked against the harness's own
+``evaluation.challenge.aggregate``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("alembic")
+pytest.importorskip("httpx")
+pytest.importorskip("uvicorn")
+
+import sqlalchemy as sa
+
+import evaluation.server
+from evaluation.challenge import aggregate
+from evaluation.errors import ConfigError
+from evaluation.server import create_app, load_competition, make_engine, recompute, upgrade
+from tests.server.test_api import SUBMIT, Api, serving
+from tests.server.test_cli import run_cli
+from tests.server.test_store import (
+    EXAMPLE,
+    Clock,
+    encode,
+    fold_tests,
+    open_store,
+    sqlite_url,
+    variant,
+)
+
+
+@pytest.fixture(scope="module")
+def competition():
+    return load_competition(EXAMPLE)
+
+
+def private_folds(document: dict, hit: float, mrr: float) -> list[dict]:
+    """The run's per-fold tests with HIT_RATE and MRR scaled: the model on other folds."""
+    folds = copy.deepcopy(fold_tests(document))
+    for f in folds:
+        f["HIT_RATE"] *= hit
+        f["MRR"] *= mrr
+    return folds
+
+
+def private_report(folds: list[dict]) -> dict:
+    return {"verdict": "reproduced", "private": True, "table": [], "log_tail": "",
+            "fingerprint_matches": True, "private_fold_tests": folds}
+
+
+def digits(value: float) -> set[str]:
+    """How a number can show: its JSON form, four decimals, and its first 8 significant digits.
+    """
+    significant = f"{abs(value):.12f}".replace(".", "").lstrip("0")[:8]
+    return {json.dumps(value), f"{value:.4f}", significant}
+
+
+@pytest.fixture
+def setting(tmp_path, competition):
+    """Four teams in the public phase; three reproduced on the private folds."""
+    clock = Clock()
+    db = sqlite_url(tmp_path)
+    app = create_app(competition, db, clock=clock)
+    with serving(app, False) as client:
+        api = Api(client, app.state.store, clock, False)
+        yield api, db
+
+
+def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competition, capsys):
+    api, db = setting
+    references = competition.phase("public").references
+    admin = api.store.create_admin_token()
+    answers: list[str] = []  # every answer before the reveal
+
+    def keep(response):
+        assert response.status_code < 400, response.text
+        answers.append(response.text)
+        return response.json() if "json" in response.headers["content-type"] else response
+
+    # public order: Carol (1.3), Dave (1.2), Bob (1.1), Alice (1.0)
+    teams = {name: api.team(name) for name in ("Alice", "Bob", "Carol", "Dave")}
+    documents = {name: variant(f"{name}-1", scale) for name, scale in
+                 (("Alice", 1.0), ("Bob", 1.1), ("Carol", 1.3), ("Dave", 1.2))}
+    ids = {name: keep(api.post(encode(doc), teams[name]))["submission_id"]
+           for name, doc in documents.items()}
+    # private: Alice best; Bob and Dave tied (Dave ahead by the public score); Carol none
+    private = {"Alice": private_folds(documents["Alice"], 2.0, 3.0),
+               "Bob": private_folds(documents["Bob"], 1.0, 0.8)}
+    private["Dave"] = copy.deepcopy(private["Bob"])
+    expected = {name: aggregate(folds, references) for name, folds in private.items()}
+    scores = {name: recompute(folds, references) for name, folds in private.items()}
+    for name in private:
+        assert scores[name].leaderboard_score == pytest.approx(
+            expected[name]["phase2_score"], rel=1e-12)
+        assert scores[name].phase1_score == pytest.approx(expected[name]["phase1_score"],
+                                                          rel=1e-12)
+    assert expected["Alice"]["phase2_score"] > expected["Bob"]["phase2_score"]
+
+    for name, folds in private.items():
+        recorded = keep(api.client.post(
+            f"{SUBMIT}/{ids[name]}/reproduction", content=json.dumps(private_report(folds)),
+            headers={"Authorization": f"Bearer {admin}"}))
+        assert recorded == {"status": "recorded", "submission_id": ids[name],
+                            "verdict": "reproduced"}
+
+    # every answer and page, before the reveal, for every kind of caller
+    repeat = keep(api.post(encode(documents["Alice"]), teams["Alice"]))
+    assert repeat["status"] == "duplicate"
+    keep(api.post(encode(variant("Alice-2", 0.9)), teams["Alice"]))
+    for token in (None, teams["Bob"], admin):
+        for phase in ("public", "final"):
+            keep(api.get("/api/v1/leaderboard", token, phase=phase))
+    for name, sid in ids.items():
+        keep(api.get(f"{SUBMIT}/{sid}", teams[name]))
+        view = keep(api.get(f"{SUBMIT}/{sid}", admin))
+        assert view["private_leaderboard_score"] is None
+        keep(api.get(view["payload_url"], admin))
+    for phase in ("public", "final"):
+        keep(api.get("/", phase=phase))
+    keep(api.get("/openapi.json"))
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
+                           str(EXAMPLE))
+    assert code == 0 and re.search(r"^hidden\s+-\s+public$", out, re.M)
+    answers.append(out)
+
+    secrets = set()
+    for s in scores.values():
+        for value in (s.leaderboard_score, s.phase1_score, *s.interval):
+            secrets |= digits(value)
+    text = "\n".join(answers)
+    leaked = sorted(secret for secret in secrets if secret in text)
+    assert leaked == []
+
+    # the reveal
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "public")
+    # the command runs on the system clock
+    assert code == 0 and re.search(r"'public' revealed at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", out)
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "public")
+    assert code == 0 and "revealed already" in out
+    code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "nope")
+    assert code == 2 and "no phase named 'nope'" in err and "'public'" in err
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list")
+    assert re.search(r"^revealed\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+public$", out, re.M)
+    assert re.search(r"^hidden\s+-\s+final$", out, re.M)
+
+    board = api.get("/api/v1/leaderboard").json()
+    assert board["revealed"] is True
+    teams_rows = [r for r in board["rows"] if not r["is_baseline"]]
+    assert [(r["team"], r["rank"]) for r in teams_rows] == [
+        ("Alice", 1), ("Dave", 2), ("Bob", 3), ("Carol", 4)]
+    for row in teams_rows:
+        if row["team"] in scores:
+            s = scores[row["team"]]
+            assert row["private_score"] == s.leaderboard_score
+            assert row["private_phase1_score"] == s.phase1_score
+            assert tuple(row["private_interval"]) == s.interval
+            assert s.interval[0] <= s.leaderboard_score <= s.interval[1]
+        else:
+            assert row["private_score"] is None and row["private_interval"] is None
+        assert row["leaderboard_score"] is not None  # both scores shown
+    # Alice's row is the submission with the private score, not her other one
+    assert teams_rows[0]["submission_id"] == ids["Alice"]
+    page = api.get("/").text
+    assert "Private score" in page
+    for s in scores.values():
+        assert f"{s.leaderboard_score:.4f}" in page
+    own = api.get(f"{SUBMIT}/{ids['Bob']}", teams["Bob"]).json()
+    assert own["private_leaderboard_score"] == scores["Bob"].leaderboard_score
+    # the search above finds what is there: the secrets show now
+    assert all(any(d in json.dumps(board) for d in digits(s.leaderboard_score))
+               for s in scores.values())
+
+
+def test_reveal_does_not_show_a_hidden_phase_to_the_public(setting, competition, capsys):
+    """A phase whose scores are not public keeps its private scores hidden too, revealed or
+    not; an organizer sees them once revealed."""
+    api, db = setting
+    admin, token = api.store.create_admin_token(), api.team("Finalist")
+    api.clock.now = api.clock.now.replace(year=2028, month=1, day=5)
+    document = variant("Final-1", 1.2)
+    sid = api.post(encode(document), token).json()["submission_id"]
+    folds = private_folds(document, 1.5, 1.5)
+    reply = api.client.post(f"{SUBMIT}/{sid}/reproduction",
+                            content=json.dumps(private_report(folds)),
+                            headers={"Authorization": f"Bearer {admin}"})
+    assert reply.status_code == 200, reply.text
+    assert run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final")[0] == 0
+    private = recompute(folds, competition.phase("final").references).leaderboard_score
+    public = api.get("/api/v1/leaderboard").json()
+    assert public["revealed"] is True
+    assert all(r["private_score"] is None for r in public["rows"])
+    assert not any(d in json.dumps(public) for d in digits(private))
+    assert api.get(f"{SUBMIT}/{sid}", token).json()["private_leaderboard_score"] is None
+    shown = api.get("/api/v1/leaderboard", admin).json()
+    finalist = next(r for r in shown["rows"] if r["team"] == "Finalist")
+    assert finalist["private_score"] == private and finalist["rank"] == 1
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    """An empty database: an SQLite file, or a database of its own on a real PostgreSQL."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path)
+    return request.getfixturevalue("postgres_database")
+
+
+def test_revealed_order_on_each_backend(db_url, competition):
+    """The revealed board's order comes from SQL (a window over each team's submissions):
+    checked on SQLite and PostgreSQL, through the store."""
+    store = open_store(db_url, competition)
+    try:
+        references = competition.phase("public").references
+        ids = {}
+        for name, runs in (("P", (1.0, 1.3)), ("Q", (1.2,)), ("R", (1.1,))):
+            team_id = store.add_team(name, "team@example.org")[0].id
+            for i, scale in enumerate(runs):
+                document = variant(f"{name}-{i}", scale)
+                ids[name, i] = (store.submit(team_id, encode(document)).submission_id,
+                                document)
+        # P's weaker run gets the best private score; R none: P, Q, R after the reveal
+        for key, (hit, mrr) in ((("P", 0), (2.0, 3.0)), (("Q", 0), (1.0, 0.8))):
+            sid, document = ids[key]
+            folds = private_folds(document, hit, mrr)
+            store.record_reproduction(sid, json.dumps(private_report(folds)).encode())
+        before = [r.team for r in store.board("public").rows if not r.is_baseline]
+        assert before == ["P", "Q", "R"]  # by public score: P's 1.3 run, Q 1.2, R 1.1
+        assert store.board("public").rows[0].submission_id == ids["P", 1][0]
+        assert store.reveal_phase("public")[1] is True
+        assert store.reveal_phase("public")[1] is False
+        assert set(store.reveals()) == {"public"}
+        rows = [r for r in store.board("public").rows if not r.is_baseline]
+        assert [(r.team, r.rank, r.submission_id) for r in rows] == [
+            ("P", 1, ids["P", 0][0]), ("Q", 2, ids["Q", 0][0]), ("R", 3, ids["R", 0][0])]
+        # a receipt after the reveal gives the revealed board's place (R is third, not first)
+        team_r = next(t.id for t in store.list_teams() if t.name == "R")
+        receipt = store.submit(team_r, encode(variant("R-2", 1.4)))
+        assert receipt.rank == 3 and receipt.leaderboard_score is not None
+        private_p = private_folds(ids["P", 0][1], 2.0, 3.0)
+        assert rows[0].private_score == pytest.approx(
+            aggregate(private_p, references)["phase2_score"], rel=1e-12)
+        assert rows[2].private_score is None and rows[2].leaderboard_score is not None
+        with pytest.raises(ConfigError, match="no phase named 'nope'"):
+            store.reveal_phase("nope")
+    finally:
+        store.engine.dispose()
+
+
+def test_migration_0003_goes_down_and_up(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+
+    url = sqlite_url(tmp_path)
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        config = Config()
+        # the scripts shipped in the package (what ``upgrade`` runs)
+        migrations = Path(evaluation.server.__file__).parent / "migrations"
+        config.set_main_option("script_location", str(migrations))
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0002")
+        tables = set(sa.inspect(engine).get_table_names())
+        columns = {c["name"] for c in sa.inspect(engine).get_columns("submissions")}
+        assert not {"reproductions", "phase_reveals"} & tables
+        assert not any(c.startswith("private_") for c in columns)
+        upgrade(engine)
+        assert {"reproductions", "phase_reveals"} <= set(sa.inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
