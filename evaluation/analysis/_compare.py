@@ -10,11 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich import box
 from rich.console import JustifyMethod
 from rich.table import Table
 
 from evaluation._util.jsonable import to_jsonable
 from evaluation._util.validation import check_int, check_number, check_seed
+from evaluation.analysis._label import params_text
 from evaluation.analysis._multiple import benjamini_hochberg, holm
 from evaluation.analysis._paired import (
     ADDITIVE_TESTS,
@@ -29,7 +31,7 @@ from evaluation.errors import ConfigError
 COLUMNS: tuple[str, ...] = (
     "model", "test", "estimate", "baseline_estimate", "difference", "ci_low", "ci_high",
     "p_bootstrap", "p_permutation", "p", "p_holm", "p_bh", "significant", "run_id",
-    "higher_is_better", "bias_dominated",
+    "higher_is_better", "bias_dominated", "name", "params",
 )
 
 #: Every test and score of the harness is "higher is better": HIT_RATE, MRR, BLW and LD grow
@@ -87,17 +89,16 @@ class Comparison:
             an additive test, else the bootstrap one); ``p_holm``, ``p_bh`` (adjusted over
             the whole family); ``significant`` (``p_holm <= alpha``); ``run_id``;
             ``higher_is_better``; ``bias_dominated`` (the interval is unreliable: resampling
-            bias exceeds the spread).
+            bias exceeds the spread); ``name`` (the run's name, else its model's) and
+            ``params`` (its model's parameters as ``name=value, ...``).
         """
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
     def to_dict(self) -> dict:
         """The comparison as JSON-ready data (NaN as null)."""
         return to_jsonable({
-            "baseline": {"run_id": self.baseline.run_id, "model": self.baseline.model_name,
-                         "run_dir": str(self.baseline.run_dir)},
-            "runs": [{"run_id": r.run_id, "model": r.model_name, "run_dir": str(r.run_dir)}
-                     for r in self.runs],
+            "baseline": _run_entry(self.baseline),
+            "runs": [_run_entry(r) for r in self.runs],
             "run_hash": self.baseline.run_hash, "family": self.family,
             "family_size": self.family_size, "alpha": self.alpha, "level": self.level,
             "n_boot": self.n_boot, "seed": self.seed, "permutations": self.permutations,
@@ -105,26 +106,52 @@ class Comparison:
 
     def table(self) -> Table:
         """A rich table of the comparison: 4 significant digits, significance marked."""
-        table = Table(title=f"Compared with {self.baseline.model_name} "
+        table = Table(title=f"Compared with {self.baseline.label} "
                             f"({self.baseline.run_id})")
         columns: tuple[tuple[str, JustifyMethod], ...] = (
-            ("Model", "left"), ("Test", "left"), ("Estimate", "right"), ("Baseline", "right"),
+            ("Run", "left"), ("Test", "left"), ("Estimate", "right"), ("Baseline", "right"),
             ("Difference", "right"), (f"{self.level:.0%} CI", "right"), ("p", "right"),
             ("p Holm", "right"), ("p BH", "right"), ("", "left"))
         for name, justify in columns:
-            table.add_column(name, justify=justify, no_wrap=True)
+            # the run's label may wrap; the numbers never do
+            table.add_column(name, justify=justify, no_wrap=name != "Run")
         for row in self.rows:
             mark = "*" if row["significant"] else ""
             ci = (f"[{_sig(row['ci_low'])}, {_sig(row['ci_high'])}]"
                   + (" †" if row["bias_dominated"] else ""))
-            table.add_row(row["model"], row["test"], _sig(row["estimate"]),
+            label = row["name"] + (f" ({row['params']})" if row["params"] else "")
+            table.add_row(label, row["test"], _sig(row["estimate"]),
                           _sig(row["baseline_estimate"]), _sig(row["difference"]), ci,
                           _sig(row["p"]), _sig(row["p_holm"]), _sig(row["p_bh"]), mark)
         return table
 
+    def run_tables(self, width: int) -> list[Table]:
+        """One table per compared run, its columns fitted to ``width`` characters.
+
+        The run's name, parameters and id are the table's title, so the rows need no run
+        column; where the terminal is narrow the least needed columns go first (the
+        uncorrected p, the baseline's estimate, the run's estimate, then p BH): the
+        difference, its interval and p Holm always stay.
+        """
+        wanted = _fitted_columns(self.rows, width)
+        tables = []
+        for run in self.runs:
+            table = Table(title=f"{run.label} ({run.run_id})", title_justify="left",
+                          box=box.SIMPLE_HEAD)
+            for name, key, justify in _TABLE_COLUMNS:
+                if (name, key, justify) in wanted:
+                    table.add_column(name, justify=justify, no_wrap=True)
+            for row in self.rows:
+                if row["run_id"] == run.run_id:
+                    table.add_row(*(_cell(row, key) for _, key, _ in wanted))
+            tables.append(table)
+        return tables
+
     def __rich_console__(self, console, options):
-        """Yield the table, then the family and what the marks mean."""
-        yield self.table()
+        """Yield the baseline, a table per run, then the family and what the marks mean."""
+        yield (f"Compared with the baseline {self.baseline.label} ({self.baseline.run_id}); "
+               f"difference = run - baseline:")
+        yield from self.run_tables(options.max_width)
         yield (f"Family: {self.family}. * = significant after Holm's correction at alpha = "
                f"{self.alpha:g}. Every test and score is higher-is-better; a positive "
                f"difference favours the model.")
@@ -132,6 +159,41 @@ class Comparison:
             yield ("† the interval was widened to reach the estimate (bias_dominated: the "
                    "resampling bias exceeds the spread): unreliable, and the row has no "
                    "p-value and is not in the family.")
+
+
+#: The columns of the printed tables: header, row key, justification; the optional ones are
+#: dropped, last first in ``_DROP_ORDER``, where the terminal is narrow.
+_TABLE_COLUMNS: tuple[tuple[str, str, JustifyMethod], ...] = (
+    ("Test", "test", "left"), ("Estimate", "estimate", "right"),
+    ("Baseline", "baseline_estimate", "right"), ("Difference", "difference", "right"),
+    ("CI", "ci", "right"), ("p", "p", "right"), ("p Holm", "p_holm", "right"),
+    ("p BH", "p_bh", "right"), ("", "mark", "left"))
+_DROP_ORDER = ("p", "baseline_estimate", "estimate", "p_bh")
+
+
+def _cell(row: dict, key: str) -> str:
+    """The text of one cell of the printed table."""
+    if key == "test":
+        return str(row["test"])
+    if key == "mark":
+        return "*" if row["significant"] else ""
+    if key == "ci":
+        return (f"[{_sig(row['ci_low'])}, {_sig(row['ci_high'])}]"
+                + (" †" if row["bias_dominated"] else ""))
+    return _sig(row[key])
+
+
+def _fitted_columns(rows: list[dict], width: int) -> list[tuple[str, str, JustifyMethod]]:
+    """The columns of the printed table that fit ``width`` characters: all of them, else
+    fewer, dropping in ``_DROP_ORDER`` (the essential ones stay, whatever the width)."""
+    for n_dropped in range(len(_DROP_ORDER) + 1):
+        dropped = set(_DROP_ORDER[:n_dropped])
+        kept = [c for c in _TABLE_COLUMNS if c[1] not in dropped]
+        widths = [max([len(c[0]), *(len(_cell(r, c[1])) for r in rows)]) for c in kept]
+        # one space of padding either side of every column, and the box's two edges
+        if sum(widths) + 3 * len(kept) + 2 <= width:
+            return kept
+    return kept
 
 
 def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
@@ -301,7 +363,14 @@ def _row(run: LoadedRun, name: str, diff_reps: np.ndarray, estimate: float,
             "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "p_bootstrap": ci["p"],
             "p_permutation": p_perm, "p": p_perm if name in ADDITIVE_TESTS else ci["p"],
             "run_id": run.run_id, "higher_is_better": HIGHER_IS_BETTER,
-            "bias_dominated": ci["bias_dominated"]}
+            "bias_dominated": ci["bias_dominated"], "name": run.name,
+            "params": params_text(run.params)}
+
+
+def _run_entry(run: LoadedRun) -> dict:
+    """A compared run in ``to_dict``: its id, name, model, parameters and directory."""
+    return {"run_id": run.run_id, "name": run.name, "model": run.model_name,
+            "params": run.params, "run_dir": str(run.run_dir)}
 
 
 def _correct(rows: list[dict], alpha: float) -> int:

@@ -51,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
     result = analysis.compare(runs, baseline=baseline, n_boot=args.n_boot, seed=args.seed,
                               level=1 - args.alpha, permutations=args.permutations,
                               alpha=args.alpha)
+    # the terminal's width (80 columns when output is not a terminal, or $COLUMNS): the run
+    # column wraps, the numbers do not
     console = Console(highlight=False)
-    console.width = max(console.width, 150)
     console.print(result)
     if args.out is not None:
         for path in write_outputs(result, args.out):

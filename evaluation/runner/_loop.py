@@ -52,6 +52,7 @@ from evaluation.runner._checks import (
     check_executor,
     check_model,
     check_n_boot,
+    check_run_name,
     check_run_seed,
     check_run_settings,
     not_a_dataset,
@@ -250,6 +251,7 @@ class EvalRSRunner:
         *,
         resume: bool = True,
         model_name: str | None = None,
+        name: str | None = None,
         custom_RecList: type | None = None,
         settings: dict | None = None,
         **train_kwargs: Any,
@@ -273,7 +275,14 @@ class EvalRSRunner:
         resume : bool
             Reuse the finished folds of an earlier run with the same configuration.
         model_name : str, optional
-            The name in the run id (default: ``model.name`` or the class name).
+            The model's name (default: ``model.name`` or the class name): the run id's
+            prefix unless ``name`` is given.
+        name : str, optional
+            The run's own name, to tell runs of one model apart (``"als-64-factors"``):
+            recorded as ``name`` in ``results.json`` and shown wherever the run is (compare,
+            the report, the upload); it is the run id's prefix. It enters the run's key, so
+            two names never share a directory, but not the run hash, which identifies the
+            data, folds, harness version and tests only.
         custom_RecList : type, optional
             Deprecated name of ``reclist_cls``.
         settings : dict, optional
@@ -310,7 +319,7 @@ class EvalRSRunner:
         # be computed before it is known that its results can be saved
         self.results_dir = _store.check_results_dir(self.results_dir)
         run = self._start_run(model, seed, limit, reclist_cls, tests, model_name, train_kwargs,
-                              settings)
+                              settings, check_run_name(name))
         self._print_not_applicable(run, not_applicable)
         started = time.perf_counter()
         folds, user_scores = self._run_folds(model, run, resume=resume, train_kwargs=train_kwargs)
@@ -359,13 +368,13 @@ class EvalRSRunner:
                 show(run.console, part)
 
     def _start_run(self, model, seed, limit, reclist_cls, tests, model_name,
-                   train_kwargs, settings=None) -> _Run:
+                   train_kwargs, settings=None, run_name: str | None = None) -> _Run:
         """Set up the run: its name, key, directory and ``run.json``; returns the ``_Run``."""
         ds = self.dataset
         # before any training: the parameters the model starts from, not what it learned
         fingerprint = model_fingerprint(model, train_kwargs)
         name = model_name or getattr(model, "name", None) or type(model).__name__
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:64] or "model"
+        name = _id_prefix(str(name))
         rhash = run_hash(ds.fingerprint, ds.fold_params, tests)
         # The training arguments enter the key through the fingerprint (by content); their
         # repr, which abbreviates arrays and may hold memory addresses, is only recorded.
@@ -374,8 +383,12 @@ class EvalRSRunner:
                   "model_fingerprint": fingerprint["sha256"]}
         if settings:
             config["settings"] = check_run_settings(settings)
+        if run_name is not None:
+            # only a named run's key holds its name: an unnamed run keeps its key and id
+            config["name"] = run_name
         key = _store.run_key(config)
-        run = _Run(name=name, key=key, dir=self.results_dir / f"{name}-{key[:12]}", seed=seed,
+        prefix = name if run_name is None else _id_prefix(run_name)
+        run = _Run(name=name, key=key, dir=self.results_dir / f"{prefix}-{key[:12]}", seed=seed,
                    limit=limit, tests=tests, reclist_cls=reclist_cls, config=config,
                    fingerprint=fingerprint,
                    kwargs_repr={k: repr(v) for k, v in sorted(train_kwargs.items())},
@@ -464,6 +477,7 @@ class EvalRSRunner:
                            f"leaderboard scores every test)")
         fields = to_jsonable({
             "run_id": run.id, "run_hash": run.config["run_hash"],
+            **({"name": run.config["name"]} if "name" in run.config else {}),
             "model": {"name": run.name, "class": f"{type(model).__module__}."
                       f"{type(model).__qualname__}", "fingerprint": run.fingerprint},
             "harness_version": __version__, "seed": run.seed, "limit": run.limit, "k": self.k,
@@ -567,6 +581,11 @@ class _Run:
     def results_path(self) -> Path:
         """Where the run's ``results.json`` goes."""
         return self.dir / "results.json"
+
+
+def _id_prefix(name: str) -> str:
+    """``name`` as the run id's prefix: letters, digits, ``_.-`` only, at most 64."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:64] or "model"
 
 
 def _numeric_tests(fold: dict) -> dict:
