@@ -4,6 +4,7 @@ leaderboard (through the contract's HTTP client)."""
 
 from evaluation.errors import RunWarning
 from evaluation.runner._checkout import load_model_class, run_checkout
+from evaluation.runner._eligibility import ineligible_because, retarget
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
@@ -23,7 +24,7 @@ from evaluation.runner._store import (
     verify_fold,
     verify_fold_files,
 )
-from evaluation.runner._submit import Answer, UploadSettings, load_settings, post
+from evaluation.runner._submit import Answer, UploadSettings, load_settings, post, submit_run
 from evaluation.runner._target import OFFICIAL_COMPETITION
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "environment",
     "import_ray",
     "import_reclist",
+    "ineligible_because",
     "load_model_class",
     "load_params_file",
     "load_settings",
@@ -51,7 +53,9 @@ __all__ = [
     "parse_param",
     "post",
     "reclist_tests",
+    "retarget",
     "run_checkout",
+    "submit_run",
     "verify_fold",
     "verify_fold_files",
 ]

@@ -58,6 +58,7 @@ from evaluation.runner._checks import (
     not_a_dataset,
     output_level,
 )
+from evaluation.runner._eligibility import DEFAULT_K, ineligible_because
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
 from evaluation.runner._profile import environment
@@ -74,8 +75,6 @@ from evaluation.runner._summary import (
 )
 from evaluation.runner._target import resolve_competition
 
-#: List length of the official protocol; other lengths are not eligible for upload.
-DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
 #: The 2022 runner's arguments that now live in ``UploadSettings``.
 _OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
@@ -414,17 +413,11 @@ class EvalRSRunner:
                 FINGERPRINT_KEY: ds.fingerprint, FOLD_PARAMS_KEY: ds.fold_params,
                 NUM_FOLDS_KEY: ds.num_folds}
 
-    def _ineligible_because(self, limit: int) -> list[str]:
-        """Why the run may not be uploaded (empty when it may)."""
-        reasons = []
-        if limit:
-            reasons.append(f"limit={limit} scores only part of the test users")
-        if self.k != DEFAULT_K:
-            reasons.append(f"k={self.k} (the official protocol has k={DEFAULT_K})")
-        # relative to the competition the run is made for: its data, folds (their count
-        # included) and versions
-        return reasons + self.competition.not_eligible_because(self._dataset_info(),
-                                                               __version__)
+    def _ineligible_because(self, limit: int, not_applicable: dict[str, str]) -> list[str]:
+        """Why the run may not be uploaded to its competition (empty when it may)."""
+        return ineligible_because(limit=limit, k=self.k, dataset=self._dataset_info(),
+                                  version=__version__, competition=self.competition,
+                                  not_applicable=not_applicable)
 
     def _run_folds(self, model, run: _Run, *, resume: bool,
                    train_kwargs: dict) -> tuple[list[dict], list[UserScores]]:
@@ -471,10 +464,7 @@ class EvalRSRunner:
         """The ``RunResult`` of the finished folds."""
         not_applicable = dataset_not_applicable(self.dataset)
         agg = aggregate([_numeric_tests(f) for f in folds], self.references, not_applicable)
-        reasons = self._ineligible_because(run.limit)
-        if not_applicable:
-            reasons.append(f"tests not applicable to this dataset: {list(not_applicable)} (a "
-                           f"leaderboard scores every test)")
+        reasons = self._ineligible_because(run.limit, not_applicable)
         fields = to_jsonable({
             "run_id": run.id, "run_hash": run.config["run_hash"],
             **({"name": run.config["name"]} if "name" in run.config else {}),

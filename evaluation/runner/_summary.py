@@ -42,6 +42,9 @@ class ShownResult(Protocol):
     def model(self) -> dict: ...
 
     @property
+    def dataset(self) -> dict: ...
+
+    @property
     def limit(self) -> int: ...
 
     @property
@@ -171,11 +174,40 @@ def summary(result: ShownResult, width: int, verbose: bool = False) -> Iterator[
             f"each fold. These scores are not comparable with full runs (small groups bias the "
             f"MRED tests away from 0), only with runs of the same limit.", width, style="yellow")
     if not result.eligible_for_upload:
-        yield Text("Not eligible for upload:", style="yellow")
-        for reason in result.not_eligible_because:
-            yield paragraph(f"- {reason}", width, "  ")
+        yield from local_run_note(result, width)
     yield score_line(result)
+    if result.leaderboard_score is not None:
+        yield paragraph(good_score_line(result), width, "  ")
     yield paragraph(f"Results: {result.path}", width)
+
+
+def local_run_note(result: ShownResult, width: int) -> Iterator[Text]:
+    """What a run that no leaderboard takes as it is can be used for, why, and what next."""
+    yield paragraph("Local run: its scores compare with runs of the same data and folds; it "
+                    "is not a leaderboard submission, as", width)
+    for reason in result.not_eligible_because:
+        yield paragraph(f"- {reason}", width, "  ")
+    yield paragraph("Next: python -m evaluation compare RUN... compares runs; python -m "
+                    "evaluation submit RUN --competition FILE submits a finished run to a "
+                    "board whose data and folds it has, without running it again.", width,
+                    "  ")
+
+
+#: The baselines' leaderboard scores on the data they were measured on (the run's
+#: ``dataset.source``), as the Baselines page of the documentation lists them.
+BASELINE_SCORES = {
+    "synthetic:small:seed42": "the template and PopularityModel score -0.391, the ALS recipe "
+                              "10.77",
+    "synthetic:full:seed42": "PopularityModel scores -1.232, the ALS recipe 2.988",
+}
+
+
+def good_score_line(result: ShownResult) -> str:
+    """One line on what a good leaderboard score is, with the baselines' on this data."""
+    dataset = getattr(result, "dataset", None) or {}
+    known = BASELINE_SCORES.get(str(dataset.get("source")))
+    line = "For scale: 0 is the references' baseline model (CBOWModel), 1 their best"
+    return line + (f"; on this data {known}" if known else "") + " (docs: Baselines)."
 
 
 def tests_table(result: ShownResult, per_fold: bool) -> Table:
