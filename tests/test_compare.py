@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import io
 import itertools
 import json
 import math
@@ -12,7 +14,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from reclist.reclist import rec_test
+from rich.console import Console
 
+from evaluation import EvalRSRecList
 from evaluation.analysis import (
     ADDITIVE_TESTS,
     bc_interval,
@@ -456,3 +461,42 @@ def test_cli_compare_bad_input_exits_2(two_runs, args, message, capsys):
     status = main(["compare", *runs, *args])
     assert status == 2
     assert message in capsys.readouterr().err
+
+
+class _ExtraTest(EvalRSRecList):
+    """A custom test: the share of test users whose target is in their top 10."""
+
+    @rec_test(test_type="HIT_RATE_AT_10")
+    def hit_rate_at_10(self):
+        return float(((self.ranks > 0) & (self.ranks <= 10)).mean())
+
+
+def test_a_custom_test_does_not_make_runs_incomparable(tiny, two_runs, tmp_path):
+    runner = EvalRSRunner(tiny, results_dir=tmp_path, progress=False, verbose=False,
+                          reports=False, n_boot=100)
+    with quiet():
+        custom = runner.evaluate(RandomModel(), reclist_cls=_ExtraTest)
+    base = load_results(two_runs[0])
+    assert custom.run_hash != base.run_hash  # the custom test is part of the run hash
+    cmp = compare([two_runs[0], tmp_path / custom.run_id], n_boot=100, seed=3)
+    assert cmp.left_out == {"HIT_RATE_AT_10": [custom.run_id]}
+    # the shared tests compare exactly as they do between runs without the custom test
+    plain = compare([two_runs[0], two_runs[1]], n_boot=100, seed=3)
+    assert [(r["test"], r["difference"], r["ci_low"], r["p_holm"]) for r in cmp.rows] == \
+        [(r["test"], r["difference"], r["ci_low"], r["p_holm"]) for r in plain.rows]
+    assert cmp.to_dict()["left_out"] == {"HIT_RATE_AT_10": [custom.run_id]}
+    console = Console(width=100, file=io.StringIO(), color_system=None)
+    console.print(cmp)
+    flat = " ".join(console.file.getvalue().split())
+    assert f"Left out: HIT_RATE_AT_10 (in {custom.run_id})" in flat
+
+
+def test_the_not_comparable_error_names_what_differs_in_full(tiny, two_runs, tmp_path):
+    base = load_results(two_runs[0])
+    other = dataclasses.replace(base, run_dir=tmp_path, run_id="other",
+                                fold_params={**base.fold_params, "seed": 7, "extra": "x" * 90})
+    with pytest.raises(ConfigError) as err:
+        compare([base, other])
+    message = str(err.value)
+    assert "the fold parameters differ (extra: none vs " + repr("x" * 90) + ", seed: " in message
+    assert "..." not in message

@@ -25,7 +25,9 @@ from evaluation.analysis._paired import (
     swap_test,
 )
 from evaluation.analysis._results import SCORES, LoadedRun, load_results
+from evaluation.challenge import EvalRSRecList
 from evaluation.errors import ConfigError
+from evaluation.runner import reclist_tests
 
 #: The columns of ``Comparison.to_frame()``, in order.
 COLUMNS: tuple[str, ...] = (
@@ -61,6 +63,10 @@ class Comparison:
     n_boot, seed, permutations : int
     methods : dict
         Name -> a sentence on each method used.
+    left_out : dict of str to list of str
+        The tests of some runs that are not compared, each with the run ids that have it: a
+        custom test (a RecList subclass's) has no per-user values to resample, and a test
+        that not every run has cannot be paired. The leaderboard tests are always compared.
     """
 
     baseline: LoadedRun
@@ -74,6 +80,7 @@ class Comparison:
     seed: int
     permutations: int
     methods: dict = field(repr=False)
+    left_out: dict = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (model, test), the two scores included.
@@ -102,7 +109,7 @@ class Comparison:
             "run_hash": self.baseline.run_hash, "family": self.family,
             "family_size": self.family_size, "alpha": self.alpha, "level": self.level,
             "n_boot": self.n_boot, "seed": self.seed, "permutations": self.permutations,
-            "methods": self.methods, "rows": self.rows})
+            "methods": self.methods, "left_out": self.left_out, "rows": self.rows})
 
     def table(self) -> Table:
         """A rich table of the comparison: 4 significant digits, significance marked."""
@@ -155,6 +162,8 @@ class Comparison:
         yield (f"Family: {self.family}. * = significant after Holm's correction at alpha = "
                f"{self.alpha:g}. Every test and score is higher-is-better; a positive "
                f"difference favours the model.")
+        if self.left_out:
+            yield left_out_note(self.left_out)
         if any(row["bias_dominated"] for row in self.rows):
             yield ("† the interval was widened to reach the estimate (bias_dominated: the "
                    "resampling bias exceeds the spread): unreliable, and the row has no "
@@ -267,14 +276,37 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
     return Comparison(baseline=base, runs=others, rows=rows, family=family,
                       family_size=family_size, alpha=float(alpha), level=float(level),
                       n_boot=n_boot, seed=seed, permutations=permutations,
-                      methods=_methods(n_boot, permutations))
+                      methods=_methods(n_boot, permutations),
+                      left_out=_left_out([base, *others], names))
+
+
+def _left_out(runs: Sequence[LoadedRun], compared: Sequence[str]) -> dict[str, list[str]]:
+    """Each custom test of some run (one the harness's RecList lacks), with the run ids that
+    have it: no custom test is compared."""
+    own = set(reclist_tests(EvalRSRecList)) | set(compared)
+    found: dict[str, list[str]] = {}
+    for run in runs:
+        for test in run.tests:
+            if test not in own:
+                found.setdefault(test, []).append(run.run_id)
+    return dict(sorted(found.items()))
+
+
+def left_out_note(left_out: dict[str, list[str]]) -> str:
+    """The sentence that names the tests a comparison left out, and why."""
+    parts = [f"{test} (in {', '.join(ids)})" for test, ids in left_out.items()]
+    return (f"Left out: {'; '.join(parts)}. Only the leaderboard tests and the scores are "
+            f"compared: a custom test has no per-user values to resample, and a test that "
+            f"not every run has cannot be paired.")
 
 
 def check_comparable(runs: Sequence[LoadedRun]) -> None:
     """Nothing; a ``ConfigError`` saying which runs differ in what, when they are not comparable.
 
-    Comparable runs have the same dataset, fold parameters, harness version, tests, list
-    length and limit (hence the same run hash) and the same test users in every fold.
+    Comparable runs have the same dataset, fold parameters, harness version, list length
+    and limit and the same test users in every fold. Their tests may differ (a custom
+    RecList adds tests, and with them changes the run hash): the leaderboard tests, which
+    every run has, are compared, and the others are named as left out.
     """
     first = runs[0]
     for run in runs[1:]:
@@ -282,9 +314,9 @@ def check_comparable(runs: Sequence[LoadedRun]) -> None:
             a, b = get(first), get(run)
             if a != b:
                 raise ConfigError(
-                    f"runs {first.run_id} and {run.run_id} are not comparable: {what} differs "
-                    f"({_short(a)} vs {_short(b)}). Compare runs of the same dataset and "
-                    f"folds, made with the same harness, tests and k.")
+                    f"runs {first.run_id} and {run.run_id} are not comparable: {what} "
+                    f"{'differ' if what in _PLURAL else 'differs'} ({_difference(a, b)}). Compare runs of the same dataset and folds, made "
+                    f"with the same harness and k.")
         for f in range(first.num_folds):
             if first.users_signature(f) != run.users_signature(f):
                 raise ConfigError(
@@ -298,14 +330,15 @@ _IDENTITY = [
     ("the fold parameters", lambda r: r.fold_params),
     ("the number of folds", lambda r: r.num_folds),
     ("the harness version", lambda r: r.results.get("harness_version")),
-    ("the tests", lambda r: sorted(r.tests)),
-    ("the run hash", lambda r: r.run_hash),
     ("the list length k", lambda r: r.k),
     ("the limit (test users scored per fold)", lambda r: r.limit),
     ("the number of test users per fold", lambda r: r.n_users),
     ("the tests that are not applicable", lambda r: sorted(r.not_applicable)),
     ("the phase-2 references", lambda r: (r.results.get("references") or {}).get("values")),
 ]
+
+#: The identities above that take a plural verb.
+_PLURAL = {"the fold parameters", "the tests that are not applicable", "the phase-2 references"}
 
 
 def _baseline_and_others(runs, baseline) -> tuple[LoadedRun, list[LoadedRun]]:
@@ -369,7 +402,8 @@ def _row(run: LoadedRun, name: str, diff_reps: np.ndarray, estimate: float,
 
 def _run_entry(run: LoadedRun) -> dict:
     """A compared run in ``to_dict``: its id, name, model, parameters and directory."""
-    return {"run_id": run.run_id, "name": run.name, "model": run.model_name,
+    return {"run_id": run.run_id, "run_hash": run.run_hash, "name": run.name,
+            "model": run.model_name,
             "params": run.params, "run_dir": str(run.run_dir)}
 
 
@@ -411,7 +445,23 @@ def _sig(value) -> str:
     return f"{value:.4g}"
 
 
-def _short(value) -> str:
-    """A readable, short form of an identity value for messages."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _difference(a, b) -> str:
+    """What differs between two identity values, in full: the differing keys of two dicts,
+    the items only in either of two lists, else both values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(set(a) | set(b), key=str)
+        return ", ".join(f"{k}: {_value(a, k)} vs {_value(b, k)}" for k in keys
+                         if a.get(k) != b.get(k) or (k in a) != (k in b))
+    if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, str) for x in a + b):
+        only_a = [x for x in a if x not in b]
+        only_b = [x for x in b if x not in a]
+        return f"only in the first: {only_a}; only in the second: {only_b}"
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return ", ".join(f"[{i}]: {x!r} vs {y!r}" for i, (x, y) in enumerate(zip(a, b))
+                         if x != y)
+    return f"{a!r} vs {b!r}"
+
+
+def _value(mapping: dict, key) -> str:
+    """``mapping[key]`` as its repr, or "none" when the key is missing."""
+    return repr(mapping[key]) if key in mapping else "none"

@@ -21,7 +21,7 @@ from string import Template
 import pandas as pd
 
 from evaluation._util import atomic as _atomic
-from evaluation.analysis._compare import compare
+from evaluation.analysis._compare import compare, left_out_note
 from evaluation.analysis._groups import slice_table
 from evaluation.analysis._label import params_text, run_params
 from evaluation.analysis._plots import (
@@ -250,6 +250,9 @@ def _comparison_section(loaded: list, baseline, files: dict[str, bytes], n_boot,
              _image(files, "forest.png", forest_plot(comparison),
                     "differences to the baseline per test"),
              _comparison_table(frame)]
+    left_out = getattr(comparison, "left_out", None)
+    if left_out:
+        parts.append(f"<p class='note'>{_e(left_out_note(left_out))}</p>")
     return "\n".join(parts)
 
 
