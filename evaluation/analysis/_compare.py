@@ -315,8 +315,9 @@ def check_comparable(runs: Sequence[LoadedRun]) -> None:
             if a != b:
                 raise ConfigError(
                     f"runs {first.run_id} and {run.run_id} are not comparable: {what} "
-                    f"{'differ' if what in _PLURAL else 'differs'} ({_difference(a, b)}). Compare runs of the same dataset and folds, made "
-                    f"with the same harness and k.")
+                    f"{'differ' if what in _PLURAL else 'differs'} ({_difference(a, b)}). "
+                    f"Compare runs of the same dataset and folds, made with the same harness "
+                    f"and k.")
         for f in range(first.num_folds):
             if first.users_signature(f) != run.users_signature(f):
                 raise ConfigError(
