@@ -25,6 +25,7 @@ from evaluation.analysis._paired import (
     swap_test,
 )
 from evaluation.analysis._results import SCORES, LoadedRun, load_results
+from evaluation.analysis._tiers import run_standings, standings_heading, standings_table
 from evaluation.challenge import EvalRSRecList
 from evaluation.errors import ConfigError
 from evaluation.runner import reclist_tests
@@ -67,6 +68,10 @@ class Comparison:
         The tests of some runs that are not compared, each with the run ids that have it: a
         custom test (a RecList subclass's) has no per-user values to resample, and a test
         that not every run has cannot be paired. The leaderboard tests are always compared.
+    standings : dict or None
+        The runs (the baseline included) as a board reads them: tiers and rank intervals by
+        the leaderboard score (the phase-1 score without references), from the same paired
+        replicates (see ``run_standings``); None where a run's score is not finite.
     """
 
     baseline: LoadedRun
@@ -81,6 +86,7 @@ class Comparison:
     permutations: int
     methods: dict = field(repr=False)
     left_out: dict = field(default_factory=dict)
+    standings: dict | None = field(default=None, repr=False)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (model, test), the two scores included.
@@ -109,7 +115,8 @@ class Comparison:
             "run_hash": self.baseline.run_hash, "family": self.family,
             "family_size": self.family_size, "alpha": self.alpha, "level": self.level,
             "n_boot": self.n_boot, "seed": self.seed, "permutations": self.permutations,
-            "methods": self.methods, "left_out": self.left_out, "rows": self.rows})
+            "methods": self.methods, "left_out": self.left_out,
+            "standings": self.standings, "rows": self.rows})
 
     def table(self) -> Table:
         """A rich table of the comparison: 4 significant digits, significance marked."""
@@ -159,6 +166,10 @@ class Comparison:
         yield (f"Compared with the baseline {self.baseline.label} ({self.baseline.run_id}); "
                f"difference = run - baseline:")
         yield from self.run_tables(options.max_width)
+        if self.standings is not None:
+            runs = [self.baseline, *self.runs]
+            yield standings_heading(self.standings)
+            yield standings_table(self.standings, {r.run_id: r.label for r in runs})
         yield (f"Family: {self.family}. * = significant after Holm's correction at alpha = "
                f"{self.alpha:g}. Every test and score is higher-is-better; a positive "
                f"difference favours the model.")
@@ -207,7 +218,7 @@ def _fitted_columns(rows: list[dict], width: int) -> list[tuple[str, str, Justif
 
 def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
             level: float = 0.95, permutations: int = 1000,
-            alpha: float | None = None) -> Comparison:
+            alpha: float | None = None, min_difference: float = 0.0) -> Comparison:
     """Compare runs with a baseline run on the same folds and test users.
 
     For each other run and each test and score: the difference to the baseline with a
@@ -235,6 +246,9 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
         Random swaps per test when the swap test is not exact.
     alpha : float, optional
         Significance level after correction; default ``1 - level``.
+    min_difference : float
+        The minimum practical difference of the standings' tiers (>= 0): score differences
+        smaller than it are ties however significant.
 
     Returns
     -------
@@ -277,7 +291,9 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
                       family_size=family_size, alpha=float(alpha), level=float(level),
                       n_boot=n_boot, seed=seed, permutations=permutations,
                       methods=_methods(n_boot, permutations),
-                      left_out=_left_out([base, *others], names))
+                      left_out=_left_out([base, *others], names),
+                      standings=run_standings([base, *others], reps, point, level=level,
+                                              min_difference=min_difference))
 
 
 def _left_out(runs: Sequence[LoadedRun], compared: Sequence[str]) -> dict[str, list[str]]:

@@ -36,6 +36,7 @@ from evaluation.analysis._plots import (
     run_data,
 )
 from evaluation.analysis._results import load_results
+from evaluation.analysis._tiers import standings_heading
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
 
@@ -250,10 +251,31 @@ def _comparison_section(loaded: list, baseline, files: dict[str, bytes], n_boot,
              _image(files, "forest.png", forest_plot(comparison),
                     "differences to the baseline per test"),
              _comparison_table(frame)]
+    board = getattr(comparison, "standings", None)
+    if board:
+        parts += ["<h3>Tiers and rank intervals</h3>",
+                  f"<p class='note'>{_e(standings_heading(board))}</p>",
+                  _standings_table(board, {r.run_id: r.label
+                                           for r in (comparison.baseline, *comparison.runs)})]
     left_out = getattr(comparison, "left_out", None)
     if left_out:
         parts.append(f"<p class='note'>{_e(left_out_note(left_out))}</p>")
     return "\n".join(parts)
+
+
+def _standings_table(board: dict, labels: dict[str, str]) -> str:
+    """The runs in board order: tier, place, rank interval, run and score."""
+    rows = []
+    for row in board["rows"]:
+        best, worst = row["rank_interval"]
+        ranks = str(best) if best == worst else f"{best}-{worst}"
+        label = labels.get(row["run_id"], row["run_id"])
+        rows.append(f"<tr><td>{row['tier']}</td><td>{row['place']}</td><td>{ranks}</td>"
+                    f"<td class='text'>{_e(label)} [{_e(row['run_id'])}]</td>"
+                    f"<td>{_e(_num(row['score']))}</td></tr>")
+    return ("<table class='standings'><thead><tr><th>tier</th><th>place</th><th>ranks</th>"
+            f"<th>run</th><th>{_e(board['score'])}</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _comparison_table(frame: pd.DataFrame) -> str:
