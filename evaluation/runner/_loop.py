@@ -540,8 +540,12 @@ class EvalRSRunner:
         what = " and ".join(PART_LABELS.get(p, p) for p in parts)
         message = (f"{what} changed since the run of {created}: starting a new run "
                    f"({run.dir.name}; the folds of {path.parent.name} are not reused)")
-        warnings.warn(message, RunWarning, stacklevel=4)
-        show(run.console, paragraph(message, run.console.width, style="yellow"))
+        # said once: on the console where the run prints, else (verbose=False, quiet) as a
+        # RunWarning that a caller can catch
+        if self.output in ("silent", "quiet"):
+            warnings.warn(message, RunWarning, stacklevel=4)
+        else:
+            show(run.console, paragraph(message, run.console.width, style="yellow"))
 
 
 @dataclass(frozen=True)
