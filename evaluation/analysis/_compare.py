@@ -16,7 +16,6 @@ from rich.table import Table
 
 from evaluation._util.jsonable import to_jsonable
 from evaluation._util.validation import check_int, check_number, check_seed
-from evaluation.analysis._label import params_text
 from evaluation.analysis._multiple import benjamini_hochberg, holm
 from evaluation.analysis._paired import (
     ADDITIVE_TESTS,
@@ -27,6 +26,7 @@ from evaluation.analysis._paired import (
 from evaluation.analysis._results import SCORES, LoadedRun, load_results
 from evaluation.analysis._tiers import run_standings, standings_heading, standings_table
 from evaluation.challenge import EvalRSRecList
+from evaluation.contract import params_text
 from evaluation.errors import ConfigError
 from evaluation.runner import reclist_tests
 

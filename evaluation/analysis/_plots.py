@@ -32,9 +32,9 @@ from evaluation.analysis._groups import (
     score_replicates,
     slice_table,
 )
-from evaluation.analysis._label import run_label, run_name
 from evaluation.analysis._results import LoadedRun, load_results
 from evaluation.challenge import LEADERBOARD_TESTS, MRED_SLICES, References, UserScores
+from evaluation.contract import run_label, run_name
 from evaluation.errors import ConfigError
 
 #: Resolution of the PNGs (figure sizes are in inches).

@@ -23,7 +23,6 @@ import pandas as pd
 from evaluation._util import atomic as _atomic
 from evaluation.analysis._compare import compare, left_out_note
 from evaluation.analysis._groups import slice_table
-from evaluation.analysis._label import params_text, run_params
 from evaluation.analysis._plots import (
     RunData,
     draw_score,
@@ -38,6 +37,7 @@ from evaluation.analysis._plots import (
 from evaluation.analysis._results import load_results
 from evaluation.analysis._tiers import standings_heading
 from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.contract import params_text, run_params
 from evaluation.errors import ConfigError
 
 #: The report's file name inside the output directory.

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluation.analysis._label import run_label, run_name, run_params
 from evaluation.challenge import References, UserScores
 from evaluation.contract import (
     MODEL_KEY,
@@ -20,6 +19,9 @@ from evaluation.contract import (
     RecordRefused,
     ResultsRecord,
     read_results,
+    run_label,
+    run_name,
+    run_params,
 )
 from evaluation.errors import ConfigError
 from evaluation.runner import CHECKSUMS_FILE, verify_fold, verify_fold_files

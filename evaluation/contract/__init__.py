@@ -68,6 +68,7 @@ from evaluation.contract._keys import (
     SOURCE_KEY,
     TESTS_KEY,
 )
+from evaluation.contract._label import params_text, run_label, run_name, run_params
 from evaluation.contract._problems import (
     SHOWN_PROBLEMS,
     Problem,
@@ -167,10 +168,14 @@ __all__ = [
     "display_url",
     "fold_arguments",
     "load_competition_target",
+    "params_text",
     "read_competition_toml",
     "read_results",
     "read_submission",
     "run_hash",
+    "run_label",
+    "run_name",
+    "run_params",
     "source_arguments",
     "submission_payload",
 ]

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evaluation.challenge import GATED_SCORE, HIT_RATE, References, scored_groups
+from evaluation.contract import run_label
 
 #: The footnote of a starred interval (``confidence_intervals.bias_dominated``).
 STAR_NOTE = ("* the interval was widened to reach the estimate: the resampling bias exceeds "
@@ -210,12 +211,18 @@ def good_score_line(result: ShownResult) -> str:
     return line + (f"; on this data {known}" if known else "") + " (docs: Baselines)."
 
 
+def _as_results(result: ShownResult) -> dict:
+    """What ``run_label`` reads of a result: its name, model and settings."""
+    return {"name": getattr(result, "name", None), "model": result.model,
+            "settings": getattr(result, "settings", None)}
+
+
 def tests_table(result: ShownResult, per_fold: bool) -> Table:
     """The table of tests: mean, std, 95% interval and, if ``per_fold``, each fold's value."""
     ci = result.confidence_intervals or {}
     intervals = ci.get("tests", {})
     flagged = set(ci.get("bias_dominated", []))
-    table = Table(title=f"EvalRS results: {result.model['name']}")
+    table = Table(title=f"EvalRS results: {run_label(_as_results(result))}")
     table.add_column("Test", style="cyan", no_wrap=True)
     table.add_column("Mean", justify="right", style="green", no_wrap=True)
     table.add_column("Std", justify="right", no_wrap=True)

@@ -1,4 +1,5 @@
-"""How a run is named wherever it is shown: its own name (or its model's) and its parameters."""
+"""How a run is named wherever it is shown (the console, compare, the report, a board): its own
+name, else its model's, and the model's parameters from its settings."""
 
 from __future__ import annotations
 
