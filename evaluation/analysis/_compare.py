@@ -266,6 +266,7 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
     check_number("level", level, low=0.0, high=1.0, low_open=True, high_open=True,
                  owner="compare")
     check_int("permutations", permutations, minimum=100, owner="compare")
+    min_difference = check_number("min_difference", min_difference, low=0.0, owner="compare")
     alpha = 1 - level if alpha is None else check_number(
         "alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True, owner="compare")
     base, others = _baseline_and_others(runs, baseline)
