@@ -116,3 +116,12 @@ def test_the_upload_carries_the_name_and_a_payload_without_one_is_read(named):
     assert "name" not in plain and read_submission(plain, leaderboard=None).name is None
     with pytest.raises(RecordRefused, match="differs from results.name"):
         read_submission({**payload, "name": "other"}, leaderboard=None)
+
+
+def test_a_named_run_of_a_changed_model_says_so(data, tmp_path):
+    from evaluation.errors import RunWarning
+
+    runner = EvalRSRunner(data, results_dir=tmp_path, progress=False, verbose=False, n_boot=0)
+    runner.evaluate(RandomModel(seed=1), limit=LIMIT, name="mine")
+    with pytest.warns(RunWarning, match="model parameters changed since the run of"):
+        runner.evaluate(RandomModel(seed=2), limit=LIMIT, name="mine")

@@ -532,7 +532,9 @@ class EvalRSRunner:
 
         Its folds are not reused: the new fingerprint gives the new run its own directory.
         """
-        latest = _store.latest_other_run(self.results_dir, run.name, run.dir, run.config)
+        # the run id's prefix: the run's name when it has one, else the model's
+        prefix = run.id.rsplit("-", 1)[0]
+        latest = _store.latest_other_run(self.results_dir, prefix, run.dir, run.config)
         if latest is None:
             return
         created, path, record = latest
