@@ -4,6 +4,7 @@
     python submission.py --source lfm --upload # the real challenge data, then submit
     python submission.py --scale tiny --limit 50 --num-folds 2   # a quick local check
     python submission.py --param factors=64 --param reg=0.05     # MyModel(factors=64, reg=0.05)
+    python submission.py --name wide --param factors=256         # a named run, told apart
     python submission.py --competition competition.toml --upload # another leaderboard's data
     python submission.py --quiet                # print only the leaderboard score line
 
@@ -78,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter of MyModel (repeatable): MyModel(NAME=VALUE, ...); VALUE "
                         "is TOML (64, 0.05, true, [64, 32], \"text\") or a bare word")
+    p.add_argument("--name", default=None, metavar="TEXT",
+                   help="the run's name, shown beside it in compare, the report and on the "
+                        "board (e.g. als-64-factors); the run id starts with it")
     p.add_argument("--params-file", default=None, metavar="FILE",
                    help="MyModel's parameters from a TOML or JSON (*.json) file; --param wins")
     p.add_argument("--reclist", default=None, metavar="MODULE:CLASS",
@@ -158,7 +162,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                     "competition": args.competition}
     results = run_checkout(HERE, runner, params, seed=args.seed, limit=args.limit,
                            upload=args.upload, resume=not args.fresh, reclist_cls=reclist_cls,
-                           settings=run_settings)
+                           settings=run_settings, name=args.name)
     if results is None:  # only a `ready` check stops a run before it starts, and none is given
         raise RuntimeError("the run stopped before its first fold without a reason")
     submission = results.submission or {}

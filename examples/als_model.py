@@ -6,10 +6,14 @@ Install the optional extra first (``pip install -r requirements-als.txt`` or
 factors=128``, or use it from Python::
 
     from evaluation import ChallengeDataset, EvalRSRunner
-    from examples.als_model import ALSModel
+    from examples.als_model import ALSModel   # the repository's root on sys.path (see below)
 
     dataset = ChallengeDataset()
     result = EvalRSRunner(dataset).evaluate(ALSModel(dataset.df_tracks, factors=64))
+
+``examples`` is a folder of the repository, not part of the installed package: import it from
+a script run at the repository's root, or elsewhere with the root on the module path
+(``PYTHONPATH=/path/to/evalrs python my_script.py``), or copy this file next to your script.
 
 ``train`` builds the user x track confidence matrix of the fold (``1 + alpha * log(1 + plays)``
 per pair the user played) and fits implicit's ``AlternatingLeastSquares`` on it; ``predict``
@@ -44,18 +48,18 @@ class ALSModel(RecModel):
         Confidence scale: a pair with ``c`` plays weighs ``1 + alpha * log(1 + c)``.
     seed : int
         ALS's random initialisation (the same seed gives the same lists).
-    **kwargs
-        Accepted and kept (``submission.py --param`` may pass more).
+
+    The parameters are named, with no ``**kwargs``: ``submission.py --param factros=128``
+    is then an error naming the parameters there are, not a setting silently ignored.
     """
 
     def __init__(self, items: pd.DataFrame | None = None, top_k: int = 100, *,
                  factors: int = 64, regularization: float = 0.05, iterations: int = 15,
-                 alpha: float = 2.0, seed: int = 0, **kwargs: Any) -> None:
+                 alpha: float = 2.0, seed: int = 0) -> None:
         super().__init__()
         self.top_k = self.k = int(top_k)
         self.factors, self.regularization = int(factors), float(regularization)
         self.iterations, self.alpha, self.seed = int(iterations), float(alpha), int(seed)
-        self.kwargs = kwargs
 
     def train(self, train_df: pd.DataFrame, **kwargs: Any) -> None:
         import scipy.sparse as sp

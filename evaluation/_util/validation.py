@@ -27,7 +27,31 @@ def _subject(name: str, owner: str | None) -> str:
 
 
 def _fail(name: str, owner: str | None, rule: str, value: Any) -> ConfigError:
-    return ConfigError(f"{_subject(name, owner)} must be {rule}. Got {value!r} instead.")
+    return ConfigError(f"{_subject(name, owner)} must be {rule}. Got {shown(value)} instead.")
+
+
+#: Longest repr a message shows of a value; beyond it, the value's type and size.
+MAX_SHOWN_REPR = 60
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message shows it: its repr when short, else its type and size.
+
+    A DataFrame passed where a number belongs would otherwise fill the terminal with its
+    content; what helps is what it is ("a DataFrame of shape (55000, 3)").
+    """
+    text = repr(value)
+    if len(text) <= MAX_SHOWN_REPR and "\n" not in text:
+        return text
+    kind = type(value).__name__
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return f"{article} {kind} of shape {shape}"
+    try:
+        return f"{article} {kind} of length {len(value)}"
+    except TypeError:
+        return f"{article} {kind} ({text[:MAX_SHOWN_REPR - 3]}...)"
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich import box
 from rich.console import JustifyMethod
 from rich.table import Table
 
@@ -23,13 +24,17 @@ from evaluation.analysis._paired import (
     swap_test,
 )
 from evaluation.analysis._results import SCORES, LoadedRun, load_results
+from evaluation.analysis._tiers import run_standings, standings_heading, standings_table
+from evaluation.challenge import EvalRSRecList
+from evaluation.contract import params_text
 from evaluation.errors import ConfigError
+from evaluation.runner import reclist_tests
 
 #: The columns of ``Comparison.to_frame()``, in order.
 COLUMNS: tuple[str, ...] = (
     "model", "test", "estimate", "baseline_estimate", "difference", "ci_low", "ci_high",
     "p_bootstrap", "p_permutation", "p", "p_holm", "p_bh", "significant", "run_id",
-    "higher_is_better", "bias_dominated",
+    "higher_is_better", "bias_dominated", "name", "params",
 )
 
 #: Every test and score of the harness is "higher is better": HIT_RATE, MRR, BLW and LD grow
@@ -59,6 +64,14 @@ class Comparison:
     n_boot, seed, permutations : int
     methods : dict
         Name -> a sentence on each method used.
+    left_out : dict of str to list of str
+        The tests of some runs that are not compared, each with the run ids that have it: a
+        custom test (a RecList subclass's) has no per-user values to resample, and a test
+        that not every run has cannot be paired. The leaderboard tests are always compared.
+    standings : dict or None
+        The runs (the baseline included) as a board reads them: tiers and rank intervals by
+        the leaderboard score (the phase-1 score without references), from the same paired
+        replicates (see ``run_standings``); None where a run's score is not finite.
     """
 
     baseline: LoadedRun
@@ -72,6 +85,8 @@ class Comparison:
     seed: int
     permutations: int
     methods: dict = field(repr=False)
+    left_out: dict = field(default_factory=dict)
+    standings: dict | None = field(default=None, repr=False)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (model, test), the two scores included.
@@ -87,56 +102,123 @@ class Comparison:
             an additive test, else the bootstrap one); ``p_holm``, ``p_bh`` (adjusted over
             the whole family); ``significant`` (``p_holm <= alpha``); ``run_id``;
             ``higher_is_better``; ``bias_dominated`` (the interval is unreliable: resampling
-            bias exceeds the spread).
+            bias exceeds the spread); ``name`` (the run's name, else its model's) and
+            ``params`` (its model's parameters as ``name=value, ...``).
         """
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
     def to_dict(self) -> dict:
         """The comparison as JSON-ready data (NaN as null)."""
         return to_jsonable({
-            "baseline": {"run_id": self.baseline.run_id, "model": self.baseline.model_name,
-                         "run_dir": str(self.baseline.run_dir)},
-            "runs": [{"run_id": r.run_id, "model": r.model_name, "run_dir": str(r.run_dir)}
-                     for r in self.runs],
+            "baseline": _run_entry(self.baseline),
+            "runs": [_run_entry(r) for r in self.runs],
             "run_hash": self.baseline.run_hash, "family": self.family,
             "family_size": self.family_size, "alpha": self.alpha, "level": self.level,
             "n_boot": self.n_boot, "seed": self.seed, "permutations": self.permutations,
-            "methods": self.methods, "rows": self.rows})
+            "methods": self.methods, "left_out": self.left_out,
+            "standings": self.standings, "rows": self.rows})
 
     def table(self) -> Table:
         """A rich table of the comparison: 4 significant digits, significance marked."""
-        table = Table(title=f"Compared with {self.baseline.model_name} "
+        table = Table(title=f"Compared with {self.baseline.label} "
                             f"({self.baseline.run_id})")
         columns: tuple[tuple[str, JustifyMethod], ...] = (
-            ("Model", "left"), ("Test", "left"), ("Estimate", "right"), ("Baseline", "right"),
+            ("Run", "left"), ("Test", "left"), ("Estimate", "right"), ("Baseline", "right"),
             ("Difference", "right"), (f"{self.level:.0%} CI", "right"), ("p", "right"),
             ("p Holm", "right"), ("p BH", "right"), ("", "left"))
         for name, justify in columns:
-            table.add_column(name, justify=justify, no_wrap=True)
+            # the run's label may wrap; the numbers never do
+            table.add_column(name, justify=justify, no_wrap=name != "Run")
         for row in self.rows:
             mark = "*" if row["significant"] else ""
             ci = (f"[{_sig(row['ci_low'])}, {_sig(row['ci_high'])}]"
                   + (" †" if row["bias_dominated"] else ""))
-            table.add_row(row["model"], row["test"], _sig(row["estimate"]),
+            label = row["name"] + (f" ({row['params']})" if row["params"] else "")
+            table.add_row(label, row["test"], _sig(row["estimate"]),
                           _sig(row["baseline_estimate"]), _sig(row["difference"]), ci,
                           _sig(row["p"]), _sig(row["p_holm"]), _sig(row["p_bh"]), mark)
         return table
 
+    def run_tables(self, width: int) -> list[Table]:
+        """One table per compared run, its columns fitted to ``width`` characters.
+
+        The run's name, parameters and id are the table's title, so the rows need no run
+        column; where the terminal is narrow the least needed columns go first (the
+        uncorrected p, the baseline's estimate, the run's estimate, then p BH): the
+        difference, its interval and p Holm always stay.
+        """
+        wanted = _fitted_columns(self.rows, width)
+        tables = []
+        for run in self.runs:
+            table = Table(title=f"{run.label} ({run.run_id})", title_justify="left",
+                          box=box.SIMPLE_HEAD)
+            for name, key, justify in _TABLE_COLUMNS:
+                if (name, key, justify) in wanted:
+                    table.add_column(name, justify=justify, no_wrap=True)
+            for row in self.rows:
+                if row["run_id"] == run.run_id:
+                    table.add_row(*(_cell(row, key) for _, key, _ in wanted))
+            tables.append(table)
+        return tables
+
     def __rich_console__(self, console, options):
-        """Yield the table, then the family and what the marks mean."""
-        yield self.table()
+        """Yield the baseline, a table per run, then the family and what the marks mean."""
+        yield (f"Compared with the baseline {self.baseline.label} ({self.baseline.run_id}); "
+               f"difference = run - baseline:")
+        yield from self.run_tables(options.max_width)
+        if self.standings is not None:
+            runs = [self.baseline, *self.runs]
+            yield standings_heading(self.standings)
+            yield standings_table(self.standings, {r.run_id: r.label for r in runs})
         yield (f"Family: {self.family}. * = significant after Holm's correction at alpha = "
                f"{self.alpha:g}. Every test and score is higher-is-better; a positive "
                f"difference favours the model.")
+        if self.left_out:
+            yield left_out_note(self.left_out)
         if any(row["bias_dominated"] for row in self.rows):
             yield ("† the interval was widened to reach the estimate (bias_dominated: the "
                    "resampling bias exceeds the spread): unreliable, and the row has no "
                    "p-value and is not in the family.")
 
 
+#: The columns of the printed tables: header, row key, justification; the optional ones are
+#: dropped, last first in ``_DROP_ORDER``, where the terminal is narrow.
+_TABLE_COLUMNS: tuple[tuple[str, str, JustifyMethod], ...] = (
+    ("Test", "test", "left"), ("Estimate", "estimate", "right"),
+    ("Baseline", "baseline_estimate", "right"), ("Difference", "difference", "right"),
+    ("CI", "ci", "right"), ("p", "p", "right"), ("p Holm", "p_holm", "right"),
+    ("p BH", "p_bh", "right"), ("", "mark", "left"))
+_DROP_ORDER = ("p", "baseline_estimate", "estimate", "p_bh")
+
+
+def _cell(row: dict, key: str) -> str:
+    """The text of one cell of the printed table."""
+    if key == "test":
+        return str(row["test"])
+    if key == "mark":
+        return "*" if row["significant"] else ""
+    if key == "ci":
+        return (f"[{_sig(row['ci_low'])}, {_sig(row['ci_high'])}]"
+                + (" †" if row["bias_dominated"] else ""))
+    return _sig(row[key])
+
+
+def _fitted_columns(rows: list[dict], width: int) -> list[tuple[str, str, JustifyMethod]]:
+    """The columns of the printed table that fit ``width`` characters: all of them, else
+    fewer, dropping in ``_DROP_ORDER`` (the essential ones stay, whatever the width)."""
+    for n_dropped in range(len(_DROP_ORDER) + 1):
+        dropped = set(_DROP_ORDER[:n_dropped])
+        kept = [c for c in _TABLE_COLUMNS if c[1] not in dropped]
+        widths = [max([len(c[0]), *(len(_cell(r, c[1])) for r in rows)]) for c in kept]
+        # one space of padding either side of every column, and the box's two edges
+        if sum(widths) + 3 * len(kept) + 2 <= width:
+            return kept
+    return kept
+
+
 def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
             level: float = 0.95, permutations: int = 1000,
-            alpha: float | None = None) -> Comparison:
+            alpha: float | None = None, min_difference: float = 0.0) -> Comparison:
     """Compare runs with a baseline run on the same folds and test users.
 
     For each other run and each test and score: the difference to the baseline with a
@@ -164,6 +246,9 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
         Random swaps per test when the swap test is not exact.
     alpha : float, optional
         Significance level after correction; default ``1 - level``.
+    min_difference : float
+        The minimum practical difference of the standings' tiers (>= 0): score differences
+        smaller than it are ties however significant.
 
     Returns
     -------
@@ -181,6 +266,7 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
     check_number("level", level, low=0.0, high=1.0, low_open=True, high_open=True,
                  owner="compare")
     check_int("permutations", permutations, minimum=100, owner="compare")
+    min_difference = check_number("min_difference", min_difference, low=0.0, owner="compare")
     alpha = 1 - level if alpha is None else check_number(
         "alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True, owner="compare")
     base, others = _baseline_and_others(runs, baseline)
@@ -205,14 +291,39 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
     return Comparison(baseline=base, runs=others, rows=rows, family=family,
                       family_size=family_size, alpha=float(alpha), level=float(level),
                       n_boot=n_boot, seed=seed, permutations=permutations,
-                      methods=_methods(n_boot, permutations))
+                      methods=_methods(n_boot, permutations),
+                      left_out=_left_out([base, *others], names),
+                      standings=run_standings([base, *others], reps, point, level=level,
+                                              min_difference=min_difference))
+
+
+def _left_out(runs: Sequence[LoadedRun], compared: Sequence[str]) -> dict[str, list[str]]:
+    """Each custom test of some run (one the harness's RecList lacks), with the run ids that
+    have it: no custom test is compared."""
+    own = set(reclist_tests(EvalRSRecList)) | set(compared)
+    found: dict[str, list[str]] = {}
+    for run in runs:
+        for test in run.tests:
+            if test not in own:
+                found.setdefault(test, []).append(run.run_id)
+    return dict(sorted(found.items()))
+
+
+def left_out_note(left_out: dict[str, list[str]]) -> str:
+    """The sentence that names the tests a comparison left out, and why."""
+    parts = [f"{test} (in {', '.join(ids)})" for test, ids in left_out.items()]
+    return (f"Left out: {'; '.join(parts)}. Only the leaderboard tests and the scores are "
+            f"compared: a custom test has no per-user values to resample, and a test that "
+            f"not every run has cannot be paired.")
 
 
 def check_comparable(runs: Sequence[LoadedRun]) -> None:
     """Nothing; a ``ConfigError`` saying which runs differ in what, when they are not comparable.
 
-    Comparable runs have the same dataset, fold parameters, harness version, tests, list
-    length and limit (hence the same run hash) and the same test users in every fold.
+    Comparable runs have the same dataset, fold parameters, harness version, list length
+    and limit and the same test users in every fold. Their tests may differ (a custom
+    RecList adds tests, and with them changes the run hash): the leaderboard tests, which
+    every run has, are compared, and the others are named as left out.
     """
     first = runs[0]
     for run in runs[1:]:
@@ -220,9 +331,10 @@ def check_comparable(runs: Sequence[LoadedRun]) -> None:
             a, b = get(first), get(run)
             if a != b:
                 raise ConfigError(
-                    f"runs {first.run_id} and {run.run_id} are not comparable: {what} differs "
-                    f"({_short(a)} vs {_short(b)}). Compare runs of the same dataset and "
-                    f"folds, made with the same harness, tests and k.")
+                    f"runs {first.run_id} and {run.run_id} are not comparable: {what} "
+                    f"{'differ' if what in _PLURAL else 'differs'} ({_difference(a, b)}). "
+                    f"Compare runs of the same dataset and folds, made with the same harness "
+                    f"and k.")
         for f in range(first.num_folds):
             if first.users_signature(f) != run.users_signature(f):
                 raise ConfigError(
@@ -236,14 +348,15 @@ _IDENTITY = [
     ("the fold parameters", lambda r: r.fold_params),
     ("the number of folds", lambda r: r.num_folds),
     ("the harness version", lambda r: r.results.get("harness_version")),
-    ("the tests", lambda r: sorted(r.tests)),
-    ("the run hash", lambda r: r.run_hash),
     ("the list length k", lambda r: r.k),
     ("the limit (test users scored per fold)", lambda r: r.limit),
     ("the number of test users per fold", lambda r: r.n_users),
     ("the tests that are not applicable", lambda r: sorted(r.not_applicable)),
     ("the phase-2 references", lambda r: (r.results.get("references") or {}).get("values")),
 ]
+
+#: The identities above that take a plural verb.
+_PLURAL = {"the fold parameters", "the tests that are not applicable", "the phase-2 references"}
 
 
 def _baseline_and_others(runs, baseline) -> tuple[LoadedRun, list[LoadedRun]]:
@@ -301,7 +414,15 @@ def _row(run: LoadedRun, name: str, diff_reps: np.ndarray, estimate: float,
             "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "p_bootstrap": ci["p"],
             "p_permutation": p_perm, "p": p_perm if name in ADDITIVE_TESTS else ci["p"],
             "run_id": run.run_id, "higher_is_better": HIGHER_IS_BETTER,
-            "bias_dominated": ci["bias_dominated"]}
+            "bias_dominated": ci["bias_dominated"], "name": run.name,
+            "params": params_text(run.params)}
+
+
+def _run_entry(run: LoadedRun) -> dict:
+    """A compared run in ``to_dict``: its id, name, model, parameters and directory."""
+    return {"run_id": run.run_id, "run_hash": run.run_hash, "name": run.name,
+            "model": run.model_name,
+            "params": run.params, "run_dir": str(run.run_dir)}
 
 
 def _correct(rows: list[dict], alpha: float) -> int:
@@ -342,7 +463,23 @@ def _sig(value) -> str:
     return f"{value:.4g}"
 
 
-def _short(value) -> str:
-    """A readable, short form of an identity value for messages."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _difference(a, b) -> str:
+    """What differs between two identity values, in full: the differing keys of two dicts,
+    the items only in either of two lists, else both values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(set(a) | set(b), key=str)
+        return ", ".join(f"{k}: {_value(a, k)} vs {_value(b, k)}" for k in keys
+                         if a.get(k) != b.get(k) or (k in a) != (k in b))
+    if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, str) for x in a + b):
+        only_a = [x for x in a if x not in b]
+        only_b = [x for x in b if x not in a]
+        return f"only in the first: {only_a}; only in the second: {only_b}"
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return ", ".join(f"[{i}]: {x!r} vs {y!r}" for i, (x, y) in enumerate(zip(a, b))
+                         if x != y)
+    return f"{a!r} vs {b!r}"
+
+
+def _value(mapping: dict, key) -> str:
+    """``mapping[key]`` as its repr, or "none" when the key is missing."""
+    return repr(mapping[key]) if key in mapping else "none"

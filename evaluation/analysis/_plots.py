@@ -34,6 +34,7 @@ from evaluation.analysis._groups import (
 )
 from evaluation.analysis._results import LoadedRun, load_results
 from evaluation.challenge import LEADERBOARD_TESTS, MRED_SLICES, References, UserScores
+from evaluation.contract import run_label, run_name
 from evaluation.errors import ConfigError
 
 #: Resolution of the PNGs (figure sizes are in inches).
@@ -61,8 +62,13 @@ class RunData:
 
     @property
     def name(self) -> str:
-        """The model's name."""
-        return str(self.results.get("model", {}).get("name", "?"))
+        """The run's name, else its model's name."""
+        return run_name(self.results)
+
+    @property
+    def label(self) -> str:
+        """The run's name with its model's parameters."""
+        return run_label(self.results)
 
     @property
     def run_id(self) -> str:
@@ -197,7 +203,7 @@ def plot_tests(run):
             "grey: each fold; dark: mean over folds (the run has no intervals: n_boot=0)")
     if flagged & set(LEADERBOARD_TESTS):
         note += "\n* dashed: resampling bias exceeds the spread (small groups), interval unreliable"
-    fig.suptitle(f"{data.name}: the nine leaderboard tests (run {data.run_id})\n{note}",
+    fig.suptitle(f"{data.label}: the nine leaderboard tests (run {data.run_id})\n{note}",
                  fontsize=10)
     return fig
 
@@ -295,7 +301,7 @@ def draw_slices(data: RunData, reps: Replicates, level: float):
                Line2D([], [], color=_NEUTRAL, ls="--", label="all users"),
                Patch(color=_NEUTRAL, alpha=0.12, label="all users, interval")]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
-    fig.suptitle(f"{data.name}: miss rate per group (run {data.run_id})\nmean over folds, "
+    fig.suptitle(f"{data.label}: miss rate per group (run {data.run_id})\nmean over folds, "
                  f"{level:.0%} percentile bootstrap interval (n_boot={reps.n_boot}, "
                  f"seed={reps.seed}); n: test users over all folds", fontsize=10)
     return fig
@@ -352,16 +358,21 @@ def draw_score(data: RunData, reps: Replicates):
             ax.axvline(end, color=_MEAN_COLOUR, ls="--", lw=1, gid="interval")
         ax.lines[-1].set_label(f"{level:.0%} interval [{_fmt(interval[0])}, {_fmt(interval[1])}]"
                                + (" (unreliable: resampling bias exceeds the spread)"
-                                  if unreliable else ""))
+                                  if unreliable else " (bias-corrected)"))
     ax.set_xlabel(what, fontsize=9)
     ax.set_ylabel("replicates", fontsize=9)
     fig.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
+    # the bias-corrected percentile interval shifts with the estimate's place among the
+    # replicates: a reader who expects the central mass of the histogram is told why not
+    corrected = ("\nthe interval is bias-corrected: it moves with where the estimate lies among "
+                 "the replicates, so it need not sit on their bulk") if interval is not None \
+        else ""
     missing = "" if interval is not None else (
         " (no interval: the run stored none)" if not data.intervals
         else " (the run's interval has other settings)")
-    fig.suptitle(f"{data.name} (run {data.run_id})\nbootstrap distribution of the {what}\n"
+    fig.suptitle(f"{data.label} (run {data.run_id})\nbootstrap distribution of the {what}\n"
                  f"users resampled within folds, n_boot={reps.n_boot}, seed={reps.seed}"
-                 f"{missing}", fontsize=9)
+                 f"{missing}{corrected}", fontsize=9)
     return fig
 
 
@@ -424,7 +435,7 @@ def forest_plot(comparison, *, tests: Sequence[str] | None = None):
                       label="not significant")]
     fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     base = getattr(comparison, "baseline", None)
-    base_name = getattr(base, "model_name", None) or str(base or "the baseline")
+    base_name = getattr(base, "label", None) or str(base or "the baseline")
     who = f"{names[0]} - {base_name}" if len(runs) == 1 else f"model - {base_name}"
     fig.suptitle(f"Difference to the baseline {base_name} ({who}; every test: higher is "
                  f"better)\nbars: {_comparison_level(comparison):.0%} paired bootstrap "
@@ -447,9 +458,17 @@ def _forest_row(ax, row, y: float, colour) -> None:
 
 
 def _run_labels(frame, key: str, runs: list) -> list[str]:
-    """Each compared run's label: its model name, with the run id where names repeat."""
-    names = [str(frame.loc[frame[key] == r, "model"].iloc[0]) for r in runs]
+    """Each compared run's label: its name and parameters (its model name in a table
+    without them), with the run id where labels repeat."""
+    names = [_row_label(frame.loc[frame[key] == r].iloc[0]) for r in runs]
     return [f"{n} ({r})" if names.count(n) > 1 else n for n, r in zip(names, runs)]
+
+
+def _row_label(row) -> str:
+    """A comparison row's run: ``name (params)``, or its model without those columns."""
+    name, params = row.get("name"), row.get("params")
+    name = name if isinstance(name, str) else str(row["model"])
+    return name + (f" ({params})" if isinstance(params, str) and params else "")
 
 
 def _model_colours(n: int) -> list:

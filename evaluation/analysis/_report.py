@@ -21,7 +21,7 @@ from string import Template
 import pandas as pd
 
 from evaluation._util import atomic as _atomic
-from evaluation.analysis._compare import compare
+from evaluation.analysis._compare import compare, left_out_note
 from evaluation.analysis._groups import slice_table
 from evaluation.analysis._plots import (
     RunData,
@@ -35,7 +35,9 @@ from evaluation.analysis._plots import (
     run_data,
 )
 from evaluation.analysis._results import load_results
+from evaluation.analysis._tiers import standings_heading
 from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.contract import params_text, run_params
 from evaluation.errors import ConfigError
 
 #: The report's file name inside the output directory.
@@ -140,7 +142,7 @@ def _image(files: dict[str, bytes], name: str, fig, alt: str) -> str:
 
 def _run_section(data: RunData, prefix: str, files: dict[str, bytes], n_boot, seed) -> str:
     """The HTML of one run: its table of tests and its three figures."""
-    parts = [f"<h2>{_e(data.name)} <span class='note'>run {_e(data.run_id)}</span></h2>",
+    parts = [f"<h2>{_e(data.label)} <span class='note'>run {_e(data.run_id)}</span></h2>",
              _run_facts(data), "<h3>The nine leaderboard tests</h3>", _tests_table(data),
              _image(files, f"{prefix}tests.png", plot_tests(data),
                     f"{data.name}: the nine tests per fold and overall")]
@@ -172,7 +174,9 @@ def _run_facts(data: RunData) -> str:
     r = data.results
     ci = data.intervals
     flagged = set(ci.get("bias_dominated", []))
+    params = params_text(run_params(r))
     facts = [("model class", (r.get("model") or {}).get("class")),
+             ("parameters", params or "none recorded"),
              ("leaderboard score", _with_interval(r.get("phase2_score"), ci.get("phase2_score"),
                                                   "phase2_score" in flagged)),
              ("phase-1 score", _with_interval(r.get("phase1_score"), ci.get("phase1_score"),
@@ -247,7 +251,31 @@ def _comparison_section(loaded: list, baseline, files: dict[str, bytes], n_boot,
              _image(files, "forest.png", forest_plot(comparison),
                     "differences to the baseline per test"),
              _comparison_table(frame)]
+    board = getattr(comparison, "standings", None)
+    if board:
+        parts += ["<h3>Tiers and rank intervals</h3>",
+                  f"<p class='note'>{_e(standings_heading(board))}</p>",
+                  _standings_table(board, {r.run_id: r.label
+                                           for r in (comparison.baseline, *comparison.runs)})]
+    left_out = getattr(comparison, "left_out", None)
+    if left_out:
+        parts.append(f"<p class='note'>{_e(left_out_note(left_out))}</p>")
     return "\n".join(parts)
+
+
+def _standings_table(board: dict, labels: dict[str, str]) -> str:
+    """The runs in board order: tier, place, rank interval, run and score."""
+    rows = []
+    for row in board["rows"]:
+        best, worst = row["rank_interval"]
+        ranks = str(best) if best == worst else f"{best}-{worst}"
+        label = labels.get(row["run_id"], row["run_id"])
+        rows.append(f"<tr><td>{row['tier']}</td><td>{row['place']}</td><td>{ranks}</td>"
+                    f"<td class='text'>{_e(label)} [{_e(row['run_id'])}]</td>"
+                    f"<td>{_e(_num(row['score']))}</td></tr>")
+    return ("<table class='standings'><thead><tr><th>tier</th><th>place</th><th>ranks</th>"
+            f"<th>run</th><th>{_e(board['score'])}</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _comparison_table(frame: pd.DataFrame) -> str:
@@ -255,11 +283,14 @@ def _comparison_table(frame: pd.DataFrame) -> str:
     columns = [c for c in ("model", "test", "estimate", "baseline_estimate", "difference",
                            "ci_low", "ci_high", "p_bootstrap", "p_permutation", "p", "p_holm",
                            "p_bh", "significant") if c in frame.columns]
+    # the first column says which run a row is: its name, parameters and run id
+    frame = frame.assign(run=[_row_run(r) for r in frame.to_dict("records")])
+    columns = ["run", *columns]
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     rows = []
     for r in frame[columns].to_dict("records"):
         cells = "".join(
-            f"<td class='text'>{_e(r[c])}</td>" if c in ("model", "test") else
+            f"<td class='text'>{_e(r[c])}</td>" if c in ("run", "model", "test") else
             f"<td>{'yes' if r[c] else 'no'}</td>" if c == "significant" else
             f"<td>{_e(_num(r[c]))}</td>" for c in columns)
         css = " class='significant'" if r.get("significant") else ""
@@ -270,12 +301,20 @@ def _comparison_table(frame: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------- the page
 
 
+def _row_run(row: dict) -> str:
+    """The run of a comparison row: its name and parameters, and its run id."""
+    name, params = row.get("name"), row.get("params")
+    name = name if isinstance(name, str) else str(row.get("model"))
+    params = params if isinstance(params, str) else ""
+    return name + (f" ({params})" if params else "") + f" [{row.get('run_id')}]"
+
+
 def _page(data: list[RunData], sections: list[str]) -> str:
     """The whole HTML page."""
-    names = ", ".join(d.name for d in data)
+    names = ", ".join(d.label for d in data)
     title = f"EvalRS report: {names}"
     summary = (f"{len(data)} run{'s' if len(data) > 1 else ''}: "
-               + "; ".join(f"{d.name} ({d.run_id})" for d in data)
+               + "; ".join(f"{d.label} ({d.run_id})" for d in data)
                + ". Intervals: bootstrap over test users within folds.")
     template = Template(resources.files("evaluation.analysis").joinpath(
         "templates/report.html").read_text(encoding="utf-8"))

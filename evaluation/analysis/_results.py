@@ -19,6 +19,9 @@ from evaluation.contract import (
     RecordRefused,
     ResultsRecord,
     read_results,
+    run_label,
+    run_name,
+    run_params,
 )
 from evaluation.errors import ConfigError
 from evaluation.runner import CHECKSUMS_FILE, verify_fold, verify_fold_files
@@ -104,6 +107,21 @@ class LoadedRun:
     def model_name(self) -> str:
         """The model's name (the run directory's prefix)."""
         return str(self.model.get("name", self.run_id))
+
+    @property
+    def name(self) -> str:
+        """The run's name (``evaluate(name=...)``), else its model's name."""
+        return run_name(self.results)
+
+    @property
+    def params(self) -> dict:
+        """The model's parameters the run was asked for (empty when none were recorded)."""
+        return run_params(self.results)
+
+    @property
+    def label(self) -> str:
+        """The run's name with its parameters, as compare and the report show it."""
+        return run_label(self.results)
 
     @property
     def test_means(self) -> dict[str, float]:

@@ -10,7 +10,14 @@ import scipy.sparse as sp
 
 from evaluation._util.arrays import sorted_positions
 from evaluation._util.validation import check_int, check_number
-from evaluation.baselines._common import TopKModel, frame_of_ids, seen_csr, user_ids_of
+from evaluation.baselines._common import (
+    TopKModel,
+    catalog_first,
+    frame_of_ids,
+    item_ids,
+    seen_csr,
+    user_ids_of,
+)
 from evaluation.errors import ConfigError, DataError, show_values
 
 
@@ -36,6 +43,10 @@ class BiasModel(TopKModel):
 
     Parameters
     ----------
+    items : DataFrame or array-like, optional
+        The catalog (``dataset.df_tracks``), first as in every baseline and the template.
+        The model scores only tracks it saw in training, all of which are in it, so it
+        is recorded, not needed.
     top_k : int
         Length of every list (>= 1).
     reg_users, reg_items : float
@@ -52,6 +63,7 @@ class BiasModel(TopKModel):
 
     def __init__(
         self,
+        items: Any = None,
         top_k: int = 100,
         *,
         reg_users: float = 15.0,
@@ -63,6 +75,9 @@ class BiasModel(TopKModel):
     ) -> None:
         self.reg_users = check_number("reg_users", reg_users, low=0.0, owner="BiasModel")
         self.reg_items = check_number("reg_items", reg_items, low=0.0, owner="BiasModel")
+        items, top_k = catalog_first(items, top_k, "BiasModel")
+        if items is not None:  # only when given: a model built without one is as before
+            self.items = item_ids(items, "BiasModel")
         super().__init__(top_k)
         self.n_sweeps = check_int("n_sweeps", n_sweeps, minimum=1, owner="BiasModel")
         self.rating_col = rating_col

@@ -12,7 +12,9 @@ from evaluation._util.arrays import sorted_positions
 from evaluation._util.validation import check_int
 from evaluation.baselines._common import (
     TopKModel,
+    catalog_first,
     frame_of_ids,
+    item_ids,
     require_columns,
     seen_csr,
     user_ids_of,
@@ -32,6 +34,10 @@ class CBOWModel(TopKModel):
 
     Parameters
     ----------
+    items : DataFrame or array-like, optional
+        The catalog (``dataset.df_tracks``), first as in every baseline and the template.
+        The model recommends only tracks it saw in training, all of which are in it, so it
+        is recorded, not needed.
     top_k : int
         Length of every list (>= 1).
     vector_size, window, epochs : int
@@ -46,6 +52,7 @@ class CBOWModel(TopKModel):
 
     def __init__(
         self,
+        items: Any = None,
         top_k: int = 100,
         *,
         vector_size: int = 64,
@@ -56,6 +63,9 @@ class CBOWModel(TopKModel):
         word2vec_kwargs: dict | None = None,
         **kwargs: Any,
     ):
+        items, top_k = catalog_first(items, top_k, "CBOWModel")
+        if items is not None:  # only when given: a model built without one is as before
+            self.items = item_ids(items, "CBOWModel")
         super().__init__(top_k)
         for name, value in (("vector_size", vector_size), ("window", window),
                             ("epochs", epochs), ("n_recent", n_recent)):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.validation import check_k
-from evaluation.errors import DataError
+from evaluation.errors import ConfigError, DataError
 from evaluation.model import RecModel
 
 
@@ -36,6 +36,36 @@ class TopKModel(RecModel):
         # setter; refusing the write keeps one list length, and names the attribute to set.
         raise AttributeError(f"{type(self).__name__}.k is read-only (it reads top_k); set "
                              f"top_k instead, e.g. {type(self).__name__}(top_k={value!r}).")
+
+
+def catalog_first(items: Any, top_k: Any, owner: str) -> tuple[Any, Any]:
+    """``(items, top_k)`` of a baseline's constructor, whose first argument is the catalog.
+
+    Every baseline takes ``items`` (the catalog: ``dataset.df_tracks``, or an array of track
+    ids) first and ``top_k`` second, as the template does. Before, some took ``top_k`` first:
+    an int in the catalog's place (which no catalog is) is still read as ``top_k``.
+    """
+    if isinstance(items, (int, np.integer)) and not isinstance(items, (bool, np.bool_)):
+        if top_k != 100:
+            raise ConfigError(f"{owner}: got top_k twice ({items!r} as the first argument, "
+                              f"which is the catalog, and top_k={top_k!r}); pass "
+                              f"{owner}(items, top_k={top_k!r}).")
+        return None, int(items)
+    return items, top_k
+
+
+def item_ids(items: Any, owner: str) -> np.ndarray:
+    """The sorted, distinct track ids of a catalog (a DataFrame with a ``track_id`` column or
+    indexed by track id, or an array of ids), as int64."""
+    if isinstance(items, pd.DataFrame):
+        ids = items["track_id"] if "track_id" in items.columns else items.index
+    else:
+        ids = items
+    arr = np.unique(np.asarray(ids))
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ConfigError(f"{owner}: item ids must be integers, got dtype {arr.dtype}; pass "
+                          f"dataset.df_tracks or an array of track ids.")
+    return arr.astype(np.int64)
 
 
 def user_ids_of(user_ids: Any, model: str) -> np.ndarray:

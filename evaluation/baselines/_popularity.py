@@ -12,7 +12,9 @@ from evaluation._util.validation import check_choice
 from evaluation.baselines._bias import topk_excluding
 from evaluation.baselines._common import (
     TopKModel,
+    catalog_first,
     frame_of_ids,
+    item_ids,
     require_columns,
     seen_csr,
     user_ids_of,
@@ -28,14 +30,21 @@ class PopularityModel(TopKModel):
 
     Parameters
     ----------
+    items : DataFrame or array-like, optional
+        The catalog (``dataset.df_tracks``), first as in every baseline and the template.
+        The model recommends only tracks it saw in training, all of which are in it, so it
+        is recorded, not needed.
     top_k : int
         Length of every list (>= 1).
     by : {"plays", "users"}
         Rank by play count or by number of listeners.
     """
 
-    def __init__(self, top_k: int = 100, by: str = "plays", **kwargs: Any):
+    def __init__(self, items: Any = None, top_k: int = 100, by: str = "plays", **kwargs: Any):
+        items, top_k = catalog_first(items, top_k, "PopularityModel")
         super().__init__(top_k)
+        if items is not None:  # only when given: a model built without one is as before
+            self.items = item_ids(items, "PopularityModel")
         self.by = check_choice("by", by, ("plays", "users"), owner="PopularityModel")
         self.item_ids: np.ndarray | None = None
 

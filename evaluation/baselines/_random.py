@@ -8,7 +8,14 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.validation import check_int
-from evaluation.baselines._common import TopKModel, frame_of_ids, require_columns, user_ids_of
+from evaluation.baselines._common import (
+    TopKModel,
+    catalog_first,
+    frame_of_ids,
+    item_ids,
+    require_columns,
+    user_ids_of,
+)
 from evaluation.errors import ConfigError
 
 
@@ -31,9 +38,10 @@ class RandomModel(TopKModel):
     """
 
     def __init__(self, items: Any = None, top_k: int = 100, seed: int = 42, **kwargs: Any):
+        items, top_k = catalog_first(items, top_k, "RandomModel")
         super().__init__(top_k)
         self.seed = check_int("seed", seed, minimum=0, owner="RandomModel")
-        self.items = None if items is None else _item_ids(items)
+        self.items = None if items is None else item_ids(items, "RandomModel")
         self._catalog: np.ndarray | None = None
         self._rng: np.random.Generator | None = None
 
@@ -78,15 +86,3 @@ def sample_distinct(rng: np.random.Generator, catalog: np.ndarray, n: int, k: in
         codes[dup] = rng.integers(0, m, size=int(dup.sum()))
     out[:] = catalog[codes]
     return out
-
-
-def _item_ids(items: Any) -> np.ndarray:
-    if isinstance(items, pd.DataFrame):
-        ids = items["track_id"] if "track_id" in items.columns else items.index
-    else:
-        ids = items
-    arr = np.unique(np.asarray(ids))
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ConfigError(f"RandomModel: item ids must be integers, got dtype {arr.dtype}; pass "
-                          f"dataset.df_tracks or an array of track ids.")
-    return arr.astype(np.int64)

@@ -39,6 +39,9 @@ def register(subparsers) -> None:
     p.add_argument("--alpha", type=float, default=0.05,
                    help="significance level after Holm's correction; the intervals cover "
                         "1 - alpha (0.05)")
+    p.add_argument("--min-difference", type=float, default=0.0, metavar="D",
+                   help="the minimum practical difference of the tiers: score differences "
+                        "smaller than D are ties however significant (0)")
     p.set_defaults(func=run)
 
 
@@ -50,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
     baseline = 0 if args.baseline is None else args.baseline
     result = analysis.compare(runs, baseline=baseline, n_boot=args.n_boot, seed=args.seed,
                               level=1 - args.alpha, permutations=args.permutations,
-                              alpha=args.alpha)
+                              alpha=args.alpha, min_difference=args.min_difference)
+    # the terminal's width (80 columns when output is not a terminal, or $COLUMNS): the run
+    # column wraps, the numbers do not
     console = Console(highlight=False)
-    console.width = max(console.width, 150)
     console.print(result)
     if args.out is not None:
         for path in write_outputs(result, args.out):

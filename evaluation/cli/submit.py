@@ -1,4 +1,5 @@
-"""``python -m evaluation submit``: upload a saved ``submission.json`` to the leaderboard."""
+"""``python -m evaluation submit``: upload a saved ``submission.json`` to the leaderboard, or
+submit a finished run to a competition it belongs to without computing it again."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import json
 import sys
 from pathlib import Path
 
-from evaluation.cli import EXIT_NOT_ELIGIBLE
-from evaluation.contract import clean, display_url
+from rich.console import Console
+
+from evaluation import analysis
+from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_UPLOAD_FAILED
+from evaluation.contract import clean, display_url, load_competition_target
 from evaluation.errors import ConfigError, DataError, UploadError
-from evaluation.runner import load_settings, post
+from evaluation.runner import load_settings, post, retarget, submit_run
 
 
 def register(subparsers) -> None:
@@ -22,9 +26,16 @@ def register(subparsers) -> None:
                     "instance after a failed upload) to UPLOAD_URL, with the settings of "
                     "upload.env or the environment. The file is sent as it is, with the same "
                     "idempotency key as the first attempt, so a submission the server already "
-                    "has is not counted twice.",
+                    "has is not counted twice. With --competition, FILE is a finished run "
+                    "(results/<run id>/): when its data, folds and harness version are the "
+                    "competition's, it is submitted there as it is, without computing it "
+                    "again.",
     )
-    p.add_argument("file", metavar="FILE", help="the submission.json of a run")
+    p.add_argument("file", metavar="FILE",
+                   help="the submission.json of a run; with --competition, the run directory "
+                        "(or its results.json)")
+    p.add_argument("--competition", default=None, metavar="TOML",
+                   help="the competition file of the board to submit the finished run FILE to")
     p.add_argument("--env-file", default=None, metavar="PATH",
                    help="settings file (default: ./upload.env, if present; environment "
                         "variables win)")
@@ -53,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
     UploadError
         When the upload fails or the server refuses it.
     """
+    if args.competition is not None:
+        return _submit_run(args)
     path = Path(args.file)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a directory: pass its submission.json, or submit the "
+                          f"finished run to a competition with: python -m evaluation submit "
+                          f"{path} --competition FILE")
     if not path.is_file():
         raise ConfigError(f"submission file {path} not found; `python submission.py --upload` "
                           f"writes results/<run id>/submission.json.")
@@ -83,6 +100,32 @@ def run(args: argparse.Namespace) -> int:
         raise UploadError(f"{str(exc).rstrip('.')}. The submission is still at {path}.") from None
     print(f"uploaded {path} to {display_url(settings.url)}: {answer.describe()}")
     return 0
+
+
+def _submit_run(args: argparse.Namespace) -> int:
+    """Submit the finished run ``args.file`` to the competition ``args.competition``.
+
+    The run is read back and verified as ``compare`` reads it (its folds' checksums), its
+    eligibility is decided again relative to the competition, and its ``submission.json`` is
+    saved in the run directory and uploaded when ``UPLOAD_URL`` is set.
+    """
+    loaded = analysis.load_results(args.file)
+    competition = load_competition_target(args.competition)
+    results = retarget(loaded.results, competition)
+    if not results["eligible_for_upload"]:
+        print(f"error: not submitted: run {loaded.run_id} does not belong to "
+              f"{competition.name} (" + "; ".join(results["not_eligible_because"])
+              + "); run the model with --competition FILE to make a run that does",
+              file=sys.stderr)
+        return EXIT_NOT_ELIGIBLE
+    env_file = args.env_file or "upload.env"
+    settings = load_settings(env_file, required=args.env_file is not None)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"run {loaded.run_id} belongs to {competition.name} (run hash "
+                  f"{loaded.run_hash[:16]}...): submitted without computing it again",
+                  markup=False)
+    outcome = submit_run(results, loaded.run_dir, settings, console)
+    return EXIT_UPLOAD_FAILED if outcome["outcome"] == "failed" else 0
 
 
 def _note(message: str) -> None:

@@ -62,11 +62,13 @@ from evaluation.contract._keys import (
     RESULTS_KEY,
     RUN_HASH_KEY,
     RUN_ID_KEY,
+    RUN_NAME_KEY,
     SEED_KEY,
     SETTINGS_KEY,
     SOURCE_KEY,
     TESTS_KEY,
 )
+from evaluation.contract._label import params_text, run_label, run_name, run_params
 from evaluation.contract._problems import (
     SHOWN_PROBLEMS,
     Problem,
@@ -142,6 +144,7 @@ __all__ = [
     "RUN_HASH_KEY",
     "RUN_ID_KEY",
     "RUN_ID_PATTERN",
+    "RUN_NAME_KEY",
     "RecordRefused",
     "Reply",
     "ResultsRecord",
@@ -165,10 +168,14 @@ __all__ = [
     "display_url",
     "fold_arguments",
     "load_competition_target",
+    "params_text",
     "read_competition_toml",
     "read_results",
     "read_submission",
     "run_hash",
+    "run_label",
+    "run_name",
+    "run_params",
     "source_arguments",
     "submission_payload",
 ]

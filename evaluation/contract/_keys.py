@@ -9,6 +9,8 @@ RESULTS_FORMAT = "evalrs-results/1"
 FORMAT_KEY = "format"
 RUN_ID_KEY = "run_id"
 RUN_HASH_KEY = "run_hash"
+#: the run's own name (optional: runs made without one have none)
+RUN_NAME_KEY = "name"
 MODEL_KEY = "model"
 HARNESS_VERSION_KEY = "harness_version"
 SEED_KEY = "seed"

@@ -17,6 +17,7 @@ from evaluation.contract._keys import (
     RESULTS_KEY,
     RUN_HASH_KEY,
     RUN_ID_KEY,
+    RUN_NAME_KEY,
 )
 from evaluation.contract._problems import BAD, Checker, RecordRefused
 from evaluation.contract._results import (
@@ -27,6 +28,9 @@ from evaluation.contract._results import (
 )
 from evaluation.contract._text import escaped, has_control_characters
 from evaluation.errors import ConfigError, DataError
+
+#: Most characters of a run's name in a payload (the runner allows 80).
+MAX_NAME = 128
 
 
 def submission_payload(results: Mapping[str, Any], *, email: str | None,
@@ -45,14 +49,17 @@ def submission_payload(results: Mapping[str, Any], *, email: str | None,
     dict
         ``{"email", "participant_id", "run_id", "run_hash", "leaderboard_score",
         "results"}``: the identity and score repeat the results' own (None where the
-        results lack them: the reader then says what is missing).
+        results lack them: the reader then says what is missing); ``"name"`` too when the
+        run has one (a run without a name makes the same payload as before names existed).
     """
+    named = {RUN_NAME_KEY: results[RUN_NAME_KEY]} if RUN_NAME_KEY in results else {}
     return {
         EMAIL_KEY: email,
         PARTICIPANT_ID_KEY: participant_id,
         RUN_ID_KEY: results.get(RUN_ID_KEY),
         RUN_HASH_KEY: results.get(RUN_HASH_KEY),
         LEADERBOARD_SCORE_KEY: results.get(LEADERBOARD_SCORE_KEY),
+        **named,
         RESULTS_KEY: dict(results),
     }
 
@@ -95,6 +102,8 @@ class SubmissionRecord:
         The same as the results'.
     participant_id, email : str or None
         Without control characters; any other character is data, kept.
+    name : str or None
+        The run's name (optional; the results' own ``name``), without control characters.
     leaderboard_score : float or None
         The claimed phase-2 score.
     results : ResultsRecord
@@ -109,6 +118,7 @@ class SubmissionRecord:
     leaderboard_score: float | None
     results: ResultsRecord
     raw: dict = field(repr=False, hash=False, compare=False)
+    name: str | None = None
 
     def fold_tests(self, tests: tuple[str, ...] | list[str]) -> list[dict[str, float]]:
         """The values of ``tests`` in each fold, in fold order (fold 0 first)."""
@@ -150,18 +160,21 @@ def read_submission(data: Any, *,
              check.text(data, RUN_HASH_KEY, (), pattern=SHA256_PATTERN),
              _printable(check, data, PARTICIPANT_ID_KEY, 1, 128),
              _printable(check, data, EMAIL_KEY, 3, 254),
-             check.number(data, LEADERBOARD_SCORE_KEY, (), optional=True))
+             check.number(data, LEADERBOARD_SCORE_KEY, (), optional=True),
+             _printable(check, data, RUN_NAME_KEY, 1, MAX_NAME))
     results = check.present(data, RESULTS_KEY, (), False)
     if results is not BAD:
         results = check_results(check, results, leaderboard=leaderboard, path=(RESULTS_KEY,))
     if check.problems or BAD in parts or results is BAD:
         raise RecordRefused(check.problems)
-    run_id, run_hash, participant_id, email, score = parts
+    run_id, run_hash, participant_id, email, score, name = parts
     _same_run(check, run_id, run_hash, results)
+    _same_name(check, name, data[RESULTS_KEY])
     if check.problems:
         raise RecordRefused(check.problems)
     return SubmissionRecord(run_id=run_id, run_hash=run_hash, participant_id=participant_id,
-                            email=email, leaderboard_score=score, results=results, raw=data)
+                            email=email, leaderboard_score=score, results=results, raw=data,
+                            name=name)
 
 
 def _printable(check: Checker, data: dict, key: str, min_length: int, max_length: int) -> Any:
@@ -171,6 +184,14 @@ def _printable(check: Checker, data: dict, key: str, min_length: int, max_length
     if value is None or value is BAD or not has_control_characters(value):
         return value
     return check.fail((key,), "must not contain control characters", value)
+
+
+def _same_name(check: Checker, name: str | None, results: Any) -> None:
+    """Record a problem when the payload's name is not its results' (both may lack one)."""
+    own = results.get(RUN_NAME_KEY) if isinstance(results, dict) else None
+    if name != own:
+        check.fail((RUN_NAME_KEY,), f"differs from results.name {own!r}; the two come from "
+                                    f"one run", name)
 
 
 def _same_run(check: Checker, run_id: str, run_hash: str, results: ResultsRecord) -> None:

@@ -4,6 +4,7 @@ leaderboard (through the contract's HTTP client)."""
 
 from evaluation.errors import RunWarning
 from evaluation.runner._checkout import load_model_class, run_checkout
+from evaluation.runner._eligibility import ineligible_because, retarget
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._fold import fold_seed, seed_global_generators
 from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
@@ -24,7 +25,7 @@ from evaluation.runner._store import (
     verify_fold,
     verify_fold_files,
 )
-from evaluation.runner._submit import Answer, UploadSettings, load_settings, post
+from evaluation.runner._submit import Answer, UploadSettings, load_settings, post, submit_run
 from evaluation.runner._target import OFFICIAL_COMPETITION
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "fold_seed",
     "import_ray",
     "import_reclist",
+    "ineligible_because",
     "load_model_class",
     "load_params_file",
     "load_settings",
@@ -53,8 +55,10 @@ __all__ = [
     "parse_param",
     "post",
     "reclist_tests",
+    "retarget",
     "run_checkout",
     "seed_global_generators",
+    "submit_run",
     "verify_fold",
     "verify_fold_files",
 ]

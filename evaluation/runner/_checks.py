@@ -93,3 +93,24 @@ def check_run_settings(settings: Any) -> dict:
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"evaluate(settings=...) must hold JSON values only (strings, "
                           f"numbers, booleans, lists, dicts): {exc}.") from None
+
+
+#: Most characters of a run's name (the server shows it on the board).
+MAX_RUN_NAME = 80
+
+
+def check_run_name(name: Any) -> str | None:
+    """``name`` stripped, or None when not given; a ``ConfigError`` when it is not a short,
+    printable text."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise ConfigError(f"evaluate(name=...) must be a str; got a {type(name).__name__}. "
+                          f"Pass e.g. name=\"als-64-factors\".")
+    text = name.strip()
+    if not text or len(text) > MAX_RUN_NAME or not text.isprintable():
+        raise ConfigError(f"evaluate(name=...) must be 1 to {MAX_RUN_NAME} printable "
+                          f"characters; got {name[:MAX_RUN_NAME + 1]!r}"
+                          f"{'...' if len(name) > MAX_RUN_NAME + 1 else ''}. Pass a short "
+                          f"label such as \"als-64-factors\".")
+    return text

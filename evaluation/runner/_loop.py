@@ -52,11 +52,13 @@ from evaluation.runner._checks import (
     check_executor,
     check_model,
     check_n_boot,
+    check_run_name,
     check_run_seed,
     check_run_settings,
     not_a_dataset,
     output_level,
 )
+from evaluation.runner._eligibility import DEFAULT_K, ineligible_because
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
 from evaluation.runner._profile import environment
@@ -73,8 +75,6 @@ from evaluation.runner._summary import (
 )
 from evaluation.runner._target import resolve_competition
 
-#: List length of the official protocol; other lengths are not eligible for upload.
-DEFAULT_K = 100
 DEFAULT_N_BOOT = 500
 #: The 2022 runner's arguments that now live in ``UploadSettings``.
 _OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
@@ -250,6 +250,7 @@ class EvalRSRunner:
         *,
         resume: bool = True,
         model_name: str | None = None,
+        name: str | None = None,
         custom_RecList: type | None = None,
         settings: dict | None = None,
         **train_kwargs: Any,
@@ -273,7 +274,14 @@ class EvalRSRunner:
         resume : bool
             Reuse the finished folds of an earlier run with the same configuration.
         model_name : str, optional
-            The name in the run id (default: ``model.name`` or the class name).
+            The model's name (default: ``model.name`` or the class name): the run id's
+            prefix unless ``name`` is given.
+        name : str, optional
+            The run's own name, to tell runs of one model apart (``"als-64-factors"``):
+            recorded as ``name`` in ``results.json`` and shown wherever the run is (compare,
+            the report, the upload); it is the run id's prefix. It enters the run's key, so
+            two names never share a directory, but not the run hash, which identifies the
+            data, folds, harness version and tests only.
         custom_RecList : type, optional
             Deprecated name of ``reclist_cls``.
         settings : dict, optional
@@ -310,7 +318,7 @@ class EvalRSRunner:
         # be computed before it is known that its results can be saved
         self.results_dir = _store.check_results_dir(self.results_dir)
         run = self._start_run(model, seed, limit, reclist_cls, tests, model_name, train_kwargs,
-                              settings)
+                              settings, check_run_name(name))
         self._print_not_applicable(run, not_applicable)
         started = time.perf_counter()
         folds, user_scores = self._run_folds(model, run, resume=resume, train_kwargs=train_kwargs)
@@ -359,13 +367,13 @@ class EvalRSRunner:
                 show(run.console, part)
 
     def _start_run(self, model, seed, limit, reclist_cls, tests, model_name,
-                   train_kwargs, settings=None) -> _Run:
+                   train_kwargs, settings=None, run_name: str | None = None) -> _Run:
         """Set up the run: its name, key, directory and ``run.json``; returns the ``_Run``."""
         ds = self.dataset
         # before any training: the parameters the model starts from, not what it learned
         fingerprint = model_fingerprint(model, train_kwargs)
         name = model_name or getattr(model, "name", None) or type(model).__name__
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:64] or "model"
+        name = _id_prefix(str(name))
         rhash = run_hash(ds.fingerprint, ds.fold_params, tests)
         # The training arguments enter the key through the fingerprint (by content); their
         # repr, which abbreviates arrays and may hold memory addresses, is only recorded.
@@ -374,8 +382,12 @@ class EvalRSRunner:
                   "model_fingerprint": fingerprint["sha256"]}
         if settings:
             config["settings"] = check_run_settings(settings)
+        if run_name is not None:
+            # only a named run's key holds its name: an unnamed run keeps its key and id
+            config["name"] = run_name
         key = _store.run_key(config)
-        run = _Run(name=name, key=key, dir=self.results_dir / f"{name}-{key[:12]}", seed=seed,
+        prefix = name if run_name is None else _id_prefix(run_name)
+        run = _Run(name=name, key=key, dir=self.results_dir / f"{prefix}-{key[:12]}", seed=seed,
                    limit=limit, tests=tests, reclist_cls=reclist_cls, config=config,
                    fingerprint=fingerprint,
                    kwargs_repr={k: repr(v) for k, v in sorted(train_kwargs.items())},
@@ -401,17 +413,11 @@ class EvalRSRunner:
                 FINGERPRINT_KEY: ds.fingerprint, FOLD_PARAMS_KEY: ds.fold_params,
                 NUM_FOLDS_KEY: ds.num_folds}
 
-    def _ineligible_because(self, limit: int) -> list[str]:
-        """Why the run may not be uploaded (empty when it may)."""
-        reasons = []
-        if limit:
-            reasons.append(f"limit={limit} scores only part of the test users")
-        if self.k != DEFAULT_K:
-            reasons.append(f"k={self.k} (the official protocol has k={DEFAULT_K})")
-        # relative to the competition the run is made for: its data, folds (their count
-        # included) and versions
-        return reasons + self.competition.not_eligible_because(self._dataset_info(),
-                                                               __version__)
+    def _ineligible_because(self, limit: int, not_applicable: dict[str, str]) -> list[str]:
+        """Why the run may not be uploaded to its competition (empty when it may)."""
+        return ineligible_because(limit=limit, k=self.k, dataset=self._dataset_info(),
+                                  version=__version__, competition=self.competition,
+                                  not_applicable=not_applicable)
 
     def _run_folds(self, model, run: _Run, *, resume: bool,
                    train_kwargs: dict) -> tuple[list[dict], list[UserScores]]:
@@ -458,12 +464,10 @@ class EvalRSRunner:
         """The ``RunResult`` of the finished folds."""
         not_applicable = dataset_not_applicable(self.dataset)
         agg = aggregate([_numeric_tests(f) for f in folds], self.references, not_applicable)
-        reasons = self._ineligible_because(run.limit)
-        if not_applicable:
-            reasons.append(f"tests not applicable to this dataset: {list(not_applicable)} (a "
-                           f"leaderboard scores every test)")
+        reasons = self._ineligible_because(run.limit, not_applicable)
         fields = to_jsonable({
             "run_id": run.id, "run_hash": run.config["run_hash"],
+            **({"name": run.config["name"]} if "name" in run.config else {}),
             "model": {"name": run.name, "class": f"{type(model).__module__}."
                       f"{type(model).__qualname__}", "fingerprint": run.fingerprint},
             "harness_version": __version__, "seed": run.seed, "limit": run.limit, "k": self.k,
@@ -528,7 +532,9 @@ class EvalRSRunner:
 
         Its folds are not reused: the new fingerprint gives the new run its own directory.
         """
-        latest = _store.latest_other_run(self.results_dir, run.name, run.dir, run.config)
+        # the run id's prefix: the run's name when it has one, else the model's
+        prefix = run.id.rsplit("-", 1)[0]
+        latest = _store.latest_other_run(self.results_dir, prefix, run.dir, run.config)
         if latest is None:
             return
         created, path, record = latest
@@ -536,8 +542,12 @@ class EvalRSRunner:
         what = " and ".join(PART_LABELS.get(p, p) for p in parts)
         message = (f"{what} changed since the run of {created}: starting a new run "
                    f"({run.dir.name}; the folds of {path.parent.name} are not reused)")
-        warnings.warn(message, RunWarning, stacklevel=4)
-        show(run.console, paragraph(message, run.console.width, style="yellow"))
+        # said once: on the console where the run prints, else (verbose=False, quiet) as a
+        # RunWarning that a caller can catch
+        if self.output in ("silent", "quiet"):
+            warnings.warn(message, RunWarning, stacklevel=4)
+        else:
+            show(run.console, paragraph(message, run.console.width, style="yellow"))
 
 
 @dataclass(frozen=True)
@@ -567,6 +577,11 @@ class _Run:
     def results_path(self) -> Path:
         """Where the run's ``results.json`` goes."""
         return self.dir / "results.json"
+
+
+def _id_prefix(name: str) -> str:
+    """``name`` as the run id's prefix: letters, digits, ``_.-`` only, at most 64."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:64] or "model"
 
 
 def _numeric_tests(fold: dict) -> dict:

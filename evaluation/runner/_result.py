@@ -29,6 +29,7 @@ from evaluation.contract import (
     RESULTS_FORMAT,
     RUN_HASH_KEY,
     RUN_ID_KEY,
+    RUN_NAME_KEY,
     SEED_KEY,
     SETTINGS_KEY,
     TESTS_KEY,
@@ -48,6 +49,9 @@ class RunResult:
     run_id, run_hash : str
         The run directory's name, and the hash of the data, folds, harness version and tests
         (equal hashes: comparable scores).
+    name : str or None
+        The run's own name (``evaluate(name=...)``, ``submission.py --name``); None when it
+        was given none. It is not part of the run hash.
     model : dict
         ``{"name", "class", "fingerprint"}``.
     harness_version : str
@@ -119,6 +123,7 @@ class RunResult:
     settings: dict | None = None
     path: Path | None = None
     submission: dict | None = None
+    name: str | None = None
 
     @property
     def phase1_score(self) -> float | None:
@@ -140,7 +145,9 @@ class RunResult:
             ``phase2_score`` and ``leaderboard_score`` of the file repeat the aggregate's).
         """
         head = {FORMAT_KEY: RESULTS_FORMAT, RUN_ID_KEY: self.run_id,
-                RUN_HASH_KEY: self.run_hash, MODEL_KEY: self.model,
+                RUN_HASH_KEY: self.run_hash,
+                **({RUN_NAME_KEY: self.name} if self.name is not None else {}),
+                MODEL_KEY: self.model,
                 HARNESS_VERSION_KEY: self.harness_version, SEED_KEY: self.seed,
                 LIMIT_KEY: self.limit, K_KEY: self.k, DATASET_KEY: self.dataset,
                 TESTS_KEY: self.tests, "train_kwargs": self.train_kwargs,

@@ -143,7 +143,8 @@ def run_created(run_dir: Path, key: str) -> str | None:
 
 def latest_other_run(results_dir: Path, name: str, run_dir: Path,
                      config: dict) -> tuple[str, Path, dict] | None:
-    """The latest run of model ``name`` with ``config`` but another model fingerprint.
+    """The latest run whose id starts with ``name`` (the run's name, else its model's), with
+    ``config`` but another model fingerprint.
 
     Returns ``(created, path of its run.json, its record)``, or None when there is none.
     """

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evaluation.challenge import GATED_SCORE, HIT_RATE, References, scored_groups
+from evaluation.contract import run_label
 
 #: The footnote of a starred interval (``confidence_intervals.bias_dominated``).
 STAR_NOTE = ("* the interval was widened to reach the estimate: the resampling bias exceeds "
@@ -40,6 +41,9 @@ class ShownResult(Protocol):
 
     @property
     def model(self) -> dict: ...
+
+    @property
+    def dataset(self) -> dict: ...
 
     @property
     def limit(self) -> int: ...
@@ -171,11 +175,46 @@ def summary(result: ShownResult, width: int, verbose: bool = False) -> Iterator[
             f"each fold. These scores are not comparable with full runs (small groups bias the "
             f"MRED tests away from 0), only with runs of the same limit.", width, style="yellow")
     if not result.eligible_for_upload:
-        yield Text("Not eligible for upload:", style="yellow")
-        for reason in result.not_eligible_because:
-            yield paragraph(f"- {reason}", width, "  ")
+        yield from local_run_note(result, width)
     yield score_line(result)
+    if result.leaderboard_score is not None:
+        yield paragraph(good_score_line(result), width, "  ")
     yield paragraph(f"Results: {result.path}", width)
+
+
+def local_run_note(result: ShownResult, width: int) -> Iterator[Text]:
+    """What a run that no leaderboard takes as it is can be used for, why, and what next."""
+    yield paragraph("Local run: its scores compare with runs of the same data and folds; it "
+                    "is not a leaderboard submission, as", width)
+    for reason in result.not_eligible_because:
+        yield paragraph(f"- {reason}", width, "  ")
+    yield paragraph("Next: python -m evaluation compare RUN... compares runs; python -m "
+                    "evaluation submit RUN --competition FILE submits a finished run to a "
+                    "board whose data and folds it has, without running it again.", width,
+                    "  ")
+
+
+#: The baselines' leaderboard scores on the data they were measured on (the run's
+#: ``dataset.source``), as the Baselines page of the documentation lists them.
+BASELINE_SCORES = {
+    "synthetic:small:seed42": "the template and PopularityModel score -0.391, the ALS recipe "
+                              "10.77",
+    "synthetic:full:seed42": "PopularityModel scores -1.232, the ALS recipe 2.988",
+}
+
+
+def good_score_line(result: ShownResult) -> str:
+    """One line on what a good leaderboard score is, with the baselines' on this data."""
+    dataset = getattr(result, "dataset", None) or {}
+    known = BASELINE_SCORES.get(str(dataset.get("source")))
+    line = "For scale: 0 is the references' baseline model (CBOWModel), 1 their best"
+    return line + (f"; on this data {known}" if known else "") + " (docs: Baselines)."
+
+
+def _as_results(result: ShownResult) -> dict:
+    """What ``run_label`` reads of a result: its name, model and settings."""
+    return {"name": getattr(result, "name", None), "model": result.model,
+            "settings": getattr(result, "settings", None)}
 
 
 def tests_table(result: ShownResult, per_fold: bool) -> Table:
@@ -183,7 +222,7 @@ def tests_table(result: ShownResult, per_fold: bool) -> Table:
     ci = result.confidence_intervals or {}
     intervals = ci.get("tests", {})
     flagged = set(ci.get("bias_dominated", []))
-    table = Table(title=f"EvalRS results: {result.model['name']}")
+    table = Table(title=f"EvalRS results: {run_label(_as_results(result))}")
     table.add_column("Test", style="cyan", no_wrap=True)
     table.add_column("Mean", justify="right", style="green", no_wrap=True)
     table.add_column("Std", justify="right", no_wrap=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import io
 import itertools
 import json
 import math
@@ -12,7 +14,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from reclist.reclist import rec_test
+from rich.console import Console
 
+from evaluation import EvalRSRecList
 from evaluation.analysis import (
     ADDITIVE_TESTS,
     bc_interval,
@@ -456,3 +461,84 @@ def test_cli_compare_bad_input_exits_2(two_runs, args, message, capsys):
     status = main(["compare", *runs, *args])
     assert status == 2
     assert message in capsys.readouterr().err
+
+
+class _ExtraTest(EvalRSRecList):
+    """A custom test: the share of test users whose target is in their top 10."""
+
+    @rec_test(test_type="HIT_RATE_AT_10")
+    def hit_rate_at_10(self):
+        return float(((self.ranks > 0) & (self.ranks <= 10)).mean())
+
+
+def test_a_custom_test_does_not_make_runs_incomparable(tiny, two_runs, tmp_path):
+    runner = EvalRSRunner(tiny, results_dir=tmp_path, progress=False, verbose=False,
+                          reports=False, n_boot=100)
+    with quiet():
+        custom = runner.evaluate(RandomModel(), reclist_cls=_ExtraTest)
+    base = load_results(two_runs[0])
+    assert custom.run_hash != base.run_hash  # the custom test is part of the run hash
+    cmp = compare([two_runs[0], tmp_path / custom.run_id], n_boot=100, seed=3)
+    assert cmp.left_out == {"HIT_RATE_AT_10": [custom.run_id]}
+    # the shared tests compare exactly as they do between runs without the custom test
+    plain = compare([two_runs[0], two_runs[1]], n_boot=100, seed=3)
+    assert [(r["test"], r["difference"], r["ci_low"], r["p_holm"]) for r in cmp.rows] == \
+        [(r["test"], r["difference"], r["ci_low"], r["p_holm"]) for r in plain.rows]
+    assert cmp.to_dict()["left_out"] == {"HIT_RATE_AT_10": [custom.run_id]}
+    console = Console(width=100, file=io.StringIO(), color_system=None)
+    console.print(cmp)
+    flat = " ".join(console.file.getvalue().split())
+    assert f"Left out: HIT_RATE_AT_10 (in {custom.run_id})" in flat
+
+
+def test_the_not_comparable_error_names_what_differs_in_full(tiny, two_runs, tmp_path):
+    base = load_results(two_runs[0])
+    other = dataclasses.replace(base, run_dir=tmp_path, run_id="other",
+                                fold_params={**base.fold_params, "seed": 7, "extra": "x" * 90})
+    with pytest.raises(ConfigError) as err:
+        compare([base, other])
+    message = str(err.value)
+    assert "the fold parameters differ (extra: none vs " + repr("x" * 90) + ", seed: " in message
+    assert "..." not in message
+
+
+def test_compare_reads_the_runs_as_a_board_tiers_and_rank_intervals(two_runs):
+    from evaluation.analysis import paired_bootstrap
+    from evaluation.standings import standings
+
+    pop, rnd = (load_results(p) for p in two_runs)
+    cmp = compare([pop, rnd], n_boot=200, seed=4, level=0.9, min_difference=0.01)
+    board = cmp.standings
+    # the same replicates as the comparison's, fed to the board's own standings
+    folds = [[run.user_scores(f) for f in range(pop.num_folds)] for run in (pop, rnd)]
+    reps, point = paired_bootstrap(folds, pop.references, n_boot=200, seed=4,
+                                   not_applicable=pop.not_applicable)
+    want = standings([pop.run_id, rnd.run_id], reps["phase2_score"], point["phase2_score"],
+                     level=0.9, min_difference=0.01)
+    assert board["score"] == "phase2_score" and board["level"] == 0.9
+    assert board["min_difference"] == 0.01
+    assert [r["run_id"] for r in board["rows"]] == list(want.teams)
+    assert [r["tier"] for r in board["rows"]] == [int(t) for t in want.tier]
+    assert [r["rank_interval"] for r in board["rows"]] == want.rank_interval.tolist()
+    assert [r["score"] for r in board["rows"]] == want.score.tolist()
+    # the board order is by score, and a run's place lies within its rank interval
+    assert [r["score"] for r in board["rows"]] == sorted(point["phase2_score"], reverse=True)
+    assert all(lo <= r["place"] <= hi for r in board["rows"] for lo, hi in [r["rank_interval"]])
+    assert cmp.to_dict()["standings"]["rows"][0]["name"] == board["rows"][0]["name"]
+    console = Console(width=100, file=io.StringIO(), color_system=None)
+    console.print(cmp)
+    out = console.file.getvalue()
+    assert "runs in one tier cannot be told" in " ".join(out.split())
+    tier_lines = [line.split() for line in out.splitlines()
+                  if line.strip().startswith(("1 ", "2 ")) and "Model" in line]
+    assert [line[:2] for line in tier_lines] == [[str(r["tier"]), str(r["place"])]
+                                                for r in board["rows"]]
+
+
+def test_compare_command_takes_a_minimum_practical_difference(two_runs, tmp_path, capsys):
+    huge = 1e9  # every difference is smaller: one tier, every run may hold every place
+    assert main(["compare", *map(str, two_runs), "--n-boot", "100", "--min-difference",
+                 str(huge), "--out", str(tmp_path)]) == 0
+    board = json.loads((tmp_path / "comparison.json").read_text())["standings"]
+    assert {r["tier"] for r in board["rows"]} == {1} and board["min_difference"] == huge
+    assert "differences below 1e+09 are ties" in " ".join(capsys.readouterr().out.split())

@@ -224,7 +224,8 @@ def test_plot_score_distribution_marks_estimate_and_interval(run):
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend[0] == f"bootstrap replicates ({N_BOOT})"
     assert legend[1].startswith("point estimate")
-    assert legend[2].startswith("95% interval [")
+    assert legend[2].startswith("95% interval [") and legend[2].endswith("(bias-corrected)")
+    assert "the interval is bias-corrected" in fig.texts[0].get_text()
     assert ax.get_xlabel() == "leaderboard score (phase 2)"
 
 

@@ -166,3 +166,33 @@ def test_bad_model_parameters_name_the_parameter_rule_and_value():
     with pytest.raises(ConfigError, match=r"'n_sweeps' parameter of BiasModel must be an int in "
                                           r"the range \[1, inf\)\. Got True instead"):
         BiasModel(n_sweeps=True)
+
+
+@pytest.mark.parametrize("model", [PopularityModel, RandomModel, CBOWModel, BiasModel])
+def test_every_baseline_takes_the_catalog_first_and_old_calls_still_work(tiny, model):
+    catalog = tiny.df_tracks
+    assert model(catalog, top_k=7).top_k == 7
+    assert model(catalog, 8).top_k == 8
+    assert model(top_k=9).top_k == 9
+    assert model(10).top_k == 10  # the old shape: top_k first
+    with pytest.raises(ConfigError, match="got top_k twice"):
+        model(5, top_k=7)
+
+
+def test_a_misplaced_dataframe_is_shown_by_its_type_and_size(tiny):
+    with pytest.raises(ConfigError) as err:
+        PopularityModel(tiny.df_tracks, tiny.df_tracks)
+    message = str(err.value)
+    rows, cols = tiny.df_tracks.shape
+    assert f"Got a DataFrame of shape ({rows}, {cols}) instead." in message
+    assert "\n" not in message and len(message) < 200
+
+
+def test_the_catalog_does_not_change_what_a_baseline_recommends(tiny):
+    train = tiny.get_train_set(0)
+    users = tiny.get_test_set(0)[["user_id"]].head(20)
+    plain = PopularityModel(top_k=10)
+    plain.train(train)
+    with_catalog = PopularityModel(tiny.df_tracks, top_k=10)
+    with_catalog.train(train)
+    pd.testing.assert_frame_equal(plain.predict(users), with_catalog.predict(users))

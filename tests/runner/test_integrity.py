@@ -232,10 +232,13 @@ def test_edited_model_code_starts_a_new_run(tiny, tmp_path, monkeypatch, capsys)
     # reversed rows: the same scores, other code
     path.write_text(MODEL_SOURCE.format(suffix=".iloc[::-1]"))
     mod = importlib.reload(mod)
-    with pytest.warns(RunWarning, match="model code changed"):
+    with warnings.catch_warnings():
+        # printed where the run prints, once: not also as a RunWarning
+        warnings.simplefilter("error", RunWarning)
         second = runner.evaluate(mod.EditedModel(), limit=20)
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
-    assert f"model code changed since the run of {created}: starting a new run" in out
+    assert out.count(f"model code changed since the run of {created}: starting a new "
+                     f"run") == 1
     assert "model parameters" not in out and "training arguments" not in out
     assert first.run_id != second.run_id
     assert second.folds == [{**f, "runtime": s["runtime"]}

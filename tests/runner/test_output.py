@@ -32,7 +32,7 @@ from evaluation.errors import ConfigError, PredictionWarning
 #: How a line at column 0 may begin: anything else would be a phrase wrapped by the console.
 LINE_HEADS = ("EvalRS run", "Warning:", "Normalised =", "The score's interval",
               "The leaderboard score is", "Phase-1 score", "References:", "Note:",
-              "Not eligible for upload:", "LEADERBOARD SCORE:", "Results:", "* the interval",
+              "Local run:", "LEADERBOARD SCORE:", "Results:", "* the interval",
               "┏", "┃", "┡", "│", "└", "─")
 FOLD_LINE = re.compile(r"^  fold (\d+): HIT_RATE (\S+), MRR (\S+) \((\d+\.\d) s\)$")
 
@@ -256,7 +256,7 @@ def test_limit_says_the_scores_are_not_comparable(tiny, tmp_path, capsys):
     flat = " ".join(out.split())
     assert ("limit=40 scores only the first 40 test users of each fold. These scores are not "
             "comparable with full runs (small groups bias the MRED tests away from 0)") in flat
-    assert "Not eligible for upload:" in out
+    assert "Local run:" in out and "not a leaderboard submission" in " ".join(out.split())
     check_lines(out)
 
 

@@ -96,7 +96,7 @@ def test_rich_rendering_is_the_summary(result):
     assert "Seconds per stage" not in narrow  # the runner prints them when verbose
     assert "How the leaderboard score is made" in narrow
     assert f"LEADERBOARD SCORE: {result.leaderboard_score:.4g}" in narrow
-    assert "Not eligible for upload:" in narrow  # limit=30
+    assert "Local run:" in narrow  # limit=30
     assert "Fold 0" not in narrow  # per-fold columns only when they fit
     assert "Fold 3" in render(result, 200)
 

@@ -118,7 +118,7 @@ def test_summary_prints_the_leaderboard_score(tiny, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"LEADERBOARD SCORE: {res.leaderboard_score:.4g}" in out  # 4 significant digits
     assert res.leaderboard_score == phase2_score(res.aggregate["mean"], refs)
-    assert "Not eligible for upload" in out and "limit=30" in out
+    assert "Local run:" in out and "limit=30" in out
     assert res.eligible_for_upload is False
     assert all(f["n_users"] == 30 for f in res.folds)
 
