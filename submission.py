@@ -3,8 +3,8 @@
     python submission.py                       # the embedded synthetic dataset, 4 folds
     python submission.py --source lfm --upload # the real challenge data, then submit
     python submission.py --scale tiny --limit 50 --num-folds 2   # a quick local check
-    python submission.py --param factors=64 --param reg=0.05     # MyModel(factors=64, reg=0.05)
-    python submission.py --name wide --param factors=256         # a named run, told apart
+    python submission.py --param min_plays=5                     # MyModel(..., min_plays=5)
+    python submission.py --name popular --param min_plays=5      # a named run, told apart
     python submission.py --competition competition.toml --upload # another leaderboard's data
     python submission.py --quiet                # print only the leaderboard score line
 

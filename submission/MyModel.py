@@ -25,18 +25,23 @@ from evaluation import RecModel
 
 
 class MyModel(RecModel):
-    def __init__(self, items: pd.DataFrame | None = None, top_k: int = 100, **kwargs):
+    def __init__(self, items: pd.DataFrame | None = None, top_k: int = 100,
+                 min_plays: int = 0, exclude_heard: bool = True):
         super().__init__()
         # ``items`` is the catalog (``dataset.df_tracks``, indexed by track_id): every track id
         # you recommend must be in it. This model only recommends tracks seen in training.
         self.items = items
         self.top_k = self.k = top_k
-        self.kwargs = kwargs  # extra settings, e.g. hyper-parameters from submission.py
+        # Its settings, named so that a misspelt ``--param`` is an error, not silently ignored
+        # (``python submission.py --param min_plays=5 --param exclude_heard=false``):
+        self.min_plays = min_plays  # never recommend a track with fewer plays in training
+        self.exclude_heard = exclude_heard  # skip the tracks a user already listened to
 
     def train(self, train_df: pd.DataFrame, **kwargs) -> None:
         # Total plays per track, most played first (ties by track id, so runs are repeatable).
         plays = train_df.groupby("track_id")["user_track_count"].sum()
         plays = plays.sort_index().sort_values(ascending=False, kind="stable")
+        plays = plays[plays >= self.min_plays]
         # Keep enough candidates to fill every list after removing what a user already heard.
         longest_history = int(train_df.groupby("user_id").size().max())
         self.candidates = plays.index.to_numpy()[: self.top_k + longest_history]
@@ -52,7 +57,8 @@ class MyModel(RecModel):
         row = pd.Index(users).get_indexer(heard_pairs["user_id"])
         col = pd.Index(candidates).get_indexer(heard_pairs["track_id"])
         heard = np.zeros((len(users), len(candidates)), dtype=bool)
-        heard[row, col] = True
+        if self.exclude_heard:
+            heard[row, col] = True
         # For each user, the first top_k candidates not heard (stable sort keeps the play order).
         order = np.argsort(heard, axis=1, kind="stable")[:, : self.top_k]
         recs = np.where(np.take_along_axis(heard, order, axis=1), -1, candidates[order])

@@ -227,18 +227,19 @@ def test_constructor_parameters_are_checked_against_its_signature():
 def test_params_reach_the_constructor_the_fingerprint_and_the_run_key(tmp_path, tiny):
     work = tmp_path / "w"
     work.mkdir()
-    (work / "params.toml").write_text("factors = 32\nmetric = \"dot\"\n")
+    (work / "params.toml").write_text("min_plays = 2\nexclude_heard = false\n")
     flags = ("--num-folds", "2", "--limit", "20")
     first = run_submission(work, *flags, "--params-file", "params.toml", "--param",
-                           "factors=64")
+                           "min_plays=64")
     assert first.returncode == 0, first.stderr[-3000:]
     second = run_submission(work, *flags, "--params-file", "params.toml", "--param",
-                            "factors=65")
+                            "min_plays=65")
     assert second.returncode == 0, second.stderr[-3000:]
-    runs = {r["settings"]["params"]["factors"]: r for r in all_results(work)}
+    runs = {r["settings"]["params"]["min_plays"]: r for r in all_results(work)}
     assert sorted(runs) == [64, 65]  # two run directories: no fold of one reused by the other
     assert runs[64]["run_id"] != runs[65]["run_id"]
-    assert runs[64]["settings"] == {"params": {"factors": 64, "metric": "dot"}, "reclist": None,
+    assert runs[64]["settings"] == {"params": {"min_plays": 64, "exclude_heard": False},
+                                    "reclist": None,
                                     "references": "auto", "competition": None}
     # the constructor got them: the fingerprint's params are those of MyModel(..., **params)
     sys.path.insert(0, str(REPO))
@@ -246,8 +247,8 @@ def test_params_reach_the_constructor_the_fingerprint_and_the_run_key(tmp_path, 
         from submission.MyModel import MyModel
     finally:
         sys.path.remove(str(REPO))
-    for factors, res in runs.items():
-        model = MyModel(items=tiny.df_tracks, top_k=100, factors=factors, metric="dot")
+    for min_plays, res in runs.items():
+        model = MyModel(items=tiny.df_tracks, top_k=100, min_plays=min_plays, exclude_heard=False)
         assert res["model"]["fingerprint"]["params"]["sha256"] == \
             content_hash(dict(vars(model)))["sha256"]
     assert runs[64]["model"]["fingerprint"]["params"] != runs[65]["model"]["fingerprint"]["params"]
@@ -260,16 +261,13 @@ def test_a_parameter_the_model_does_not_take_is_an_error_naming_it(tmp_path):
     work = tmp_path / "w"
     shutil.copytree(REPO / "submission", work / "submission",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    source = (work / "submission" / "MyModel.py").read_text()
-    strict = source.replace("top_k: int = 100, **kwargs):", "top_k: int = 100, factors: int = 8):")
-    assert strict != source
-    (work / "submission" / "MyModel.py").write_text(strict.replace("self.kwargs = kwargs",
-                                                                   "self.factors = factors"))
-    proc = run_submission(work, "--param", "factros=64", "--limit", "5")
+    # the template names its parameters (no **kwargs): a typo cannot pass silently
+    proc = run_submission(work, "--param", "min_pays=64", "--limit", "5")
     assert proc.returncode == 2, proc.stderr[-3000:]
-    assert "--param factros" in proc.stderr and "its parameters: factors" in proc.stderr
+    assert "--param min_pays" in proc.stderr
+    assert "its parameters: min_plays, exclude_heard" in proc.stderr
     assert "Traceback" not in proc.stderr
-    bad = run_submission(work, "--param", "factors=[1,", "--limit", "5")
+    bad = run_submission(work, "--param", "min_plays=[1,", "--limit", "5")
     assert bad.returncode == 2 and "is not a value" in bad.stderr
     assert not (work / "results").exists() or not list((work / "results").glob("*/results.json"))
 

@@ -295,7 +295,7 @@ def test_a_run_made_with_model_parameters_is_rebuilt_with_them(tmp_path):
     with tempfile.TemporaryDirectory() as results_dir:
         dataset = ChallengeDataset(scale="tiny", num_folds=2)
         runner = EvalRSRunner(dataset, results_dir=results_dir, progress=False, verbose=False)
-        params = {"factors": 8, "reg": 0.5}
+        params = {"min_plays": 2, "exclude_heard": False}
         result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k, **params),
                                  settings={"params": params, "reclist": None})
         uploaded = {"email": "a@b.org", "participant_id": "team", "run_id": result.run_id,
