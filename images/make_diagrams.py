@@ -187,14 +187,8 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("dataset.py", "compat/", [(400, 420), (400, 440), (635, 440), (635, 570)]),
     ("_util/", "errors.py", [(330, 605), (300, 605)]),
     ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
-]
-
-# imports that the code is about to gain, with their arrows ready: not drawn until the code has
-# them (the picture shows the code as it is), then moved into IMPORTS
-LANDING_IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("analysis/", "standings/", [(1135, 200), (1135, 460)]),
 ]
-
 
 # one fold's path: step number -> (box it happens in, arrow to the next step)
 FOLD_PATH = [

@@ -277,8 +277,12 @@ def test_upload_posts_to_the_configured_endpoint(tiny, tiny_board, tmp_path):
             body = self.rfile.read(int(self.headers["Content-Length"]))
             received["auth"] = self.headers.get("Authorization")
             received["body"] = json.loads(body)
-            self.send_response(200)
+            receipt = json.dumps({"status": "accepted", "submission_id": 1}).encode()
+            self.send_response(201)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(receipt)))
             self.end_headers()
+            self.wfile.write(receipt)
 
         def log_message(self, *args):
             pass
