@@ -36,7 +36,7 @@ from evaluation.challenge import (
     check_coverage,
     dataset_not_applicable,
 )
-from evaluation.compat import check_reclist
+from evaluation.compat import check_reclist, warn_once
 from evaluation.contract import (
     FINGERPRINT_KEY,
     FOLD_PARAMS_KEY,
@@ -227,9 +227,10 @@ class EvalRSRunner:
             if reclist_cls is not None:
                 raise ConfigError("evaluate() got both reclist_cls and custom_RecList; pass "
                                   "reclist_cls only.")
-            warnings.warn("evaluate(custom_RecList=...) is deprecated: pass reclist_cls=... "
-                          "(the keyword will be removed in the next release)",
-                          DeprecationWarning, stacklevel=3)
+            # once per process, as every old spelling: a notebook calls evaluate() in a loop
+            warn_once("argument:evaluate.custom_RecList",
+                      "evaluate(custom_RecList=...) is deprecated: pass reclist_cls=... "
+                      "(the keyword will be removed in the next release)", stacklevel=3)
             reclist_cls = custom_RecList
         if reclist_cls is None:
             return EvalRSRecList

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from evaluation.challenge import (
     load_references,
     phase2_score,
 )
+from evaluation.compat import forget_warnings
 from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (
@@ -212,11 +214,22 @@ def test_custom_reclist_adds_a_test(tiny, tmp_path):
     with pytest.raises(ConfigError, match="reclist_cls must be a subclass of EvalRSRecList"):
         runner.evaluate(PopularityModel(), reclist_cls=dict)
     # the 2022 keyword still works for one release, with a DeprecationWarning
+    forget_warnings()  # an earlier test may have used the keyword in this process
     with pytest.warns(DeprecationWarning, match=r"custom_RecList=\.\.\.\) is deprecated"):
         old = runner.evaluate(PopularityModel(), limit=40, custom_RecList=MyRecList)
     assert old.run_id == custom.run_id and comparable(old) == comparable(custom)
     with pytest.raises(ConfigError, match="both reclist_cls and custom_RecList"):
         runner.evaluate(PopularityModel(), reclist_cls=MyRecList, custom_RecList=MyRecList)
+
+
+def test_custom_reclist_keyword_warns_once_per_process():
+    forget_warnings()
+    with pytest.warns(DeprecationWarning, match=r"custom_RecList=\.\.\.\) is deprecated"):
+        assert EvalRSRunner._reclist_class(None, MyRecList) is MyRecList
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second warning would raise here
+        assert EvalRSRunner._reclist_class(None, MyRecList) is MyRecList
+    forget_warnings()
 
 
 def test_bad_models_fail_clearly(tiny, tmp_path):
