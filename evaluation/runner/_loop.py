@@ -58,7 +58,7 @@ from evaluation.runner._checks import (
     output_level,
 )
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
-from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
+from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold, repeated_mode
 from evaluation.runner._profile import environment
 from evaluation.runner._references import references_record, resolve_references
 from evaluation.runner._result import RunResult
@@ -66,6 +66,7 @@ from evaluation.runner._submit import UploadSettings, check_settings, submit_run
 from evaluation.runner._summary import (
     fold_line,
     paragraph,
+    repeated_items_note,
     score_line,
     show,
     summary,
@@ -341,11 +342,21 @@ class EvalRSRunner:
                 show(run.console, paragraph(f"{test}: not applicable ({reason})",
                                             run.console.width, "  "))
 
+    def _warn_repeated_items(self, run: _Run, fresh: list[dict]) -> None:
+        """Say once per run, with every fold's count, that lists repeated items."""
+        note = repeated_items_note(fresh)
+        if note and self.output == "silent":
+            counts = {"repeated_lists": sum(f.get("repeated_lists", 0) for f in fresh)}
+            warnings.warn(PredictionWarning(note, counts=counts), stacklevel=4)
+        elif note and self.output != "quiet":
+            show(run.console, paragraph(f"Warning: {note}", run.console.width, style="yellow"))
+
     def _print_result(self, result: RunResult, run: _Run, computed: list[int]) -> None:
         """Print what the run's output level asks for; warn once about training items."""
         # once per run, with every fold's counts, for the folds computed now (reused ones
         # were reported by the run that computed them)
         fresh = [f for f in result.folds if f["fold"] in computed]
+        self._warn_repeated_items(run, fresh)
         note = training_items_note(fresh)
         if note and self.output == "silent":
             seen = [f.get("seen_in_training") or {} for f in fresh]
@@ -493,7 +504,10 @@ class EvalRSRunner:
                        reclist_cls=run.reclist_cls, reports=self.reports,
                        verbose=self.output == "verbose", progress=self.progress,
                        report_dir=run.dir / "reclist" / f"fold_{fold}",
-                       train_kwargs=train_kwargs)
+                       train_kwargs=train_kwargs,
+                       repeated=repeated_mode(self.dataset, self.competition),
+                       repeated_rule=self.competition.repeated_rule()
+                       if self.competition.repeated_items == "error" else "")
 
     def _save_fold(self, run: _Run, out: FoldOutput) -> tuple[dict, UserScores]:
         """Save a computed fold (and reclist's files from a Ray task); its results and scores."""
