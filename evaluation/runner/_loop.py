@@ -413,7 +413,7 @@ class EvalRSRunner:
                 FINGERPRINT_KEY: ds.fingerprint, FOLD_PARAMS_KEY: ds.fold_params,
                 NUM_FOLDS_KEY: ds.num_folds}
 
-    def _ineligible_because(self, limit: int) -> list[str]:
+    def _ineligible_because(self, limit: int, folds: list[dict]) -> list[str]:
         """Why the run may not be uploaded (empty when it may)."""
         reasons = []
         if limit:
@@ -421,9 +421,9 @@ class EvalRSRunner:
         if self.k != DEFAULT_K:
             reasons.append(f"k={self.k} (the official protocol has k={DEFAULT_K})")
         # relative to the competition the run is made for: its data, folds (their count
-        # included) and versions
+        # included), versions and (folds reused from an earlier run) repeated items
         return reasons + self.competition.not_eligible_because(self._dataset_info(),
-                                                               __version__)
+                                                               __version__, folds)
 
     def _run_folds(self, model, run: _Run, *, resume: bool,
                    train_kwargs: dict) -> tuple[list[dict], list[UserScores]]:
@@ -470,7 +470,7 @@ class EvalRSRunner:
         """The ``RunResult`` of the finished folds."""
         not_applicable = dataset_not_applicable(self.dataset)
         agg = aggregate([_numeric_tests(f) for f in folds], self.references, not_applicable)
-        reasons = self._ineligible_because(run.limit)
+        reasons = self._ineligible_because(run.limit, folds)
         if not_applicable:
             reasons.append(f"tests not applicable to this dataset: {list(not_applicable)} (a "
                            f"leaderboard scores every test)")

@@ -502,3 +502,16 @@ def test_a_competition_that_refuses_repeated_items_stops_the_run(tiny, tiny_boar
     assert ("tiny board refuses lists that recommend the same track more than "
             "once (repeated_items = \"error\" in /boards/tiny.toml)") in text
     assert runner.evaluate(PopularityModel(), limit=30).eligible_for_upload is not None
+
+
+def test_folds_reused_under_a_board_that_refuses_repeated_items_are_not_eligible(
+        tiny, tiny_board, tmp_path):
+    make_runner(tiny, tmp_path, n_boot=0, competition=tiny_board).evaluate(Repeating(),
+                                                                           limit=30)
+    strict = replace(tiny_board, repeated_items="error")
+    again = make_runner(tiny, tmp_path, n_boot=0, competition=strict).evaluate(
+        Repeating(), limit=30, resume=True)  # every fold reused: none is validated again
+    assert again.eligible_for_upload is False
+    assert any(r.startswith(f"{10 * len(again.folds)} lists recommend the same track more "
+                            f"than once, which tiny board refuses")
+               for r in again.not_eligible_because)
