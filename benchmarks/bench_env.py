@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from evaluation.reproduce import Bind, Budgets, prepare_env, run_sandboxed  # noqa: E402
 from evaluation.reproduce._env import remove_tree  # noqa: E402
-from tests._reproduce_fakes import make_checkout  # noqa: E402
+from tests.reproduce._fakes import make_checkout  # noqa: E402
 
 
 def _timed(action) -> float:

@@ -539,12 +539,14 @@ def _check_repeats(matrix: np.ndarray, expected: np.ndarray, repeated: str) -> N
     rows = np.flatnonzero(twice.any(axis=1))
     example = show_values(np.unique(srt[:, 1:][twice]))
     if repeated == "error":
-        raise _fail(
+        exc = _fail(
             f"{len(rows)} lists recommend the same item more than once (e.g. {example})",
             "recommend each item at most once per user (e.g. drop duplicates, keeping the best "
             "rank, and pad with -1)",
             _show_rows(expected, matrix, rows),
         )
+        exc.repeated_lists = len(rows)  # type: ignore[attr-defined]  # for the runner's note
+        raise exc
     message = (
         f"predictions: {len(rows)} of {len(expected)} lists recommend the same item more than "
         f"once (e.g. {example}; sampling with replacement, as the 2022 template did?). They "

@@ -22,6 +22,7 @@ from evaluation.contract._keys import (
     FINGERPRINT_KEY,
     FOLD_PARAMS_KEY,
     NUM_FOLDS_KEY,
+    REPEATED_LISTS_KEY,
     SOURCE_KEY,
 )
 from evaluation.contract._text import cut
@@ -36,6 +37,11 @@ OTHER_DATA = "data"
 OTHER_FOLDS = "folds"
 OTHER_FOLD_COUNT = "fold count"
 OTHER_HARNESS_VERSION = "harness version"
+OTHER_REPEATED_ITEMS = "repeated items"
+
+#: A competition file's ``repeated_items``: ``"first"`` scores lists that name a track twice
+#: as the 2022 harness did (a target counts at its first position), ``"error"`` refuses them.
+REPEATED_ITEMS_RULES = ("first", "error")
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ class CompetitionTarget:
         The harness versions whose runs are accepted (None: any).
     path : str or None
         The competition file it was read from (None for the official board).
+    repeated_items : {"first", "error"}
+        Lists that name a track twice: scored as 2022 did (``"first"``) or refused.
     """
 
     name: str
@@ -89,8 +97,10 @@ class CompetitionTarget:
     fold_params: dict = field(hash=False)
     harness_versions: tuple[str, ...] | None = None
     path: str | None = None
+    repeated_items: str = "first"
 
-    def ineligibilities(self, dataset: Mapping[str, Any], version: Any) -> list[Ineligibility]:
+    def ineligibilities(self, dataset: Mapping[str, Any], version: Any,
+                        folds: Any = ()) -> list[Ineligibility]:
         """Why a run on ``dataset`` with harness ``version`` does not belong here.
 
         Parameters
@@ -100,13 +110,16 @@ class CompetitionTarget:
             ``num_folds``.
         version : Any
             The run's harness version.
+        folds : sequence of mapping
+            The run's ``results["folds"]``: their ``repeated_lists`` are counted when the
+            competition refuses repeated items (a fold without the key counts 0).
 
         Returns
         -------
         list of Ineligibility
             In the order data, folds (or, with the same fold parameters, the fold count),
-            harness version; empty when the run belongs here. Values compare as JSON, as the
-            run hash sees them: 4 and 4.0 differ, and so do 1 and true.
+            harness version, repeated items; empty when the run belongs here. Values compare
+            as JSON, as the run hash sees them: 4 and 4.0 differ, and so do 1 and true.
         """
         found = []
         if self.fingerprint is None:
@@ -118,6 +131,8 @@ class CompetitionTarget:
         found += self._fold_ineligibilities(dataset)
         if self.harness_versions is not None and version not in self.harness_versions:
             found.append(Ineligibility(OTHER_HARNESS_VERSION, version, self.harness_versions))
+        if self.repeated_items == "error" and repeated_lists(folds):
+            found.append(Ineligibility(OTHER_REPEATED_ITEMS, repeated_lists(folds), 0))
         return found
 
     def _fold_ineligibilities(self, dataset: Mapping[str, Any]) -> list[Ineligibility]:
@@ -134,8 +149,10 @@ class CompetitionTarget:
             return [Ineligibility(OTHER_FOLD_COUNT, got, want)]
         return []
 
-    def not_eligible_because(self, dataset: Mapping[str, Any], version: Any) -> list[str]:
-        """Why a run on ``dataset`` with harness ``version`` does not belong here, in words.
+    def not_eligible_because(self, dataset: Mapping[str, Any], version: Any,
+                             folds: Any = ()) -> list[str]:
+        """Why a run on ``dataset`` with harness ``version`` (and ``folds``, see
+        :meth:`ineligibilities`) does not belong here, in words.
 
         Returns
         -------
@@ -143,7 +160,8 @@ class CompetitionTarget:
             One sentence per :meth:`ineligibilities` item (as ``results.json`` records them
             under ``not_eligible_because``); empty when the run belongs here.
         """
-        return [self._sentence(i, dataset) for i in self.ineligibilities(dataset, version)]
+        return [self._sentence(i, dataset)
+                for i in self.ineligibilities(dataset, version, folds)]
 
     def _sentence(self, why: Ineligibility, dataset: Mapping[str, Any]) -> str:
         """One ineligibility as the participant reads it."""
@@ -161,8 +179,17 @@ class CompetitionTarget:
             return f"the folds differ from {self.name}'s in {why.differences}"
         if why.part == OTHER_FOLD_COUNT:
             return f"the run has {cut(why.got)} folds, {self.name}'s fold parameters {why.want}"
+        if why.part == OTHER_REPEATED_ITEMS:
+            return (f"{why.got} lists recommend the same track more than once, which "
+                    f"{self.name} refuses ({self.repeated_rule()})")
         return (f"harness version {cut(why.got)} is not one {self.name} accepts "
                 f"({', '.join(self.harness_versions or ())})")
+
+    def repeated_rule(self) -> str:
+        """The competition's rule on repeated items, in words, with the fix."""
+        where = f" (repeated_items = \"error\" in {self.path})" if self.path else ""
+        return (f"{self.name} refuses lists that recommend the same track more than once"
+                f"{where}; recommend each track at most once per user and pad with -1")
 
     def dataset_options(self) -> dict:
         """``ChallengeDataset`` keyword arguments that rebuild the competition's data and folds
@@ -174,7 +201,8 @@ class CompetitionTarget:
         return {"name": self.name, SOURCE_KEY: self.source, FINGERPRINT_KEY: self.fingerprint,
                 FOLD_PARAMS_KEY: self.fold_params,
                 "harness_versions": None if self.harness_versions is None
-                else list(self.harness_versions), "path": self.path}
+                else list(self.harness_versions), "path": self.path,
+                "repeated_items": self.repeated_items}
 
 
 def differences(got: Mapping, want: Mapping) -> str:
@@ -191,6 +219,16 @@ def differences(got: Mapping, want: Mapping) -> str:
             parts.append(f"{cut(key)} ({a} vs {b})")
     more = len(parts) - SHOWN_DIFFERENCES
     return ", ".join(parts[:SHOWN_DIFFERENCES]) + (f" and {more} more" if more > 0 else "")
+
+
+def repeated_lists(folds: Any) -> int:
+    """How many lists of a run's ``folds`` named a track twice: the sum of their
+    ``repeated_lists`` (0 for a fold without the key, made before it was recorded, and for
+    anything that is no count)."""
+    if not isinstance(folds, (list, tuple)):
+        return 0
+    counts = (f.get(REPEATED_LISTS_KEY, 0) if isinstance(f, Mapping) else 0 for f in folds)
+    return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c > 0)
 
 
 def _canonical(value: Any) -> str:
@@ -260,6 +298,7 @@ def load_competition_target(path: str | os.PathLike) -> CompetitionTarget:
     fold_params = dataset.get(FOLD_PARAMS_KEY) if isinstance(dataset, dict) else None
     versions = data.get("harness_versions")
     name = data.get("name")
+    repeated = data.get("repeated_items", "first")
     for key, value, ok, fix in (
             ("name", name, isinstance(name, str) and name.strip(), 'name = "..."'),
             ("dataset.fingerprint", fingerprint, isinstance(fingerprint, str),
@@ -268,7 +307,10 @@ def load_competition_target(path: str | os.PathLike) -> CompetitionTarget:
             ("dataset.fold_params", fold_params, isinstance(fold_params, dict),
              "a [dataset.fold_params] table (results['dataset']['fold_params'] of a run)"),
             ("harness_versions", versions, isinstance(versions, list)
-             and all(isinstance(v, str) for v in versions), 'harness_versions = ["0.1.0"]')):
+             and all(isinstance(v, str) for v in versions), 'harness_versions = ["0.1.0"]'),
+            ("repeated_items", repeated, repeated in REPEATED_ITEMS_RULES,
+             'repeated_items = "error" (refuse lists naming a track twice) or "first" (score '
+             'them as 2022 did, the default)')):
         if not ok:
             got = "is missing" if value is None else f"is invalid ({cut(value)})"
             raise ConfigError(f"competition file {shown!r}: {key} {got}. Fix: write {fix}.")
@@ -276,4 +318,5 @@ def load_competition_target(path: str | os.PathLike) -> CompetitionTarget:
     return CompetitionTarget(name=f"competition {name!r}",
                              source=source if isinstance(source, str) else "",
                              fingerprint=fingerprint, fold_params=dict(fold_params or {}),
-                             harness_versions=tuple(versions or ()), path=shown)
+                             harness_versions=tuple(versions or ()), path=shown,
+                             repeated_items=repeated)

@@ -37,6 +37,9 @@ FOLD_PARAMS_KEY = "fold_params"
 NUM_FOLDS_KEY = "num_folds"
 # results.json, in each of "folds"
 FOLD_KEY = "fold"
+#: How many of the fold's lists named a track twice (scored by first position); absent in
+#: runs made before it was recorded, which read as 0.
+REPEATED_LISTS_KEY = "repeated_lists"
 # the submission payload (its "results" is results.json; run_id, run_hash and
 # leaderboard_score repeat the results' keys)
 EMAIL_KEY = "email"

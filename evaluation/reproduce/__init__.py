@@ -13,6 +13,7 @@ as Ray tasks, and reports a table.
 
 from evaluation.reproduce._batch import BatchRow, read_batch
 from evaluation.reproduce._budgets import Budgets
+from evaluation.reproduce._checkout import vendored_warning
 from evaluation.reproduce._client import LeaderboardClient
 from evaluation.reproduce._compare import (
     EQUAL_TOLERANCE,
@@ -117,6 +118,7 @@ __all__ = [
     "run_sandboxed",
     "sandbox_problem",
     "scrub",
+    "vendored_warning",
     "worker_config",
     "write_report",
 ]

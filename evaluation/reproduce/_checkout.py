@@ -6,6 +6,10 @@ process read or quote a file the participant chose; a huge checkout would fill t
 disk with its copies. Both are refused, naming the path, before anything runs. Each run then
 gets a private copy (links kept as links, all inside), so that no run can change what another
 run, or the next check, sees.
+
+A checkout may also carry its own copy of the official EvalRS 2022/2023 ``evaluation/``
+folder. It is recognised and named before anything runs; it cannot shadow the harness there
+(see :func:`vendored_warning`), so it is a warning, not a refusal.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from evaluation.compat import vendored_evaluation
 from evaluation.errors import ConfigError
 
 #: The largest checkout reproduced, in bytes (its files, as stored).
@@ -52,6 +57,27 @@ def inspect_checkout(checkout: str | os.PathLike,
                                   f"data: remove the large files, or raise "
                                   f"--max-checkout-mb.")
     return total
+
+
+def vendored_warning(checkout: str | os.PathLike) -> str | None:
+    """A warning naming the checkout's copy of the official 2022/2023 ``evaluation/`` folder,
+    and what the participant should do with it; None when it has none.
+
+    The reproduction does not run that copy: the worker is started as ``python -P -m
+    evaluation.reproduce._predict_worker``, so the harness's own ``evaluation`` package (bound
+    at ``/opt/evalrs/harness`` in the sandbox, the environment's elsewhere) is imported before
+    the checkout's folder is appended to ``sys.path``; the participant's ``from
+    evaluation.EvalRSRunner import ...`` then reaches the harness's 2022/2023 module paths, as
+    under ``submission.py`` with the folder removed.
+    """
+    found = vendored_evaluation(checkout)
+    if found is None:
+        return None
+    return (f"warning: CHECKOUT {checkout} carries its own copy of the EvalRS 2022/2023 "
+            f"evaluation/ folder. The reproduction does not use it: this harness's evaluation "
+            f"package is imported first and the checkout comes after it on the path, so the "
+            f"model runs on the harness (its 2022/2023 module paths included). For the "
+            f"participant, who runs submission.py in that checkout: {found}")
 
 
 def _check_link(root: Path, link: Path) -> None:

@@ -30,6 +30,7 @@ from evaluation.reproduce._checkout import (
     DEFAULT_MAX_CHECKOUT_BYTES,
     copy_checkout,
     inspect_checkout,
+    vendored_warning,
 )
 from evaluation.reproduce._compare import (
     NOT_REPRODUCED,
@@ -221,6 +222,8 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
     """
     warning = require_sandbox(unsafe_no_sandbox)
     check_checkout(checkout)
+    # a copied 2022/2023 evaluation/ folder: named in the log before anything runs
+    vendored = vendored_warning(checkout)
     budgets = Budgets(wall_s=timeout, memory_mb=memory_mb, processes=processes,
                       scratch_mb=scratch_mb)
     secrets = client_secrets(client, private_seed)
@@ -232,10 +235,11 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
     config = worker_config(results, source=source)
     config["expected_fingerprint"] = (results.get("model") or {}).get("fingerprint")
     log_path.write_bytes(b"")
-    if warning:
-        log(warning)
-        with open(log_path, "a", encoding="utf-8") as f:
-            f.write(warning + "\n")
+    for note in (warning, vendored):
+        if note:
+            log(note)
+            with open(log_path, "a", encoding="utf-8") as f:
+                f.write(note + "\n")
     with tempfile.TemporaryDirectory(prefix="evalrs-reproduce-") as work:
         log(f"evaluating {checkout} in a sandbox (budgets: {timeout:g} s, "
             f"{'no memory limit' if memory_mb is None else f'{memory_mb} MiB'}, {processes} "

@@ -4,11 +4,12 @@ leaderboard (through the contract's HTTP client)."""
 
 from evaluation.errors import RunWarning
 from evaluation.runner._checkout import load_model_class, run_checkout
+from evaluation.runner._checks import reclist_tests
 from evaluation.runner._eligibility import ineligible_because, retarget
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._fold import fold_seed, seed_global_generators
 from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
-from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner, reclist_tests
+from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner
 from evaluation.runner._profile import environment
 from evaluation.runner._ray import import_ray
 from evaluation.runner._result import RunResult

@@ -114,3 +114,24 @@ def check_run_name(name: Any) -> str | None:
                           f"{'...' if len(name) > MAX_RUN_NAME + 1 else ''}. Pass a short "
                           f"label such as \"als-64-factors\".")
     return text
+
+
+def reclist_tests(reclist_class: type) -> list[str]:
+    """List the tests of a RecList class.
+
+    Parameters
+    ----------
+    reclist_class : type
+        A RecList class (``EvalRSRecList`` or a subclass).
+
+    Returns
+    -------
+    list of str
+        The sorted names of its ``@rec_test`` tests, as reclist reports them.
+    """
+    names = set()
+    for klass in reclist_class.__mro__:
+        for value in vars(klass).values():
+            if getattr(value, "is_test", False):
+                names.add(value.test_type)
+    return sorted(names)

@@ -16,6 +16,7 @@ from evaluation.contract import (
     COMPETITION_KEY,
     DATASET_KEY,
     ELIGIBLE_KEY,
+    FOLDS_KEY,
     HARNESS_VERSION_KEY,
     K_KEY,
     LIMIT_KEY,
@@ -29,8 +30,8 @@ DEFAULT_K = 100
 
 
 def ineligible_because(*, limit: int, k: int, dataset: Mapping[str, Any], version: Any,
-                       competition: CompetitionTarget,
-                       not_applicable: Mapping[str, str]) -> list[str]:
+                       competition: CompetitionTarget, not_applicable: Mapping[str, str],
+                       folds: Any = ()) -> list[str]:
     """Why a run may not be submitted to ``competition``, one sentence each.
 
     Parameters
@@ -45,6 +46,9 @@ def ineligible_because(*, limit: int, k: int, dataset: Mapping[str, Any], versio
         Where the run would go.
     not_applicable : mapping of str to str
         The leaderboard tests the run's data cannot measure.
+    folds : sequence of mapping, optional
+        The run's folds (``results["folds"]``): their ``repeated_lists`` count where the
+        competition makes repeated items an error.
 
     Returns
     -------
@@ -56,8 +60,9 @@ def ineligible_because(*, limit: int, k: int, dataset: Mapping[str, Any], versio
         reasons.append(f"limit={limit} scores only part of the test users")
     if k != DEFAULT_K:
         reasons.append(f"k={k} (the official protocol has k={DEFAULT_K})")
-    # relative to the competition: its data, folds (their count included) and versions
-    reasons += competition.not_eligible_because(dataset, version)
+    # relative to the competition: its data, folds (their count included), versions and
+    # repeated items
+    reasons += competition.not_eligible_because(dataset, version, folds)
     if not_applicable:
         reasons.append(f"tests not applicable to this dataset: {list(not_applicable)} (a "
                        f"leaderboard scores every test)")
@@ -86,6 +91,7 @@ def retarget(results: Mapping[str, Any], competition: CompetitionTarget) -> dict
     reasons = ineligible_because(
         limit=results.get(LIMIT_KEY) or 0, k=results.get(K_KEY, DEFAULT_K),
         dataset=results.get(DATASET_KEY) or {}, version=results.get(HARNESS_VERSION_KEY),
-        competition=competition, not_applicable=results.get(NOT_APPLICABLE_KEY) or {})
+        competition=competition, not_applicable=results.get(NOT_APPLICABLE_KEY) or {},
+        folds=results.get(FOLDS_KEY) or ())
     return {**results, ELIGIBLE_KEY: not reasons, NOT_ELIGIBLE_BECAUSE_KEY: reasons,
             COMPETITION_KEY: competition.to_dict()}

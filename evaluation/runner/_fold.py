@@ -24,8 +24,9 @@ from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import EvalRSRecList, UserScores
 from evaluation.compat import build_reclist
+from evaluation.contract import REPEATED_LISTS_KEY, CompetitionTarget
 from evaluation.dataset import ChallengeDataset
-from evaluation.errors import PredictionWarning
+from evaluation.errors import PredictionError, PredictionWarning
 from evaluation.predictions import validate_predictions
 from evaluation.protocols import rating_errors, supports_ratings
 from evaluation.runner._profile import FoldProfile
@@ -62,6 +63,10 @@ class FoldJob:
         reclist's report folder for this fold.
     train_kwargs : dict
         Passed to ``model.train``.
+    repeated : {"first", "error"}
+        Lists that name a track twice: scored as the 2022 harness did, or refused.
+    repeated_rule : str
+        Who refuses them, said after the refusal (a competition file); "" for the dataset.
     """
 
     fold: int
@@ -75,6 +80,8 @@ class FoldJob:
     progress: bool
     report_dir: Path
     train_kwargs: dict = field(default_factory=dict)
+    repeated: str = "first"
+    repeated_rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -138,22 +145,41 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
         raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
     n_train_rows = len(train_df)
     train_df = _scoring_rows(train_df, job.reclist_cls)
-    with _stage(profile, bar, "validate"), _training_items() as seen:
-        predictions = validate_predictions(
-            raw, test_df["user_id"].to_numpy(), k=job.k, catalog=dataset.tables.tracks.index,
-            train=train_df, repeated=getattr(dataset, "repeated_items", "first"))
+    with _stage(profile, bar, "validate"), _prediction_notes() as (seen, repeated):
+        predictions = _validate(raw, test_df, dataset, train_df, job)
     with _stage(profile, bar, "score"):
         tests, details, challenge_fold = _score(dataset, job, train_df, test_df, predictions)
     bar.close()
     scores = UserScores.from_challenge_fold(challenge_fold)
     result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
                           "n_train_rows": n_train_rows, "tests": tests,
-                          "details": details, "seen_in_training": seen})
+                          "details": details, "seen_in_training": seen,
+                          REPEATED_LISTS_KEY: repeated["lists"]})
     rating = _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
     result["runtime"] = profile.to_dict()
     return result, scores
+
+
+def repeated_mode(dataset: ChallengeDataset, competition: CompetitionTarget) -> str:
+    """How a run treats lists that name a track twice: ``"error"`` when the dataset or the
+    competition the run is made for says so, else ``"first"`` (scored as 2022 did)."""
+    modes = (getattr(dataset, "repeated_items", "first"), competition.repeated_items)
+    return "error" if "error" in modes else "first"
+
+
+def _validate(raw, test_df: pd.DataFrame, dataset: ChallengeDataset, train_df: pd.DataFrame,
+              job: FoldJob) -> pd.DataFrame:
+    """The fold's checked predictions; a refusal of repeated items names who refuses them."""
+    try:
+        return validate_predictions(
+            raw, test_df["user_id"].to_numpy(), k=job.k, catalog=dataset.tables.tracks.index,
+            train=train_df, repeated=job.repeated)
+    except PredictionError as exc:
+        if job.repeated_rule and getattr(exc, "repeated_lists", None):
+            raise PredictionError(f"{exc}\n{job.repeated_rule}") from None
+        raise
 
 
 #: The training columns the challenge's own tests read (the training items and the slices).
@@ -207,21 +233,25 @@ def _rating_errors(model, dataset: ChallengeDataset, test_df: pd.DataFrame) -> d
 
 
 @contextlib.contextmanager
-def _training_items() -> Iterator[dict]:
-    """Collect the training-items ``PredictionWarning`` of the ``with`` block into the dict
-    it yields (``items``: recommended tracks the user has in training, ``lists``: the lists
-    holding one), instead of letting it through once per fold: the runner warns once per run
-    with every fold's counts. Other warnings pass through unchanged."""
+def _prediction_notes() -> Iterator[tuple[dict, dict]]:
+    """Collect the training-items and repeated-items ``PredictionWarning`` of the ``with``
+    block into the dicts it yields (training items: ``items``, recommended tracks the user has
+    in training, and ``lists``, the lists holding one; repeated items: ``lists``, the lists
+    naming a track twice), instead of letting them through once per fold: the runner warns
+    once per run with every fold's counts. Other warnings pass through unchanged."""
     seen = {"items": 0, "lists": 0}
+    repeated = {"lists": 0}
     with warnings.catch_warnings(record=True) as caught:
         # counted whatever the caller's filters say; the runner's own warning obeys them
         warnings.simplefilter("always", PredictionWarning)
-        yield seen
+        yield seen, repeated
     for w in caught:
         counts = getattr(w.message, "counts", {})
         if issubclass(w.category, PredictionWarning) and "items" in counts:
             seen["items"] += counts["items"]
             seen["lists"] += counts["lists"]
+        elif issubclass(w.category, PredictionWarning) and "repeated_lists" in counts:
+            repeated["lists"] += counts["repeated_lists"]
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
                                    source=w.source)

@@ -36,7 +36,7 @@ from evaluation.challenge import (
     check_coverage,
     dataset_not_applicable,
 )
-from evaluation.compat import check_reclist
+from evaluation.compat import check_reclist, warn_once
 from evaluation.contract import (
     FINGERPRINT_KEY,
     FOLD_PARAMS_KEY,
@@ -57,17 +57,19 @@ from evaluation.runner._checks import (
     check_run_settings,
     not_a_dataset,
     output_level,
+    reclist_tests,
 )
 from evaluation.runner._eligibility import DEFAULT_K, ineligible_because
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
-from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
+from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold, repeated_mode
 from evaluation.runner._profile import environment
 from evaluation.runner._references import references_record, resolve_references
 from evaluation.runner._result import RunResult
-from evaluation.runner._submit import UploadSettings, check_settings, submit_run
+from evaluation.runner._submit import UploadSettings, submit_run, upload_settings
 from evaluation.runner._summary import (
     fold_line,
     paragraph,
+    repeated_items_note,
     score_line,
     show,
     summary,
@@ -76,46 +78,6 @@ from evaluation.runner._summary import (
 from evaluation.runner._target import resolve_competition
 
 DEFAULT_N_BOOT = 500
-#: The 2022 runner's arguments that now live in ``UploadSettings``.
-_OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
-
-
-def reclist_tests(reclist_class: type) -> list[str]:
-    """List the tests of a RecList class.
-
-    Parameters
-    ----------
-    reclist_class : type
-        A RecList class (``EvalRSRecList`` or a subclass).
-
-    Returns
-    -------
-    list of str
-        The sorted names of its ``@rec_test`` tests, as reclist reports them.
-    """
-    names = set()
-    for klass in reclist_class.__mro__:
-        for value in vars(klass).values():
-            if getattr(value, "is_test", False):
-                names.add(value.test_type)
-    return sorted(names)
-
-
-def _upload_settings(upload: UploadSettings | None, old: dict[str, Any]) -> UploadSettings:
-    """The checked upload settings, from ``upload`` or the deprecated keyword arguments."""
-    given = {name: value for name, value in old.items() if value is not None}
-    if not given:
-        return check_settings(UploadSettings() if upload is None else upload)
-    if upload is not None:
-        raise ConfigError(f"EvalRSRunner got both upload=UploadSettings(...) and the old "
-                          f"keyword arguments {sorted(given)}; pass upload= only.")
-    fields = ", ".join(f"{_OLD_UPLOAD_ARGS[n]}=..." for n in given)
-    warnings.warn(f"EvalRSRunner({', '.join(f'{n}=...' for n in given)}) is deprecated: pass "
-                  f"upload=UploadSettings({fields}) (from evaluation.runner); the old keyword "
-                  f"arguments will be removed in the next release", DeprecationWarning,
-                  stacklevel=3)
-    settings = UploadSettings(**{_OLD_UPLOAD_ARGS[n]: v for n, v in given.items()})
-    return check_settings(settings)
 
 
 class EvalRSRunner:
@@ -210,7 +172,7 @@ class EvalRSRunner:
         self.output = output_level(verbose, quiet)
         self.reports = reports
         # checked here, before the run, so that a bad setting does not wait for the last fold
-        self.upload_settings = _upload_settings(upload, {
+        self.upload_settings = upload_settings(upload, {
             "email": email, "participant_id": participant_id})
         self.references, self.references_note = resolve_references(references, self.dataset)
         self.competition = resolve_competition(competition)
@@ -227,9 +189,10 @@ class EvalRSRunner:
             if reclist_cls is not None:
                 raise ConfigError("evaluate() got both reclist_cls and custom_RecList; pass "
                                   "reclist_cls only.")
-            warnings.warn("evaluate(custom_RecList=...) is deprecated: pass reclist_cls=... "
-                          "(the keyword will be removed in the next release)",
-                          DeprecationWarning, stacklevel=3)
+            # once per process, as every old spelling: a notebook calls evaluate() in a loop
+            warn_once("argument:evaluate.custom_RecList",
+                      "evaluate(custom_RecList=...) is deprecated: pass reclist_cls=... "
+                      "(the keyword will be removed in the next release)", stacklevel=3)
             reclist_cls = custom_RecList
         if reclist_cls is None:
             return EvalRSRecList
@@ -348,11 +311,21 @@ class EvalRSRunner:
                 show(run.console, paragraph(f"{test}: not applicable ({reason})",
                                             run.console.width, "  "))
 
+    def _warn_repeated_items(self, run: _Run, fresh: list[dict]) -> None:
+        """Say once per run, with every fold's count, that lists repeated items."""
+        note = repeated_items_note(fresh)
+        if note and self.output == "silent":
+            counts = {"repeated_lists": sum(f.get("repeated_lists", 0) for f in fresh)}
+            warnings.warn(PredictionWarning(note, counts=counts), stacklevel=4)
+        elif note and self.output != "quiet":
+            show(run.console, paragraph(f"Warning: {note}", run.console.width, style="yellow"))
+
     def _print_result(self, result: RunResult, run: _Run, computed: list[int]) -> None:
         """Print what the run's output level asks for; warn once about training items."""
         # once per run, with every fold's counts, for the folds computed now (reused ones
         # were reported by the run that computed them)
         fresh = [f for f in result.folds if f["fold"] in computed]
+        self._warn_repeated_items(run, fresh)
         note = training_items_note(fresh)
         if note and self.output == "silent":
             seen = [f.get("seen_in_training") or {} for f in fresh]
@@ -413,11 +386,12 @@ class EvalRSRunner:
                 FINGERPRINT_KEY: ds.fingerprint, FOLD_PARAMS_KEY: ds.fold_params,
                 NUM_FOLDS_KEY: ds.num_folds}
 
-    def _ineligible_because(self, limit: int, not_applicable: dict[str, str]) -> list[str]:
+    def _ineligible_because(self, limit: int, not_applicable: dict[str, str],
+                            folds: list[dict]) -> list[str]:
         """Why the run may not be uploaded to its competition (empty when it may)."""
         return ineligible_because(limit=limit, k=self.k, dataset=self._dataset_info(),
                                   version=__version__, competition=self.competition,
-                                  not_applicable=not_applicable)
+                                  not_applicable=not_applicable, folds=folds)
 
     def _run_folds(self, model, run: _Run, *, resume: bool,
                    train_kwargs: dict) -> tuple[list[dict], list[UserScores]]:
@@ -464,7 +438,7 @@ class EvalRSRunner:
         """The ``RunResult`` of the finished folds."""
         not_applicable = dataset_not_applicable(self.dataset)
         agg = aggregate([_numeric_tests(f) for f in folds], self.references, not_applicable)
-        reasons = self._ineligible_because(run.limit, not_applicable)
+        reasons = self._ineligible_because(run.limit, not_applicable, folds)
         fields = to_jsonable({
             "run_id": run.id, "run_hash": run.config["run_hash"],
             **({"name": run.config["name"]} if "name" in run.config else {}),
@@ -496,7 +470,10 @@ class EvalRSRunner:
                        reclist_cls=run.reclist_cls, reports=self.reports,
                        verbose=self.output == "verbose", progress=self.progress,
                        report_dir=run.dir / "reclist" / f"fold_{fold}",
-                       train_kwargs=train_kwargs)
+                       train_kwargs=train_kwargs,
+                       repeated=repeated_mode(self.dataset, self.competition),
+                       repeated_rule=self.competition.repeated_rule()
+                       if self.competition.repeated_items == "error" else "")
 
     def _save_fold(self, run: _Run, out: FoldOutput) -> tuple[dict, UserScores]:
         """Save a computed fold (and reclist's files from a Ray task); its results and scores."""

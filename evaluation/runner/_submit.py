@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import ipaddress
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -343,3 +344,23 @@ def plain_http_warning(url: str) -> str | None:
 def _answer(client: HttpClient, reply: Reply) -> Answer:
     """The accepted ``reply`` with the fields of the server's verdict, safe to print."""
     return Answer(status=reply.status, verdict=client.verdict(reply), attempts=reply.attempts)
+
+
+#: The 2022 runner's arguments that now live in ``UploadSettings``.
+_OLD_UPLOAD_ARGS = {"email": "email", "participant_id": "participant_id"}
+
+
+def upload_settings(upload: UploadSettings | None, old: dict[str, Any]) -> UploadSettings:
+    """The checked upload settings, from ``upload`` or the 2022 runner's keyword arguments."""
+    given = {name: value for name, value in old.items() if value is not None}
+    if not given:
+        return check_settings(UploadSettings() if upload is None else upload)
+    if upload is not None:
+        raise ConfigError(f"EvalRSRunner got both upload=UploadSettings(...) and the old "
+                          f"keyword arguments {sorted(given)}; pass upload= only.")
+    fields = ", ".join(f"{_OLD_UPLOAD_ARGS[n]}=..." for n in given)
+    warnings.warn(f"EvalRSRunner({', '.join(f'{n}=...' for n in given)}) is the 2022 spelling: "
+                  f"pass upload=UploadSettings({fields}) (from evaluation.runner)",
+                  DeprecationWarning, stacklevel=3)
+    settings = UploadSettings(**{_OLD_UPLOAD_ARGS[n]: v for n, v in given.items()})
+    return check_settings(settings)

@@ -132,6 +132,22 @@ def training_items_note(folds: list[dict]) -> str | None:
             f"cannot hit; models usually exclude training items.")
 
 
+def repeated_items_note(folds: list[dict]) -> str | None:
+    """The one warning of a run whose lists name a track more than once, with how many lists
+    each fold had (None when no fold did)."""
+    counted = [(f["fold"], f.get("repeated_lists") or 0, f["n_users"]) for f in folds]
+    counted = [(fold, lists, n) for fold, lists, n in counted if lists]
+    if not counted:
+        return None
+    total = sum(lists for _, lists, _ in counted)
+    per_fold = "; ".join(f"fold {fold}: {lists:,} of {n:,} lists" for fold, lists, n in counted)
+    return (f"{total:,} lists recommend the same item more than once ({per_fold}; sampling "
+            f"with replacement, as the 2022 template did?). They are scored as the 2022 "
+            f"harness scored them: a target counts at its first position and a repeat takes a "
+            f"slot that another track could have used. Recommend each track at most once "
+            f"(pad with -1) to use every slot; a competition may refuse such runs.")
+
+
 def score_line(result: ShownResult) -> Text:
     """The leaderboard score line, with its interval (starred when unreliable)."""
     score = result.leaderboard_score

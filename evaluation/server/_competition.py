@@ -5,6 +5,9 @@ Organizers describe it in a TOML file (``competition.toml``)::
     name = "EvalRS 2022"
     source = "lfm"                          # informational
     harness_versions = ["0.1.0"]
+    repeated_items = "error"                # optional: "first" (the default) scores lists
+                                            # naming a track twice as 2022 did; "error"
+                                            # refuses runs that had such lists
 
     [dataset]
     fingerprint = "f42c..."                 # the run's results["dataset"]["fingerprint"]
@@ -42,11 +45,14 @@ from evaluation.contract import (
     DATASET_KEY,
     FINGERPRINT_KEY,
     FOLD_PARAMS_KEY,
+    FOLDS_KEY,
     FORMAT_KEY,
     HARNESS_VERSION_KEY,
     OTHER_DATA,
     OTHER_FOLD_COUNT,
     OTHER_FOLDS,
+    OTHER_REPEATED_ITEMS,
+    REPEATED_ITEMS_RULES,
     RESULTS_KEY,
     RUN_HASH_KEY,
     TESTS_KEY,
@@ -63,7 +69,8 @@ from evaluation.server._schema import Submission, parse_submission
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_TOP_KEYS = ("name", "source", "harness_versions", "dataset", "phases", "baselines")
+_TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
+             "baselines")
 _DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY)
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public")
 _BASELINE_KEYS = ("name", "file")
@@ -166,6 +173,9 @@ class Competition:
     phases : tuple of Phase
         In time order, not overlapping.
     baselines : tuple of BaselineSpec
+    repeated_items : {"first", "error"}
+        Whether runs whose lists named a track twice are accepted (scored as 2022 did) or
+        refused.
     """
 
     name: str
@@ -176,6 +186,7 @@ class Competition:
     harness_versions: tuple[str, ...]
     phases: tuple[Phase, ...]
     baselines: tuple[BaselineSpec, ...]
+    repeated_items: str = "first"
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -209,7 +220,8 @@ class Competition:
         return CompetitionTarget(name=f"competition {self.name!r}", source=self.source,
                                  fingerprint=self.dataset_fingerprint,
                                  fold_params=self.fold_params,
-                                 harness_versions=self.harness_versions, path=str(self.path))
+                                 harness_versions=self.harness_versions, path=str(self.path),
+                                 repeated_items=self.repeated_items)
 
     def check_run(self, results: Mapping | Submission) -> None:
         """Check that a run belongs to this competition.
@@ -229,7 +241,8 @@ class Competition:
         ------
         SubmissionRejected
             422 naming the part that differs: the dataset fingerprint ("other data"), the
-            fold parameters or fold count ("other folds"), a harness version not accepted, a
+            fold parameters or fold count ("other folds"), a harness version not accepted,
+            lists that named a track twice when the competition refuses them, a
             leaderboard test missing from the run's tests, or a run hash other than
             ``evaluation.contract.run_hash`` of those parts.
         """
@@ -237,7 +250,7 @@ class Competition:
         dataset = results.get(DATASET_KEY)
         dataset = dataset if isinstance(dataset, Mapping) else {}
         version = results.get(HARNESS_VERSION_KEY)
-        found = self.target.ineligibilities(dataset, version)
+        found = self.target.ineligibilities(dataset, version, results.get(FOLDS_KEY))
         if found:
             raise SubmissionRejected(422, self._refusal(found[0]))
         tests = results.get(TESTS_KEY)
@@ -272,6 +285,10 @@ class Competition:
         if why.part == OTHER_FOLD_COUNT:
             return (f"other folds: the run has {cut(why.got)} folds, the competition's "
                     f"fold_params {why.want}")
+        if why.part == OTHER_REPEATED_ITEMS:
+            return (f"repeated items: {why.got} of the run's lists recommend the same track "
+                    f"more than once, which this competition refuses; recommend each track "
+                    f"at most once per user (pad with -1) and run again")
         return (f"harness version {cut(why.got)} is not accepted (accepted: "
                 f"{', '.join(self.harness_versions)}); run again with an accepted version of "
                 f"the harness")
@@ -338,10 +355,15 @@ def load_competition(path) -> Competition:
     fold_params = where.table(dataset, FOLD_PARAMS_KEY, "dataset.")
     where.json_values(fold_params, f"dataset.{FOLD_PARAMS_KEY}")
     phases = _phases(where, data, fingerprint, fold_params)
+    repeated = data.get("repeated_items", "first")
+    if repeated not in REPEATED_ITEMS_RULES:
+        where.fail("repeated_items", f"must be one of {', '.join(REPEATED_ITEMS_RULES)}",
+                   repeated, 'write repeated_items = "error" to refuse lists that name a track '
+                   'twice, or leave it out to score them as 2022 did')
     competition = Competition(
         name=name, path=path.resolve(), source=source, dataset_fingerprint=fingerprint,
         fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
-        baselines=_baselines(where, data))
+        baselines=_baselines(where, data), repeated_items=repeated)
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from evaluation.contract import (
     OTHER_FOLD_COUNT,
     OTHER_FOLDS,
     OTHER_HARNESS_VERSION,
+    OTHER_REPEATED_ITEMS,
     RESULTS_FORMAT,
     CompetitionTarget,
     RecordRefused,
@@ -29,6 +31,7 @@ from evaluation.contract import (
     load_competition_target,
     read_results,
     read_submission,
+    repeated_lists,
     run_hash,
     source_arguments,
     submission_payload,
@@ -395,3 +398,36 @@ def test_the_contract_names_live_in_the_contract_only(name):
 
     assert hasattr(evaluation.contract, name)
     assert not hasattr(evaluation.runner, name)
+
+
+# --------------------------------------------------------------------------- repeated items
+
+
+def test_a_competition_file_can_refuse_repeated_items(tmp_path):
+    base = ('name = "x"\nharness_versions = ["0.1.0"]\n{extra}[dataset]\nfold_params = {{}}\n'
+            'fingerprint = "ab"\n')
+    path = tmp_path / "c.toml"
+    path.write_text(base.format(extra=""))
+    assert load_competition_target(path).repeated_items == "first"  # the default: as 2022
+    path.write_text(base.format(extra='repeated_items = "error"\n'))
+    strict = load_competition_target(path)
+    assert strict.repeated_items == "error"
+    path.write_text(base.format(extra='repeated_items = "last"\n'))
+    with pytest.raises(ConfigError, match=r"c.toml.*repeated_items is invalid \(last\)"):
+        load_competition_target(path)
+    dataset = {"source": "s", "fingerprint": "ab", "fold_params": {}}
+    folds = [{"fold": 0, "repeated_lists": 3}, {"fold": 1, "repeated_lists": 0},
+             {"fold": 2, "repeated_lists": 4}]
+    assert repeated_lists(folds) == 7
+    # results made before the count was recorded read as none
+    assert repeated_lists([{"fold": 0}, {"fold": 1}]) == 0
+    assert repeated_lists(None) == 0 and repeated_lists([{"repeated_lists": True}, 5]) == 0
+    assert strict.ineligibilities(dataset, "0.1.0") == []
+    assert strict.ineligibilities(dataset, "0.1.0", [{"fold": 0}]) == []
+    found = strict.ineligibilities(dataset, "0.1.0", folds)
+    assert [(i.part, i.got) for i in found] == [(OTHER_REPEATED_ITEMS, 7)]
+    (reason,) = strict.not_eligible_because(dataset, "0.1.0", folds)
+    assert reason.startswith("7 lists recommend the same track more than once")
+    assert 'repeated_items = "error" in' in reason and "c.toml" in reason
+    lenient = replace(strict, repeated_items="first")
+    assert lenient.ineligibilities(dataset, "0.1.0", folds) == []

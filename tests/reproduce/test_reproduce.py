@@ -32,6 +32,7 @@ from evaluation.reproduce import (
     log_tail,
     read_private_seed,
     reproduce,
+    vendored_warning,
     worker_config,
 )
 from tests.reproduce._fakes import (
@@ -445,3 +446,44 @@ def test_an_environment_anywhere_on_the_host_is_usable_in_the_sandbox(tmp_path, 
                             python=env / "bin" / "python", log_path=tmp_path / "r.log",
                             log=lambda line: None)
     assert outcome.verdict == "reproduced", outcome.comparison.reasons
+
+
+def _vendor_2022_folder(checkout: Path) -> Path:
+    """A copy-like 2022 ``evaluation/`` folder in ``checkout`` (an imitation written here, with
+    the names the official files are recognised by), which fails when it is imported."""
+    folder = checkout / "evaluation"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(
+        'raise ImportError("the checkout\'s own evaluation/ folder was imported")\n')
+    (folder / "EvalRSRunner.py").write_text(
+        'LFM_DATASET_PATH = "https://example.invalid/lfm.zip"\n\n\n'
+        "class EvalRSRunner:\n    def _generate_folds(self):\n        pass\n")
+    (folder / "EvalRSRecList.py").write_text(
+        "from reclist.abstractions import RecList, rec_test\n\n\n"
+        "class EvalRSDataset:\n    pass\n\n\n"
+        "class EvalRSRecList(RecList):\n"
+        "    @rec_test(test_type='MY_TEST')\n    def my_test(self):\n        return 1\n")
+    return folder
+
+
+def test_a_vendored_2022_folder_is_named_and_cannot_shadow_the_harness(tmp_path, upload):
+    checkout = make_checkout(tmp_path / "checkout")
+    folder = _vendor_2022_folder(checkout)
+    lines: list[str] = []
+    with fake_leaderboard(TOKEN) as (url, board):
+        board.payloads[1] = upload
+        outcome = reproduce(checkout, 1, LeaderboardClient(url, TOKEN),
+                            python=Path(sys.executable), log_path=tmp_path / "reproduce.log",
+                            log=lines.append)
+    # the copy raises when imported: a reproduced verdict shows the harness came first
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+    warned = [line for line in lines if line.startswith("warning: CHECKOUT")]
+    assert len(warned) == 1
+    assert str(folder) in warned[0] and "evaluation/EvalRSRunner.py" in warned[0]
+    assert "The reproduction does not use it" in warned[0]
+    assert "Fix: delete or rename that folder" in warned[0]
+    assert "EvalRSRecList (MY_TEST)" in warned[0]  # the custom test found in the copy
+    assert warned[0] in (tmp_path / "reproduce.log").read_text()
+    plain = make_checkout(tmp_path / "plain")
+    assert vendored_warning(plain) is None
+    assert vendored_warning(checkout) == warned[0]

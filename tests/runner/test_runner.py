@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ from evaluation.challenge import (
     load_references,
     phase2_score,
 )
+from evaluation.compat import forget_warnings
 from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (
@@ -212,11 +215,22 @@ def test_custom_reclist_adds_a_test(tiny, tmp_path):
     with pytest.raises(ConfigError, match="reclist_cls must be a subclass of EvalRSRecList"):
         runner.evaluate(PopularityModel(), reclist_cls=dict)
     # the 2022 keyword still works for one release, with a DeprecationWarning
+    forget_warnings()  # an earlier test may have used the keyword in this process
     with pytest.warns(DeprecationWarning, match=r"custom_RecList=\.\.\.\) is deprecated"):
         old = runner.evaluate(PopularityModel(), limit=40, custom_RecList=MyRecList)
     assert old.run_id == custom.run_id and comparable(old) == comparable(custom)
     with pytest.raises(ConfigError, match="both reclist_cls and custom_RecList"):
         runner.evaluate(PopularityModel(), reclist_cls=MyRecList, custom_RecList=MyRecList)
+
+
+def test_custom_reclist_keyword_warns_once_per_process():
+    forget_warnings()
+    with pytest.warns(DeprecationWarning, match=r"custom_RecList=\.\.\.\) is deprecated"):
+        assert EvalRSRunner._reclist_class(None, MyRecList) is MyRecList
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second warning would raise here
+        assert EvalRSRunner._reclist_class(None, MyRecList) is MyRecList
+    forget_warnings()
 
 
 def test_bad_models_fail_clearly(tiny, tmp_path):
@@ -455,3 +469,53 @@ def test_resume_after_the_process_is_killed(tmp_path):
                    check=True)
     (fresh_path,) = other.glob("*/results.json")
     assert comparable(resumed) == comparable(json.loads(fresh_path.read_text()))
+
+
+class Repeating(PopularityModel):
+    """Lists whose second slot repeats the first for every third user."""
+
+    def predict(self, user_ids):
+        preds = super().predict(user_ids)
+        preds.iloc[::3, 1] = preds.iloc[::3, 0]
+        return preds
+
+
+def test_repeated_items_warn_once_per_run_with_each_folds_count(tiny, tmp_path):
+    runner = make_runner(tiny, tmp_path, n_boot=0)  # silent: notes go through warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = runner.evaluate(Repeating(), limit=30)
+    notes = [w for w in caught if "same item more than once" in str(w.message)]
+    assert len(notes) == 1
+    assert [f["repeated_lists"] for f in result.folds] == [10] * len(result.folds)  # 30 / 3
+    assert notes[0].message.counts == {"repeated_lists": 10 * len(result.folds)}
+    assert "fold 0: 10 of 30 lists; fold 1: 10 of 30 lists" in str(notes[0].message)
+    plain = make_runner(tiny, tmp_path / "plain", n_boot=0).evaluate(PopularityModel(),
+                                                                    limit=30)
+    assert plain.run_hash == result.run_hash  # the count is no part of the run hash
+    assert [f["repeated_lists"] for f in plain.folds] == [0] * len(plain.folds)
+
+
+def test_a_competition_that_refuses_repeated_items_stops_the_run(tiny, tiny_board, tmp_path):
+    strict = replace(tiny_board, repeated_items="error", path="/boards/tiny.toml")
+    runner = make_runner(tiny, tmp_path, n_boot=0, competition=strict)
+    with pytest.raises(PredictionError) as info:
+        runner.evaluate(Repeating(), limit=30)
+    text = str(info.value)
+    assert "10 lists recommend the same item more than once" in text
+    assert ("tiny board refuses lists that recommend the same track more than "
+            "once (repeated_items = \"error\" in /boards/tiny.toml)") in text
+    assert runner.evaluate(PopularityModel(), limit=30).eligible_for_upload is not None
+
+
+def test_folds_reused_under_a_board_that_refuses_repeated_items_are_not_eligible(
+        tiny, tiny_board, tmp_path):
+    make_runner(tiny, tmp_path, n_boot=0, competition=tiny_board).evaluate(Repeating(),
+                                                                           limit=30)
+    strict = replace(tiny_board, repeated_items="error")
+    again = make_runner(tiny, tmp_path, n_boot=0, competition=strict).evaluate(
+        Repeating(), limit=30, resume=True)  # every fold reused: none is validated again
+    assert again.eligible_for_upload is False
+    assert any(r.startswith(f"{10 * len(again.folds)} lists recommend the same track more "
+                            f"than once, which tiny board refuses")
+               for r in again.not_eligible_because)

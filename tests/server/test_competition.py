@@ -395,3 +395,29 @@ def test_an_unreadable_file(tmp_path, text, words):
     with pytest.raises(ConfigError, match=words) as info:
         load_competition(path)
     assert str(path) in str(info.value)
+
+
+# --------------------------------------------------------------------------- repeated items
+
+
+def test_a_competition_can_refuse_runs_that_had_repeated_items(tmp_path, example, results):
+    doc = document(example)
+    assert load_competition(write(tmp_path, doc)).repeated_items == "first"
+    strict = load_competition(write(tmp_path, {**doc, "repeated_items": "error"}))
+    assert strict.repeated_items == "error" and strict.target.repeated_items == "error"
+    # the baseline's results were made before the count was recorded: they read as none
+    assert all("repeated_lists" not in f for f in results["folds"])
+    strict.check_run(results)
+    none = changed(results, lambda r: [f.update(repeated_lists=0) for f in r["folds"]])
+    strict.check_run(none)
+    some = changed(results, lambda r: (r["folds"][1].update(repeated_lists=5),
+                                       r["folds"][3].update(repeated_lists=2)))
+    reason = refused(strict, some)
+    assert reason.startswith("repeated items: 7 of the run's lists recommend the same track "
+                             "more than once, which this competition refuses")
+    assert "pad with -1" in reason
+    # the count is no part of the run hash: the same run is accepted where they are scored
+    load_competition(write(tmp_path, doc)).check_run(some)
+    with pytest.raises(ConfigError, match=r"repeated_items must be one of first, error, "
+                                          r"got \"last\".*Fix: write repeated_items"):
+        load_competition(write(tmp_path, {**doc, "repeated_items": "last"}))
