@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from rich import box
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from evaluation.analysis._results import LoadedRun
@@ -75,9 +76,11 @@ def standings_heading(board: dict) -> str:
 def standings_table(board: dict, labels: Mapping[str, str]) -> Table:
     """The standings as a rich table: tier, place, rank interval, run, score."""
     table = Table(box=box.SIMPLE_HEAD)
-    for name, justify in (("Tier", "right"), ("Place", "right"), ("Ranks", "right"),
-                          ("Run", "left"), ("Score", "right")):
-        table.add_column(name, justify=justify, no_wrap=name != "Run")  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("Tier", "right"), ("Place", "right"), ("Ranks", "right"), ("Run", "left"),
+        ("Score", "right"))
+    for name, justify in columns:
+        table.add_column(name, justify=justify, no_wrap=name != "Run")
     for row in board["rows"]:
         best, worst = row["rank_interval"]
         table.add_row(str(row["tier"]), str(row["place"]),

@@ -94,11 +94,9 @@ def _fill_abstractions(module: types.ModuleType) -> None:
     from reclist.reclist import RecList, rec_test
 
     # by name, on first use: this module only names the harness's RecModel for old code
-    module.RecModel = importlib.import_module("evaluation.model").RecModel  # type: ignore
-    module.RecList = RecList  # type: ignore[attr-defined]
-    module.RecDataset = RecDataset  # type: ignore[attr-defined]
-    module.rec_test = rec_test  # type: ignore[attr-defined]
-    module.__all__ = ["RecDataset", "RecList", "RecModel", "rec_test"]  # type: ignore
+    vars(module).update(RecModel=importlib.import_module("evaluation.model").RecModel,
+                        RecList=RecList, RecDataset=RecDataset, rec_test=rec_test,
+                        __all__=["RecDataset", "RecList", "RecModel", "rec_test"])
 
 
 def _fill_utils(module: types.ModuleType) -> None:
@@ -106,18 +104,17 @@ def _fill_utils(module: types.ModuleType) -> None:
     legacy = importlib.import_module("evaluation.compat._legacy_utils")
     for name in legacy.__all__:
         setattr(module, name, getattr(legacy, name))
-    module.__all__ = list(legacy.__all__)  # type: ignore[attr-defined]
+    vars(module)["__all__"] = list(legacy.__all__)
 
 
 def _fill_reclist_2023(module: types.ModuleType) -> None:
     """The names of the 2023 ``EvalRSReclist`` module: the RecList and the example model."""
     simple = importlib.import_module("evaluation.compat._simple_model")
     # by name, on first use: the RecList is the harness's (2022 path: NaN kept, see there)
-    module.EvalRSReclist = importlib.import_module(  # type: ignore[attr-defined]
-        "evaluation.challenge").EvalRSRecList2022
-    module.EvalRSSimpleModel = simple.EvalRSSimpleModel  # type: ignore[attr-defined]
-    module.TOP_K_CHALLENGE = 100  # type: ignore[attr-defined]
-    module.__all__ = ["EvalRSReclist", "EvalRSSimpleModel", "TOP_K_CHALLENGE"]  # type: ignore
+    vars(module).update(
+        EvalRSReclist=importlib.import_module("evaluation.challenge").EvalRSRecList2022,
+        EvalRSSimpleModel=simple.EvalRSSimpleModel, TOP_K_CHALLENGE=100,
+        __all__=["EvalRSReclist", "EvalRSSimpleModel", "TOP_K_CHALLENGE"])
 
 
 class _ShimLoader(importlib.abc.Loader):

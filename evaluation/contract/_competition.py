@@ -249,6 +249,7 @@ def read_competition_toml(path: str | os.PathLike) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         try:
+            # Python 3.10's stand-in: absent on 3.11 where this line never runs
             import tomli as tomllib  # type: ignore[import-not-found,no-redef]
         except ModuleNotFoundError:
             raise ConfigError("reading a competition file needs Python >= 3.11 (tomllib) or "

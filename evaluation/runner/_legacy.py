@@ -118,6 +118,7 @@ class LegacyEvalRSRunner(EvalRSRunner):
             kwargs.update(email=email, participant_id=participant_id)  # the runner says "both"
         super().__init__(dataset, **kwargs)
 
+    # the 2022 positional order (seed, upload, limit, custom_RecList) differs from the modern one
     def evaluate(self, model: Any, seed: int | None = None, upload: bool = False,  # type: ignore[override]
                  limit: int = 0, custom_RecList: type | None = None, debug: bool = True,
                  **kwargs: Any) -> RunResult:

@@ -23,6 +23,7 @@ class HeaderDeadlineProtocol(H11Protocol):
     header_timeout = HEADER_TIMEOUT_S
     _header_deadline: asyncio.TimerHandle | None = None
 
+    # uvicorn annotates the base method with BaseTransport; it passes an asyncio.Transport
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()

@@ -22,7 +22,7 @@ from typing import Any
 try:
     import fcntl
 except ImportError:  # not POSIX: the thread lock alone
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module's name, None where there is none
 
 from sqlalchemy.engine import URL, Engine
 
