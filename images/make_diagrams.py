@@ -187,6 +187,7 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("dataset.py", "compat/", [(400, 420), (400, 440), (635, 440), (635, 570)]),
     ("_util/", "errors.py", [(330, 605), (300, 605)]),
     ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
+    ("reproduce/", "compat/", [(120, 185), (108, 185), (108, 555), (620, 555), (620, 570)]),
     ("analysis/", "standings/", [(1135, 200), (1135, 460)]),
 ]
 

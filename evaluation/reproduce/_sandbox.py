@@ -197,6 +197,10 @@ def _interpreter_args(python: str | None) -> list[str]:
         prefix = os.path.realpath(prefix)
         if prefix.startswith("/usr/") or prefix == "/usr" or not os.path.isdir(prefix):
             continue
+        if prefix == "/tmp" or prefix.startswith("/tmp/"):
+            raise ConfigError(f"sandbox: the Python installation at {prefix} cannot be shown "
+                              f"inside: /tmp there is the sandbox's scratch folder. Install "
+                              f"Python (or the environments' base interpreter) outside /tmp.")
         args += ["--ro-bind", prefix, prefix]
     return args
 
@@ -213,6 +217,11 @@ def bwrap_command(command: Sequence[str], *, binds: Sequence[Bind], cwd: str,
             "--perms", "0700", "--size", str(budgets.scratch_mb * MIB), "--tmpfs", SCRATCH,
             "--dir", f"{SCRATCH}/tmp", "--symlink", f"{SCRATCH}/tmp", "/tmp"]
     for bind in binds:
+        if Path(bind.target) == Path("/tmp") or Path("/tmp") in Path(bind.target).parents:
+            # /tmp inside is the scratch (a symlink into it): nothing can be mounted below it
+            raise ConfigError(f"sandbox: cannot show {bind.source} at {bind.target}: /tmp inside "
+                              f"the sandbox is its scratch folder. Bind it at another path "
+                              f"(a reproduction uses /env, /checkout, /inputs).")
         args += ["--ro-bind", str(bind.source), bind.target]
     # the root of the sandbox is a tmpfs of bwrap's own, without a size: read-only once built
     args += ["--remount-ro", "/", "--chdir", cwd, "--", *command]

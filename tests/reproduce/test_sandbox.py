@@ -33,9 +33,11 @@ def _python(tmp_path: Path, code: str, *, budgets: Budgets | None = None,
     script = tmp_path / "attack.py"
     script.write_text(textwrap.dedent(code))
     log = tmp_path / "sandbox.log"
+    # this test's environment at /venv, as a reproduction binds its environment at /env: its
+    # host path may be anywhere, /tmp included (inside, /tmp is the scratch)
     report = run_sandboxed(
-        [sys.executable, "/inputs/attack.py"],
-        binds=(Bind(Path(sys.prefix), sys.prefix), Bind(tmp_path, "/inputs"), *binds),
+        ["/venv/bin/python", "/inputs/attack.py"],
+        binds=(Bind(Path(sys.prefix), "/venv"), Bind(tmp_path, "/inputs"), *binds),
         env=ENV, budgets=budgets or Budgets(wall_s=60, memory_mb=512, processes=64,
                                             scratch_mb=16),
         log_path=log, result_path=tmp_path / "result" if result else None,
@@ -210,9 +212,9 @@ def test_memory_held_across_processes_is_bounded_for_the_tree(tmp_path, use_cgro
 
 @needs_sandbox
 def test_writing_outside_fails_and_the_scratch_is_bounded(tmp_path):
-    report, log = _python(tmp_path, f"""
+    report, log = _python(tmp_path, """
         import os
-        for path in ("/inputs/planted", "{sys.prefix}/lib/evil.pth", "/usr/evil", "/evil"):
+        for path in ("/inputs/planted", "/venv/lib/evil.pth", "/usr/evil", "/evil"):
             try:
                 open(path, "w").write("x")
                 print("wrote", path)
