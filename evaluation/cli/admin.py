@@ -107,15 +107,18 @@ def register(subparsers) -> None:
     phase_actions = phase.add_subparsers(dest="admin_action", required=True,
                                          metavar="{reveal,list}")
     reveal = phase_actions.add_parser(
-        "reveal", help="reveal the private scores of a phase: its board ranks by them from "
-                       "now on (cannot be undone)")
+        "reveal", help="reveal the scores of a phase, public and private, to everyone: its "
+                       "board ranks by the private scores from now on (cannot be undone)")
     reveal.add_argument("name", metavar="NAME", help="the phase, as named in the competition "
                                                      "file")
+    reveal.add_argument("--yes", action="store_true",
+                        help="reveal even when the phase has not closed (checked with "
+                             "--competition) or none of its submissions has a private score")
     _db_option(reveal)
     _competition_option(reveal)
     reveal.set_defaults(func=_closing(phase_reveal))
-    phases = phase_actions.add_parser("list", help="list the phases and whether their private "
-                                                   "scores are revealed")
+    phases = phase_actions.add_parser("list", help="list the phases, whether they are revealed, "
+                                                   "and which scores everyone sees")
     _db_option(phases)
     _competition_option(phases)
     phases.set_defaults(func=_closing(phase_list))
@@ -300,9 +303,19 @@ def token_revoke(args: argparse.Namespace) -> int:
 
 
 def phase_reveal(args: argparse.Namespace) -> int:
-    """Reveal the private scores of phase ``args.name``; ConfigError (exit 2) when there is no
-    such phase."""
-    revealed_at, new = _store(args).reveal_phase(args.name)
+    """Reveal the scores of phase ``args.name``; ConfigError (exit 2) when there is no such
+    phase; exit 1, nothing changed, when it has not closed or has no private score and
+    ``--yes`` is not given."""
+    store = _store(args)
+    if args.name in store.phase_names() and args.name not in store.reveals():
+        warnings = store.reveal_warnings(args.name)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if warnings and not args.yes:
+            print(f"phase {args.name!r} not revealed: add --yes to reveal it anyway",
+                  file=sys.stderr)
+            return 1
+    revealed_at, new = store.reveal_phase(args.name)
     when = f"{revealed_at:%Y-%m-%d %H:%M:%S} UTC"
     if new:
         print(f"phase {args.name!r} revealed at {when}: its board shows the private scores and "
@@ -313,9 +326,12 @@ def phase_reveal(args: argparse.Namespace) -> int:
 
 
 def phase_list(args: argparse.Namespace) -> int:
-    """Print the phases and, for each, whether (and when) its private scores were revealed."""
-    store = _store(args)
+    """Print the phases and, for each, whether (and when) it was revealed, and under it which
+    scores everyone sees (the visibility rule as it applies to it)."""
+    store, server = _store(args), import_server()
     names, reveals = store.phase_names(), store.reveals()
+    public = {} if store.competition is None else {
+        p.name: p.public for p in store.competition.phases}
     if not names:
         print("no phases yet: give the competition file (--competition FILE), or start the "
               "server once (it pins the baselines on every phase)")
@@ -325,4 +341,5 @@ def phase_list(args: argparse.Namespace) -> int:
         at = reveals.get(name)
         state, when = ("revealed", f"{at:%Y-%m-%d %H:%M}") if at else ("hidden", "-")
         print(f"{state:<10}  {when:<16}  {name}")
+        print(f"{'':<10}  scores: {server.visibility(public.get(name), at is not None)}")
     return 0

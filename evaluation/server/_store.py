@@ -126,6 +126,10 @@ class Store(Database):
         """Reveal a phase's private scores (see ``_store_reveals.reveal_phase``)."""
         return _store_reveals.reveal_phase(self, phase_name)
 
+    def reveal_warnings(self, phase_name: str) -> list[str]:
+        """Why revealing a phase now may be a mistake (see ``_store_reveals.reveal_warnings``)."""
+        return _store_reveals.reveal_warnings(self, phase_name)
+
     def phase_names(self) -> list[str]:
         """The phases (see ``_store_reveals.phase_names``)."""
         return _store_reveals.phase_names(self)

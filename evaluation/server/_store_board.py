@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, defer
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server._board import Board, BoardRow
 from evaluation.server._store_ranking import BEST_FIRST, PRIVATE_FIRST, as_utc, sort_key
+from evaluation.server._store_reveals import scores_shown
 from evaluation.server._store_session import Database
 from evaluation.server._tables import PhaseRevealRow, SubmissionRow, TeamRow
 from evaluation.server._team_names import folded
@@ -43,12 +44,13 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
     phase_name : str, optional
         The phase (default: the current one, see ``Competition.current_phase``).
     admin : bool
-        Show the scores of a phase that is not public.
+        Show the public scores of a phase whose scores are hidden.
 
     Returns
     -------
     Board
-        Teams ranked 1, 2, ... (baselines among them, unranked). When the scores are hidden,
+        Teams ranked 1, 2, ... (baselines among them, unranked). The scores are hidden when
+        the phase is neither public nor revealed (``scores_shown``); then
         the rows are in the order of the team names, without scores or ranks. When the phase
         is revealed (``reveal_phase``), each team's row is its submission with the best
         private score, ranked by it (then by the public score, then the earliest), teams
@@ -67,7 +69,7 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
     with db.reading() as session:
         revealed = session.get(PhaseRevealRow, phase.name) is not None
         best = _best(db, session, phase.name, revealed)
-    hidden = not phase.public and not admin
+    hidden = not scores_shown(phase.public, revealed) and not admin
     if hidden:
         # the order alone would tell the ranking
         best.sort(key=lambda b: (b.is_baseline, folded(b.team), b.team))

@@ -1,8 +1,8 @@
 """What a team and the organizers are shown of a stored submission: an upload's receipt, a
 submission's view, its stored body.
 
-The scores of a phase that is not public are hidden from teams; the private scores are shown
-only once the phase is revealed, and never where the public ones are hidden.
+The scores follow the visibility rule (``_store_reveals``): a phase's public scores are shown to
+its teams when the phase is public or revealed, the private scores only once it is revealed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from evaluation.server._competition import Phase
 from evaluation.server._store_auth import Caller
 from evaluation.server._store_board import revealed_rank
 from evaluation.server._store_ranking import rank
-from evaluation.server._store_reveals import is_public, is_revealed
+from evaluation.server._store_reveals import is_public, is_revealed, scores_shown
 from evaluation.server._store_session import Database, iso
 from evaluation.server._tables import SubmissionRow, TeamRow
 
@@ -91,9 +91,10 @@ class SubmissionView:
 def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
     """The receipt of an upload stored as ``row`` (``new``: now; else a repeat); ``used``: the
     team's submissions to the phase today, this one included."""
-    hidden = not phase.public
+    revealed = is_revealed(db, phase.name)
+    hidden = not scores_shown(phase.public, revealed)
     place = None if hidden else rank(db, phase.name, row.team_id)
-    if place is not None and is_revealed(db, phase.name):
+    if place is not None and revealed:
         place = revealed_rank(db, phase.name, row.team_id)
     return Receipt(
         status="accepted" if new else "duplicate", submission_id=row.id, phase=phase.name,
@@ -101,19 +102,20 @@ def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Re
         leaderboard_score=None if hidden else row.leaderboard_score,
         interval=None if hidden else (row.interval_low, row.interval_high),
         rank=place, flagged=row.flagged,
-        message=_receipt_message(row, new, phase, used, place))
+        message=_receipt_message(row, new, phase, used, place, hidden))
 
 
-def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int | None
-                     ) -> str:
+def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int | None,
+                     hidden: bool) -> str:
     if new:
         message = f"submission {row.id} accepted for phase {phase.name!r}"
         message += f" ({used} of {phase.daily_limit} today, UTC)"
     else:
         message = (f"run {row.run_id} was submitted already as submission {row.id} "
                    f"({iso(row.submitted_at)}); it is not counted again")
-    if not phase.public:
-        message += f"; the scores of phase {phase.name!r} are hidden until it is published"
+    if hidden:
+        message += (f"; the scores of phase {phase.name!r} are hidden until the organizers "
+                    f"reveal them")
     elif place is not None:
         message += f"; the team's best submission ranks {place}"
     if row.flagged:
@@ -126,7 +128,8 @@ def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int
 def get_submission(db: Database, submission_id: int, caller: Caller) -> SubmissionView | None:
     """A submission, when ``caller`` may see it (its team, or an organizer); else None.
 
-    The scores of a phase that is not public are None unless the caller is an organizer.
+    The public scores are None when the visibility rule hides them (``scores_shown``) and
+    the caller is not an organizer; the private ones are None until the phase is revealed.
     """
     with db.reading() as session:
         found = session.execute(select(SubmissionRow, TeamRow).join(TeamRow).where(
@@ -136,11 +139,10 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
     row, team = found
     if not caller.admin and caller.team_id != team.id:
         return None
-    hidden = not caller.admin and not is_public(db, row.phase)
-    # the private scores: only once the phase is revealed, and never where the public ones
-    # are hidden
-    private = not hidden and is_revealed(db, row.phase) \
-        and row.private_leaderboard_score is not None
+    revealed = is_revealed(db, row.phase)
+    hidden = not caller.admin and not scores_shown(is_public(db, row.phase), revealed)
+    # the private scores: only once the phase is revealed
+    private = revealed and row.private_leaderboard_score is not None
     return SubmissionView(
         submission_id=row.id, team=team.name, is_baseline=team.is_baseline, phase=row.phase,
         run_id=row.run_id, submitted_at=row.submitted_at,

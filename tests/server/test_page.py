@@ -572,6 +572,36 @@ def test_rendered_page_in_headless_chromium(driver, tmp_path):
         screenshot(driver, tmp_path / "board.png")
 
 
+@pytest.mark.parametrize("revealed", [False, True])
+def test_the_board_fits_a_1280_pixel_window(driver, revealed):
+    """At 1280 px nothing scrolls sideways: not the page, not the table (its caption and its
+    last column, the reproduction, included), with long names, gated and flagged rows, and the
+    extra private-score column of a revealed board."""
+    from dataclasses import replace
+
+    rows = (row("Alpha", 1, 0.812345, (0.70, 0.90), reproduction="reproduced", submissions=4),
+            row(SCRIPT_NAME, 2, 0.5, (0.31, 0.62), flagged=True),
+            row("CBOW", None, 0.0, (-0.1, 0.1), baseline=True),
+            row(IMG_NAME, 3, -0.25, (-0.5, 0.05), reproduction="not reproduced"),
+            row("Gated", 4, -100.0, (-100.0, -100.0)))
+    driver.set_window_size(1280, 1000)
+    with static_server(render_board(replace(board(*rows), revealed=revealed))) as url:
+        load(driver, url + "/")
+        sizes = driver.execute_script(
+            "const w = document.querySelector('.table-wrap'),"
+            " c = document.querySelector('#board caption'),"
+            " last = document.querySelector('#board thead th:last-child'),"
+            " d = document.documentElement;"
+            "return {wrap: [w.scrollWidth, w.clientWidth], caption: [c.scrollWidth,"
+            " c.clientWidth], page: [d.scrollWidth, d.clientWidth],"
+            " right: last.getBoundingClientRect().right, text: last.textContent.trim()}")
+    assert sizes["text"] == "Reproduction"
+    for name in ("wrap", "caption", "page"):
+        scroll, client = sizes[name]
+        assert scroll <= client, (name, sizes)
+    assert sizes["right"] <= sizes["page"][1], sizes
+
+
 # --- the service's own page in a real browser --------------------------------------------------
 
 #: Inside the example competition's "public" phase.
