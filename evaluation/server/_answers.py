@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
 from evaluation.server._board import Board
-from evaluation.server._store_views import Receipt, SubmissionView
+from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
 class Rejected(BaseModel):
@@ -57,6 +57,7 @@ REFUSALS: dict[int | str, dict] = {code: {"model": Rejected}
 
 _BOARD = TypeAdapter(Board)
 _SUBMISSION = TypeAdapter(SubmissionView)
+_OWN = TypeAdapter(list[OwnSubmission])
 
 
 def board_json(board: Board) -> dict:
@@ -73,6 +74,11 @@ def receipt_json(receipt: Receipt) -> dict:
 def submission_json(view: SubmissionView) -> dict:
     """``view`` as the JSON the API answers."""
     return _SUBMISSION.dump_python(view, mode="json")
+
+
+def own_json(listing: list[OwnSubmission]) -> dict:
+    """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``."""
+    return {"submissions": _OWN.dump_python(listing, mode="json")}
 
 
 def rejected(status: int, reason: str, headers: dict | None = None,

@@ -1,4 +1,5 @@
-"""The submissions: upload a run, read one back, and (organizers) read its stored body.
+"""The submissions: upload a run, list a team's own, read one back, and (organizers) read its
+stored body.
 
 Another team's submission and a missing one get the same 404, and so does a team's token
 asking for a stored body.
@@ -15,6 +16,7 @@ from evaluation.server._answers import (
     REFUSALS,
     ReceiptModel,
     Rejected,
+    own_json,
     receipt_json,
     submission_json,
 )
@@ -61,6 +63,16 @@ async def post_submission(
         await run_in_threadpool(store.refuse_unless_stored, caller.team_id, body, refusal)
     receipt = await run_write(request, store.submit, caller.team_id, body, idempotency_key)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
+
+
+@router.get("/api/v1/submissions", responses={401: {"model": Rejected},
+                                               403: {"model": Rejected}},
+            summary="The team's own submissions, newest first (a team's token)")
+def list_submissions(caller: CallerDep, store: StoreDep) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token has no submissions of its own; "
+                                      "list a team's with its token, or read the board")
+    return JSONResponse(own_json(store.own_submissions(caller.team_id)))
 
 
 @router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,

@@ -38,7 +38,7 @@ from evaluation.server._store_teams import TeamInfo
 if TYPE_CHECKING:
     from evaluation.server._board import Board
     from evaluation.server._store_submissions import LimitReached
-    from evaluation.server._store_views import Receipt, SubmissionView
+    from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
 class Store(Database):
@@ -125,6 +125,11 @@ class Store(Database):
     def reveal_phase(self, phase_name: str) -> tuple[datetime, bool]:
         """Reveal a phase's private scores (see ``_store_reveals.reveal_phase``)."""
         return _store_reveals.reveal_phase(self, phase_name)
+
+    def own_submissions(self, team_id: int) -> list[OwnSubmission]:
+        """A team's submissions, newest first (see ``_store_views.own_submissions``)."""
+        from evaluation.server import _store_views
+        return _store_views.own_submissions(self, team_id)
 
     def reveal_warnings(self, phase_name: str) -> list[str]:
         """Why revealing a phase now may be a mistake (see ``_store_reveals.reveal_warnings``)."""

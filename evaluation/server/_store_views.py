@@ -7,6 +7,7 @@ its teams when the phase is public or revealed, the private scores only once it 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -155,6 +156,68 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
         private_phase1_score=row.private_phase1_score if private else None,
         private_leaderboard_score=row.private_leaderboard_score if private else None,
         private_interval=row.private_interval if private else None)
+
+
+#: The longest label (a run's name, an upload's description) a listing shows.
+MAX_LABEL = 200
+
+
+@dataclass(frozen=True)
+class OwnSubmission:
+    """One of a team's submissions as its listing (``GET /api/v1/submissions``) shows it.
+
+    ``name`` is the run's name (``python submission.py --name``), ``description`` the
+    upload's (``submit --description``); the scores follow the visibility rule.
+    """
+
+    submission_id: int
+    submitted_at: datetime
+    phase: str
+    run_id: str
+    name: str | None
+    description: str | None
+    phase1_score: float | None
+    leaderboard_score: float | None
+    interval: tuple[float, float] | None
+    private_leaderboard_score: float | None
+    flagged: bool
+    reproduction: str
+
+
+def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
+    """Every submission of team ``team_id``, newest first, with its scores where the
+    visibility rule shows them to the team (the public ones when the phase is public or
+    revealed, the private ones once it is revealed)."""
+    with db.reading() as session:
+        rows = list(session.scalars(select(SubmissionRow).where(
+            SubmissionRow.team_id == team_id).order_by(SubmissionRow.submitted_at.desc(),
+                                                       SubmissionRow.id.desc())))
+    shown = {phase: (scores_shown(is_public(db, phase), is_revealed(db, phase)),
+                     is_revealed(db, phase)) for phase in {r.phase for r in rows}}
+    listing = []
+    for row in rows:
+        public, private = shown[row.phase]
+        name, description = _labels(row.payload)
+        listing.append(OwnSubmission(
+            submission_id=row.id, submitted_at=row.submitted_at, phase=row.phase,
+            run_id=row.run_id, name=name, description=description,
+            phase1_score=row.phase1_score if public else None,
+            leaderboard_score=row.leaderboard_score if public else None,
+            interval=(row.interval_low, row.interval_high) if public else None,
+            private_leaderboard_score=row.private_leaderboard_score if private else None,
+            flagged=row.flagged, reproduction=row.reproduction))
+    return listing
+
+
+def _labels(stored: str) -> tuple[str | None, str | None]:
+    """The run's name and the upload's description in a stored body (None when absent or
+    not text), cut to ``MAX_LABEL`` characters."""
+    document = json.loads(stored)
+    results = document.get("results")
+    name = results.get("name") if isinstance(results, dict) else None
+    description = document.get("description")
+    return tuple(value[:MAX_LABEL] if isinstance(value, str) else None  # type: ignore[return-value]
+                 for value in (name, description))
 
 
 def payload(db: Database, submission_id: int, caller: Caller) -> str | None:
