@@ -18,9 +18,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "submissions", help="list your team's submissions on the leaderboard",
         description="List the submissions of the team whose token is UPLOAD_TOKEN (upload.env "
-                    "or the environment), newest first: id, time (UTC), phase, the run's name "
-                    "and the upload's description, the scores the phase shows, the "
-                    "reproduction. Exit status 3 when the server refuses or cannot be reached.")
+                    "or the environment), newest first: id, time (UTC), phase, the scores the "
+                    "phase shows, the final mark, the reproduction, the run's name and the "
+                    "upload's description. Exit status 3 when the server refuses or cannot be reached.")
     p.add_argument("--server", default=None, metavar="URL",
                    help="the leaderboard's base URL (default: UPLOAD_URL without its "
                         f"{LIST_PATH})")
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         print("no submissions yet")
         return 0
     print(f"{'id':>6}  {'submitted (UTC)':<16}  {'phase':<12}  {'score':>8}  {'private':>8}  "
-          f"{'reproduction':<14}  label")
+          f"{'final':<5}  {'reproduction':<14}  label")
     for item in listing:
         print(_line(item, client))
     return 0
@@ -78,6 +78,7 @@ def _line(item: dict, client: HttpClient) -> str:
             f"{client.show(str(item.get('phase')), 12):<12}  "
             f"{_score(item.get('leaderboard_score')):>8}  "
             f"{_score(item.get('private_leaderboard_score')):>8}  "
+            f"{'yes' if item.get('final') else '-':<5}  "
             f"{client.show(str(item.get('reproduction')), 14):<14}  {label or '-'}")
 
 

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
 from evaluation.server._board import Board
+from evaluation.server._store_finals import FinalMark
 from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
@@ -74,6 +75,14 @@ def receipt_json(receipt: Receipt) -> dict:
 def submission_json(view: SubmissionView) -> dict:
     """``view`` as the JSON the API answers."""
     return _SUBMISSION.dump_python(view, mode="json")
+
+
+def final_json(mark: FinalMark) -> dict:
+    """The answer to a mark or an unmark of a final selection."""
+    return {"status": "final" if mark.final else "not final", "changed": mark.changed,
+            "submission_id": mark.submission_id, "phase": mark.phase,
+            "selections": list(mark.selections), "allowed": mark.allowed,
+            "message": mark.message}
 
 
 def own_json(listing: list[OwnSubmission]) -> dict:

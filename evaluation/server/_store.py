@@ -37,6 +37,7 @@ from evaluation.server._store_teams import TeamInfo
 
 if TYPE_CHECKING:
     from evaluation.server._board import Board
+    from evaluation.server._store_finals import FinalMark
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
@@ -125,6 +126,11 @@ class Store(Database):
     def reveal_phase(self, phase_name: str) -> tuple[datetime, bool]:
         """Reveal a phase's private scores (see ``_store_reveals.reveal_phase``)."""
         return _store_reveals.reveal_phase(self, phase_name)
+
+    def mark_final(self, team_id: int, submission_id: int, final: bool = True) -> FinalMark:
+        """Mark or unmark a final selection (see ``_store_finals.mark_final``)."""
+        from evaluation.server import _store_finals
+        return _store_finals.mark_final(self, team_id, submission_id, final)
 
     def own_submissions(self, team_id: int) -> list[OwnSubmission]:
         """A team's submissions, newest first (see ``_store_views.own_submissions``)."""

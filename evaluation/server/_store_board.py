@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, defer
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server._board import Board, BoardRow
+from evaluation.server._store_finals import final_candidates
 from evaluation.server._store_ranking import BEST_FIRST, PRIVATE_FIRST, as_utc, sort_key
 from evaluation.server._store_reveals import scores_shown
 from evaluation.server._store_session import Database
@@ -68,7 +69,7 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
              else competition.phase(phase_name))
     with db.reading() as session:
         revealed = session.get(PhaseRevealRow, phase.name) is not None
-        best = _best(db, session, phase.name, revealed)
+        best = _best(db, session, phase.name, revealed, phase.final_selections)
     hidden = not scores_shown(phase.public, revealed) and not admin
     if hidden:
         # the order alone would tell the ranking
@@ -94,13 +95,18 @@ def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:
     return ranks.get(name)
 
 
-def _best(db: Database, session: Session, phase: str, revealed: bool = False) -> list[_Best]:
+def _best(db: Database, session: Session, phase: str, revealed: bool = False,
+          selections: int = 1) -> list[_Best]:
     """Each team's best submission of ``phase``: highest leaderboard score, then phase-1 score,
     then the earliest; with the team's number of submissions and last time.
 
-    ``revealed``: the highest private score first (submissions without one after the others),
-    then the order above."""
-    order = PRIVATE_FIRST if revealed else BEST_FIRST
+    ``revealed``: among the team's final selections (its ``selections`` best public ones when
+    it marked none, see ``final_candidates``), the highest private score first (submissions
+    without one after the others), then the order above."""
+    order: tuple = BEST_FIRST
+    if revealed:
+        candidate = SubmissionRow.id.in_(final_candidates(phase, selections))
+        order = (case((candidate, 0), else_=1).asc(), *PRIVATE_FIRST)
     ranked = select(
         SubmissionRow.id.label("sid"),
         func.row_number().over(partition_by=SubmissionRow.team_id, order_by=order).label("n"),

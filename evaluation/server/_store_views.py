@@ -182,6 +182,7 @@ class OwnSubmission:
     private_leaderboard_score: float | None
     flagged: bool
     reproduction: str
+    final: bool = False
 
 
 def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
@@ -205,7 +206,7 @@ def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
             leaderboard_score=row.leaderboard_score if public else None,
             interval=(row.interval_low, row.interval_high) if public else None,
             private_leaderboard_score=row.private_leaderboard_score if private else None,
-            flagged=row.flagged, reproduction=row.reproduction))
+            flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None))
     return listing
 
 

@@ -140,6 +140,9 @@ class SubmissionRow(Base):
     private_interval_low: Mapped[float | None] = mapped_column(Double)
     private_interval_high: Mapped[float | None] = mapped_column(Double)
     private_tests: Mapped[dict | None] = mapped_column(JSON)
+    # when the team marked it as one of its final selections (None: not marked); the
+    # private ranking uses the marked ones, else the team's best public ones
+    final_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     team: Mapped[TeamRow] = relationship(back_populates="submissions")
 
