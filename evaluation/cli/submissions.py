@@ -20,7 +20,8 @@ def register(subparsers) -> None:
         description="List the submissions of the team whose token is UPLOAD_TOKEN (upload.env "
                     "or the environment), newest first: id, time (UTC), phase, the scores the "
                     "phase shows, the final mark, the reproduction, the run's name and the "
-                    "upload's description. Exit status 3 when the server refuses or cannot be reached.")
+                    "upload's description. Exit status 3 when the server refuses or cannot be "
+                    "reached.")
     p.add_argument("--server", default=None, metavar="URL",
                    help="the leaderboard's base URL (default: UPLOAD_URL without its "
                         f"{LIST_PATH})")

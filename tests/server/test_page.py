@@ -356,6 +356,29 @@ def test_chart_follows_the_table_and_the_axis_reads_the_scores_back():
         svg_marks[0].find("title").text())
 
 
+def test_a_revealed_board_keeps_the_baselines_and_names_the_test_columns_public():
+    from dataclasses import replace
+
+    beta = replace(row("Beta", 1, 0.2, (0.1, 0.3)), private_score=0.9,
+                   private_interval=(0.85, 0.95))
+    base = row("Popularity", None, 0.5, (0.45, 0.55), baseline=True)
+    revealed = parse(render_board(replace(board(beta, base), revealed=True)))
+    svg_marks = marks(revealed)
+    assert [m.find("title").text().split(" (rank")[0].split(":")[0] for m in svg_marks] == [
+        "Beta", "Popularity (public score) (baseline)"]
+    assert value_at(revealed, dot_x(svg_marks[1])) == pytest.approx(0.5, abs=1e-3)
+    headers = [th.text() for th in revealed.find_all("th", "test")]
+    assert len(headers) == len(LEADERBOARD_TESTS)
+    assert all(h.endswith("(public)") for h in headers)
+    link = revealed.by_id("csv")
+    assert link is not None and link.attrs["href"] == "/leaderboard.csv?phase=phase-1"
+    # before the reveal: no scope on the headers, the baseline by its own name
+    plain = parse(render_board(board(beta, base)))
+    assert not any("(public)" in th.text() for th in plain.find_all("th", "test"))
+    assert [m.find("title").text().split(" (rank")[0].split(":")[0]
+            for m in marks(plain)] == ["Beta", "Popularity (baseline)"]
+
+
 def test_a_revealed_board_charts_the_private_scores_in_the_ranked_order():
     from dataclasses import replace
 
