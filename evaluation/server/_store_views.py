@@ -216,9 +216,12 @@ def _labels(stored: str) -> tuple[str | None, str | None]:
     document = json.loads(stored)
     results = document.get("results")
     name = results.get("name") if isinstance(results, dict) else None
-    description = document.get("description")
-    return tuple(value[:MAX_LABEL] if isinstance(value, str) else None  # type: ignore[return-value]
-                 for value in (name, description))
+    return _label(name), _label(document.get("description"))
+
+
+def _label(value: object) -> str | None:
+    """``value`` cut to ``MAX_LABEL`` characters when it is text; else None."""
+    return value[:MAX_LABEL] if isinstance(value, str) else None
 
 
 def payload(db: Database, submission_id: int, caller: Caller) -> str | None:
