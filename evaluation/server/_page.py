@@ -77,7 +77,7 @@ def render_board(board: Board) -> str:
         test_labels={name: _test_label(name) for name in tests},
         rows=rows,
         scores_hidden=hidden and not board.public,
-        visibility=visibility(board.public, board.revealed),
+        visibility=visibility(board.public, board.revealed, board.published),
         chart=chart(chart_rows(board),
                     "Private leaderboard" if board.revealed else "Leaderboard"),
         generated_iso=iso(board.generated_at),

@@ -141,6 +141,18 @@ class Store(Database):
         """Why revealing a phase now may be a mistake (see ``_store_reveals.reveal_warnings``)."""
         return _store_reveals.reveal_warnings(self, phase_name)
 
+    def publish_phase(self, phase_name: str) -> tuple[datetime, bool]:
+        """Publish a phase's public scores (see ``_store_reveals.publish_phase``)."""
+        return _store_reveals.publish_phase(self, phase_name)
+
+    def publications(self) -> dict[str, datetime]:
+        """``{phase: published_at}`` of the published phases."""
+        return _store_reveals.publications(self)
+
+    def publish_warnings(self, phase_name: str) -> list[str]:
+        """Why publishing a phase now may be a mistake (``_store_reveals.publish_warnings``)."""
+        return _store_reveals.publish_warnings(self, phase_name)
+
     def phase_names(self) -> list[str]:
         """The phases (see ``_store_reveals.phase_names``)."""
         return _store_reveals.phase_names(self)

@@ -18,7 +18,7 @@ from evaluation.server._store_finals import final_candidates
 from evaluation.server._store_ranking import BEST_FIRST, PRIVATE_FIRST, as_utc, sort_key
 from evaluation.server._store_reveals import scores_shown
 from evaluation.server._store_session import Database
-from evaluation.server._tables import PhaseRevealRow, SubmissionRow, TeamRow
+from evaluation.server._tables import PhasePublicationRow, PhaseRevealRow, SubmissionRow, TeamRow
 from evaluation.server._team_names import folded
 
 #: The reproduction state a hidden board shows for every row.
@@ -69,8 +69,9 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
              else competition.phase(phase_name))
     with db.reading() as session:
         revealed = session.get(PhaseRevealRow, phase.name) is not None
+        published = session.get(PhasePublicationRow, phase.name) is not None
         best = _best(db, session, phase.name, revealed, phase.final_selections)
-    hidden = not scores_shown(phase.public, revealed) and not admin
+    hidden = not scores_shown(phase.public, revealed, published) and not admin
     if hidden:
         # the order alone would tell the ranking
         best.sort(key=lambda b: (b.is_baseline, folded(b.team), b.team))
@@ -83,7 +84,7 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
     return Board(competition=competition.name, phase=phase.name,
                  phases=tuple(p.name for p in competition.phases), public=phase.public,
                  rows=tuple(rows), generated_at=now, tests=tuple(LEADERBOARD_TESTS),
-                 revealed=revealed)
+                 revealed=revealed, published=published)
 
 
 def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:

@@ -17,7 +17,12 @@ from evaluation.server._competition import Phase
 from evaluation.server._store_auth import Caller
 from evaluation.server._store_board import revealed_rank
 from evaluation.server._store_ranking import rank
-from evaluation.server._store_reveals import is_public, is_revealed, scores_shown
+from evaluation.server._store_reveals import (
+    is_public,
+    is_published,
+    is_revealed,
+    scores_shown,
+)
 from evaluation.server._store_session import Database, iso
 from evaluation.server._tables import SubmissionRow, TeamRow
 
@@ -93,7 +98,7 @@ def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Re
     """The receipt of an upload stored as ``row`` (``new``: now; else a repeat); ``used``: the
     team's submissions to the phase today, this one included."""
     revealed = is_revealed(db, phase.name)
-    hidden = not scores_shown(phase.public, revealed)
+    hidden = not scores_shown(phase.public, revealed, is_published(db, phase.name))
     place = None if hidden else rank(db, phase.name, row.team_id)
     if place is not None and revealed:
         place = revealed_rank(db, phase.name, row.team_id)
@@ -141,7 +146,8 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
     if not caller.admin and caller.team_id != team.id:
         return None
     revealed = is_revealed(db, row.phase)
-    hidden = not caller.admin and not scores_shown(is_public(db, row.phase), revealed)
+    hidden = not caller.admin and not scores_shown(is_public(db, row.phase), revealed,
+                                                   is_published(db, row.phase))
     # the private scores: only once the phase is revealed
     private = revealed and row.private_leaderboard_score is not None
     return SubmissionView(
@@ -193,7 +199,8 @@ def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
         rows = list(session.scalars(select(SubmissionRow).where(
             SubmissionRow.team_id == team_id).order_by(SubmissionRow.submitted_at.desc(),
                                                        SubmissionRow.id.desc())))
-    shown = {phase: (scores_shown(is_public(db, phase), is_revealed(db, phase)),
+    shown = {phase: (scores_shown(is_public(db, phase), is_revealed(db, phase),
+                                  is_published(db, phase)),
                      is_revealed(db, phase)) for phase in {r.phase for r in rows}}
     listing = []
     for row in rows:

@@ -188,6 +188,16 @@ class PhaseRevealRow(Base):
     revealed_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class PhasePublicationRow(Base):
+    """A phase whose public scores the organizers published before any reveal, and when
+    (``admin phase publish``): everyone sees them from then on, as in a public phase."""
+
+    __tablename__ = "phase_publications"
+
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
+    published_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 class AdminTokenRow(Base):
     """An organizer's token (its hash): may read every submission and the hidden scores."""
 

@@ -180,8 +180,10 @@ def test_migration_0004_goes_down_and_up(tmp_path):
             command.downgrade(config, "0003")
         columns = {c["name"] for c in sa.inspect(engine).get_columns("submissions")}
         assert "final_at" not in columns and "private_tests" in columns
+        assert "phase_publications" not in sa.inspect(engine).get_table_names()
         upgrade(engine)
         columns = {c["name"] for c in sa.inspect(engine).get_columns("submissions")}
         assert "final_at" in columns
+        assert "phase_publications" in sa.inspect(engine).get_table_names()
     finally:
         engine.dispose()

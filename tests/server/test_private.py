@@ -266,6 +266,49 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
                      r"shown to everyone$", out, re.M)
 
 
+def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, competition,
+                                                                 capsys):
+    """``admin phase publish`` shows a hidden phase's public scores to everyone, its private
+    scores stay hidden until the reveal; it needs --yes for an open or a public phase."""
+    api, db = live_setting
+    admin, token = api.store.create_admin_token(), api.team("Finalist")
+    document = variant("Final-1", 1.2)
+    sid = api.post(encode(document), token).json()["submission_id"]
+    folds = private_folds(document, 1.5, 1.5)
+    assert api.client.post(f"{SUBMIT}/{sid}/reproduction",
+                           content=json.dumps(private_report(folds)),
+                           headers={"Authorization": f"Bearer {admin}"}).status_code == 200
+    private = recompute(folds, competition.phase("final").references).leaderboard_score
+    public = recompute(fold_tests(document), competition.phase("final").references)
+    cli = ("admin", "--db", db, "phase", "publish")
+
+    code, _, err = run_cli(capsys, *cli, "public", "--competition", str(EXAMPLE))
+    assert code == 1 and "is public already" in err and api.store.publications() == {}
+    code, _, err = run_cli(capsys, *cli, "final", "--competition", str(EXAMPLE))
+    assert code == 1 and "phase 'final' has not closed" in err and "add --yes" in err
+    assert all(r["leaderboard_score"] is None
+               for r in api.get("/api/v1/leaderboard").json()["rows"])
+    code, out, err = run_cli(capsys, *cli, "final", "--competition", str(EXAMPLE), "--yes")
+    assert code == 0 and "'final' published at" in out
+    assert "published already" in run_cli(capsys, *cli, "final")[1]
+
+    board = api.get("/api/v1/leaderboard").json()
+    assert board["published"] is True and board["revealed"] is False
+    finalist = next(r for r in board["rows"] if r["team"] == "Finalist")
+    assert finalist["leaderboard_score"] == public.leaderboard_score and finalist["rank"] == 1
+    assert all(r["private_score"] is None for r in board["rows"])
+    assert not any(d in json.dumps(board) for d in digits(private))
+    own = api.get(f"{SUBMIT}/{sid}", token).json()
+    assert own["leaderboard_score"] == public.leaderboard_score
+    assert own["private_leaderboard_score"] is None
+    page = api.get("/").text
+    assert 'id="hidden-notice"' not in page and "shown to everyone (published)" in page
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
+                           str(EXAMPLE))
+    assert re.search(r"^hidden\s+-\s+final\n\s+scores: public scores shown to everyone "
+                     r"\(published\)", out, re.M)
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
     """An empty database: an SQLite file, or a database of its own on a real PostgreSQL."""
