@@ -15,8 +15,8 @@ from evaluation._version import __version__
 from evaluation.errors import EvalRSError, UploadError
 
 # modules under evaluation.cli that add commands
-COMMAND_MODULES: list[str] = ["data", "score", "references", "submit", "serve", "admin",
-                              "reproduce", "report", "compare"]
+COMMAND_MODULES: list[str] = ["data", "score", "references", "submit", "submissions", "final",
+                              "serve", "admin", "reproduce", "report", "compare"]
 
 # Exit statuses of submission.py and of every `python -m evaluation` command.
 EXIT_OK = 0

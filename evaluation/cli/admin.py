@@ -103,19 +103,34 @@ def register(subparsers) -> None:
     _db_option(drop)
     drop.set_defaults(func=_closing(token_revoke))
 
-    phase = groups.add_parser("phase", help="reveal a phase's private scores, list the phases")
+    phase = groups.add_parser("phase", help="reveal or publish a phase's scores, list the "
+                                            "phases")
     phase_actions = phase.add_subparsers(dest="admin_action", required=True,
-                                         metavar="{reveal,list}")
+                                         metavar="{reveal,publish,list}")
     reveal = phase_actions.add_parser(
-        "reveal", help="reveal the private scores of a phase: its board ranks by them from "
-                       "now on (cannot be undone)")
+        "reveal", help="reveal the scores of a phase, public and private, to everyone: its "
+                       "board ranks by the private scores from now on (cannot be undone)")
     reveal.add_argument("name", metavar="NAME", help="the phase, as named in the competition "
                                                      "file")
+    reveal.add_argument("--yes", action="store_true",
+                        help="reveal even when the phase has not closed (checked with "
+                             "--competition) or none of its submissions has a private score")
     _db_option(reveal)
     _competition_option(reveal)
     reveal.set_defaults(func=_closing(phase_reveal))
-    phases = phase_actions.add_parser("list", help="list the phases and whether their private "
-                                                   "scores are revealed")
+    publish = phase_actions.add_parser(
+        "publish", help="show the public scores of a phase that is not public to everyone "
+                        "(the private ones wait for `reveal`; cannot be undone)")
+    publish.add_argument("name", metavar="NAME", help="the phase, as named in the competition "
+                                                      "file")
+    publish.add_argument("--yes", action="store_true",
+                         help="publish even when the phase has not closed or is public "
+                              "already (both checked with --competition)")
+    _db_option(publish)
+    _competition_option(publish)
+    publish.set_defaults(func=_closing(phase_publish))
+    phases = phase_actions.add_parser("list", help="list the phases, whether they are revealed, "
+                                                   "and which scores everyone sees")
     _db_option(phases)
     _competition_option(phases)
     phases.set_defaults(func=_closing(phase_list))
@@ -300,9 +315,14 @@ def token_revoke(args: argparse.Namespace) -> int:
 
 
 def phase_reveal(args: argparse.Namespace) -> int:
-    """Reveal the private scores of phase ``args.name``; ConfigError (exit 2) when there is no
-    such phase."""
-    revealed_at, new = _store(args).reveal_phase(args.name)
+    """Reveal the scores of phase ``args.name``; ConfigError (exit 2) when there is no such
+    phase; exit 1, nothing changed, when it has not closed or has no private score and
+    ``--yes`` is not given."""
+    store = _store(args)
+    if args.name in store.phase_names() and args.name not in store.reveals() \
+            and not _confirmed(store.reveal_warnings(args.name), args, "revealed"):
+        return 1
+    revealed_at, new = store.reveal_phase(args.name)
     when = f"{revealed_at:%Y-%m-%d %H:%M:%S} UTC"
     if new:
         print(f"phase {args.name!r} revealed at {when}: its board shows the private scores and "
@@ -312,10 +332,42 @@ def phase_reveal(args: argparse.Namespace) -> int:
     return 0
 
 
-def phase_list(args: argparse.Namespace) -> int:
-    """Print the phases and, for each, whether (and when) its private scores were revealed."""
+def phase_publish(args: argparse.Namespace) -> int:
+    """Publish the public scores of phase ``args.name``; ConfigError (exit 2) when there is no
+    such phase; exit 1, nothing changed, when it has not closed or is public already and
+    ``--yes`` is not given."""
     store = _store(args)
-    names, reveals = store.phase_names(), store.reveals()
+    if args.name in store.phase_names() and args.name not in store.publications() \
+            and not _confirmed(store.publish_warnings(args.name), args, "published"):
+        return 1
+    published_at, new = store.publish_phase(args.name)
+    when = f"{published_at:%Y-%m-%d %H:%M:%S} UTC"
+    if new:
+        print(f"phase {args.name!r} published at {when}: its board shows the public scores "
+              f"to everyone; the private ones wait for `phase reveal`")
+    else:
+        print(f"phase {args.name!r} was published already, at {when}; nothing changed")
+    return 0
+
+
+def _confirmed(warnings: list[str], args: argparse.Namespace, done: str) -> bool:
+    """Print ``warnings`` on stderr; False (nothing to do) when there are some and ``--yes``
+    was not given."""
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if warnings and not args.yes:
+        print(f"phase {args.name!r} not {done}: add --yes to go ahead anyway", file=sys.stderr)
+        return False
+    return True
+
+
+def phase_list(args: argparse.Namespace) -> int:
+    """Print the phases and, for each, whether (and when) it was revealed, and under it which
+    scores everyone sees (the visibility rule as it applies to it)."""
+    store, server = _store(args), import_server()
+    names, reveals, published = store.phase_names(), store.reveals(), store.publications()
+    public = {} if store.competition is None else {
+        p.name: p.public for p in store.competition.phases}
     if not names:
         print("no phases yet: give the competition file (--competition FILE), or start the "
               "server once (it pins the baselines on every phase)")
@@ -325,4 +377,6 @@ def phase_list(args: argparse.Namespace) -> int:
         at = reveals.get(name)
         state, when = ("revealed", f"{at:%Y-%m-%d %H:%M}") if at else ("hidden", "-")
         print(f"{state:<10}  {when:<16}  {name}")
+        rule = server.visibility(public.get(name), at is not None, name in published)
+        print(f"{'':<10}  scores: {rule}")
     return 0

@@ -16,6 +16,9 @@ from evaluation.contract import clean, display_url, load_competition_target
 from evaluation.errors import ConfigError, DataError, UploadError
 from evaluation.runner import load_settings, post, retarget, submit_run
 
+#: The longest ``--description``.
+MAX_DESCRIPTION = 200
+
 
 def register(subparsers) -> None:
     """Add the ``submit`` command to ``subparsers``."""
@@ -36,6 +39,10 @@ def register(subparsers) -> None:
                         "(or its results.json)")
     p.add_argument("--competition", default=None, metavar="TOML",
                    help="the competition file of the board to submit the finished run FILE to")
+    p.add_argument("--description", default=None, metavar="TEXT",
+                   help="a label stored with the upload and shown in `python -m evaluation "
+                        f"submissions` (at most {MAX_DESCRIPTION} printable characters; it is "
+                        "part of the body: give the same one when sending the file again)")
     p.add_argument("--env-file", default=None, metavar="PATH",
                    help="settings file (default: ./upload.env, if present; environment "
                         "variables win)")
@@ -88,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: not uploaded: the run in {path} is not eligible ("
               + "; ".join(clean(str(r)) for r in reasons) + ")", file=sys.stderr)
         return EXIT_NOT_ELIGIBLE
+    if getattr(args, "description", None) is not None:
+        payload["description"] = _description(args.description)
     env_file = args.env_file or "upload.env"
     settings = load_settings(env_file, required=args.env_file is not None)
     if not settings.url:
@@ -126,6 +135,17 @@ def _submit_run(args: argparse.Namespace) -> int:
                   markup=False)
     outcome = submit_run(results, loaded.run_dir, settings, console)
     return EXIT_UPLOAD_FAILED if outcome["outcome"] == "failed" else 0
+
+
+def _description(text: str) -> str:
+    """``text`` as an upload's description; ConfigError when it is empty, too long or holds
+    control characters."""
+    if not text.strip() or len(text) > MAX_DESCRIPTION or not text.isprintable():
+        raise ConfigError(f"--description '{clean(text, limit=60)}' must be 1 to "
+                          f"{MAX_DESCRIPTION} printable characters (got {len(text)}, "
+                          f"{'with' if not text.isprintable() else 'without'} control "
+                          f"characters); shorten it or drop the line breaks.")
+    return text
 
 
 def _note(message: str) -> None:

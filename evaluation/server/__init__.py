@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from evaluation.server._security import SECURITY_HEADERS, SecurityHeaders
     from evaluation.server._store import Store
     from evaluation.server._store_auth import AdminTokenInfo, Caller
+    from evaluation.server._store_reveals import scores_shown, visibility
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_teams import TeamInfo
     from evaluation.server._store_views import Receipt, SubmissionView
@@ -111,9 +112,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "read_body": ("evaluation.server._deps", "read_body"),
     "recompute": ("evaluation.server._scoring", "recompute"),
     "restore": ("evaluation.server._db_files", "restore"),
+    "scores_shown": ("evaluation.server._store_reveals", "scores_shown"),
     "shown_url": ("evaluation.server._db", "shown_url"),
     "sqlite_path": ("evaluation.server._db_files", "sqlite_path"),
     "upgrade": ("evaluation.server._db", "upgrade"),
+    "visibility": ("evaluation.server._store_reveals", "visibility"),
 }
 
 
@@ -185,7 +188,9 @@ __all__ = [
     "read_body",
     "recompute",
     "restore",
+    "scores_shown",
     "shown_url",
     "sqlite_path",
     "upgrade",
+    "visibility",
 ]

@@ -11,7 +11,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
 from evaluation.server._board import Board
-from evaluation.server._store_views import Receipt, SubmissionView
+from evaluation.server._store_finals import FinalMark
+from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
 class Rejected(BaseModel):
@@ -57,6 +58,7 @@ REFUSALS: dict[int | str, dict] = {code: {"model": Rejected}
 
 _BOARD = TypeAdapter(Board)
 _SUBMISSION = TypeAdapter(SubmissionView)
+_OWN = TypeAdapter(list[OwnSubmission])
 
 
 def board_json(board: Board) -> dict:
@@ -73,6 +75,19 @@ def receipt_json(receipt: Receipt) -> dict:
 def submission_json(view: SubmissionView) -> dict:
     """``view`` as the JSON the API answers."""
     return _SUBMISSION.dump_python(view, mode="json")
+
+
+def final_json(mark: FinalMark) -> dict:
+    """The answer to a mark or an unmark of a final selection."""
+    return {"status": "final" if mark.final else "not final", "changed": mark.changed,
+            "submission_id": mark.submission_id, "phase": mark.phase,
+            "selections": list(mark.selections), "allowed": mark.allowed,
+            "message": mark.message}
+
+
+def own_json(listing: list[OwnSubmission]) -> dict:
+    """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``."""
+    return {"submissions": _OWN.dump_python(listing, mode="json")}
 
 
 def rejected(status: int, reason: str, headers: dict | None = None,

@@ -55,3 +55,4 @@ class Board:
     generated_at: datetime
     tests: tuple[str, ...] = field(default=())
     revealed: bool = False
+    published: bool = False

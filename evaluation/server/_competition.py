@@ -72,7 +72,10 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
              "baselines")
 _DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY)
-_PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public")
+_PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
+               "final_selections")
+#: A phase's final selections per team when the competition file does not say.
+DEFAULT_FINAL_SELECTIONS = 2
 _BASELINE_KEYS = ("name", "file")
 
 
@@ -93,6 +96,8 @@ class Phase:
         Submissions per team per UTC day.
     public : bool
         Whether the board shows the scores to everyone (else to organizers only).
+    final_selections : int
+        How many submissions a team may mark as final; its private ranking uses those.
     """
 
     name: str
@@ -102,6 +107,7 @@ class Phase:
     references_name: str
     daily_limit: int
     public: bool
+    final_selections: int = DEFAULT_FINAL_SELECTIONS
 
     def is_open(self, now: datetime) -> bool:
         """Whether the phase takes submissions at ``now`` (an aware datetime)."""
@@ -432,6 +438,16 @@ class _Where:
                       "run's results.json", value, "copy the value from a run's results.json")
 
 
+def _final_selections(where: _Where, table: Mapping, key: str) -> int:
+    """A phase's ``final_selections`` (default ``DEFAULT_FINAL_SELECTIONS``), checked."""
+    count = table.get("final_selections", DEFAULT_FINAL_SELECTIONS)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 100:
+        where.fail(f"{key}final_selections", "must be an integer from 1 to 100 (the "
+                   "submissions a team may mark as final)", count,
+                   "write e.g. final_selections = 2")
+    return count
+
+
 def _phases(where: _Where, data: Mapping, fingerprint: str,
             fold_params: Mapping) -> tuple[Phase, ...]:
     """The checked phases, in time order."""
@@ -442,7 +458,7 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
     phases = []
     for i, table in enumerate(raw):
         key = f"phases[{i}]."
-        where.keys(table, key, _PHASE_KEYS, required=_PHASE_KEYS)
+        where.keys(table, key, _PHASE_KEYS, required=_PHASE_KEYS[:-1])
         name = table["name"]
         if not isinstance(name, str) or not _NAME.match(name):
             where.fail(f"{key}name", "must be 1 to 64 letters, digits, '_', '.' or '-' (it "
@@ -464,7 +480,8 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
             name=name, opens=opens, closes=closes,
             references=_references(where, f"{key}references", ref_name, fingerprint,
                                    fold_params),
-            references_name=ref_name, daily_limit=limit, public=table["public"]))
+            references_name=ref_name, daily_limit=limit, public=table["public"],
+            final_selections=_final_selections(where, table, key)))
     _check_order(where, phases)
     return tuple(sorted(phases, key=lambda p: p.opens))
 

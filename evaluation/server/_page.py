@@ -18,6 +18,7 @@ from evaluation.challenge import GATED_SCORE, LEADERBOARD_TESTS
 from evaluation.server._board import Board, BoardRow
 from evaluation.server._page_cells import fixed, interval_text, is_gated, iso, minutes
 from evaluation.server._page_chart import chart, chart_rows
+from evaluation.server._store_reveals import visibility
 
 #: Words kept in capitals in the tests' column headers.
 ACRONYMS = frozenset({"MRR", "MRED"})
@@ -76,6 +77,7 @@ def render_board(board: Board) -> str:
         test_labels={name: _test_label(name) for name in tests},
         rows=rows,
         scores_hidden=hidden and not board.public,
+        visibility=visibility(board.public, board.revealed, board.published),
         chart=chart(chart_rows(board),
                     "Private leaderboard" if board.revealed else "Leaderboard"),
         generated_iso=iso(board.generated_at),

@@ -73,11 +73,18 @@ def _plotted(row: BoardRow) -> bool:
 
 def chart_rows(board: Board) -> list[BoardRow]:
     """The rows as the chart plots them: on a revealed board, by their private scores (the
-    order the table ranks them in), else by the public ones."""
+    order the table ranks them in), else by the public ones. A baseline without a private
+    score stays on a revealed chart with its public score, named so ("(public score)")."""
     if not board.revealed:
         return list(board.rows)
-    return [replace(row, leaderboard_score=row.private_score, interval=row.private_interval)
-            for row in board.rows]
+    return [_private(row) for row in board.rows]
+
+
+def _private(row: BoardRow) -> BoardRow:
+    """The row as a revealed chart plots it."""
+    if row.is_baseline and row.private_score is None:
+        return replace(row, team=f"{row.team} (public score)")
+    return replace(row, leaderboard_score=row.private_score, interval=row.private_interval)
 
 
 def chart(rows: Sequence[BoardRow], what: str = "Leaderboard") -> Chart | None:

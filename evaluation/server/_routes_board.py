@@ -1,4 +1,5 @@
-"""The board of a phase: as JSON, and as the page (``GET /``).
+"""The board of a phase: as JSON, as CSV (``/leaderboard.csv``, or ``?format=csv``), and as
+the page (``GET /``).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
 """
@@ -8,6 +9,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from evaluation.server._answers import Rejected, board_json, rejected
 from evaluation.server._board import Board
+from evaluation.server._board_csv import board_csv
 from evaluation.server._deps import OptionalCallerDep, StoreDep
 
 router = APIRouter()
@@ -17,9 +19,29 @@ router = APIRouter()
             responses={401: {"model": Rejected}, 404: {"model": Rejected}},
             summary="The board of a phase (default: the current one)")
 def get_leaderboard(caller: OptionalCallerDep, store: StoreDep,
-                    phase: str | None = None) -> JSONResponse:
+                    phase: str | None = None, format: str = "json") -> Response:
     board = store.board(phase, admin=caller is not None and caller.admin)
+    if format == "csv":
+        return _csv(board)
+    if format != "json":
+        return rejected(422, f"format {format[:20]!r} is not known: give json (the default) "
+                             f"or csv")
     return JSONResponse(board_json(board))
+
+
+@router.get("/leaderboard.csv", response_class=Response,
+            responses={200: {"content": {"text/csv": {}}}, 401: {"model": Rejected},
+                       404: {"model": Rejected}},
+            summary="The board of a phase as CSV (default: the current one)")
+def get_leaderboard_csv(caller: OptionalCallerDep, store: StoreDep,
+                        phase: str | None = None) -> Response:
+    return _csv(store.board(phase, admin=caller is not None and caller.admin))
+
+
+def _csv(board: Board) -> Response:
+    """The board as a CSV download named after its phase."""
+    return Response(board_csv(board), media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="leaderboard-{board.phase}.csv"'})
 
 
 @router.get("/", response_class=HTMLResponse, summary="The board as a page",

@@ -1,4 +1,5 @@
-"""The submissions: upload a run, read one back, and (organizers) read its stored body.
+"""The submissions: upload a run, list a team's own, read one back, and (organizers) read its
+stored body.
 
 Another team's submission and a missing one get the same 404, and so does a team's token
 asking for a stored body.
@@ -15,6 +16,8 @@ from evaluation.server._answers import (
     REFUSALS,
     ReceiptModel,
     Rejected,
+    final_json,
+    own_json,
     receipt_json,
     submission_json,
 )
@@ -26,6 +29,8 @@ from evaluation.server._deps import (
     run_write,
 )
 from evaluation.server._schema import Submission
+from evaluation.server._store import Store
+from evaluation.server._store_auth import Caller
 from evaluation.server._store_views import SubmissionView
 
 router = APIRouter()
@@ -61,6 +66,39 @@ async def post_submission(
         await run_in_threadpool(store.refuse_unless_stored, caller.team_id, body, refusal)
     receipt = await run_write(request, store.submit, caller.team_id, body, idempotency_key)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
+
+
+@router.get("/api/v1/submissions", responses={401: {"model": Rejected},
+                                               403: {"model": Rejected}},
+            summary="The team's own submissions, newest first (a team's token)")
+def list_submissions(caller: CallerDep, store: StoreDep) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token has no submissions of its own; "
+                                      "list a team's with its token, or read the board")
+    return JSONResponse(own_json(store.own_submissions(caller.team_id)))
+
+
+@router.put("/api/v1/submissions/{submission_id}/final", responses=REFUSALS,
+            summary="Mark one of the team's submissions as a final selection (a team's token)")
+async def put_final(submission_id: SubmissionId, request: Request, caller: CallerDep,
+                    store: StoreDep) -> JSONResponse:
+    return await _mark(request, caller, store, submission_id, True)
+
+
+@router.delete("/api/v1/submissions/{submission_id}/final", responses=REFUSALS,
+               summary="Unmark a final selection of the team (a team's token)")
+async def delete_final(submission_id: SubmissionId, request: Request, caller: CallerDep,
+                       store: StoreDep) -> JSONResponse:
+    return await _mark(request, caller, store, submission_id, False)
+
+
+async def _mark(request: Request, caller: Caller, store: Store, submission_id: int,
+                final: bool) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token marks no final selections; use "
+                                      "the team's token")
+    mark = await run_write(request, store.mark_final, caller.team_id, submission_id, final)
+    return JSONResponse(final_json(mark))
 
 
 @router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,

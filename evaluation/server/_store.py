@@ -37,8 +37,9 @@ from evaluation.server._store_teams import TeamInfo
 
 if TYPE_CHECKING:
     from evaluation.server._board import Board
+    from evaluation.server._store_finals import FinalMark
     from evaluation.server._store_submissions import LimitReached
-    from evaluation.server._store_views import Receipt, SubmissionView
+    from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
 class Store(Database):
@@ -125,6 +126,32 @@ class Store(Database):
     def reveal_phase(self, phase_name: str) -> tuple[datetime, bool]:
         """Reveal a phase's private scores (see ``_store_reveals.reveal_phase``)."""
         return _store_reveals.reveal_phase(self, phase_name)
+
+    def mark_final(self, team_id: int, submission_id: int, final: bool = True) -> FinalMark:
+        """Mark or unmark a final selection (see ``_store_finals.mark_final``)."""
+        from evaluation.server import _store_finals
+        return _store_finals.mark_final(self, team_id, submission_id, final)
+
+    def own_submissions(self, team_id: int) -> list[OwnSubmission]:
+        """A team's submissions, newest first (see ``_store_views.own_submissions``)."""
+        from evaluation.server import _store_views
+        return _store_views.own_submissions(self, team_id)
+
+    def reveal_warnings(self, phase_name: str) -> list[str]:
+        """Why revealing a phase now may be a mistake (see ``_store_reveals.reveal_warnings``)."""
+        return _store_reveals.reveal_warnings(self, phase_name)
+
+    def publish_phase(self, phase_name: str) -> tuple[datetime, bool]:
+        """Publish a phase's public scores (see ``_store_reveals.publish_phase``)."""
+        return _store_reveals.publish_phase(self, phase_name)
+
+    def publications(self) -> dict[str, datetime]:
+        """``{phase: published_at}`` of the published phases."""
+        return _store_reveals.publications(self)
+
+    def publish_warnings(self, phase_name: str) -> list[str]:
+        """Why publishing a phase now may be a mistake (``_store_reveals.publish_warnings``)."""
+        return _store_reveals.publish_warnings(self, phase_name)
 
     def phase_names(self) -> list[str]:
         """The phases (see ``_store_reveals.phase_names``)."""

@@ -9,14 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, defer
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server._board import Board, BoardRow
+from evaluation.server._store_finals import final_candidates
 from evaluation.server._store_ranking import BEST_FIRST, PRIVATE_FIRST, as_utc, sort_key
+from evaluation.server._store_reveals import scores_shown
 from evaluation.server._store_session import Database
-from evaluation.server._tables import PhaseRevealRow, SubmissionRow, TeamRow
+from evaluation.server._tables import PhasePublicationRow, PhaseRevealRow, SubmissionRow, TeamRow
 from evaluation.server._team_names import folded
 
 #: The reproduction state a hidden board shows for every row.
@@ -43,12 +45,13 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
     phase_name : str, optional
         The phase (default: the current one, see ``Competition.current_phase``).
     admin : bool
-        Show the scores of a phase that is not public.
+        Show the public scores of a phase whose scores are hidden.
 
     Returns
     -------
     Board
-        Teams ranked 1, 2, ... (baselines among them, unranked). When the scores are hidden,
+        Teams ranked 1, 2, ... (baselines among them, unranked). The scores are hidden when
+        the phase is neither public nor revealed (``scores_shown``); then
         the rows are in the order of the team names, without scores or ranks. When the phase
         is revealed (``reveal_phase``), each team's row is its submission with the best
         private score, ranked by it (then by the public score, then the earliest), teams
@@ -66,8 +69,9 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
              else competition.phase(phase_name))
     with db.reading() as session:
         revealed = session.get(PhaseRevealRow, phase.name) is not None
-        best = _best(db, session, phase.name, revealed)
-    hidden = not phase.public and not admin
+        published = session.get(PhasePublicationRow, phase.name) is not None
+        best = _best(db, session, phase.name, revealed, phase.final_selections)
+    hidden = not scores_shown(phase.public, revealed, published) and not admin
     if hidden:
         # the order alone would tell the ranking
         best.sort(key=lambda b: (b.is_baseline, folded(b.team), b.team))
@@ -80,7 +84,7 @@ def board(db: Database, phase_name: str | None = None, *, admin: bool = False) -
     return Board(competition=competition.name, phase=phase.name,
                  phases=tuple(p.name for p in competition.phases), public=phase.public,
                  rows=tuple(rows), generated_at=now, tests=tuple(LEADERBOARD_TESTS),
-                 revealed=revealed)
+                 revealed=revealed, published=published)
 
 
 def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:
@@ -92,13 +96,18 @@ def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:
     return ranks.get(name)
 
 
-def _best(db: Database, session: Session, phase: str, revealed: bool = False) -> list[_Best]:
+def _best(db: Database, session: Session, phase: str, revealed: bool = False,
+          selections: int = 1) -> list[_Best]:
     """Each team's best submission of ``phase``: highest leaderboard score, then phase-1 score,
     then the earliest; with the team's number of submissions and last time.
 
-    ``revealed``: the highest private score first (submissions without one after the others),
-    then the order above."""
-    order = PRIVATE_FIRST if revealed else BEST_FIRST
+    ``revealed``: among the team's final selections (its ``selections`` best public ones when
+    it marked none, see ``final_candidates``), the highest private score first (submissions
+    without one after the others), then the order above."""
+    order: tuple = BEST_FIRST
+    if revealed:
+        candidate = SubmissionRow.id.in_(final_candidates(phase, selections))
+        order = (case((candidate, 0), else_=1).asc(), *PRIVATE_FIRST)
     ranked = select(
         SubmissionRow.id.label("sid"),
         func.row_number().over(partition_by=SubmissionRow.team_id, order_by=order).label("n"),

@@ -1,12 +1,13 @@
 """What a team and the organizers are shown of a stored submission: an upload's receipt, a
 submission's view, its stored body.
 
-The scores of a phase that is not public are hidden from teams; the private scores are shown
-only once the phase is revealed, and never where the public ones are hidden.
+The scores follow the visibility rule (``_store_reveals``): a phase's public scores are shown to
+its teams when the phase is public or revealed, the private scores only once it is revealed.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -16,7 +17,12 @@ from evaluation.server._competition import Phase
 from evaluation.server._store_auth import Caller
 from evaluation.server._store_board import revealed_rank
 from evaluation.server._store_ranking import rank
-from evaluation.server._store_reveals import is_public, is_revealed
+from evaluation.server._store_reveals import (
+    is_public,
+    is_published,
+    is_revealed,
+    scores_shown,
+)
 from evaluation.server._store_session import Database, iso
 from evaluation.server._tables import SubmissionRow, TeamRow
 
@@ -91,9 +97,10 @@ class SubmissionView:
 def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
     """The receipt of an upload stored as ``row`` (``new``: now; else a repeat); ``used``: the
     team's submissions to the phase today, this one included."""
-    hidden = not phase.public
+    revealed = is_revealed(db, phase.name)
+    hidden = not scores_shown(phase.public, revealed, is_published(db, phase.name))
     place = None if hidden else rank(db, phase.name, row.team_id)
-    if place is not None and is_revealed(db, phase.name):
+    if place is not None and revealed:
         place = revealed_rank(db, phase.name, row.team_id)
     return Receipt(
         status="accepted" if new else "duplicate", submission_id=row.id, phase=phase.name,
@@ -101,19 +108,20 @@ def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Re
         leaderboard_score=None if hidden else row.leaderboard_score,
         interval=None if hidden else (row.interval_low, row.interval_high),
         rank=place, flagged=row.flagged,
-        message=_receipt_message(row, new, phase, used, place))
+        message=_receipt_message(row, new, phase, used, place, hidden))
 
 
-def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int | None
-                     ) -> str:
+def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int | None,
+                     hidden: bool) -> str:
     if new:
         message = f"submission {row.id} accepted for phase {phase.name!r}"
         message += f" ({used} of {phase.daily_limit} today, UTC)"
     else:
         message = (f"run {row.run_id} was submitted already as submission {row.id} "
                    f"({iso(row.submitted_at)}); it is not counted again")
-    if not phase.public:
-        message += f"; the scores of phase {phase.name!r} are hidden until it is published"
+    if hidden:
+        message += (f"; the scores of phase {phase.name!r} are hidden until the organizers "
+                    f"reveal them")
     elif place is not None:
         message += f"; the team's best submission ranks {place}"
     if row.flagged:
@@ -126,7 +134,8 @@ def _receipt_message(row: Stored, new: bool, phase: Phase, used: int, place: int
 def get_submission(db: Database, submission_id: int, caller: Caller) -> SubmissionView | None:
     """A submission, when ``caller`` may see it (its team, or an organizer); else None.
 
-    The scores of a phase that is not public are None unless the caller is an organizer.
+    The public scores are None when the visibility rule hides them (``scores_shown``) and
+    the caller is not an organizer; the private ones are None until the phase is revealed.
     """
     with db.reading() as session:
         found = session.execute(select(SubmissionRow, TeamRow).join(TeamRow).where(
@@ -136,11 +145,11 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
     row, team = found
     if not caller.admin and caller.team_id != team.id:
         return None
-    hidden = not caller.admin and not is_public(db, row.phase)
-    # the private scores: only once the phase is revealed, and never where the public ones
-    # are hidden
-    private = not hidden and is_revealed(db, row.phase) \
-        and row.private_leaderboard_score is not None
+    revealed = is_revealed(db, row.phase)
+    hidden = not caller.admin and not scores_shown(is_public(db, row.phase), revealed,
+                                                   is_published(db, row.phase))
+    # the private scores: only once the phase is revealed
+    private = revealed and row.private_leaderboard_score is not None
     return SubmissionView(
         submission_id=row.id, team=team.name, is_baseline=team.is_baseline, phase=row.phase,
         run_id=row.run_id, submitted_at=row.submitted_at,
@@ -153,6 +162,73 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
         private_phase1_score=row.private_phase1_score if private else None,
         private_leaderboard_score=row.private_leaderboard_score if private else None,
         private_interval=row.private_interval if private else None)
+
+
+#: The longest label (a run's name, an upload's description) a listing shows.
+MAX_LABEL = 200
+
+
+@dataclass(frozen=True)
+class OwnSubmission:
+    """One of a team's submissions as its listing (``GET /api/v1/submissions``) shows it.
+
+    ``name`` is the run's name (``python submission.py --name``), ``description`` the
+    upload's (``submit --description``); the scores follow the visibility rule.
+    """
+
+    submission_id: int
+    submitted_at: datetime
+    phase: str
+    run_id: str
+    name: str | None
+    description: str | None
+    phase1_score: float | None
+    leaderboard_score: float | None
+    interval: tuple[float, float] | None
+    private_leaderboard_score: float | None
+    flagged: bool
+    reproduction: str
+    final: bool = False
+
+
+def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
+    """Every submission of team ``team_id``, newest first, with its scores where the
+    visibility rule shows them to the team (the public ones when the phase is public or
+    revealed, the private ones once it is revealed)."""
+    with db.reading() as session:
+        rows = list(session.scalars(select(SubmissionRow).where(
+            SubmissionRow.team_id == team_id).order_by(SubmissionRow.submitted_at.desc(),
+                                                       SubmissionRow.id.desc())))
+    shown = {phase: (scores_shown(is_public(db, phase), is_revealed(db, phase),
+                                  is_published(db, phase)),
+                     is_revealed(db, phase)) for phase in {r.phase for r in rows}}
+    listing = []
+    for row in rows:
+        public, private = shown[row.phase]
+        name, description = _labels(row.payload)
+        listing.append(OwnSubmission(
+            submission_id=row.id, submitted_at=row.submitted_at, phase=row.phase,
+            run_id=row.run_id, name=name, description=description,
+            phase1_score=row.phase1_score if public else None,
+            leaderboard_score=row.leaderboard_score if public else None,
+            interval=(row.interval_low, row.interval_high) if public else None,
+            private_leaderboard_score=row.private_leaderboard_score if private else None,
+            flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None))
+    return listing
+
+
+def _labels(stored: str) -> tuple[str | None, str | None]:
+    """The run's name and the upload's description in a stored body (None when absent or
+    not text), cut to ``MAX_LABEL`` characters."""
+    document = json.loads(stored)
+    results = document.get("results")
+    name = results.get("name") if isinstance(results, dict) else None
+    return _label(name), _label(document.get("description"))
+
+
+def _label(value: object) -> str | None:
+    """``value`` cut to ``MAX_LABEL`` characters when it is text; else None."""
+    return value[:MAX_LABEL] if isinstance(value, str) else None
 
 
 def payload(db: Database, submission_id: int, caller: Caller) -> str | None:

@@ -140,6 +140,9 @@ class SubmissionRow(Base):
     private_interval_low: Mapped[float | None] = mapped_column(Double)
     private_interval_high: Mapped[float | None] = mapped_column(Double)
     private_tests: Mapped[dict | None] = mapped_column(JSON)
+    # when the team marked it as one of its final selections (None: not marked); the
+    # private ranking uses the marked ones, else the team's best public ones
+    final_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     team: Mapped[TeamRow] = relationship(back_populates="submissions")
 
@@ -183,6 +186,16 @@ class PhaseRevealRow(Base):
 
     phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
     revealed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PhasePublicationRow(Base):
+    """A phase whose public scores the organizers published before any reveal, and when
+    (``admin phase publish``): everyone sees them from then on, as in a public phase."""
+
+    __tablename__ = "phase_publications"
+
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
+    published_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class AdminTokenRow(Base):

@@ -50,6 +50,7 @@ def test_the_example_competition(example):
     assert public.closes == datetime(2028, 1, 1, tzinfo=UTC) == final.opens
     assert (public.daily_limit, public.public) == (5, True)
     assert (final.daily_limit, final.public) == (2, False)
+    assert public.final_selections == final.final_selections == 2  # the default; given
     assert public.references_name == final.references_name == "synthetic-small"
     assert public.references == load_references("synthetic-small")
     assert [(b.name, b.file.name) for b in example.baselines] == [
@@ -339,6 +340,10 @@ _DELETE = object()
     (_set(("phases", 0, "daily_limit"), 0), "phases[0].daily_limit", "integer >= 1"),
     (_set(("phases", 0, "daily_limit"), 1.5), "phases[0].daily_limit", "integer >= 1"),
     (_set(("phases", 0, "daily_limit"), True), "phases[0].daily_limit", "integer >= 1"),
+    (_set(("phases", 0, "final_selections"), 0), "phases[0].final_selections", "from 1 to 100"),
+    (_set(("phases", 0, "final_selections"), "2"), "phases[0].final_selections", "from 1 to 100"),
+    (_set(("phases", 0, "final_selections"), True), "phases[0].final_selections",
+     "from 1 to 100"),
     (_set(("phases", 0, "public"), "yes"), "phases[0].public", "true or false"),
     (_set(("phases", 0, "references"), "no-such-references"), "phases[0].references",
      "cannot be loaded"),

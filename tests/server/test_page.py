@@ -356,6 +356,29 @@ def test_chart_follows_the_table_and_the_axis_reads_the_scores_back():
         svg_marks[0].find("title").text())
 
 
+def test_a_revealed_board_keeps_the_baselines_and_names_the_test_columns_public():
+    from dataclasses import replace
+
+    beta = replace(row("Beta", 1, 0.2, (0.1, 0.3)), private_score=0.9,
+                   private_interval=(0.85, 0.95))
+    base = row("Popularity", None, 0.5, (0.45, 0.55), baseline=True)
+    revealed = parse(render_board(replace(board(beta, base), revealed=True)))
+    svg_marks = marks(revealed)
+    assert [m.find("title").text().split(" (rank")[0].split(":")[0] for m in svg_marks] == [
+        "Beta", "Popularity (public score) (baseline)"]
+    assert value_at(revealed, dot_x(svg_marks[1])) == pytest.approx(0.5, abs=1e-3)
+    headers = [th.text() for th in revealed.find_all("th", "test")]
+    assert len(headers) == len(LEADERBOARD_TESTS)
+    assert all(h.endswith("(public)") for h in headers)
+    link = revealed.by_id("csv")
+    assert link is not None and link.attrs["href"] == "/leaderboard.csv?phase=phase-1"
+    # before the reveal: no scope on the headers, the baseline by its own name
+    plain = parse(render_board(board(beta, base)))
+    assert not any("(public)" in th.text() for th in plain.find_all("th", "test"))
+    assert [m.find("title").text().split(" (rank")[0].split(":")[0]
+            for m in marks(plain)] == ["Beta", "Popularity (baseline)"]
+
+
 def test_a_revealed_board_charts_the_private_scores_in_the_ranked_order():
     from dataclasses import replace
 
@@ -570,6 +593,36 @@ def test_rendered_page_in_headless_chromium(driver, tmp_path):
             "const w = document.querySelector('.table-wrap');"
             "return w.scrollWidth <= w.clientWidth")
         screenshot(driver, tmp_path / "board.png")
+
+
+@pytest.mark.parametrize("revealed", [False, True])
+def test_the_board_fits_a_1280_pixel_window(driver, revealed):
+    """At 1280 px nothing scrolls sideways: not the page, not the table (its caption and its
+    last column, the reproduction, included), with long names, gated and flagged rows, and the
+    extra private-score column of a revealed board."""
+    from dataclasses import replace
+
+    rows = (row("Alpha", 1, 0.812345, (0.70, 0.90), reproduction="reproduced", submissions=4),
+            row(SCRIPT_NAME, 2, 0.5, (0.31, 0.62), flagged=True),
+            row("CBOW", None, 0.0, (-0.1, 0.1), baseline=True),
+            row(IMG_NAME, 3, -0.25, (-0.5, 0.05), reproduction="not reproduced"),
+            row("Gated", 4, -100.0, (-100.0, -100.0)))
+    driver.set_window_size(1280, 1000)
+    with static_server(render_board(replace(board(*rows), revealed=revealed))) as url:
+        load(driver, url + "/")
+        sizes = driver.execute_script(
+            "const w = document.querySelector('.table-wrap'),"
+            " c = document.querySelector('#board caption'),"
+            " last = document.querySelector('#board thead th:last-child'),"
+            " d = document.documentElement;"
+            "return {wrap: [w.scrollWidth, w.clientWidth], caption: [c.scrollWidth,"
+            " c.clientWidth], page: [d.scrollWidth, d.clientWidth],"
+            " right: last.getBoundingClientRect().right, text: last.textContent.trim()}")
+    assert sizes["text"] == "Reproduction"
+    for name in ("wrap", "caption", "page"):
+        scroll, client = sizes[name]
+        assert scroll <= client, (name, sizes)
+    assert sizes["right"] <= sizes["page"][1], sizes
 
 
 # --- the service's own page in a real browser --------------------------------------------------

@@ -184,29 +184,129 @@ def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competit
                for s in scores.values())
 
 
-def test_reveal_does_not_show_a_hidden_phase_to_the_public(setting, competition, capsys):
-    """A phase whose scores are not public keeps its private scores hidden too, revealed or
-    not; an organizer sees them once revealed."""
-    api, db = setting
+@pytest.fixture
+def live_setting(tmp_path, competition):
+    """The app on a live server on 127.0.0.1, its clock in the hidden phase ("final")."""
+    clock = Clock()
+    clock.now = clock.now.replace(year=2028, month=1, day=5)
+    db = sqlite_url(tmp_path)
+    app = create_app(competition, db, clock=clock)
+    with serving(app, True) as client:
+        yield Api(client, app.state.store, clock, True), db
+
+
+def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition, capsys):
+    """The visibility rule: a phase that is not public hides its scores (from everyone but the
+    organizers, who see the public ones) until the reveal, then shows public and private
+    scores to everyone, baselines included; the page and ``admin phase list`` state it, and
+    ``reveal`` needs --yes for a phase that has not closed or has no private score."""
+    api, db = live_setting
     admin, token = api.store.create_admin_token(), api.team("Finalist")
-    api.clock.now = api.clock.now.replace(year=2028, month=1, day=5)
     document = variant("Final-1", 1.2)
-    sid = api.post(encode(document), token).json()["submission_id"]
+    answer = api.post(encode(document), token).json()
+    sid = answer["submission_id"]
+    assert answer["leaderboard_score"] is None and "until the organizers reveal" in answer[
+        "message"]
+    # nothing to reveal yet: refused without --yes, and nothing changes
+    code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final")
+    assert code == 1 and "no submission of phase 'final' has a private score" in err
+    assert "add --yes" in err and api.store.reveals() == {}
+
     folds = private_folds(document, 1.5, 1.5)
     reply = api.client.post(f"{SUBMIT}/{sid}/reproduction",
                             content=json.dumps(private_report(folds)),
                             headers={"Authorization": f"Bearer {admin}"})
     assert reply.status_code == 200, reply.text
-    assert run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final")[0] == 0
     private = recompute(folds, competition.phase("final").references).leaderboard_score
-    public = api.get("/api/v1/leaderboard").json()
-    assert public["revealed"] is True
-    assert all(r["private_score"] is None for r in public["rows"])
-    assert not any(d in json.dumps(public) for d in digits(private))
-    assert api.get(f"{SUBMIT}/{sid}", token).json()["private_leaderboard_score"] is None
+    public = recompute(fold_tests(document), competition.phase("final").references)
+
+    before = api.get("/api/v1/leaderboard").json()
+    assert before["revealed"] is False and before["rows"]
+    assert all(r["leaderboard_score"] is None and r["private_score"] is None
+               for r in before["rows"])
+    assert api.get(f"{SUBMIT}/{sid}", token).json()["leaderboard_score"] is None
     shown = api.get("/api/v1/leaderboard", admin).json()
     finalist = next(r for r in shown["rows"] if r["team"] == "Finalist")
+    assert finalist["leaderboard_score"] == public.leaderboard_score
+    assert finalist["private_score"] is None
+    page = api.get("/").text
+    assert 'id="hidden-notice"' in page and "all scores hidden" in page
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
+                           str(EXAMPLE))
+    assert code == 0 and re.search(
+        r"^hidden\s+-\s+final\n\s+scores: all scores hidden", out, re.M)
+    assert re.search(r"^hidden\s+-\s+public\n\s+scores: public scores shown to everyone; "
+                     r"private scores hidden until the reveal$", out, re.M)
+
+    # the phase closes on 2028-02-01, after the system clock the command runs on
+    code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
+                           "--competition", str(EXAMPLE))
+    assert code == 1 and "phase 'final' has not closed" in err and "2028-02-01 00:00" in err
+    assert api.store.reveals() == {}
+    code, out, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
+                             "--competition", str(EXAMPLE), "--yes")
+    assert code == 0 and "has not closed" in err and "'final' revealed at" in out
+
+    after = api.get("/api/v1/leaderboard").json()
+    assert after["revealed"] is True
+    finalist = next(r for r in after["rows"] if r["team"] == "Finalist")
     assert finalist["private_score"] == private and finalist["rank"] == 1
+    assert finalist["leaderboard_score"] == public.leaderboard_score
+    assert finalist["submission_id"] == sid
+    assert all(r["leaderboard_score"] is not None for r in after["rows"] if r["is_baseline"])
+    own = api.get(f"{SUBMIT}/{sid}", token).json()
+    assert own["private_leaderboard_score"] == private
+    assert own["leaderboard_score"] == public.leaderboard_score
+    page = api.get("/").text
+    assert 'id="hidden-notice"' not in page and f"{private:.4f}" in page
+    assert "public and private scores shown to everyone" in page
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
+                           str(EXAMPLE))
+    assert re.search(r"^revealed\s+\S+ \S+\s+final\n\s+scores: public and private scores "
+                     r"shown to everyone$", out, re.M)
+
+
+def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, competition,
+                                                                 capsys):
+    """``admin phase publish`` shows a hidden phase's public scores to everyone, its private
+    scores stay hidden until the reveal; it needs --yes for an open or a public phase."""
+    api, db = live_setting
+    admin, token = api.store.create_admin_token(), api.team("Finalist")
+    document = variant("Final-1", 1.2)
+    sid = api.post(encode(document), token).json()["submission_id"]
+    folds = private_folds(document, 1.5, 1.5)
+    assert api.client.post(f"{SUBMIT}/{sid}/reproduction",
+                           content=json.dumps(private_report(folds)),
+                           headers={"Authorization": f"Bearer {admin}"}).status_code == 200
+    private = recompute(folds, competition.phase("final").references).leaderboard_score
+    public = recompute(fold_tests(document), competition.phase("final").references)
+    cli = ("admin", "--db", db, "phase", "publish")
+
+    code, _, err = run_cli(capsys, *cli, "public", "--competition", str(EXAMPLE))
+    assert code == 1 and "is public already" in err and api.store.publications() == {}
+    code, _, err = run_cli(capsys, *cli, "final", "--competition", str(EXAMPLE))
+    assert code == 1 and "phase 'final' has not closed" in err and "add --yes" in err
+    assert all(r["leaderboard_score"] is None
+               for r in api.get("/api/v1/leaderboard").json()["rows"])
+    code, out, err = run_cli(capsys, *cli, "final", "--competition", str(EXAMPLE), "--yes")
+    assert code == 0 and "'final' published at" in out
+    assert "published already" in run_cli(capsys, *cli, "final")[1]
+
+    board = api.get("/api/v1/leaderboard").json()
+    assert board["published"] is True and board["revealed"] is False
+    finalist = next(r for r in board["rows"] if r["team"] == "Finalist")
+    assert finalist["leaderboard_score"] == public.leaderboard_score and finalist["rank"] == 1
+    assert all(r["private_score"] is None for r in board["rows"])
+    assert not any(d in json.dumps(board) for d in digits(private))
+    own = api.get(f"{SUBMIT}/{sid}", token).json()
+    assert own["leaderboard_score"] == public.leaderboard_score
+    assert own["private_leaderboard_score"] is None
+    page = api.get("/").text
+    assert 'id="hidden-notice"' not in page and "shown to everyone (published)" in page
+    code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
+                           str(EXAMPLE))
+    assert re.search(r"^hidden\s+-\s+final\n\s+scores: public scores shown to everyone "
+                     r"\(published\)", out, re.M)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,0 +1,88 @@
+"""``python -m evaluation submissions``: list the team's own submissions on the leaderboard."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evaluation.contract import HttpClient
+from evaluation.errors import ConfigError, UploadError
+from evaluation.runner import load_settings
+
+#: Where the server lists the caller's submissions, below its base URL.
+LIST_PATH = "/api/v1/submissions"
+
+
+def register(subparsers) -> None:
+    """Add the ``submissions`` command to ``subparsers``."""
+    p = subparsers.add_parser(
+        "submissions", help="list your team's submissions on the leaderboard",
+        description="List the submissions of the team whose token is UPLOAD_TOKEN (upload.env "
+                    "or the environment), newest first: id, time (UTC), phase, the scores the "
+                    "phase shows, the final mark, the reproduction, the run's name and the "
+                    "upload's description. Exit status 3 when the server refuses or cannot be "
+                    "reached.")
+    p.add_argument("--server", default=None, metavar="URL",
+                   help="the leaderboard's base URL (default: UPLOAD_URL without its "
+                        f"{LIST_PATH})")
+    p.add_argument("--env-file", default=None, metavar="PATH",
+                   help="settings file (default: ./upload.env, if present; environment "
+                        "variables win)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the team's submissions; 0 when listed.
+
+    Raises
+    ------
+    ConfigError
+        When neither ``--server`` nor ``UPLOAD_URL`` says where the server is, or no
+        ``UPLOAD_TOKEN`` is set.
+    UploadError
+        When the server cannot be reached or does not answer with a listing.
+    """
+    env_file = args.env_file or "upload.env"
+    settings = load_settings(env_file, required=args.env_file is not None)
+    base = args.server or (settings.url or "").removesuffix("/").removesuffix(LIST_PATH)
+    if not base:
+        raise ConfigError(f"no server: give --server URL, or set UPLOAD_URL (in {env_file} or "
+                          f"the environment).")
+    if not settings.token:
+        raise ConfigError(f"UPLOAD_TOKEN is not set (in {env_file} or the environment): the "
+                          f"listing shows a team's own submissions, found by its token.")
+    client = HttpClient(base.removesuffix("/"), settings.token, url_name="--server",
+                        log=lambda line: print(line, file=sys.stderr))
+    reply = client.send("GET", LIST_PATH)
+    answer = reply.json()
+    if not reply.ok or not isinstance(answer, dict) \
+            or not isinstance(answer.get("submissions"), list):
+        raise UploadError(f"the server did not list the submissions (HTTP {reply.status}): "
+                          f"{client.show(reply.body.decode('utf-8', 'replace'))}")
+    listing = answer["submissions"]
+    if not listing:
+        print("no submissions yet")
+        return 0
+    print(f"{'id':>6}  {'submitted (UTC)':<16}  {'phase':<12}  {'score':>8}  {'private':>8}  "
+          f"{'final':<5}  {'reproduction':<14}  label")
+    for item in listing:
+        print(_line(item, client))
+    return 0
+
+
+def _line(item: dict, client: HttpClient) -> str:
+    """One submission as a line of the listing (every server-given text escaped)."""
+    label = " / ".join(client.show(str(item[k]), 80) for k in ("name", "description")
+                       if item.get(k))
+    when = str(item.get("submitted_at", ""))[:16].replace("T", " ")
+    return (f"{item.get('submission_id', '?'):>6}  {client.show(when, 16):<16}  "
+            f"{client.show(str(item.get('phase')), 12):<12}  "
+            f"{_score(item.get('leaderboard_score')):>8}  "
+            f"{_score(item.get('private_leaderboard_score')):>8}  "
+            f"{'yes' if item.get('final') else '-':<5}  "
+            f"{client.show(str(item.get('reproduction')), 14):<14}  {label or '-'}")
+
+
+def _score(value: object) -> str:
+    """A score with four decimals; "hidden" when the server does not show it."""
+    return f"{value:.4f}" if isinstance(value, int | float) else "hidden"
