@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from evaluation.contract import HttpClient
+from evaluation.cli.team import SUBMISSIONS_PATH, add_team_arguments, team_client
 from evaluation.errors import ConfigError, UploadError
-from evaluation.runner import load_settings
-
-#: Where the server lists the caller's submissions, below its base URL.
-SUBMISSIONS_PATH = "/api/v1/submissions"
 
 
 def register(subparsers) -> None:
@@ -25,12 +21,7 @@ def register(subparsers) -> None:
                     "submission, the phase has closed, the limit is reached).")
     p.add_argument("id", metavar="SUBMISSION_ID", type=int)
     p.add_argument("--unmark", action="store_true", help="take the final mark back")
-    p.add_argument("--server", default=None, metavar="URL",
-                   help="the leaderboard's base URL (default: UPLOAD_URL without its "
-                        f"{SUBMISSIONS_PATH})")
-    p.add_argument("--env-file", default=None, metavar="PATH",
-                   help="settings file (default: ./upload.env, if present; environment "
-                        "variables win)")
+    add_team_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -47,16 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if args.id < 1:
         raise ConfigError(f"SUBMISSION_ID must be a positive submission id (got {args.id}); "
                           f"`python -m evaluation submissions` lists yours.")
-    env_file = args.env_file or "upload.env"
-    settings = load_settings(env_file, required=args.env_file is not None)
-    base = args.server or (settings.url or "").removesuffix("/").removesuffix(SUBMISSIONS_PATH)
-    if not base:
-        raise ConfigError(f"no server: give --server URL, or set UPLOAD_URL (in {env_file} or "
-                          f"the environment).")
-    if not settings.token:
-        raise ConfigError(f"UPLOAD_TOKEN is not set (in {env_file} or the environment): a "
-                          f"final selection is made with the team's token.")
-    client = HttpClient(base.removesuffix("/"), settings.token, url_name="--server")
+    client = team_client(args, "a final selection is made with the team's token")
     reply = client.send("DELETE" if args.unmark else "PUT",
                         f"{SUBMISSIONS_PATH}/{args.id}/final")
     answer = reply.json()

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from evaluation.cli.team import SUBMISSIONS_PATH, add_team_arguments, team_client
 from evaluation.contract import HttpClient
-from evaluation.errors import ConfigError, UploadError
-from evaluation.runner import load_settings
-
-#: Where the server lists the caller's submissions, below its base URL.
-LIST_PATH = "/api/v1/submissions"
+from evaluation.errors import UploadError
 
 
 def register(subparsers) -> None:
@@ -22,12 +18,7 @@ def register(subparsers) -> None:
                     "phase shows, the final mark, the reproduction, the run's name and the "
                     "upload's description. Exit status 3 when the server refuses or cannot be "
                     "reached.")
-    p.add_argument("--server", default=None, metavar="URL",
-                   help="the leaderboard's base URL (default: UPLOAD_URL without its "
-                        f"{LIST_PATH})")
-    p.add_argument("--env-file", default=None, metavar="PATH",
-                   help="settings file (default: ./upload.env, if present; environment "
-                        "variables win)")
+    add_team_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -42,18 +33,8 @@ def run(args: argparse.Namespace) -> int:
     UploadError
         When the server cannot be reached or does not answer with a listing.
     """
-    env_file = args.env_file or "upload.env"
-    settings = load_settings(env_file, required=args.env_file is not None)
-    base = args.server or (settings.url or "").removesuffix("/").removesuffix(LIST_PATH)
-    if not base:
-        raise ConfigError(f"no server: give --server URL, or set UPLOAD_URL (in {env_file} or "
-                          f"the environment).")
-    if not settings.token:
-        raise ConfigError(f"UPLOAD_TOKEN is not set (in {env_file} or the environment): the "
-                          f"listing shows a team's own submissions, found by its token.")
-    client = HttpClient(base.removesuffix("/"), settings.token, url_name="--server",
-                        log=lambda line: print(line, file=sys.stderr))
-    reply = client.send("GET", LIST_PATH)
+    client = team_client(args, "the listing shows a team's own submissions, found by its token")
+    reply = client.send("GET", SUBMISSIONS_PATH)
     answer = reply.json()
     if not reply.ok or not isinstance(answer, dict) \
             or not isinstance(answer.get("submissions"), list):
