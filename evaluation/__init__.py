@@ -100,7 +100,8 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 # finds a module where the installed reclist has none (see evaluation.compat).
 from evaluation.compat import install_reclist_modules  # noqa: E402
 
-install_reclist_modules()
+install_reclist_modules({"RecModel": ("evaluation.model", "RecModel"),
+                         "EvalRSReclist": ("evaluation.challenge", "EvalRSRecList2022")})
 
 #: The 2022 module paths named like a class of this package (evaluation/EvalRSRunner.py).
 _OLD_MODULES_NAMED_LIKE_CLASSES = frozenset({"EvalRSRunner", "EvalRSRecList"})

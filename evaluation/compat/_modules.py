@@ -26,7 +26,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluation.compat._once import warn_once
@@ -89,13 +89,24 @@ class RecDataset:
         return self._catalog
 
 
+#: Names the shimmed modules take from the harness's higher packages: name -> (module,
+#: attribute), given by ``install_reclist_modules`` (the package stands below them, so it names
+#: none of them itself) and looked up when a shimmed module is first imported.
+_PROVIDED: dict[str, tuple[str, str]] = {}
+
+
+def _provided(name: str) -> Any:
+    """The harness's object for ``name`` (see :data:`_PROVIDED`)."""
+    module, attribute = _PROVIDED[name]
+    return getattr(importlib.import_module(module), attribute)
+
+
 def _fill_abstractions(module: types.ModuleType) -> None:
     """The names of reclist 0.x's ``reclist.abstractions`` that 2022 code imports."""
     from reclist.reclist import RecList, rec_test
 
-    # by name, on first use: this module only names the harness's RecModel for old code
-    vars(module).update(RecModel=importlib.import_module("evaluation.model").RecModel,
-                        RecList=RecList, RecDataset=RecDataset, rec_test=rec_test,
+    vars(module).update(RecModel=_provided("RecModel"), RecList=RecList,
+                        RecDataset=RecDataset, rec_test=rec_test,
                         __all__=["RecDataset", "RecList", "RecModel", "rec_test"])
 
 
@@ -110,9 +121,9 @@ def _fill_utils(module: types.ModuleType) -> None:
 def _fill_reclist_2023(module: types.ModuleType) -> None:
     """The names of the 2023 ``EvalRSReclist`` module: the RecList and the example model."""
     simple = importlib.import_module("evaluation.compat._simple_model")
-    # by name, on first use: the RecList is the harness's (2022 path: NaN kept, see there)
+    # the RecList is the harness's, on its 2022 path (NaN kept, see there)
     vars(module).update(
-        EvalRSReclist=importlib.import_module("evaluation.challenge").EvalRSRecList2022,
+        EvalRSReclist=_provided("EvalRSReclist"),
         EvalRSSimpleModel=simple.EvalRSSimpleModel, TOP_K_CHALLENGE=100,
         __all__=["EvalRSReclist", "EvalRSSimpleModel", "TOP_K_CHALLENGE"])
 
@@ -148,7 +159,15 @@ class LegacyReclistFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _ShimLoader(), origin="evaluation.compat")
 
 
-def install_reclist_modules() -> None:
-    """Append the finder to ``sys.meta_path`` (once); a no-op when it is there already."""
+def install_reclist_modules(provided: Mapping[str, tuple[str, str]]) -> None:
+    """Append the finder to ``sys.meta_path`` (once); a no-op when it is there already.
+
+    Parameters
+    ----------
+    provided : mapping
+        ``RecModel`` and ``EvalRSReclist`` -> (the harness module that defines the object, its
+        attribute), looked up when old code first imports a shimmed module.
+    """
+    _PROVIDED.update(provided)
     if not any(isinstance(f, LegacyReclistFinder) for f in sys.meta_path):
         sys.meta_path.append(LegacyReclistFinder())
