@@ -17,8 +17,10 @@ import tarfile
 import urllib.parse
 import urllib.request
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
@@ -65,19 +67,9 @@ def requires_dist(wheel: Path) -> list[str]:
                               f"METADATA.")
         with archive.open(names[0]) as f:
             text = f.read(MAX_PYPROJECT_BYTES).decode("utf-8", "replace")
-    found = []
-    for value in email.parser.HeaderParser().parsestr(text).get_all("Requires-Dist") or []:
-        try:
-            requirement = Requirement(value)
-        except InvalidRequirement:
-            raise ConfigError(f"environment: {wheel.name} built in the sandbox declares a "
-                              f"dependency that is not a specifier ({value!r}).") from None
-        if requirement.url:
-            raise ConfigError(f"environment: {wheel.name} built in the sandbox declares a "
-                              f"dependency by URL ({value!r}): packages come from the "
-                              f"organizer's index only.")
-        found.append(str(requirement))
-    return found
+    values = email.parser.HeaderParser().parsestr(text).get_all("Requires-Dist") or []
+    return _specifiers(values, f"{wheel.name} built in the sandbox declares a dependency",
+                       "packages come")
 
 
 def sdist_on_index(index_url: str | None, pin: str) -> LockedFile:
@@ -163,19 +155,8 @@ def build_requires(sdist: Path) -> list[str]:
                           f"({exc}).") from None
     requires = system.get("requires", list(DEFAULT_BUILD_REQUIRES)) \
         if isinstance(system, dict) else list(DEFAULT_BUILD_REQUIRES)
-    found = []
-    for line in requires:
-        try:
-            requirement = Requirement(str(line))
-        except InvalidRequirement:
-            raise ConfigError(f"environment: {sdist.name} names a build requirement that is "
-                              f"not a specifier ({line!r}).") from None
-        if requirement.url:
-            raise ConfigError(f"environment: {sdist.name} names a build requirement by URL "
-                              f"({line!r}): build requirements come from the organizer's "
-                              f"index only.")
-        found.append(str(requirement))
-    return found
+    return _specifiers(requires, f"{sdist.name} names a build requirement",
+                       "build requirements come")
 
 
 def _pyproject_text(sdist: Path) -> str | None:
@@ -199,3 +180,20 @@ def _pyproject_text(sdist: Path) -> str | None:
         raise ConfigError(f"environment: {sdist.name} cannot be read as an sdist "
                           f"({type(exc).__name__}).") from None
     return None
+
+
+def _specifiers(values: Iterable[Any], what: str, source: str) -> list[str]:
+    """``values`` as requirement specifiers; ConfigError for one that is not a specifier or
+    names a URL (``what`` says whose it is, ``source`` what must come from the index)."""
+    found = []
+    for value in values:
+        try:
+            requirement = Requirement(str(value))
+        except InvalidRequirement:
+            raise ConfigError(f"environment: {what} that is not a specifier "
+                              f"({value!r}).") from None
+        if requirement.url:
+            raise ConfigError(f"environment: {what} by URL ({value!r}): {source} from the "
+                              f"organizer's index only.")
+        found.append(str(requirement))
+    return found

@@ -39,33 +39,30 @@ def reveal_phase(db: Database, phase_name: str) -> tuple[datetime, bool]:
     ConfigError
         When there is no such phase.
     """
-    known = phase_names(db)
-    if phase_name not in known:
-        shown = ", ".join(repr(p) for p in known) or "none yet"
-        raise ConfigError(f"no phase named {phase_name!r}; the phases are: {shown}.")
-    with db.writing() as session:
-        found = session.get(PhaseRevealRow, phase_name)
-        if found is not None:
-            return found.revealed_at, False
-        now = db.now()
-        session.add(PhaseRevealRow(phase=phase_name, revealed_at=now))
-        return now, True
+    return _mark_phase(db, phase_name, PhaseRevealRow, "revealed_at")
 
 
 def publish_phase(db: Database, phase_name: str) -> tuple[datetime, bool]:
     """Publish a phase's public scores: everyone sees them from now on (the private ones
     wait for the reveal). Returns when, and whether it was now; ConfigError for no such
     phase."""
+    return _mark_phase(db, phase_name, PhasePublicationRow, "published_at")
+
+
+def _mark_phase(db: Database, phase_name: str, row: type[PhaseRevealRow | PhasePublicationRow],
+                when: str) -> tuple[datetime, bool]:
+    """Record once that ``phase_name`` was revealed or published (``row``, its time column
+    ``when``): the time it was, and whether it was now; ConfigError for no such phase."""
     known = phase_names(db)
     if phase_name not in known:
         shown = ", ".join(repr(p) for p in known) or "none yet"
         raise ConfigError(f"no phase named {phase_name!r}; the phases are: {shown}.")
     with db.writing() as session:
-        found = session.get(PhasePublicationRow, phase_name)
+        found = session.get(row, phase_name)
         if found is not None:
-            return found.published_at, False
+            return getattr(found, when), False
         now = db.now()
-        session.add(PhasePublicationRow(phase=phase_name, published_at=now))
+        session.add(row(phase=phase_name, **{when: now}))
         return now, True
 
 
