@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from evaluation.server._security import SECURITY_HEADERS, SecurityHeaders
     from evaluation.server._store import Store
     from evaluation.server._store_auth import AdminTokenInfo, Caller
+    from evaluation.server._store_jobs import JOB_STATES, JobView, Lease
     from evaluation.server._store_reveals import scores_shown, visibility
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_teams import TeamInfo
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         AdminTokenRow,
         Base,
         PhaseRevealRow,
+        ReproductionJobRow,
         ReproductionRow,
         SubmissionRow,
         TeamRow,
@@ -72,6 +74,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Competition": ("evaluation.server._competition", "Competition"),
     "HEADER_TIMEOUT_S": ("evaluation.server._http_protocol", "HEADER_TIMEOUT_S"),
     "HeaderDeadlineProtocol": ("evaluation.server._http_protocol", "HeaderDeadlineProtocol"),
+    "JOB_STATES": ("evaluation.server._store_jobs", "JOB_STATES"),
+    "JobView": ("evaluation.server._store_jobs", "JobView"),
+    "Lease": ("evaluation.server._store_jobs", "Lease"),
     "LimitReached": ("evaluation.server._store_submissions", "LimitReached"),
     "MAX_BODY_BYTES": ("evaluation.server._schema", "MAX_BODY_BYTES"),
     "MAX_LOG_TAIL_BYTES": ("evaluation.server._reproduction", "MAX_LOG_TAIL_BYTES"),
@@ -79,6 +84,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PhaseRevealRow": ("evaluation.server._tables", "PhaseRevealRow"),
     "REPRODUCTION_STATES": ("evaluation.server._board", "REPRODUCTION_STATES"),
     "Receipt": ("evaluation.server._store_views", "Receipt"),
+    "ReproductionJobRow": ("evaluation.server._tables", "ReproductionJobRow"),
     "ReproductionReport": ("evaluation.server._reproduction", "ReproductionReport"),
     "ReproductionRow": ("evaluation.server._tables", "ReproductionRow"),
     "SECURITY_HEADERS": ("evaluation.server._security", "SECURITY_HEADERS"),
@@ -147,6 +153,9 @@ __all__ = [
     "Competition",
     "HEADER_TIMEOUT_S",
     "HeaderDeadlineProtocol",
+    "JOB_STATES",
+    "JobView",
+    "Lease",
     "LimitReached",
     "MAX_BODY_BYTES",
     "MAX_LOG_TAIL_BYTES",
@@ -154,6 +163,7 @@ __all__ = [
     "PhaseRevealRow",
     "REPRODUCTION_STATES",
     "Receipt",
+    "ReproductionJobRow",
     "ReproductionReport",
     "ReproductionRow",
     "SECURITY_HEADERS",

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from evaluation.server._board import Board
 from evaluation.server._store_finals import FinalMark
+from evaluation.server._store_jobs import JobView, Lease
 from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
@@ -59,6 +60,8 @@ REFUSALS: dict[int | str, dict] = {code: {"model": Rejected}
 _BOARD = TypeAdapter(Board)
 _SUBMISSION = TypeAdapter(SubmissionView)
 _OWN = TypeAdapter(list[OwnSubmission])
+_JOB = TypeAdapter(JobView)
+_JOBS = TypeAdapter(list[JobView])
 
 
 def board_json(board: Board) -> dict:
@@ -88,6 +91,26 @@ def final_json(mark: FinalMark) -> dict:
 def own_json(listing: list[OwnSubmission]) -> dict:
     """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``."""
     return {"submissions": _OWN.dump_python(listing, mode="json")}
+
+
+def lease_json(lease: Lease | None) -> dict:
+    """The answer to a claim or a heartbeat: ``{"status": "claimed", "job", "lease",
+    "lease_expires_at"}``, or ``{"status": "empty"}`` when no job is claimable."""
+    if lease is None:
+        return {"status": "empty"}
+    return {"status": "claimed", "job": _JOB.dump_python(lease.job, mode="json"),
+            "lease": lease.lease,
+            "lease_expires_at": lease.expires_at.isoformat().replace("+00:00", "Z")}
+
+
+def job_json(job: JobView) -> dict:
+    """One job as the JSON the API answers."""
+    return {"status": job.state, "job": _JOB.dump_python(job, mode="json")}
+
+
+def jobs_json(counts: dict[str, dict[str, int]], jobs: list[JobView]) -> dict:
+    """The queue: ``{"counts": {phase: {state: n}}, "jobs": [...]}``."""
+    return {"counts": counts, "jobs": _JOBS.dump_python(jobs, mode="json")}
 
 
 def rejected(status: int, reason: str, headers: dict | None = None,

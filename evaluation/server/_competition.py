@@ -20,6 +20,11 @@ Organizers describe it in a TOML file (``competition.toml``)::
     references = "lfm"                      # a shipped references name, or a path
     daily_limit = 5                         # submissions per team per UTC day
     public = true                           # whether everyone sees the scores
+    reproduce = "final"                     # optional: which submissions the reproduction
+                                            # workers re-run: "final" (the default: the final
+                                            # selections), "every" upload, or "none"
+    private_folds = false                   # optional: whether those runs evaluate the
+                                            # private folds too (default: not public)
 
     [[baselines]]
     name = "Popularity"
@@ -70,12 +75,22 @@ from evaluation.server._schema import Submission, parse_submission
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
-             "baselines")
+             "baselines", "reproduce_attempts")
 _DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY)
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
-               "final_selections")
+               "final_selections", "reproduce", "private_folds")
+#: The phase keys a file may leave out.
+_OPTIONAL_PHASE_KEYS = ("final_selections", "reproduce", "private_folds")
 #: A phase's final selections per team when the competition file does not say.
 DEFAULT_FINAL_SELECTIONS = 2
+#: Which submissions of a phase get a reproduction job: its final selections (the default),
+#: every upload, or none.
+REPRODUCE_RULES = ("final", "every", "none")
+DEFAULT_REPRODUCE = "final"
+#: Runs of a reproduction job (an infrastructure failure or a lost worker ends one) before
+#: it is marked failed, when the competition file does not say.
+DEFAULT_REPRODUCE_ATTEMPTS = 3
+MAX_REPRODUCE_ATTEMPTS = 20
 _BASELINE_KEYS = ("name", "file")
 
 
@@ -98,6 +113,12 @@ class Phase:
         Whether the board shows the scores to everyone (else to organizers only).
     final_selections : int
         How many submissions a team may mark as final; its private ranking uses those.
+    reproduce : {"final", "every", "none"}
+        Which of its submissions get a reproduction job: the final selections, every upload,
+        or none.
+    private_folds : bool
+        Whether its reproduction jobs evaluate the private folds too (a phase ranked by
+        private scores needs them); by default, when the phase is not public.
     """
 
     name: str
@@ -108,6 +129,8 @@ class Phase:
     daily_limit: int
     public: bool
     final_selections: int = DEFAULT_FINAL_SELECTIONS
+    reproduce: str = DEFAULT_REPRODUCE
+    private_folds: bool = False
 
     def is_open(self, now: datetime) -> bool:
         """Whether the phase takes submissions at ``now`` (an aware datetime)."""
@@ -182,6 +205,9 @@ class Competition:
     repeated_items : {"first", "error"}
         Whether runs whose lists named a track twice are accepted (scored as 2022 did) or
         refused.
+    reproduce_attempts : int
+        Runs of a reproduction job before it is marked failed (an infrastructure failure or
+        a worker whose lease ran out ends one).
     """
 
     name: str
@@ -193,6 +219,7 @@ class Competition:
     phases: tuple[Phase, ...]
     baselines: tuple[BaselineSpec, ...]
     repeated_items: str = "first"
+    reproduce_attempts: int = DEFAULT_REPRODUCE_ATTEMPTS
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -369,7 +396,8 @@ def load_competition(path) -> Competition:
     competition = Competition(
         name=name, path=path.resolve(), source=source, dataset_fingerprint=fingerprint,
         fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
-        baselines=_baselines(where, data), repeated_items=repeated)
+        baselines=_baselines(where, data), repeated_items=repeated,
+        reproduce_attempts=_attempts(where, data))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition
@@ -448,6 +476,38 @@ def _final_selections(where: _Where, table: Mapping, key: str) -> int:
     return count
 
 
+def _reproduce(where: _Where, table: Mapping, key: str) -> str:
+    """A phase's ``reproduce`` rule (default ``DEFAULT_REPRODUCE``), checked."""
+    rule = table.get("reproduce", DEFAULT_REPRODUCE)
+    if rule not in REPRODUCE_RULES:
+        where.fail(f"{key}reproduce", f"must be one of {', '.join(map(repr, REPRODUCE_RULES))} "
+                   f"(which submissions the reproduction workers re-run)", rule,
+                   'write reproduce = "final" (the final selections), "every" (every upload) '
+                   'or "none"')
+    return rule
+
+
+def _private_folds(where: _Where, table: Mapping, key: str) -> bool:
+    """A phase's ``private_folds`` (default: the phase is not public), checked."""
+    value = table.get("private_folds", table.get("public") is False)
+    if not isinstance(value, bool):
+        where.fail(f"{key}private_folds", "must be true or false (whether the phase's "
+                   "reproductions evaluate the private folds too)", value,
+                   "write private_folds = true, or leave it out (true when public = false)")
+    return value
+
+
+def _attempts(where: _Where, data: Mapping) -> int:
+    """The competition's ``reproduce_attempts`` (default ``DEFAULT_REPRODUCE_ATTEMPTS``)."""
+    count = data.get("reproduce_attempts", DEFAULT_REPRODUCE_ATTEMPTS)
+    if not isinstance(count, int) or isinstance(count, bool) \
+            or not 1 <= count <= MAX_REPRODUCE_ATTEMPTS:
+        where.fail("reproduce_attempts", f"must be an integer from 1 to "
+                   f"{MAX_REPRODUCE_ATTEMPTS} (runs of a reproduction job before it is "
+                   f"marked failed)", count, "write e.g. reproduce_attempts = 3")
+    return count
+
+
 def _phases(where: _Where, data: Mapping, fingerprint: str,
             fold_params: Mapping) -> tuple[Phase, ...]:
     """The checked phases, in time order."""
@@ -458,7 +518,8 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
     phases = []
     for i, table in enumerate(raw):
         key = f"phases[{i}]."
-        where.keys(table, key, _PHASE_KEYS, required=_PHASE_KEYS[:-1])
+        where.keys(table, key, _PHASE_KEYS,
+                   required=tuple(k for k in _PHASE_KEYS if k not in _OPTIONAL_PHASE_KEYS))
         name = table["name"]
         if not isinstance(name, str) or not _NAME.match(name):
             where.fail(f"{key}name", "must be 1 to 64 letters, digits, '_', '.' or '-' (it "
@@ -481,7 +542,9 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
             references=_references(where, f"{key}references", ref_name, fingerprint,
                                    fold_params),
             references_name=ref_name, daily_limit=limit, public=table["public"],
-            final_selections=_final_selections(where, table, key)))
+            final_selections=_final_selections(where, table, key),
+            reproduce=_reproduce(where, table, key),
+            private_folds=_private_folds(where, table, key)))
     _check_order(where, phases)
     return tuple(sorted(phases, key=lambda p: p.opens))
 

@@ -129,7 +129,11 @@ def parse_reproduction(body: bytes, num_folds: int) -> ReproductionReport:
         otherwise (an unknown verdict, a non-finite number, a log tail over 64 KiB, private
         folds out of range or of another count ...).
     """
-    data = _strict_json(body)
+    return check_reproduction(_strict_json(body), num_folds)
+
+
+def check_reproduction(data: object, num_folds: int) -> ReproductionReport:
+    """Check a reproduction report already read from JSON (see ``parse_reproduction``)."""
     try:
         report = ReproductionReport.model_validate(data)
     except ValidationError as exc:

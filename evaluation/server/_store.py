@@ -10,6 +10,7 @@ competition, the clock, the write lock):
 * ``_store_board``, ``_store_ranking``, ``_store_reveals``: the board of a phase, a team's
   place on it, the phases whose private scores are revealed;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
+* ``_store_jobs``: the reproduction queue (jobs, leases, the workers' verdicts);
 * ``_store_baselines``: the reference runs pinned on every board;
 * ``_store_readiness``: whether the database can take writes (read-only, full disk).
 
@@ -38,6 +39,7 @@ from evaluation.server._store_teams import TeamInfo
 if TYPE_CHECKING:
     from evaluation.server._board import Board
     from evaluation.server._store_finals import FinalMark
+    from evaluation.server._store_jobs import JobView, Lease
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
@@ -167,6 +169,36 @@ class Store(Database):
         """Store a reproduction's verdict (see ``_store_reproductions.record_reproduction``)."""
         from evaluation.server import _store_reproductions
         return _store_reproductions.record_reproduction(self, submission_id, body)
+
+    def claim_job(self, body: bytes) -> Lease | None:
+        """Claim the next reproduction job (see ``_store_jobs.claim``)."""
+        from evaluation.server import _store_jobs
+        return _store_jobs.claim(self, body)
+
+    def heartbeat_job(self, job_id: int, body: bytes) -> Lease:
+        """Extend a claimed job's lease (see ``_store_jobs.heartbeat``)."""
+        from evaluation.server import _store_jobs
+        return _store_jobs.heartbeat(self, job_id, body)
+
+    def finish_job(self, job_id: int, body: bytes) -> JobView:
+        """Finish a claimed job (see ``_store_jobs.finish``)."""
+        from evaluation.server import _store_jobs
+        return _store_jobs.finish(self, job_id, body)
+
+    def retry_job(self, job_id: int) -> JobView:
+        """Queue a failed job again (see ``_store_jobs.retry``)."""
+        from evaluation.server import _store_jobs
+        return _store_jobs.retry(self, job_id)
+
+    def jobs(self, phase: str | None = None, state: str | None = None) -> list[JobView]:
+        """The reproduction jobs, oldest first (see ``_store_jobs.jobs``)."""
+        from evaluation.server import _store_jobs
+        return _store_jobs.jobs(self, phase, state)
+
+    def job_counts(self) -> dict[str, dict[str, int]]:
+        """``{phase: {state: jobs}}`` (see ``_store_jobs.job_counts``)."""
+        from evaluation.server import _store_jobs
+        return _store_jobs.job_counts(self)
 
     # ------------------------------------------------------------------ readiness
 

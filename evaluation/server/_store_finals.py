@@ -4,7 +4,8 @@ ranking uses.
 A team marks up to the phase's ``final_selections`` of its submissions while the phase is open;
 a team that marks none is judged on its best public ones (as many, best leaderboard score
 first). The marks are counted and set in one transaction that holds the team's row, so that
-two marks at once cannot pass the limit.
+two marks at once cannot pass the limit; the same transaction queues a marked submission's
+reproduction job, or cancels it when unmarked before a worker took it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import Select, and_, func, or_, select
 
 from evaluation.errors import SubmissionRejected
+from evaluation.server._store_jobs import queue_final
 from evaluation.server._store_ranking import BEST_FIRST
 from evaluation.server._store_session import Database, iso
 from evaluation.server._tables import SubmissionRow, TeamRow
@@ -73,6 +75,7 @@ def mark_final(db: Database, team_id: int, submission_id: int, final: bool = Tru
                      f"(python -m evaluation final ID --unmark)")
         if changed:
             row.final_at = now if final else None
+            queue_final(session, row, phase, now, final)
             marked = [i for i in marked if i != submission_id] + ([submission_id] if final
                                                                   else [])
     state = "marked as final" if final else "not final"

@@ -9,9 +9,11 @@ the phase is revealed.
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server._reproduction import parse_reproduction
+from evaluation.server._reproduction import ReproductionReport, check_reproduction
+from evaluation.server._schema import _strict_json
 from evaluation.server._scoring import Scores, recompute
 from evaluation.server._store_session import Database
 from evaluation.server._tables import ReproductionRow, SubmissionRow
@@ -40,29 +42,51 @@ def record_reproduction(db: Database, submission_id: int, body: bytes) -> dict:
         submission's phase is no longer in the competition file (no references to score the
         private folds with).
     """
+    report, scores = check_report(db, submission_id, body)
+    with db.writing() as session:
+        write_report(db, session, submission_id, report, scores)
+    return {"status": "recorded", "submission_id": submission_id, "verdict": report.verdict}
+
+
+def check_report(db: Database, submission_id: int, data: bytes | object
+                 ) -> tuple[ReproductionReport, Scores | None]:
+    """A report (a body, or one read from JSON already) checked against its submission, and
+    the private scores it brings (None without private folds).
+
+    Raises
+    ------
+    SubmissionRejected
+        404 when there is no such submission; 422 for an invalid report or a phase that is
+        no longer in the competition file (no references to score the private folds with).
+    """
     with db.reading() as session:
         found = session.execute(select(SubmissionRow.num_folds, SubmissionRow.phase).where(
             SubmissionRow.id == submission_id)).one_or_none()
     if found is None:
         raise SubmissionRejected(404, f"no submission {submission_id}")
     num_folds, phase_name = found
-    report = parse_reproduction(body, num_folds)
-    private_tests = report.private_tests()
-    scores = _private_scores(db, submission_id, phase_name, private_tests)
-    with db.writing() as session:
-        row = session.get(SubmissionRow, submission_id)
-        if row is None:  # deleted meanwhile (a baseline whose file changed)
-            raise SubmissionRejected(404, f"no submission {submission_id}")
-        session.add(ReproductionRow(
-            submission_id=submission_id, verdict=report.verdict, private=report.private,
-            fingerprint_matches=report.fingerprint_matches,
-            harness_version=report.harness_version,
-            table=[r.model_dump() for r in report.table], log_tail=report.log_tail,
-            private_fold_tests=private_tests, recorded_at=db.now()))
-        row.reproduction = report.verdict
-        if scores is not None:
-            _set_private_scores(row, scores)
-    return {"status": "recorded", "submission_id": submission_id, "verdict": report.verdict}
+    if isinstance(data, bytes):
+        data = _strict_json(data)
+    report = check_reproduction(data, num_folds)
+    return report, _private_scores(db, submission_id, phase_name, report.private_tests())
+
+
+def write_report(db: Database, session: Session, submission_id: int,
+                 report: ReproductionReport, scores: Scores | None) -> None:
+    """Store a checked report in ``session``'s transaction: its row, the submission's verdict
+    and, with private folds, its private scores; 404 when the submission is gone."""
+    row = session.get(SubmissionRow, submission_id)
+    if row is None:  # deleted meanwhile (a baseline whose file changed)
+        raise SubmissionRejected(404, f"no submission {submission_id}")
+    session.add(ReproductionRow(
+        submission_id=submission_id, verdict=report.verdict, private=report.private,
+        fingerprint_matches=report.fingerprint_matches,
+        harness_version=report.harness_version,
+        table=[r.model_dump() for r in report.table], log_tail=report.log_tail,
+        private_fold_tests=report.private_tests(), recorded_at=db.now()))
+    row.reproduction = report.verdict
+    if scores is not None:
+        _set_private_scores(row, scores)
 
 
 def _private_scores(db: Database, submission_id: int, phase_name: str,

@@ -25,6 +25,7 @@ from evaluation.errors import SubmissionRejected
 from evaluation.server._competition import Competition, Phase
 from evaluation.server._schema import Submission, read_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
+from evaluation.server._store_jobs import queue_upload
 from evaluation.server._store_session import Database, iso
 from evaluation.server._store_views import STORED_FIELDS, Receipt, Stored, receipt
 from evaluation.server._tables import SubmissionRow, TeamRow
@@ -210,6 +211,7 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime
         if used >= phase.daily_limit and not team.is_baseline:
             raise _limit_reached(team.name, used, phase, now, end)
         new_id = conn.execute(_INSERT, values).scalar_one()
+        queue_upload(conn, new_id, phase, now)
     stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
     return stored, True, used + 1
 

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from evaluation.server._competition import Phase
 from evaluation.server._store_auth import Caller
 from evaluation.server._store_board import revealed_rank
+from evaluation.server._store_jobs import team_jobs
 from evaluation.server._store_ranking import rank
 from evaluation.server._store_reveals import (
     is_public,
@@ -24,7 +25,7 @@ from evaluation.server._store_reveals import (
     scores_shown,
 )
 from evaluation.server._store_session import Database, iso
-from evaluation.server._tables import SubmissionRow, TeamRow
+from evaluation.server._tables import ReproductionRow, SubmissionRow, TeamRow
 
 #: What a receipt needs of a stored submission.
 STORED_FIELDS = ("id", "team_id", "run_id", "body_sha256", "submitted_at", "phase1_score",
@@ -174,6 +175,10 @@ class OwnSubmission:
 
     ``name`` is the run's name (``python submission.py --name``), ``description`` the
     upload's (``submit --description``); the scores follow the visibility rule.
+    ``reproduction_status`` is the state of its reproduction job ("queued", "running",
+    "reproduced", "not reproduced", "failed"; None when none was queued), with
+    ``reproduction_reason`` (why it failed, or a note); ``log_tail`` is the end of the log of
+    its latest reproduction (the run on the public folds), None before one.
     """
 
     submission_id: int
@@ -189,6 +194,9 @@ class OwnSubmission:
     flagged: bool
     reproduction: str
     final: bool = False
+    reproduction_status: str | None = None
+    reproduction_reason: str | None = None
+    log_tail: str | None = None
 
 
 def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
@@ -202,9 +210,12 @@ def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
     shown = {phase: (scores_shown(is_public(db, phase), is_revealed(db, phase),
                                   is_published(db, phase)),
                      is_revealed(db, phase)) for phase in {r.phase for r in rows}}
+    jobs = team_jobs(db, team_id)
+    tails = _log_tails(db, team_id)
     listing = []
     for row in rows:
         public, private = shown[row.phase]
+        status, reason = jobs.get(row.id, (None, None))
         name, description = _labels(row.payload)
         listing.append(OwnSubmission(
             submission_id=row.id, submitted_at=row.submitted_at, phase=row.phase,
@@ -213,8 +224,20 @@ def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
             leaderboard_score=row.leaderboard_score if public else None,
             interval=(row.interval_low, row.interval_high) if public else None,
             private_leaderboard_score=row.private_leaderboard_score if private else None,
-            flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None))
+            flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None,
+            reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id)))
     return listing
+
+
+def _log_tails(db: Database, team_id: int) -> dict[int, str]:
+    """``{submission_id: log tail of its latest reproduction}`` of team ``team_id``."""
+    with db.reading() as session:
+        found = session.execute(
+            select(ReproductionRow.submission_id, ReproductionRow.log_tail)
+            .join(SubmissionRow, SubmissionRow.id == ReproductionRow.submission_id)
+            .where(SubmissionRow.team_id == team_id)
+            .order_by(ReproductionRow.recorded_at, ReproductionRow.id)).all()
+    return {sid: tail for sid, tail in found}  # the latest one last, so it stays
 
 
 def _labels(stored: str) -> tuple[str | None, str | None]:

@@ -1,11 +1,12 @@
 """The leaderboard's tables (SQLAlchemy 2 ORM).
 
-Five tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
+Six tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
 without a token), ``submissions`` (one row per accepted upload: the recomputed scores, the
 private scores once the organizers have reproduced the run on the private folds, and the body
 as received, canonical JSON), ``admin_tokens`` (hashes of the organizers' tokens),
 ``reproductions`` (every verdict the organizers recorded for a submission, the latest one
-shown) and ``phase_reveals`` (the phases whose private scores the organizers have revealed).
+shown), ``reproduction_jobs`` (the queue the organizers' reproduction workers take submissions
+from) and ``phase_reveals`` (the phases whose private scores the organizers have revealed).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -38,6 +39,8 @@ MAX_EMAIL = 320
 #: Longest phase name and run id the tables hold.
 MAX_PHASE_NAME = 80
 MAX_RUN_ID = 128
+#: Longest name a reproduction worker gives itself (its host and process, by default).
+MAX_WORKER_NAME = 128
 
 # Constraint names that are the same on every backend, so that migrations can name them.
 NAMING = {
@@ -158,7 +161,7 @@ class ReproductionRow(Base):
 
     ``table`` holds the per-test comparison as the reproduction sent it, ``log_tail`` the end
     of its log; ``private_fold_tests`` the per-fold tests on the private folds, when it ran
-    them. Kept for the record, never shown by the API.
+    them. Kept for the record; the API shows the team its own submissions' latest log tail.
     """
 
     __tablename__ = "reproductions"
@@ -176,6 +179,38 @@ class ReproductionRow(Base):
     log_tail: Mapped[str] = mapped_column(Text)
     private_fold_tests: Mapped[list | None] = mapped_column(JSON)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ReproductionJobRow(Base):
+    """A submission waiting for (or taken by) an organizer's reproduction worker.
+
+    One row per submission. ``state`` is "queued", "running" (a worker holds its lease until
+    ``lease_expires_at``), "reproduced", "not reproduced" or "failed" (``reason`` says why);
+    ``attempts`` counts the runs begun (a lease that ran out counts as one). ``origin`` says
+    what queued it: "final" (a final selection; unmarking it cancels the job while queued),
+    "upload" (the phase reproduces every upload) or "organizer" (a requeue). ``private``: the
+    run also evaluates the private folds (the phase's ``private_folds``).
+    """
+
+    __tablename__ = "reproduction_jobs"
+    __table_args__ = (Index(None, "state", "id"), Index(None, "phase", "state"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), unique=True)
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    origin: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(20))
+    reason: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_id: Mapped[str | None] = mapped_column(String(64))
+    lease_owner: Mapped[str | None] = mapped_column(String(MAX_WORKER_NAME))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    queued_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class PhaseRevealRow(Base):
