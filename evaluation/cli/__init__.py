@@ -16,7 +16,7 @@ from evaluation.errors import EvalRSError, UploadError
 
 # modules under evaluation.cli that add commands
 COMMAND_MODULES: list[str] = ["data", "score", "references", "submit", "submissions", "final",
-                              "serve", "admin", "reproduce", "report", "compare"]
+                              "serve", "admin", "reproduce", "worker", "report", "compare"]
 
 # Exit statuses of submission.py and of every `python -m evaluation` command.
 EXIT_OK = 0

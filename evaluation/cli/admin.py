@@ -24,8 +24,8 @@ TOKEN_NOTE = ("the token is shown only now: the database keeps only its hash. Se
 
 def register(subparsers) -> None:
     """Add the ``admin`` command (``db init|check|backup|restore``, ``team
-    add|revoke|token|list``, ``token create|list|revoke``, ``phase reveal|list``) to
-    ``subparsers``."""
+    add|revoke|token|list``, ``token create|list|revoke``, ``phase reveal|list``, ``jobs
+    [retry]``) to ``subparsers``."""
     p = subparsers.add_parser(
         "admin",
         help="manage the leaderboard's teams and tokens (organizers)",
@@ -38,7 +38,7 @@ def register(subparsers) -> None:
     )
     _db_option(p, DEFAULT_DB)
     groups = p.add_subparsers(dest="admin_group", required=True,
-                              metavar="{db,team,token,phase}")
+                              metavar="{db,team,token,phase,jobs}")
 
     db = groups.add_parser("db", help="create, check, back up or restore the database")
     db_actions = db.add_subparsers(dest="admin_action", required=True,
@@ -134,6 +134,22 @@ def register(subparsers) -> None:
     _db_option(phases)
     _competition_option(phases)
     phases.set_defaults(func=_closing(phase_list))
+
+    jobs = groups.add_parser("jobs", help="the reproduction queue: counts per phase, the jobs "
+                                          "queued, running and failed (with the reasons); "
+                                          "`jobs retry ID` queues a failed job again")
+    jobs.add_argument("--phase", metavar="P", default=None, help="only the jobs of phase P")
+    jobs.add_argument("--state", default=None, metavar="S",
+                      help="only the jobs in state S (queued, running, reproduced, "
+                           "\"not reproduced\", failed; default: all but the reproduced)")
+    _db_option(jobs)
+    jobs.set_defaults(func=_closing(jobs_list))
+    job_actions = jobs.add_subparsers(dest="admin_action", required=False, metavar="{retry}")
+    again = job_actions.add_parser("retry", help="queue a failed job again (its attempts "
+                                                 "start from 0)")
+    again.add_argument("id", metavar="ID", type=int, help="the job's id (see `admin jobs`)")
+    _db_option(again)
+    again.set_defaults(func=_closing(jobs_retry))
 
 
 # the engines the command opened: closed when it ends (a restore in the same process, as in
@@ -379,4 +395,60 @@ def phase_list(args: argparse.Namespace) -> int:
         print(f"{state:<10}  {when:<16}  {name}")
         rule = server.visibility(public.get(name), at is not None, name in published)
         print(f"{'':<10}  scores: {rule}")
+    return 0
+
+
+def jobs_list(args: argparse.Namespace) -> int:
+    """Print the reproduction queue: per phase, the jobs in each state; then the jobs (of
+    ``--phase``, in ``--state``; by default all but the reproduced ones) with their reasons."""
+    from evaluation.server import JOB_STATES
+
+    store = _store(args)
+    if args.state is not None and args.state not in JOB_STATES:
+        raise ConfigError(f"--state {args.state!r}: the states are "
+                          f"{', '.join(JOB_STATES)}.")
+    counts = store.job_counts()
+    if args.phase is not None:
+        counts = {args.phase: counts.get(args.phase, dict.fromkeys(JOB_STATES, 0))}
+    if not counts:
+        print("no reproduction jobs yet: teams' final selections (and, where a phase says "
+              "reproduce = \"every\", uploads) queue them")
+        return 0
+    print(f"{'phase':<16}  " + "  ".join(f"{s:>14}" for s in JOB_STATES))
+    for phase, by_state in counts.items():
+        print(f"{phase[:16]:<16}  " + "  ".join(f"{by_state[s]:>14}" for s in JOB_STATES))
+    shown = [j for j in store.jobs(args.phase, args.state)
+             if args.state is not None or j.state != "reproduced"]
+    if shown:
+        print()
+        print(f"{'job':>5}  {'sub':>6}  {'phase':<12}  {'state':<14}  {'tries':>5}  "
+              f"{'worker (lease until, UTC)':<34}  team: reason")
+        for job in shown:
+            print(_job_line(job))
+    return 0
+
+
+def _job_line(job) -> str:
+    """One job as a line of ``admin jobs``."""
+    lease = (f"{job.worker} ({job.lease_expires_at:%H:%M:%S})" if job.lease_expires_at
+             else (job.worker or "-"))
+    reason = f": {job.reason}" if job.reason else ""
+    return (f"{job.job_id:>5}  {job.submission_id:>6}  {job.phase[:12]:<12}  "
+            f"{job.state:<14}  {job.attempts:>5}  {lease[:34]:<34}  {job.team}{reason}")
+
+
+def jobs_retry(args: argparse.Namespace) -> int:
+    """Queue the failed job ``args.id`` again; ConfigError (exit 2) when there is no such job
+    or it has not failed."""
+    from evaluation.errors import SubmissionRejected
+
+    store = _store(args)
+    try:
+        job = store.retry_job(args.id) if 0 < args.id < 2**31 else None
+    except SubmissionRejected as exc:
+        raise ConfigError(f"{exc.reason}; `admin jobs` lists the jobs.") from None
+    if job is None:
+        raise ConfigError(f"no reproduction job {args.id}; `admin jobs` lists the jobs.")
+    print(f"job {job.job_id} (submission {job.submission_id} of team {job.team!r}) is queued "
+          f"again; a worker takes it next")
     return 0

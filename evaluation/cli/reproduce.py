@@ -75,13 +75,34 @@ def register(subparsers) -> None:
     p.add_argument("--many", metavar="CSV",
                    help="reproduce every line of this CSV file (submission,checkout[,private]) "
                         "instead of one CHECKOUT")
+    add_server_options(p)
+    p.add_argument("--private", action="store_true",
+                   help="also evaluate the model on the private seed's folds and send the "
+                        "private score (needs --private-seed-file)")
+    add_run_options(p)
+    p.add_argument("--keep-env", action="store_true",
+                   help="keep the environment built in the cache (--env-cache) and reuse it "
+                        "for checkouts with the same requirements, harness and Python")
+    p.add_argument("--log", metavar="FILE",
+                   help="the evaluation's log (default: reproduce-ID.log in this folder)")
+    many = p.add_argument_group("with --many")
+    add_executor_options(many, "row")
+    many.add_argument("--report", metavar="FILE", default=None,
+                      help="the table as JSON (default: reproduce-many.json in --log-dir)")
+    p.set_defaults(func=run)
+
+
+def add_server_options(p: argparse.ArgumentParser) -> None:
+    """The leaderboard and the organizer's token (``reproduce`` and ``worker``)."""
     p.add_argument("--server", required=True, metavar="URL",
                    help="the leaderboard's address, e.g. http://127.0.0.1:8000")
     p.add_argument("--admin-token-file", required=True, metavar="FILE",
                    help="file holding an organizer token (`admin token create`); never printed")
-    p.add_argument("--private", action="store_true",
-                   help="also evaluate the model on the private seed's folds and send the "
-                        "private score (needs --private-seed-file)")
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """How each reproduction runs: the private seed, the budgets, the sandbox, the
+    environment and the data (``reproduce`` and ``worker``)."""
     p.add_argument("--private-seed-file", metavar="FILE",
                    help="file holding the private fold seed (an integer; never printed or sent)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -108,29 +129,38 @@ def register(subparsers) -> None:
     p.add_argument("--env", metavar="PATH",
                    help="a prepared virtual environment (with the harness installed) instead "
                         "of building one")
-    p.add_argument("--keep-env", action="store_true",
-                   help="keep the environment built in the cache (--env-cache) and reuse it "
-                        "for checkouts with the same requirements, harness and Python")
     p.add_argument("--env-cache", metavar="DIR", default=None,
                    help=f"where --keep-env keeps environments (default: {DEFAULT_ENV_CACHE})")
     p.add_argument("--source", metavar="SOURCE",
                    help="the dataset to rebuild, when not the upload's dataset.source (e.g. the "
                         "local path of the LFM data)")
-    p.add_argument("--log", metavar="FILE",
-                   help="the evaluation's log (default: reproduce-ID.log in this folder)")
-    many = p.add_argument_group("with --many")
-    many.add_argument("--executor", choices=("local", "ray"), default="local",
-                      help="local: in this process; ray: one Ray task per row (default: local)")
-    many.add_argument("--jobs", type=int, default=1, metavar="N",
-                      help="with --executor local, rows run at once (default: 1)")
-    many.add_argument("--ray-num-cpus", type=float, default=1.0, metavar="N",
-                      help="with --executor ray, the CPUs each row's task asks for (default: 1)")
-    many.add_argument("--log-dir", metavar="DIR", default=None,
-                      help="where each row's log reproduce-ID.log goes (default: "
-                           f"{DEFAULT_LOG_DIR} in this folder)")
-    many.add_argument("--report", metavar="FILE", default=None,
-                      help="the table as JSON (default: reproduce-many.json in --log-dir)")
-    p.set_defaults(func=run)
+
+
+def add_executor_options(group, unit: str) -> None:
+    """Where many reproductions run, one ``unit`` (a row, a job) each (``reproduce --many``
+    and ``worker``)."""
+    group.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help=f"local: in this process; ray: one Ray task per {unit} (default: "
+                            f"local)")
+    group.add_argument("--jobs", type=int, default=1, metavar="N",
+                       help=f"with --executor local, {unit}s run at once (default: 1)")
+    group.add_argument("--ray-num-cpus", type=float, default=1.0, metavar="N",
+                       help=f"with --executor ray, the CPUs each {unit}'s task asks for "
+                            f"(default: 1)")
+    group.add_argument("--log-dir", metavar="DIR", default=None,
+                       help="where each reproduction's log reproduce-ID.log goes (default: "
+                            f"{DEFAULT_LOG_DIR} in this folder)")
+
+
+def check_executor(args: argparse.Namespace) -> None:
+    """Check --jobs, --executor and --ray-num-cpus together."""
+    if args.jobs < 1:
+        raise ConfigError(f"--jobs {args.jobs}: give at least 1.")
+    if args.executor != "local" and args.jobs != 1:
+        raise ConfigError(f"--jobs goes with --executor local; with --executor {args.executor} "
+                          f"the cluster's CPUs decide (--ray-num-cpus per row).")
+    if not args.ray_num_cpus > 0:
+        raise ConfigError(f"--ray-num-cpus {args.ray_num_cpus}: give a positive number.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -173,7 +203,7 @@ def _statuses(run) -> int:
         return EXIT_INTERNAL
 
 
-def _budgets(args: argparse.Namespace) -> dict:
+def budgets(args: argparse.Namespace) -> dict:
     """The checked --processes and --scratch-mb, as ``reproduce`` keywords."""
     from evaluation import reproduce as rp
 
@@ -188,7 +218,7 @@ def _budgets(args: argparse.Namespace) -> dict:
             "unsafe_no_sandbox": bool(args.unsafe_no_sandbox)}
 
 
-def _limits(args: argparse.Namespace) -> tuple[float, int]:
+def limits(args: argparse.Namespace) -> tuple[float, int]:
     """The checked --timeout and --memory-mb (0: no memory limit)."""
     from evaluation import reproduce as rp
 
@@ -206,7 +236,7 @@ def run_single(args: argparse.Namespace) -> int:
     """One reproduction: CHECKOUT as --submission ID."""
     from evaluation import reproduce as rp
 
-    timeout, memory_mb = _limits(args)
+    timeout, memory_mb = limits(args)
     if args.submission < 1:
         raise ConfigError(f"--submission {args.submission}: a submission id is a positive "
                           f"integer.")
@@ -214,7 +244,7 @@ def run_single(args: argparse.Namespace) -> int:
         raise ConfigError("--private and --private-seed-file go together: give both to "
                           "evaluate the private folds, or neither.")
     checkout = rp.check_checkout(args.checkout)
-    client = rp.LeaderboardClient(args.server, _read_token(args.admin_token_file))
+    client = rp.LeaderboardClient(args.server, read_token(args.admin_token_file))
     seed = rp.read_private_seed(args.private_seed_file) if args.private else None
     log_path = Path(args.log or f"reproduce-{args.submission}.log").resolve()
     env_dir, temporary = _environment(args, checkout, log_path)
@@ -224,7 +254,7 @@ def run_single(args: argparse.Namespace) -> int:
                                memory_mb=memory_mb or None, private_seed=seed,
                                source=args.source,
                                log=lambda line: print(line, file=sys.stderr),
-                               **_budgets(args))
+                               **budgets(args))
     finally:
         if temporary:
             rp.remove_env(env_dir)
@@ -241,7 +271,7 @@ def run_single(args: argparse.Namespace) -> int:
     return EXIT_REPRODUCED if outcome.verdict == rp.REPRODUCED else EXIT_NOT_REPRODUCED
 
 
-def _read_token(path: str) -> str:
+def read_token(path: str) -> str:
     """The token in ``path`` (surrounding whitespace removed); errors never show it."""
     try:
         token = Path(path).read_text(encoding="utf-8").strip()
@@ -277,14 +307,8 @@ def run_many(args: argparse.Namespace) -> int:
     """Every line of the --many CSV file: reproduce, send, print the table, write the report."""
     from evaluation import reproduce as rp
 
-    timeout, memory_mb = _limits(args)
-    if args.jobs < 1:
-        raise ConfigError(f"--jobs {args.jobs}: give at least 1.")
-    if args.executor != "local" and args.jobs != 1:
-        raise ConfigError(f"--jobs goes with --executor local; with --executor {args.executor} "
-                          f"the cluster's CPUs decide (--ray-num-cpus per row).")
-    if not args.ray_num_cpus > 0:
-        raise ConfigError(f"--ray-num-cpus {args.ray_num_cpus}: give a positive number.")
+    timeout, memory_mb = limits(args)
+    check_executor(args)
     rows = rp.read_batch(args.many)
     private = [r for r in rows if (args.private if r.private is None else r.private)]
     if private and not args.private_seed_file:
@@ -293,16 +317,16 @@ def run_many(args: argparse.Namespace) -> int:
     if args.private_seed_file and not private:
         raise ConfigError(f"--private-seed-file is given but no row of --many {args.many} "
                           f"evaluates the private folds; add --private or a private column.")
-    client = rp.LeaderboardClient(args.server, _read_token(args.admin_token_file))
+    client = rp.LeaderboardClient(args.server, read_token(args.admin_token_file))
     seed = rp.read_private_seed(args.private_seed_file) if private else None
-    env = _prepared_env(args.env) if args.env else None
+    env = prepared_env(args.env) if args.env else None
     log_dir = Path(args.log_dir or DEFAULT_LOG_DIR).resolve()
     report = Path(args.report).resolve() if args.report else log_dir / rp.REPORT_FILE
     settings = rp.BatchSettings(
         log_dir=log_dir, env=env,
         env_cache=Path(args.env_cache).resolve() if args.env_cache else DEFAULT_ENV_CACHE,
         timeout=timeout, memory_mb=memory_mb or None, source=args.source,
-        unsafe_no_sandbox=_budgets(args)["unsafe_no_sandbox"], index_url=args.index_url,
+        unsafe_no_sandbox=budgets(args)["unsafe_no_sandbox"], index_url=args.index_url,
         allow_sdists=args.allow_sdists)
 
     def progress(result) -> None:
@@ -324,7 +348,7 @@ def run_many(args: argparse.Namespace) -> int:
     return rp.exit_status(results)
 
 
-def _prepared_env(path: str) -> Path:
+def prepared_env(path: str) -> Path:
     """The --env folder, checked."""
     from evaluation import reproduce as rp
 

@@ -8,13 +8,14 @@ tree, where the model only trains and predicts, scores the predictions here with
 own code, compares the per-fold test values and the model fingerprint with the upload, and
 sends the verdict (its log scrubbed of the token and the seed) to the leaderboard.
 ``reproduce --many submissions.csv`` does it for every line of a batch file, in this process or
-as Ray tasks, and reports a table.
+as Ray tasks, and reports a table; ``python -m evaluation worker`` does it for the jobs it
+claims from the leaderboard's reproduction queue.
 """
 
 from evaluation.reproduce._batch import BatchRow, read_batch
 from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._checkout import vendored_warning
-from evaluation.reproduce._client import LeaderboardClient
+from evaluation.reproduce._client import LeaderboardClient, LostLease
 from evaluation.reproduce._compare import (
     EQUAL_TOLERANCE,
     NOT_REPRODUCED,
@@ -67,6 +68,14 @@ from evaluation.reproduce._table import (
     print_batch,
     print_comparison,
 )
+from evaluation.reproduce._worker import (
+    DEFAULT_LEASE_S,
+    DEFAULT_POLL_S,
+    Job,
+    Worker,
+    WorkerSettings,
+    find_checkout,
+)
 
 __all__ = [
     "BatchRow",
@@ -74,14 +83,18 @@ __all__ = [
     "Bind",
     "Budgets",
     "Comparison",
+    "DEFAULT_LEASE_S",
     "DEFAULT_MEMORY_MB",
+    "DEFAULT_POLL_S",
     "DEFAULT_PROCESSES",
     "DEFAULT_SCRATCH_MB",
     "DEFAULT_TIMEOUT_S",
     "EQUAL_TOLERANCE",
     "ERROR",
     "EXECUTORS",
+    "Job",
     "LeaderboardClient",
+    "LostLease",
     "MAX_LOG_TAIL_BYTES",
     "NOT_REPRODUCED",
     "REPORT_FILE",
@@ -92,6 +105,8 @@ __all__ = [
     "SandboxReport",
     "SandboxUnavailable",
     "Specifiers",
+    "Worker",
+    "WorkerSettings",
     "batch_table",
     "check_checkout",
     "child_environment",
@@ -102,6 +117,7 @@ __all__ = [
     "env_key",
     "env_python",
     "exit_status",
+    "find_checkout",
     "fingerprint_differences",
     "harness_digest",
     "log_tail",

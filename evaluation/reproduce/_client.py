@@ -2,9 +2,11 @@
 
 - ``GET /api/v1/submissions/{id}``: the stored submission (its team, phase, scores);
 - ``GET /api/v1/submissions/{id}/payload``: the exact uploaded body (results.json inside);
-- ``POST /api/v1/submissions/{id}/reproduction``: the verdict, table and log tail.
+- ``POST /api/v1/submissions/{id}/reproduction``: the verdict, table and log tail;
+- ``POST /api/v1/jobs/claim``, ``.../{job}/heartbeat``, ``.../{job}/finish``: the queue that
+  ``python -m evaluation worker`` takes its jobs from.
 
-All three need the organizers' admin token, sent as ``Authorization: Bearer``, and go through
+All need the organizers' admin token, sent as ``Authorization: Bearer``, and go through
 the leaderboard's HTTP client (``evaluation.contract.HttpClient``): retries after connection
 and gateway errors, redirects refused (the token would follow them), bounded answers and
 waits. Errors are ``UploadError`` (exit status 3) with what the server said, never the token.
@@ -19,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evaluation.contract import HttpClient, Limits, display_url
+from evaluation.errors import UploadError
 
 #: An upload is at most 1 MiB, and its payload is read back whole; the server may take its
 #: time to gather a submission.
@@ -27,6 +30,11 @@ LIMITS = Limits(read=120.0, max_bytes=4 * 1024 * 1024)
 HINTS = {401: " Check --admin-token-file (an organizer token from `admin token create`).",
          404: " Check --submission and --server (the organizer endpoints answer 404 to other "
               "tokens too)."}
+
+
+class LostLease(UploadError):
+    """The server refused a heartbeat or a finish (409): the lease is no longer this worker's
+    (another worker took the job over, or it was finished)."""
 
 
 class LeaderboardClient:
@@ -65,11 +73,30 @@ class LeaderboardClient:
         return self._call("POST", f"/api/v1/submissions/{_id(submission_id)}/reproduction",
                           body=report)
 
+    def claim(self, worker: str, lease_s: float, private: bool) -> dict[str, Any] | None:
+        """Claim the next reproduction job for ``lease_s`` seconds (``private``: this worker
+        can evaluate the private folds); the answer, or None when no job is claimable."""
+        answer = self._call("POST", "/api/v1/jobs/claim",
+                            body={"worker": worker, "lease_s": lease_s, "private": private})
+        return answer if answer.get("status") == "claimed" else None
+
+    def heartbeat(self, job_id: int, lease: str, lease_s: float) -> dict[str, Any]:
+        """Extend the lease of job ``job_id``; ``LostLease`` when it is no longer ours."""
+        return self._call("POST", f"/api/v1/jobs/{_id(job_id)}/heartbeat",
+                          body={"lease": lease, "lease_s": lease_s})
+
+    def finish(self, job_id: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Finish job ``job_id`` (``body``: the lease and a report, failure or release);
+        ``LostLease`` when the lease is no longer ours (nothing was stored)."""
+        return self._call("POST", f"/api/v1/jobs/{_id(job_id)}/finish", body=body)
+
     def _call(self, method: str, path: str, body: Mapping | None = None) -> dict[str, Any]:
         """Send one request; return the answer's JSON object or raise ``UploadError``."""
         label = f"{method} {display_url(self.server + path)}"
         data = None if body is None else json.dumps(body, allow_nan=False).encode()
         reply = self._http.send(method, path, data, label=label)
+        if reply.status == 409 and path.startswith("/api/v1/jobs/"):
+            raise LostLease(str(self._http.refusal(reply, label, HINTS)))
         if not reply.ok:
             raise self._http.refusal(reply, label, HINTS)
         return self._http.document(reply, label)
