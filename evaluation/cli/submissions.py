@@ -15,10 +15,15 @@ def register(subparsers) -> None:
         "submissions", help="list your team's submissions on the leaderboard",
         description="List the submissions of the team whose token is UPLOAD_TOKEN (upload.env "
                     "or the environment), newest first: id, time (UTC), phase, the scores the "
-                    "phase shows, the final mark, the reproduction, the run's name and the "
-                    "upload's description. Exit status 3 when the server refuses or cannot be "
-                    "reached.")
+                    "phase shows, the final mark, the reproduction (the state of its job: "
+                    "queued, running, reproduced, not reproduced, failed), the run's name and "
+                    "the upload's description; --log ID shows a submission's reproduction: "
+                    "its state, the reason, and the end of its log. Exit status 3 when the "
+                    "server refuses or cannot be reached.")
     add_team_arguments(p)
+    p.add_argument("--log", type=int, metavar="ID", default=None,
+                   help="show the reproduction of your submission ID: its state, why it "
+                        "failed (or was not reproduced), and the end of its log")
     p.set_defaults(func=run)
 
 
@@ -41,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         raise UploadError(f"the server did not list the submissions (HTTP {reply.status}): "
                           f"{client.show(reply.body.decode('utf-8', 'replace'))}")
     listing = answer["submissions"]
+    if args.log is not None:
+        return _show_log(listing, args.log, client)
     if not listing:
         print("no submissions yet")
         return 0
@@ -61,7 +68,34 @@ def _line(item: dict, client: HttpClient) -> str:
             f"{_score(item.get('leaderboard_score')):>8}  "
             f"{_score(item.get('private_leaderboard_score')):>8}  "
             f"{'yes' if item.get('final') else '-':<5}  "
-            f"{client.show(str(item.get('reproduction')), 14):<14}  {label or '-'}")
+            f"{client.show(_state(item), 14):<14}  {label or '-'}")
+
+
+def _state(item: dict) -> str:
+    """A submission's reproduction: its job's state, else the latest verdict ("pending"
+    before any)."""
+    return str(item.get("reproduction_status") or item.get("reproduction"))
+
+
+def _show_log(listing: list, submission_id: int, client: HttpClient) -> int:
+    """Print the reproduction of the team's submission ``submission_id``: its state, the
+    reason and its log's end (every server-given text escaped, line by line)."""
+    item = next((i for i in listing if isinstance(i, dict)
+                 and i.get("submission_id") == submission_id), None)
+    if item is None:
+        raise UploadError(f"--log {submission_id}: your team has no submission "
+                          f"{submission_id}; `python -m evaluation submissions` lists them.")
+    print(f"submission {submission_id}: reproduction {client.show(_state(item), 20)}")
+    if item.get("reproduction_reason"):
+        print(f"reason: {client.show(str(item['reproduction_reason']), 2000)}")
+    tail = item.get("log_tail")
+    if not tail:
+        print("no reproduction log yet")
+        return 0
+    print("end of the reproduction's log:")
+    for line in str(tail).splitlines():
+        print("  " + client.show(line, 1000))
+    return 0
 
 
 def _score(value: object) -> str:
