@@ -1,0 +1,351 @@
+"""``python -m evaluation worker`` (evaluation.reproduce._worker) against a live leaderboard on
+127.0.0.1 (SQLite and PostgreSQL): 100 queued jobs drained by two workers at once, each run
+exactly once; a worker killed mid-job (SIGKILL) whose job returns when its lease runs out and
+is finished by another; a worker stopped by SIGTERM that hands its job back; a missing
+checkout; and a real sandboxed reproduction of the template model through the worker.
+
+The claim, lease, heartbeat and finish go through the real API in every test; only the drain
+and kill tests replace the sandboxed run of a job by a quick (or never-ending) stand-in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from evaluation.cli import main  # noqa: E402
+from evaluation.errors import ConfigError  # noqa: E402
+from evaluation.reproduce import (  # noqa: E402
+    BatchSettings,
+    LeaderboardClient,
+    RowResult,
+    Worker,
+    WorkerSettings,
+    find_checkout,
+    sandbox_problem,
+)
+from evaluation.server import create_app, load_competition  # noqa: E402
+from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
+from tests.server._live_server import live_server  # noqa: E402
+from tests.server.conftest import postgres_database, postgres_url  # noqa: E402, F401
+from tests.server.test_jobs import with_phases  # noqa: E402
+from tests.server.test_store import EXAMPLE, encode, sqlite_url, variant  # noqa: E402
+
+JOBS = "/api/v1/jobs"
+SUBMIT = "/api/v1/submissions"
+PROBLEM = sandbox_problem()
+
+
+@pytest.fixture(scope="module")
+def competition():
+    return load_competition(EXAMPLE)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path)
+    return request.getfixturevalue("postgres_database")
+
+
+def checkout_of(root: Path, team: str) -> Path:
+    """A folder that passes as a team's checkout (its model file exists; nothing runs it)."""
+    (root / team / "submission").mkdir(parents=True)
+    (root / team / "submission" / "MyModel.py").write_text("# the model\n")
+    return root / team
+
+
+def settings(root: Path, name: str, **changes) -> WorkerSettings:
+    batch = BatchSettings(log_dir=root / "logs", env_cache=root / "envs")
+    return WorkerSettings(**{"checkouts": root, "batch": batch, "poll_s": 0.05,
+                             "lease_s": 30.0, "name": name, **changes})
+
+
+def jobs(url: str, admin: str) -> dict[int, dict]:
+    answer = httpx.get(url + JOBS, headers={"Authorization": f"Bearer {admin}"}).json()
+    return {j["submission_id"]: j for j in answer["jobs"]}
+
+
+REPORT = {"verdict": "reproduced", "table": [], "fingerprint_matches": True}
+
+
+# --------------------------------------------------------------------------- 100 jobs
+
+
+def test_two_workers_drain_100_jobs_each_run_exactly_once(db_url, competition, tmp_path):
+    app = create_app(with_phases(competition, reproduce="every"), db_url)
+    store = app.state.store
+    admin = store.create_admin_token()
+    ids = []
+    for t in range(20):  # 20 teams of 5 uploads: a job each
+        team = store.add_team(f"team-{t}", "t@example.org")[0].id
+        checkout_of(tmp_path, f"team-{t}")
+        for i in range(5):
+            ids.append(store.submit(team, encode(variant(f"t{t}-{i}", 1 + i / 10)))
+                       .submission_id)
+    calls: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def quick(name: str):
+        def run(row, payload, batch, seed):
+            assert payload["run_id"] and seed is None
+            with lock:
+                calls.append((name, row.submission))
+            time.sleep(random.uniform(0, 0.02))
+            tail = f"run of {row.submission} by {name}; token {admin}"  # scrubbed on the way
+            return (RowResult(submission=row.submission, checkout=str(row.checkout),
+                              verdict="reproduced"), {**REPORT, "log_tail": tail})
+        return run
+
+    with live_server(app) as url:
+        workers = [Worker(LeaderboardClient(url, admin),
+                          settings(tmp_path, name, jobs=3, once=True), runner=quick(name),
+                          log=lambda line: None) for name in ("w1", "w2")]
+        threads = [threading.Thread(target=w.run) for w in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not any(thread.is_alive() for thread in threads)
+        finished = jobs(url, admin)
+        team_view = httpx.get(url + SUBMIT, headers={
+            "Authorization": f"Bearer {store.new_team_token('team-0')[1]}"}).json()
+    runs = sorted(sid for _, sid in calls)
+    assert runs == sorted(ids)  # each job run exactly once
+    assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {
+        sid: ("reproduced", 1) for sid in ids}
+    by_worker = {name: sum(n == name for n, _ in calls) for name in ("w1", "w2")}
+    assert all(by_worker.values()), by_worker  # both took part
+    assert [w.counts for w in workers] == [{"reproduced": by_worker["w1"]},
+                                           {"reproduced": by_worker["w2"]}]
+    assert {finished[sid]["worker"] for _, sid in calls if _ == "w1"} == {"w1"}
+    tails = [s["log_tail"] for s in team_view["submissions"]]
+    assert len(tails) == 5 and all(t.startswith("run of ") for t in tails)
+    assert not any(admin in t for t in tails) and all("REDACTED" in t for t in tails)
+
+
+# --------------------------------------------------------------------------- dead workers
+
+
+def _slow_worker(url: str, token_file: Path, checkouts: Path, name: str, lease_s: float
+                 ) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "tests.reproduce._slow_worker", url,
+                             str(token_file), str(checkouts), name, str(lease_s)],
+                            stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+
+
+def _running(process: subprocess.Popen) -> str:
+    line = process.stdout.readline()  # the job's run has started
+    assert line.startswith("running "), line
+    return line
+
+
+def _final_job(app, tmp_path: Path) -> tuple[int, str, Path]:
+    """Team Alice's final selection (its job queued), her checkout, an admin token file."""
+    store = app.state.store
+    team = store.add_team("Alice", "a@example.org")[0].id
+    sid = store.submit(team, encode(variant("a-1"))).submission_id
+    store.mark_final(team, sid)
+    checkout_of(tmp_path / "checkouts", "Alice")
+    admin = store.create_admin_token()
+    (tmp_path / "admin.token").write_text(admin + "\n")
+    return sid, admin, tmp_path / "admin.token"
+
+
+def test_a_killed_workers_job_returns_after_its_lease(db_url, competition, tmp_path):
+    clock_app = create_app(competition, db_url)  # the real clock: the lease runs out for real
+    sid, admin, token_file = _final_job(clock_app, tmp_path)
+    with live_server(clock_app) as url:
+        doomed = _slow_worker(url, token_file, tmp_path / "checkouts", "doomed", 2.0)
+        try:
+            assert _running(doomed) == f"running {sid}\n"
+            job = jobs(url, admin)[sid]
+            assert (job["state"], job["worker"], job["attempts"]) == ("running", "doomed", 1)
+            time.sleep(2.5)  # its heartbeats keep the lease past its first 2 s
+            assert jobs(url, admin)[sid]["state"] == "running"
+        finally:
+            doomed.kill()  # SIGKILL: no release, no more heartbeats
+            doomed.wait(10)
+        ran = []
+
+        def run(row, payload, batch, seed):
+            ran.append(row.submission)
+            return (RowResult(submission=row.submission, checkout=str(row.checkout),
+                              verdict="reproduced"), {**REPORT, "log_tail": "second try"})
+
+        rescuer = Worker(LeaderboardClient(url, admin),
+                         settings(tmp_path / "checkouts", "rescuer", poll_s=0.2),
+                         runner=run, log=lambda line: None)
+        thread = threading.Thread(target=rescuer.run)
+        started = time.monotonic()
+        thread.start()
+        try:
+            while jobs(url, admin)[sid]["state"] == "running":
+                assert time.monotonic() - started < 30, "the lease never ran out"
+                time.sleep(0.1)
+        finally:
+            rescuer.stop()
+            thread.join(30)
+        job = jobs(url, admin)[sid]
+    assert ran == [sid]
+    assert (job["state"], job["attempts"], job["worker"]) == ("reproduced", 2, "rescuer")
+    assert rescuer.counts == {"reproduced": 1}
+
+
+def test_sigterm_hands_the_job_back(competition, tmp_path):
+    app = create_app(competition, sqlite_url(tmp_path))
+    sid, admin, token_file = _final_job(app, tmp_path)
+    with live_server(app) as url:
+        worker = _slow_worker(url, token_file, tmp_path / "checkouts", "polite", 60.0)
+        try:
+            _running(worker)
+            worker.send_signal(signal.SIGTERM)
+            assert worker.wait(20) == 0
+            assert worker.stdout.read() == "stopped\n"
+        finally:
+            worker.kill()
+        job = jobs(url, admin)[sid]
+    # back in the queue at once, without waiting for the 60 s lease; the run is not counted
+    assert (job["state"], job["attempts"]) == ("queued", 0)
+    assert "released by its worker (the worker stopped)" in job["reason"]
+
+
+# --------------------------------------------------------------------------- checkouts
+
+
+def test_where_a_submissions_code_comes_from(tmp_path, competition):
+    root = tmp_path / "checkouts"
+    team = checkout_of(root, "Team A")
+    own = checkout_of(root / "Team A", "17")
+    assert find_checkout(root, "Team A", 17) == own.resolve()  # one for the submission
+    assert find_checkout(root, "Team A", 18) == team.resolve()  # else the team's
+    for name, words in [("Team B", "no checkout of team 'Team B' for submission 3: the "
+                                   "organizers' checkouts folder has neither Team B/3/ nor "
+                                   "Team B/"),
+                        ("..", "cannot be a folder"), ("a/../Team A", "cannot be a folder")]:
+        with pytest.raises(ConfigError, match=words.replace("(", r"\(")):
+            find_checkout(root, name, 3)
+    (root / "Broken").mkdir()
+    with pytest.raises(ConfigError) as info:
+        find_checkout(root, "Broken", 3)
+    assert "no submission/MyModel.py" in str(info.value) and str(root) not in str(info.value)
+
+    # through the worker: the job fails at once with the reason, it is not retried
+    app = create_app(competition, sqlite_url(tmp_path))
+    store = app.state.store
+    nobody = store.add_team("Nobody", "n@example.org")[0].id
+    sid = store.submit(nobody, encode(variant("n-1"))).submission_id
+    store.mark_final(nobody, sid)
+    admin = store.create_admin_token()
+    with live_server(app) as url:
+        worker = Worker(LeaderboardClient(url, admin), settings(root, "w", once=True),
+                        runner=lambda *args: pytest.fail("nothing runs"),
+                        log=lambda line: None)
+        assert worker.run() == {"failed": 1}
+        job = jobs(url, admin)[sid]
+    assert (job["state"], job["attempts"]) == ("failed", 1)
+    assert job["reason"] == ("no checkout of team 'Nobody' for submission "
+                             f"{sid}: the organizers' checkouts folder has neither "
+                             f"Nobody/{sid}/ nor Nobody/")
+
+
+def test_command_line_argument_errors(tmp_path, capsys):
+    token = tmp_path / "admin.token"
+    token.write_text("organizer-" + "x" * 43)
+    base = ["worker", "--server", "http://127.0.0.1:9", "--admin-token-file", str(token),
+            "--checkouts", str(tmp_path)]
+    for argv, message in [
+            (["--jobs", "0"], "--jobs 0: give at least 1"),
+            (["--executor", "ray", "--jobs", "2"], "--jobs goes with --executor local"),
+            (["--poll", "0"], "--poll 0.0: give a number of seconds"),
+            (["--lease", "0.5"], "--lease 0.5: give a number of seconds from 1 to 3600"),
+            (["--timeout", "-1"], "--timeout -1.0"),
+            (["--checkouts", str(tmp_path / "none")], "no such folder"),
+            (["--private-seed-file", str(tmp_path / "none.seed")], "cannot be read")]:
+        assert main([*base, *argv]) == 2, message
+        assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def _tiny_competition(folder: Path) -> Path:
+    """A competition on the tiny synthetic data (one open public phase), and its file."""
+    from evaluation import ChallengeDataset
+    from tests._competition_files import write_competition
+
+    path = write_competition(folder / "competition.toml", ChallengeDataset(scale="tiny"))
+    path.write_text(path.read_text() + "\n[[phases]]\nname = \"open\"\n"
+                    "opens = 2020-01-01T00:00:00Z\ncloses = 2100-01-01T00:00:00Z\n"
+                    "references = \"synthetic-tiny\"\ndaily_limit = 5\npublic = true\n")
+    return path
+
+
+def _tiny_upload(competition_file: Path, results_dir: Path) -> bytes:
+    """The template model's run on the tiny data for that competition, as uploaded."""
+    from evaluation import ChallengeDataset, EvalRSRunner
+    from evaluation.contract import submission_payload
+    from submission.MyModel import MyModel
+
+    dataset = ChallengeDataset(scale="tiny")
+    runner = EvalRSRunner(dataset, results_dir=str(results_dir), progress=False,
+                          verbose=False, competition=competition_file)
+    result = runner.evaluate(MyModel(items=dataset.df_tracks, top_k=runner.k))
+    document = submission_payload(json.loads(json.dumps(result.to_dict())),
+                                  email="a@example.org", participant_id="team-a")
+    return json.dumps(document).encode()
+
+
+@pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox: {PROBLEM}")
+def test_the_worker_reproduces_in_the_sandbox(tmp_path, capsys):
+    competition_file = _tiny_competition(tmp_path)
+    app = create_app(load_competition(competition_file), sqlite_url(tmp_path))
+    store = app.state.store
+    body = _tiny_upload(competition_file, tmp_path / "results")
+    alpha = store.add_team("alpha", "a@example.org")
+    beta = store.add_team("beta", "b@example.org")
+    ids = {}
+    for team, _ in (alpha, beta):  # the same upload: beta claims alpha's numbers, other code
+        ids[team.name] = store.submit(team.id, body).submission_id
+        store.mark_final(team.id, ids[team.name])
+    checkouts = tmp_path / "checkouts"
+    make_checkout(checkouts / "alpha")
+    make_checkout(checkouts / "beta", template_model_with("self.other = 3  # changed"))
+    admin = store.create_admin_token()
+    (tmp_path / "admin.token").write_text(admin)
+    with live_server(app) as url:
+        status = main(["worker", "--server", url, "--admin-token-file",
+                       str(tmp_path / "admin.token"), "--checkouts", str(checkouts),
+                       "--once", "--jobs", "2", "--env", str(Path(sys.executable).parents[1]),
+                       "--timeout", "300", "--log-dir", str(tmp_path / "logs")])
+        out, err = capsys.readouterr()
+        assert status == 0, out + err
+        assert admin not in out + err
+        finished = jobs(url, admin)
+        alpha_view = httpx.get(url + SUBMIT, headers={
+            "Authorization": f"Bearer {alpha[1]}"}).json()["submissions"]
+        board = httpx.get(url + "/api/v1/leaderboard").json()["rows"]
+    assert finished[ids["alpha"]]["state"] == "reproduced", err
+    assert finished[ids["beta"]]["state"] == "not reproduced", err
+    assert "model code differs" in finished[ids["beta"]]["reason"]
+    [own] = alpha_view
+    assert own["reproduction_status"] == "reproduced" and own["reproduction"] == "reproduced"
+    assert "verdict: reproduced" in own["log_tail"]
+    assert {r["team"]: r["reproduction"] for r in board if not r["is_baseline"]} == {
+        "alpha": "reproduced", "beta": "not reproduced"}
+    assert "worker" in err and "stopped: 1 not reproduced, 1 reproduced" in err
