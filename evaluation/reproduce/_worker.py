@@ -313,7 +313,7 @@ class Worker:
         unreachable server is logged (the lease then runs out)."""
         for key in ("failure", "note", "release"):
             if key in body:
-                body[key] = scrub(str(body[key]), self._secrets)[:MAX_REASON]
+                body[key] = self._shown(str(body[key]))
         try:
             answer = self.client.finish(job.job_id, {"lease": job.lease, **body})
         except LostLease:
@@ -329,6 +329,15 @@ class Worker:
         reason = (answer.get("job") or {}).get("reason")
         self.log(f"job {job.job_id}: {state}" + (f" ({reason})" if reason else ""))
         self._count(str(state))
+
+    def _shown(self, reason: str) -> str:
+        """A reason as the team may read it: without the secrets, and with the worker's
+        folders named instead of shown."""
+        batch = self.settings.batch
+        for folder, name in ((batch.log_dir, "<logs>"), (batch.env_cache, "<envs>"),
+                             (self.settings.checkouts, "<checkouts>")):
+            reason = reason.replace(str(folder.resolve()), name).replace(str(folder), name)
+        return scrub(reason, self._secrets)[:MAX_REASON]
 
     def _count(self, outcome: str) -> None:
         self.counts[outcome] = self.counts.get(outcome, 0) + 1
