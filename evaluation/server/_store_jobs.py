@@ -24,83 +24,27 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from sqlalchemy import and_, func, insert, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server._competition import DEFAULT_REPRODUCE_ATTEMPTS, Phase
-from evaluation.server._schema import _describe, _strict_json
-from evaluation.server._store_reproductions import check_report, write_report
 from evaluation.server._store_session import Database, iso
-from evaluation.server._tables import (
-    MAX_WORKER_NAME,
-    ReproductionJobRow,
-    SubmissionRow,
-    TeamRow,
-)
+from evaluation.server._tables import ReproductionJobRow, SubmissionRow, TeamRow
+
+if TYPE_CHECKING:  # the competition and the requests' models import pandas and pydantic;
+    # listing the queue (``admin jobs``) needs neither
+    from evaluation.server._competition import Phase
 
 #: A job's states, in the order of its life.
 QUEUED, RUNNING, FAILED = "queued", "running", "failed"
 JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", FAILED)
 #: What queued a job.
 ORIGINS = ("final", "upload", "organizer")
-#: A lease's length when the claim does not ask for one, and its bounds (seconds).
-DEFAULT_LEASE_S = 120.0
-MIN_LEASE_S, MAX_LEASE_S = 1.0, 3600.0
 #: The longest failure reason kept (characters).
 MAX_REASON = 2000
-
-Seconds = Annotated[float, Field(ge=MIN_LEASE_S, le=MAX_LEASE_S, allow_inf_nan=False)]
-LeaseId = Annotated[str, Field(min_length=1, max_length=64)]
-
-
-class ClaimRequest(BaseModel):
-    """The body of a claim: who claims, for how long, and whether it can run the private
-    folds (a worker without the private seed takes only the other jobs)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    worker: Annotated[str, Field(min_length=1, max_length=MAX_WORKER_NAME)] = "worker"
-    lease_s: Seconds = DEFAULT_LEASE_S
-    private: StrictBool = True
-
-
-class HeartbeatRequest(BaseModel):
-    """The body of a heartbeat: the lease, and how long from now it should last."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    lease: LeaseId
-    lease_s: Seconds = DEFAULT_LEASE_S
-
-
-class FinishRequest(BaseModel):
-    """The body of a finish: the lease, and one of a verdict's ``report`` (with an optional
-    ``note`` for the team, e.g. why the private folds were not evaluated), a ``failure``
-    (``retry``: an infrastructure failure, tried again while attempts are left), or a
-    ``release`` (the worker stopped: the job is queued again and the run not counted)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    lease: LeaseId
-    report: dict | None = None
-    note: Annotated[str, Field(max_length=MAX_REASON)] | None = None
-    failure: Annotated[str, Field(min_length=1, max_length=MAX_REASON)] | None = None
-    retry: StrictBool = True
-    release: Annotated[str, Field(min_length=1, max_length=MAX_REASON)] | None = None
-
-    def kind(self) -> Literal["report", "failure", "release"]:
-        given = [k for k in ("report", "failure", "release") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise SubmissionRejected(422, "invalid finish: give exactly one of report (the "
-                                          "verdict), failure (a reason) and release (a reason)"
-                                          f"; got {', '.join(given) or 'none'}")
-        return given[0]  # type: ignore[return-value]  # one of the three names above
-
 
 @dataclass(frozen=True)
 class JobView:
@@ -180,7 +124,9 @@ def claim(db: Database, body: bytes) -> Lease | None:
     SubmissionRejected
         422 for an invalid body.
     """
-    request = _model(ClaimRequest, body, "claim")
+    from evaluation.server._job_requests import ClaimRequest, read_request
+
+    request = read_request(ClaimRequest, body, "claim")
     now = db.now()
     limit = _attempts(db)
     with db.writing() as session:
@@ -219,7 +165,9 @@ def heartbeat(db: Database, job_id: int, body: bytes) -> Lease:
         404 for no such job; 409 when the lease is not (or no longer) the caller's: the job
         was taken over by another worker, or finished; 422 for an invalid body.
     """
-    request = _model(HeartbeatRequest, body, "heartbeat")
+    from evaluation.server._job_requests import HeartbeatRequest, read_request
+
+    request = read_request(HeartbeatRequest, body, "heartbeat")
     now = db.now()
     with db.writing() as session:
         job = _held(session, job_id, request.lease)
@@ -239,7 +187,10 @@ def finish(db: Database, job_id: int, body: bytes) -> JobView:
         404 for no such job; 409 when the lease is not the caller's (the job was taken over:
         nothing is stored); 422 for an invalid body or report.
     """
-    request = _model(FinishRequest, body, "finish")
+    from evaluation.server._job_requests import FinishRequest, read_request
+    from evaluation.server._store_reproductions import check_report, write_report
+
+    request = read_request(FinishRequest, body, "finish")
     kind = request.kind()
     with db.reading() as session:
         submission_id = session.scalar(select(ReproductionJobRow.submission_id).where(
@@ -327,18 +278,12 @@ def team_jobs(db: Database, team_id: int) -> dict[int, tuple[str, str | None]]:
 # --------------------------------------------------------------------------- helpers
 
 
-def _model(model: type[BaseModel], body: bytes, what: str):
-    """``body`` read as ``model``; 422 naming the field and the rule."""
-    data = _strict_json(body) if body.strip() else {}
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise SubmissionRejected(422, f"invalid {what}: {_describe(exc)}") from None
-
-
 def _attempts(db: Database) -> int:
-    competition = db.competition
-    return DEFAULT_REPRODUCE_ATTEMPTS if competition is None else competition.reproduce_attempts
+    """The runs a job may take (the competition's ``reproduce_attempts``)."""
+    if db.competition is None:
+        from evaluation.server._competition import DEFAULT_REPRODUCE_ATTEMPTS
+        return DEFAULT_REPRODUCE_ATTEMPTS
+    return db.competition.reproduce_attempts
 
 
 def _held(session: Session, job_id: int, lease: str) -> ReproductionJobRow:
