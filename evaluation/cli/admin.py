@@ -141,7 +141,8 @@ def register(subparsers) -> None:
     jobs.add_argument("--phase", metavar="P", default=None, help="only the jobs of phase P")
     jobs.add_argument("--state", default=None, metavar="S",
                       help="only the jobs in state S (queued, running, reproduced, "
-                           "\"not reproduced\", failed; default: all but the reproduced)")
+                           "\"not reproduced\", failed; default: all but the reproduced "
+                           "ones without a note)")
     _db_option(jobs)
     jobs.set_defaults(func=_closing(jobs_list))
     job_actions = jobs.add_subparsers(dest="admin_action", required=False, metavar="{retry}")
@@ -417,8 +418,9 @@ def jobs_list(args: argparse.Namespace) -> int:
     print(f"{'phase':<16}  " + "  ".join(f"{s:>14}" for s in JOB_STATES))
     for phase, by_state in counts.items():
         print(f"{phase[:16]:<16}  " + "  ".join(f"{by_state[s]:>14}" for s in JOB_STATES))
+    # by default what needs a look: every job but those reproduced without a note
     shown = [j for j in store.jobs(args.phase, args.state)
-             if args.state is not None or j.state != "reproduced"]
+             if args.state is not None or j.state != "reproduced" or j.reason]
     if shown:
         print()
         print(f"{'job':>5}  {'sub':>6}  {'phase':<12}  {'state':<14}  {'tries':>5}  "

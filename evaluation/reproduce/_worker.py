@@ -172,6 +172,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._ray_task: Any = None
+        self._refs: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ the loop
 
@@ -253,16 +254,18 @@ class Worker:
         row = BatchRow(submission=job.submission_id, checkout=checkout, private=job.private,
                        line=0)
         seed = self.settings.private_seed if job.private else None
-        future = self._submit(row, payload, seed)
+        future = self._submit(job, row, payload, seed)
         with self._lock:
             self._active[job.job_id] = (job, future)
         future.add_done_callback(lambda _: self._wake.set())
 
-    def _submit(self, row: BatchRow, payload: dict, seed: int | None) -> Future:
+    def _submit(self, job: Job, row: BatchRow, payload: dict, seed: int | None) -> Future:
         """Start one run: a Ray task, or a daemon thread (a stopped worker does not wait for
         it: its sandbox dies with the process)."""
         if self._ray_task is not None:
-            return self._ray_task.remote(row, payload, self.settings.batch, seed).future()
+            ref = self._ray_task.remote(row, payload, self.settings.batch, seed)
+            self._refs[job.job_id] = ref  # cancelled when the worker stops
+            return ref.future()
         future: Future = Future()
 
         def target() -> None:
@@ -281,6 +284,7 @@ class Worker:
             done = [(job, f) for job, f in self._active.values() if f.done()]
             for job, _ in done:
                 del self._active[job.job_id]
+                self._refs.pop(job.job_id, None)
         for job, future in done:
             if job.job_id in self._lost:
                 self.log(f"job {job.job_id}: another worker took it over; this run's result "
@@ -367,5 +371,15 @@ class Worker:
             self._active.clear()
         for job, future in running:
             future.cancel()
+            if job.job_id in self._refs:
+                self._cancel_task(self._refs.pop(job.job_id))
             if job.job_id not in self._lost:
                 self._finish(job, {"release": "the worker stopped"}, "released")
+
+    @staticmethod
+    def _cancel_task(ref: Any) -> None:
+        """Stop a job's Ray task (best effort: its sandbox dies with its process)."""
+        try:
+            import_ray().cancel(ref, force=True)
+        except Exception:  # a task that ended meanwhile, a cluster that is gone
+            pass

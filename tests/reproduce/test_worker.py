@@ -349,3 +349,48 @@ def test_the_worker_reproduces_in_the_sandbox(tmp_path, capsys):
     assert {r["team"]: r["reproduction"] for r in board if not r["is_baseline"]} == {
         "alpha": "reproduced", "beta": "not reproduced"}
     assert "worker" in err and "stopped: 1 not reproduced, 1 reproduced" in err
+
+
+# --------------------------------------------------------------------------- Ray
+
+
+def _in_a_ray_task(row, payload, batch, seed):
+    """A job's quick stand-in run, in a Ray worker process: says which process ran it."""
+    return (RowResult(submission=row.submission, checkout=str(row.checkout),
+                      verdict="reproduced"),
+            {**REPORT, "log_tail": f"submission {row.submission} in process {os.getpid()}"})
+
+
+@pytest.mark.slow  # starts a local Ray (about 10 s)
+def test_jobs_as_ray_tasks(competition, tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (requirements-ray.txt)")
+    app = create_app(with_phases(competition, reproduce="every"), sqlite_url(tmp_path))
+    store = app.state.store
+    admin = store.create_admin_token()
+    ids = []
+    for t in range(2):
+        team = store.add_team(f"team-{t}", "t@example.org")[0].id
+        checkout_of(tmp_path, f"team-{t}")
+        ids += [store.submit(team, encode(variant(f"t{t}-{i}", 1 + i / 10))).submission_id
+                for i in range(3)]
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
+    try:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+        with live_server(app) as url:
+            worker = Worker(LeaderboardClient(url, admin),
+                            settings(tmp_path, "ray", executor="ray", once=True),
+                            runner=_in_a_ray_task, log=lambda line: None)
+            assert worker.run() == {"reproduced": 6}
+            finished = jobs(url, admin)
+    finally:
+        ray.shutdown()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {
+        sid: ("reproduced", 1) for sid in ids}
+    tails = {s.log_tail for s in store.own_submissions(store.list_teams()[-1].id)}
+    assert len(tails) == 3 and not any(f"process {os.getpid()}" in t for t in tails)
