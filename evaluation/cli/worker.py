@@ -40,7 +40,8 @@ queue and exits; a worker that dies leaves them to its leases, which run out.
 exit status:
   0    stopped (a signal, or --once and the queue is empty)
   2    bad arguments or configuration
-  3    no sandbox can be made on this machine (the message says how to enable one)
+  3    no sandbox can be made on this machine (the message says how to enable one), or the
+       server refused the token (or, with --once, could not be reached)
 """
 
 

@@ -15,7 +15,7 @@ claims from the leaderboard's reproduction queue.
 from evaluation.reproduce._batch import BatchRow, read_batch
 from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._checkout import vendored_warning
-from evaluation.reproduce._client import LeaderboardClient, LostLease
+from evaluation.reproduce._client import LeaderboardClient, LostLease, Refused
 from evaluation.reproduce._compare import (
     EQUAL_TOLERANCE,
     NOT_REPRODUCED,
@@ -99,6 +99,7 @@ __all__ = [
     "NOT_REPRODUCED",
     "REPORT_FILE",
     "REPRODUCED",
+    "Refused",
     "Reproduction",
     "Row",
     "RowResult",

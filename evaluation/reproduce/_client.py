@@ -32,7 +32,15 @@ HINTS = {401: " Check --admin-token-file (an organizer token from `admin token c
               "tokens too)."}
 
 
-class LostLease(UploadError):
+class Refused(UploadError):
+    """The server answered a call with a refusal (``status``: its HTTP status)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LostLease(Refused):
     """The server refused a heartbeat or a finish (409): the lease is no longer this worker's
     (another worker took the job over, or it was finished)."""
 
@@ -95,10 +103,10 @@ class LeaderboardClient:
         label = f"{method} {display_url(self.server + path)}"
         data = None if body is None else json.dumps(body, allow_nan=False).encode()
         reply = self._http.send(method, path, data, label=label)
-        if reply.status == 409 and path.startswith("/api/v1/jobs/"):
-            raise LostLease(str(self._http.refusal(reply, label, HINTS)))
         if not reply.ok:
-            raise self._http.refusal(reply, label, HINTS)
+            lost = reply.status == 409 and path.startswith("/api/v1/jobs/")
+            raise (LostLease if lost else Refused)(
+                str(self._http.refusal(reply, label, HINTS)), reply.status)
         return self._http.document(reply, label)
 
 

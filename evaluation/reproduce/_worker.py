@@ -15,6 +15,8 @@ one; ``admin jobs retry ID`` queues it again); an infrastructure failure (the up
 fetched, the environment cannot be built, the harness fails) is sent as one, and the server
 queues the job again until its attempts run out. A heartbeat or a finish that the server
 refuses (409: the lease ran out and another worker took the job over) drops the run's result.
+A claim that the server refuses for the token (401, 404) stops the worker with the error; one
+that cannot reach the server is tried again every poll (with ``once``: stops it).
 
 Stopping (``stop()``, which the command calls on SIGTERM and SIGINT): the worker claims
 nothing more and hands its running jobs back to the queue (a release, which does not count as
@@ -34,7 +36,7 @@ from typing import Any
 
 from evaluation.errors import ConfigError, EvalRSError
 from evaluation.reproduce._batch import BatchRow
-from evaluation.reproduce._client import LeaderboardClient, LostLease
+from evaluation.reproduce._client import LeaderboardClient, LostLease, Refused
 from evaluation.reproduce._many import BatchSettings, RowResult, import_ray, run_row
 from evaluation.reproduce._reproduce import check_checkout
 from evaluation.reproduce._sandbox import require_sandbox
@@ -224,7 +226,14 @@ class Worker:
             try:
                 answer = self.client.claim(self.settings.name, self.settings.lease_s,
                                            private=self.settings.private_seed is not None)
+            except Refused as exc:
+                if exc.status in (401, 403, 404) or self.settings.once:
+                    raise  # a wrong token or server: waiting does not help
+                self.log(f"claim refused (trying again in {self.settings.poll_s:g} s): {exc}")
+                break
             except EvalRSError as exc:
+                if self.settings.once:
+                    raise
                 self.log(f"claim failed (trying again in {self.settings.poll_s:g} s): {exc}")
                 break
             if answer is None:

@@ -281,6 +281,25 @@ def test_command_line_argument_errors(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
+def test_a_token_the_queue_refuses_stops_the_worker(competition, tmp_path, capsys):
+    app = create_app(competition, sqlite_url(tmp_path))
+    team_token = app.state.store.add_team("Alice", "a@example.org")[1]
+    (tmp_path / "team.token").write_text(team_token)
+    with live_server(app) as url:
+        status = main(["worker", "--server", url, "--admin-token-file",
+                       str(tmp_path / "team.token"), "--checkouts", str(tmp_path),
+                       "--unsafe-no-sandbox", "--poll", "0.1"])
+    out, err = capsys.readouterr()
+    assert status == 3 and "HTTP 404" in err and "organizers" in err
+    assert team_token not in out + err
+    # --once and no server: the worker stops with the reason instead of waiting
+    (tmp_path / "admin.token").write_text("organizer-" + "x" * 43)
+    status = main(["worker", "--server", "http://127.0.0.1:9", "--admin-token-file",
+                   str(tmp_path / "admin.token"), "--checkouts", str(tmp_path), "--once",
+                   "--unsafe-no-sandbox"])
+    assert status == 3 and "127.0.0.1:9" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- end to end
 
 
