@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from pathlib import Path
@@ -105,6 +106,9 @@ def _worker(args: argparse.Namespace):
         raise ConfigError(f"--poll {args.poll}: give a number of seconds from 0 to 3600.")
     if not 1 <= lease <= 3600:
         raise ConfigError(f"--lease {args.lease}: give a number of seconds from 1 to 3600.")
+    if args.name is not None and not re.fullmatch(r"[ -~]{1,128}", args.name):
+        raise ConfigError(f"--name {args.name!r}: give 1 to 128 printable ASCII characters "
+                          f"(the name `admin jobs` shows).")
     checkouts = Path(args.checkouts).resolve()
     if not checkouts.is_dir():
         raise ConfigError(f"--checkouts {args.checkouts}: no such folder; give the folder "
@@ -121,5 +125,5 @@ def _worker(args: argparse.Namespace):
     settings = rp.WorkerSettings(
         checkouts=checkouts, batch=batch, executor=args.executor, jobs=args.jobs,
         num_cpus=args.ray_num_cpus, poll_s=poll, lease_s=lease, once=args.once,
-        private_seed=seed, **({"name": args.name[:128]} if args.name else {}))
+        private_seed=seed, **({"name": args.name} if args.name else {}))
     return rp.Worker(client, settings, log=lambda line: print(line, file=sys.stderr))

@@ -117,7 +117,14 @@ class WorkerSettings:
     lease_s: float = DEFAULT_LEASE_S
     once: bool = False
     private_seed: int | None = field(default=None, repr=False)
-    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}"[:128])
+    name: str = field(default_factory=lambda: default_name())
+
+
+def default_name() -> str:
+    """The worker's name when none is given: its host and process id, as printable ASCII (the
+    server's rule for a worker's name)."""
+    host = "".join(c if " " <= c <= "~" else "?" for c in socket.gethostname())
+    return f"{host[:100]}:{os.getpid()}"
 
 
 def find_checkout(checkouts: Path, team: str, submission_id: int) -> Path:

@@ -31,7 +31,9 @@ class ClaimRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    worker: Annotated[str, Field(min_length=1, max_length=MAX_WORKER_NAME)] = "worker"
+    # printable ASCII: the name is shown in ``admin jobs`` and in refusals
+    worker: Annotated[str, Field(min_length=1, max_length=MAX_WORKER_NAME,
+                                 pattern=r"^[ -~]+$")] = "worker"
     lease_s: Seconds = DEFAULT_LEASE_S
     private: StrictBool = True
 

@@ -46,6 +46,7 @@ ORIGINS = ("final", "upload", "organizer")
 #: The longest failure reason kept (characters).
 MAX_REASON = 2000
 
+
 @dataclass(frozen=True)
 class JobView:
     """A job as the organizers' listing and a worker's claim show it."""

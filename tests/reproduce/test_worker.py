@@ -276,7 +276,8 @@ def test_command_line_argument_errors(tmp_path, capsys):
             (["--lease", "0.5"], "--lease 0.5: give a number of seconds from 1 to 3600"),
             (["--timeout", "-1"], "--timeout -1.0"),
             (["--checkouts", str(tmp_path / "none")], "no such folder"),
-            (["--private-seed-file", str(tmp_path / "none.seed")], "cannot be read")]:
+            (["--private-seed-file", str(tmp_path / "none.seed")], "cannot be read"),
+            (["--name", "w\u00e9\n"], "1 to 128 printable ASCII characters")]:
         assert main([*base, *argv]) == 2, message
         assert message in capsys.readouterr().err
 
