@@ -145,12 +145,24 @@ def register(subparsers) -> None:
                            "ones without a note)")
     _db_option(jobs)
     jobs.set_defaults(func=_closing(jobs_list))
-    job_actions = jobs.add_subparsers(dest="admin_action", required=False, metavar="{retry}")
+    job_actions = jobs.add_subparsers(dest="admin_action", required=False,
+                                      metavar="{retry,queue}")
     again = job_actions.add_parser("retry", help="queue a failed job again (its attempts "
                                                  "start from 0)")
     again.add_argument("id", metavar="ID", type=int, help="the job's id (see `admin jobs`)")
     _db_option(again)
     again.set_defaults(func=_closing(jobs_retry))
+    queue = job_actions.add_parser(
+        "queue", help="queue the jobs of a phase's final selections that have none, the best "
+                      "public submissions of the teams that marked none included (e.g. once "
+                      "the phase closed)")
+    queue.add_argument("phase", metavar="PHASE", help="the phase, as named in the competition "
+                                                      "file")
+    _db_option(queue)
+    queue.add_argument("--competition", required=True, metavar="FILE",
+                       help="the competition file (TOML): the phase's final_selections and "
+                            "private_folds")
+    queue.set_defaults(func=_closing(jobs_queue))
 
 
 # the engines the command opened: closed when it ends (a restore in the same process, as in
@@ -453,4 +465,22 @@ def jobs_retry(args: argparse.Namespace) -> int:
         raise ConfigError(f"no reproduction job {args.id}; `admin jobs` lists the jobs.")
     print(f"job {job.job_id} (submission {job.submission_id} of team {job.team!r}) is queued "
           f"again; a worker takes it next")
+    return 0
+
+
+def jobs_queue(args: argparse.Namespace) -> int:
+    """Queue the jobs of phase ``args.phase``'s final selections (the implicit ones of teams
+    that marked none included) that have none; ConfigError (exit 2) for no such phase."""
+    from evaluation.errors import SubmissionRejected
+
+    store = _store(args)
+    try:
+        ids = store.queue_selections(args.phase)
+    except SubmissionRejected as exc:
+        raise ConfigError(f"{exc.reason}.") from None
+    if not ids:
+        print(f"every final selection of phase {args.phase!r} has a job already")
+    else:
+        print(f"{len(ids)} job(s) queued for phase {args.phase!r}: submissions "
+              f"{', '.join(map(str, ids))}; workers take them next")
     return 0

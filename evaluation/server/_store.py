@@ -190,6 +190,12 @@ class Store(Database):
         from evaluation.server import _store_jobs
         return _store_jobs.retry(self, job_id)
 
+    def queue_selections(self, phase_name: str) -> list[int]:
+        """Queue the jobs of a phase's final selections, the implicit ones of teams that
+        marked none included (see ``_store_finals.queue_selections``)."""
+        from evaluation.server import _store_finals
+        return _store_finals.queue_selections(self, phase_name)
+
     def jobs(self, phase: str | None = None, state: str | None = None) -> list[JobView]:
         """The reproduction jobs, oldest first (see ``_store_jobs.jobs``)."""
         from evaluation.server import _store_jobs

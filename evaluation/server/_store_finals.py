@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from sqlalchemy import Select, and_, func, or_, select
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server._store_jobs import queue_final
+from evaluation.server._store_jobs import new_job, queue_final
 from evaluation.server._store_ranking import BEST_FIRST
 from evaluation.server._store_session import Database, iso
-from evaluation.server._tables import SubmissionRow, TeamRow
+from evaluation.server._tables import ReproductionJobRow, SubmissionRow, TeamRow
 
 
 @dataclass(frozen=True)
@@ -100,3 +100,27 @@ def final_candidates(phase: str, selections: int) -> Select:
     ).where(SubmissionRow.phase == phase).subquery()
     return select(inner.c.sid).where(or_(
         inner.c.final_at.is_not(None), and_(inner.c.finals == 0, inner.c.place <= selections)))
+
+
+def queue_selections(db: Database, phase_name: str) -> list[int]:
+    """Queue a reproduction job for each submission the private ranking of ``phase_name``
+    may use that has none: the teams' final selections, and the best public ones of each team
+    that marked none (``final_candidates``; baselines left out). Returns their ids.
+
+    Raises
+    ------
+    SubmissionRejected
+        404 when the competition file has no such phase.
+    """
+    phase = db.require_competition().phase(phase_name)
+    now = db.now()
+    with db.writing() as session:
+        ids = list(session.scalars(
+            select(SubmissionRow.id).join(TeamRow, TeamRow.id == SubmissionRow.team_id)
+            .where(SubmissionRow.id.in_(final_candidates(phase.name, phase.final_selections)),
+                   TeamRow.is_baseline.is_(False),
+                   ~select(ReproductionJobRow.id).where(
+                       ReproductionJobRow.submission_id == SubmissionRow.id).exists())
+            .order_by(SubmissionRow.id)))
+        session.add_all(new_job(sid, phase, "organizer", now) for sid in ids)
+    return ids

@@ -89,7 +89,7 @@ def queue_final(session: Session, row: SubmissionRow, phase: Phase, now: datetim
     job = session.scalars(select(ReproductionJobRow).where(
         ReproductionJobRow.submission_id == row.id).with_for_update()).one_or_none()
     if final and job is None:
-        session.add(_new_job(row.id, phase, "final", now))
+        session.add(new_job(row.id, phase, "final", now))
     elif not final and job is not None and job.origin == "final" and job.state == QUEUED:
         session.delete(job)
 
@@ -103,8 +103,9 @@ def queue_upload(conn: Connection, submission_id: int, phase: Phase, now: dateti
             origin="upload", state=QUEUED, attempts=0, queued_at=now))
 
 
-def _new_job(submission_id: int, phase: Phase, origin: str, now: datetime
-             ) -> ReproductionJobRow:
+def new_job(submission_id: int, phase: Phase, origin: str, now: datetime
+            ) -> ReproductionJobRow:
+    """A queued job of ``submission_id`` (``origin``: what queued it)."""
     return ReproductionJobRow(submission_id=submission_id, phase=phase.name,
                               private=phase.private_folds, origin=origin, state=QUEUED,
                               attempts=0, queued_at=now)

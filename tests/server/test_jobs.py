@@ -398,3 +398,32 @@ def test_an_old_database_with_data_upgrades(db_url, competition):
                                 {"i": sid}).scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_admin_jobs_queue_adds_the_selections_of_teams_that_marked_none(tmp_path, competition,
+                                                                       capsys):
+    url = sqlite_url(tmp_path)
+    store = open_store(url, competition)
+    try:
+        a = store.add_team("A", "a@example.org")[0].id
+        b = store.add_team("B", "b@example.org")[0].id
+        a1 = store.submit(a, encode(variant("a-1", 1.0))).submission_id
+        store.submit(a, encode(variant("a-2", 1.3)))
+        store.mark_final(a, a1)  # A's choice: its weaker run, queued already
+        b_ids = [store.submit(b, encode(variant(f"b-{i}", scale))).submission_id
+                 for i, scale in enumerate((1.0, 1.3, 1.2))]
+        code, out, err = run_cli(capsys, "admin", "--db", url, "jobs", "queue", "public",
+                                 "--competition", str(EXAMPLE))
+        assert code == 0, err
+        # B marked none: its two best public runs (1.3, 1.2) count, so they are queued
+        assert f"2 job(s) queued for phase 'public': submissions {b_ids[1]}, {b_ids[2]}" in out
+        assert sorted(j.submission_id for j in store.jobs()) == sorted([a1, *b_ids[1:]])
+        assert {j.origin for j in store.jobs() if j.submission_id != a1} == {"organizer"}
+        code, out, err = run_cli(capsys, "admin", "--db", url, "jobs", "queue", "public",
+                                 "--competition", str(EXAMPLE))
+        assert code == 0 and "has a job already" in out
+        code, out, err = run_cli(capsys, "admin", "--db", url, "jobs", "queue", "nope",
+                                 "--competition", str(EXAMPLE))
+        assert code == 2 and "no phase 'nope'" in err
+    finally:
+        store.engine.dispose()
