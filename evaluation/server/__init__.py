@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from evaluation.server._store_reveals import scores_shown, visibility
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_teams import TeamInfo
+    from evaluation.server._store_user_values import FoldCost, UserValues
     from evaluation.server._store_views import Receipt, SubmissionView
     from evaluation.server._tables import (
         AdminTokenRow,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         ReproductionRow,
         SubmissionRow,
         TeamRow,
+        UserValuesRow,
     )
     from evaluation.server._team_names import check_email, check_team_name
     from evaluation.server._tokens import hash_token, matches, new_token
@@ -68,6 +70,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BaselineSpec": ("evaluation.server._competition", "BaselineSpec"),
     "Board": ("evaluation.server._board", "Board"),
     "BoardRow": ("evaluation.server._board", "BoardRow"),
+    "FoldCost": ("evaluation.server._store_user_values", "FoldCost"),
     "Caller": ("evaluation.server._store_auth", "Caller"),
     "Competition": ("evaluation.server._competition", "Competition"),
     "HEADER_TIMEOUT_S": ("evaluation.server._http_protocol", "HEADER_TIMEOUT_S"),
@@ -91,6 +94,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SubmissionView": ("evaluation.server._store_views", "SubmissionView"),
     "TeamInfo": ("evaluation.server._store_teams", "TeamInfo"),
     "TeamRow": ("evaluation.server._tables", "TeamRow"),
+    "UserValues": ("evaluation.server._store_user_values", "UserValues"),
+    "UserValuesRow": ("evaluation.server._tables", "UserValuesRow"),
     "VERDICTS": ("evaluation.server._reproduction", "VERDICTS"),
     "backup": ("evaluation.server._db_files", "backup"),
     "board_json": ("evaluation.server._answers", "board_json"),
@@ -145,6 +150,7 @@ __all__ = [
     "BoardRow",
     "Caller",
     "Competition",
+    "FoldCost",
     "HEADER_TIMEOUT_S",
     "HeaderDeadlineProtocol",
     "LimitReached",
@@ -166,6 +172,8 @@ __all__ = [
     "SubmissionView",
     "TeamInfo",
     "TeamRow",
+    "UserValues",
+    "UserValuesRow",
     "VERDICTS",
     "backup",
     "board_json",
