@@ -22,9 +22,18 @@ from tqdm.auto import tqdm
 
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
-from evaluation.challenge import EvalRSRecList, UserScores
+from evaluation.challenge import MRED_SLICES, EvalRSRecList, UserScores, users_sha256
 from evaluation.compat import build_reclist
-from evaluation.contract import REPEATED_LISTS_KEY, CompetitionTarget
+from evaluation.contract import (
+    COST_KEY,
+    PEAK_RSS_MIB_KEY,
+    PREDICT_SECONDS_KEY,
+    REPEATED_LISTS_KEY,
+    SLICE_LABELS_KEY,
+    TEST_USERS_SHA256_KEY,
+    TRAIN_SECONDS_KEY,
+    CompetitionTarget,
+)
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError, PredictionWarning
 from evaluation.predictions import validate_predictions
@@ -125,8 +134,9 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     Returns
     -------
     tuple of (dict, UserScores)
-        The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, maybe
-        ``rating_errors``, and ``runtime`` last) and its per-user scores, ready for
+        The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, the sha256
+        of its test user ids and its slices' group labels, maybe ``rating_errors``, its
+        ``cost`` and ``runtime`` last) and its per-user scores, ready for
         ``_store.write_fold``.
     """
     profile = FoldProfile()
@@ -154,12 +164,34 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
                           "n_train_rows": n_train_rows, "tests": tests,
                           "details": details, "seen_in_training": seen,
-                          REPEATED_LISTS_KEY: repeated["lists"]})
+                          REPEATED_LISTS_KEY: repeated["lists"],
+                          TEST_USERS_SHA256_KEY: users_sha256(test_df["user_id"].to_numpy()),
+                          SLICE_LABELS_KEY: slice_labels(challenge_fold)})
     rating = _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
+    result[COST_KEY] = fold_cost(profile)
     result["runtime"] = profile.to_dict()
     return result, scores
+
+
+def slice_labels(fold) -> dict[str, list[str]]:
+    """Each MRED test's group labels in a scored fold (a user's code ``g`` names
+    ``labels[g]``); none for a slice the fold's scoring state lacks."""
+    slices = getattr(fold, "slices", {}) or {}
+    return {test: [str(v) for v in slices[name].labels] if name in slices else []
+            for test, name in MRED_SLICES.items()}
+
+
+def fold_cost(profile: FoldProfile) -> dict[str, float | None]:
+    """What the fold cost: seconds to train and to predict, and the process's peak resident
+    memory during the fold (MiB), the largest of its stages' peaks (each stage's own peak on
+    Linux, where VmHWM is reset before it; elsewhere getrusage's peak so far)."""
+    stages = profile.stages
+    peaks = [s.peak_rss_bytes for s in stages.values() if s.peak_rss_bytes is not None]
+    return {TRAIN_SECONDS_KEY: stages["train"].seconds if "train" in stages else None,
+            PREDICT_SECONDS_KEY: stages["predict"].seconds if "predict" in stages else None,
+            PEAK_RSS_MIB_KEY: round(max(peaks) / 2**20, 1) if peaks else None}
 
 
 def repeated_mode(dataset: ChallengeDataset, competition: CompetitionTarget) -> str:

@@ -136,15 +136,18 @@ def read_uploaded(document: Mapping[str, Any], results: Mapping[str, Any],
 
 
 def read_blob(text: Any, results: Mapping[str, Any], *, where: str,
-              n_users: Sequence[int] | None = None) -> CheckedValues:
+              declared: bool = False) -> CheckedValues:
     """A base64 blob of per-user values read against a run's folds (``n_users``, ``k``).
+
+    ``declared``: the folds and users the blob declares (a trusted report's private folds,
+    which the run's results do not describe), still within the blob format's bounds.
 
     Raises
     ------
     SubmissionRejected
         422 naming ``where`` and the problem.
     """
-    counts = list(n_users) if n_users is not None else fold_users(results)
+    counts = None if declared else fold_users(results)
     k = results.get("k")
     if isinstance(k, bool) or not isinstance(k, int):
         raise SubmissionRejected(422, f"{where}: per-user values need the run's k (results.k), "
@@ -157,18 +160,21 @@ def read_blob(text: Any, results: Mapping[str, Any], *, where: str,
         folds = decode_user_values(blob, counts, k=k)
     except DataError as exc:
         raise SubmissionRejected(422, f"{where}: {exc}") from None
-    return CheckedValues(blob=blob, k=k, n_users=counts,
+    return CheckedValues(blob=blob, k=k, n_users=[len(f) for f in folds],
                          users_sha256=[f.users_sha256 for f in folds], costs=None, folds=folds)
 
 
 def check_agreement(folds: Sequence[FoldUsers], fold_tests: Sequence[Mapping[str, float]],
                     *, what: str) -> None:
     """Nothing when every fold's tests recomputed from its per-user values agree with
-    ``fold_tests`` (the rule of the module's description); else SubmissionRejected (422)
-    naming the first fold and test that do not, both values and the fix."""
+    ``fold_tests`` (the rule of the module's description; a test a fold lacks is not
+    compared); else SubmissionRejected (422) naming the first fold and test that do not, both
+    values and the fix."""
     for number, (fold, tests) in enumerate(zip(folds, fold_tests)):
         recomputed = fold.scores.tests()
         for test in LEADERBOARD_TESTS:
+            if tests.get(test) is None:  # a reproduction's table may lack a value
+                continue
             claimed = float(tests[test])
             value = _as_harness(test, float(recomputed[test][0]), fold)
             allowed = _allowed(test, claimed, value, fold)
