@@ -163,7 +163,7 @@ def encode_user_values(folds: Sequence[FoldUsers], k: int) -> str:
     head = json.dumps(header, sort_keys=True, separators=(",", ":"),
                       ensure_ascii=True).encode("ascii")
     raw = b"".join([MAGIC, _LENGTH.pack(len(head)), head, *parts])
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
 
 def _rank_width(k: int) -> int:
