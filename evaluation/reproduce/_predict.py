@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 import evaluation
+from evaluation.contract import COST_KEYS, MAX_COST
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError
 from evaluation.reproduce._budgets import Budgets
@@ -204,19 +205,16 @@ def _records(f, run: SandboxRun) -> None:
             run.costs[fold] = _cost(record.get("cost"))
 
 
-#: The keys of a fold's cost, and the largest value read (seconds or MiB).
-COST_KEYS = ("train_seconds", "predict_seconds", "peak_rss_mib")
-_MAX_COST = 3.2e8
 
 
 def _cost(value: object) -> dict[str, float | None]:
     """A fold's cost record from the sandbox: each of ``COST_KEYS`` a number in
-    [0, ``_MAX_COST``], else None."""
+    [0, ``MAX_COST``], else None."""
     data = value if isinstance(value, dict) else {}
     out: dict[str, float | None] = {}
     for key in COST_KEYS:
         v = data.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= _MAX_COST:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= MAX_COST:
             out[key] = float(v)
         else:
             out[key] = None

@@ -22,7 +22,7 @@ from typing import Any
 
 from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS
-from evaluation.contract import DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
+from evaluation.contract import COST_KEYS, DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
 from evaluation.errors import ConfigError, PredictionError, UploadError
 from evaluation.reproduce import _predict
 from evaluation.reproduce._budgets import Budgets
@@ -329,7 +329,7 @@ def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
                                                                 work / "results")
     except PredictionError as exc:
         return found, f"the model's predictions are not valid: {exc}", sandbox
-    found["costs"] = [run.costs.get(f, {k: None for k in _predict.COST_KEYS})
+    found["costs"] = [run.costs.get(f, {k: None for k in COST_KEYS})
                       for f in sorted(users)]
     return found, None, sandbox
 

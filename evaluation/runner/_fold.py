@@ -25,13 +25,9 @@ from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import MRED_SLICES, EvalRSRecList, UserScores, users_sha256
 from evaluation.compat import build_reclist
 from evaluation.contract import (
-    COST_KEY,
-    PEAK_RSS_MIB_KEY,
-    PREDICT_SECONDS_KEY,
     REPEATED_LISTS_KEY,
     SLICE_LABELS_KEY,
     TEST_USERS_SHA256_KEY,
-    TRAIN_SECONDS_KEY,
     CompetitionTarget,
 )
 from evaluation.dataset import ChallengeDataset
@@ -135,9 +131,9 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     -------
     tuple of (dict, UserScores)
         The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, the sha256
-        of its test user ids and its slices' group labels, maybe ``rating_errors``, its
-        ``cost`` and ``runtime`` last) and its per-user scores, ready for
-        ``_store.write_fold``.
+        of its test user ids and its slices' group labels, maybe ``rating_errors``, and
+        ``runtime`` last: what the fold cost is read from it, ``contract.fold_cost``) and its
+        per-user scores, ready for ``_store.write_fold``.
     """
     profile = FoldProfile()
     bar = tqdm(total=len(STAGES), desc=f"fold {job.fold}", leave=False, unit="step",
@@ -170,28 +166,16 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     rating = _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
-    result[COST_KEY] = fold_cost(profile)
     result["runtime"] = profile.to_dict()
     return result, scores
 
 
-def slice_labels(fold) -> dict[str, list[str]]:
+def slice_labels(fold: object) -> dict[str, list[str]]:
     """Each MRED test's group labels in a scored fold (a user's code ``g`` names
     ``labels[g]``); none for a slice the fold's scoring state lacks."""
     slices = getattr(fold, "slices", {}) or {}
     return {test: [str(v) for v in slices[name].labels] if name in slices else []
             for test, name in MRED_SLICES.items()}
-
-
-def fold_cost(profile: FoldProfile) -> dict[str, float | None]:
-    """What the fold cost: seconds to train and to predict, and the process's peak resident
-    memory during the fold (MiB), the largest of its stages' peaks (each stage's own peak on
-    Linux, where VmHWM is reset before it; elsewhere getrusage's peak so far)."""
-    stages = profile.stages
-    peaks = [s.peak_rss_bytes for s in stages.values() if s.peak_rss_bytes is not None]
-    return {TRAIN_SECONDS_KEY: stages["train"].seconds if "train" in stages else None,
-            PREDICT_SECONDS_KEY: stages["predict"].seconds if "predict" in stages else None,
-            PEAK_RSS_MIB_KEY: round(max(peaks) / 2**20, 1) if peaks else None}
 
 
 def repeated_mode(dataset: ChallengeDataset, competition: CompetitionTarget) -> str:

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from evaluation.baselines import PopularityModel
 from evaluation.challenge import MRED_SLICES, decode_user_values, users_sha256
-from evaluation.contract import run_hash
+from evaluation.contract import fold_cost, run_hash
 from evaluation.dataset import ChallengeDataset
 from evaluation.runner import EvalRSRunner, UploadSettings, run_user_values, submit_run
 
@@ -32,6 +32,9 @@ def run(tiny, tmp_path_factory):
 
 
 def test_each_fold_records_its_users_labels_and_costs(run, tiny):
+    assert fold_cost({}) is None  # a fold without a runtime: costs unknown
+    assert fold_cost({"runtime": {"train": {"seconds": -1}, "score": {"peak_rss_mib": 7}}}) \
+        == {"train_seconds": None, "predict_seconds": None, "peak_rss_mib": 7.0}
     for fold in run.folds:
         _, test_df = tiny.get_train_and_test_sets(fold["fold"])
         assert fold["test_users_sha256"] == users_sha256(test_df["user_id"].to_numpy())
@@ -39,7 +42,8 @@ def test_each_fold_records_its_users_labels_and_costs(run, tiny):
         # the gender slice of the synthetic users: its labels are the sorted genders
         genders = tiny.df_users.loc[test_df["user_id"], "gender"].dropna().astype(str)
         assert fold["slice_labels"]["MRED_GENDER"] == sorted(set(genders))
-        runtime, cost = fold["runtime"], fold["cost"]
+        runtime, cost = fold["runtime"], fold_cost(fold)
+        assert "cost" not in fold  # read from the runtime: results.json gains no timing
         assert cost["train_seconds"] == runtime["train"]["seconds"]
         assert cost["predict_seconds"] == runtime["predict"]["seconds"]
         peaks = [s["peak_rss_mib"] for s in runtime.values() if s["peak_rss_mib"] is not None]
