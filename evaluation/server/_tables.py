@@ -3,10 +3,11 @@
 The tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
 without a token), ``submissions`` (one row per accepted upload: the recomputed scores, the
 private scores once the organizers have reproduced the run on the private folds, and the body
-as received, canonical JSON), ``admin_tokens`` (hashes of the organizers' tokens),
-``reproductions`` (every verdict the organizers recorded for a submission, the latest one
-shown), ``phase_reveals`` (the phases whose private scores the organizers have revealed) and
-``user_values`` (each submission's per-user values and costs, uploaded or reproduced).
+as received, canonical JSON, less its per-user values), ``admin_tokens`` (hashes of the
+organizers' tokens), ``reproductions`` (every verdict the organizers recorded for a
+submission, the latest one shown), ``phase_reveals`` (the phases whose private scores the
+organizers have revealed) and ``user_values`` (each submission's per-user values and costs,
+uploaded or reproduced).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -102,8 +103,9 @@ class TeamRow(Base):
 class SubmissionRow(Base):
     """An accepted submission: who, which phase and run, when, the recomputed scores.
 
-    ``payload`` is the body as received, in canonical JSON (sorted keys), and ``body_sha256``
-    its hash: a second upload under the same run id is a repeat when the hashes are equal.
+    ``payload`` is the body as received, in canonical JSON (sorted keys), less its per-user
+    values (``user_values`` holds them, once, deflated), and ``body_sha256`` the hash of the
+    whole body: a second upload under the same run id is a repeat when the hashes are equal.
     ``claimed_score`` is the score the client sent, kept for the record; ``flagged`` says it
     differed from the recomputed one.
     """

@@ -251,3 +251,29 @@ def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
     # the upload's values stay for the record
     assert [tuple(r) for r in rows] == [("upload", False, False), ("reproduction", True, False),
                                         ("reproduction", True, True)]
+
+
+def test_migration_0006_goes_down_and_up(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+
+    import evaluation.server
+    from evaluation.server import make_engine, upgrade
+
+    engine = make_engine(sqlite_url(tmp_path))
+    try:
+        upgrade(engine)
+        assert "user_values" in sa.inspect(engine).get_table_names()
+        config = Config()
+        config.set_main_option("script_location",
+                               str(Path(evaluation.server.__file__).parent / "migrations"))
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0004")
+        assert "user_values" not in sa.inspect(engine).get_table_names()
+        upgrade(engine)
+        indexes = {i["name"] for i in sa.inspect(engine).get_indexes("user_values")}
+        assert indexes == {"ix_user_values_submission_id_recorded_at",
+                           "ix_user_values_phase_run_hash"}
+    finally:
+        engine.dispose()
