@@ -189,7 +189,8 @@ class UserValuesRow(Base):
     ``blob`` is the deflated blob of ``evaluation.challenge.encode_user_values`` (not base64);
     None when the upload carried no per-user values (a client older than them): the row then
     keeps only the costs. ``n_users`` and ``k`` are what the blob was checked against, to read
-    it back; ``users_sha256`` its folds' user hashes, which every submission of a phase and
+    it back, ``blob_sha256`` its hash (the key of the decoded values kept in memory);
+    ``users_sha256`` its folds' user hashes, which every submission of a phase and
     run hash must share (``phase``, ``run_hash`` find them). ``costs`` is one
     ``{"train_seconds", "predict_seconds", "peak_rss_mib"}`` per fold, or None. Every row is
     kept; the latest trusted one counts for the board, else the upload's.
@@ -211,6 +212,7 @@ class UserValuesRow(Base):
     n_users: Mapped[list | None] = mapped_column(JSON)
     users_sha256: Mapped[list | None] = mapped_column(JSON)
     blob: Mapped[bytes | None] = mapped_column(LargeBinary)
+    blob_sha256: Mapped[str | None] = mapped_column(String(64))
     costs: Mapped[list | None] = mapped_column(JSON)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

@@ -92,6 +92,31 @@ def test_an_honest_upload_is_stored_and_read_back(store: Store):
     assert "user_values" not in payload
 
 
+def test_the_board_decodes_each_blob_once(store: Store, monkeypatch):
+    from evaluation.server import _store_user_values
+
+    _store_user_values._CACHE.clear()  # blobs are keyed by content: another test's are equal
+    decoded = []
+    real = _store_user_values.decode_user_values
+    monkeypatch.setattr(_store_user_values, "decode_user_values",
+                        lambda *a, **k: decoded.append(1) or real(*a, **k))
+    ids, sent = [], {}
+    for seed, name in enumerate(("Alpha", "Beta", "Gamma"), start=10):
+        token_team = store.add_team(name, "t@example.org")[0].id
+        document, folds = honest(f"{name}-1", seed)
+        sid = store.submit(token_team, encode(document)).submission_id
+        ids.append(sid)
+        sent[sid] = folds
+    first = store.phase_user_values("public", ids)
+    assert sorted(first) == ids and len(decoded) == 3
+    again = store.phase_user_values("public", ids)
+    assert len(decoded) == 3  # from memory
+    for sid in ids:
+        assert_same(again[sid], sent[sid])
+        assert not again[sid].folds[0].rr.flags.writeable  # shared: read-only
+    assert store.phase_user_values("another phase", ids) == {}
+
+
 def test_values_that_do_not_add_up_are_refused(store: Store):
     store.add_team("Alpha", "a@example.org")
     team = store.list_teams()[-1].id
