@@ -3,7 +3,8 @@
 Each submission has the row its upload brought (self-reported: its per-user arrays, or none
 from a client older than them, and the costs its run measured) and one row per reproduction
 that sent values (trusted: computed by the organizers from the model's predictions, with the
-costs measured in the sandbox). Every row is kept; the board reads the latest trusted one,
+costs measured in the sandbox). A pinned baseline's row is trusted from the start (the
+organizers' own run). Every row is kept; the board reads the latest trusted one,
 else the upload's.
 """
 
@@ -24,9 +25,11 @@ from evaluation.contract import COST_KEYS
 from evaluation.server._store_session import Database
 from evaluation.server._tables import UserValuesRow
 
-#: ``UserValuesRow.source`` of an upload's row and of a reproduction's.
+#: ``UserValuesRow.source`` of an upload's row, of a reproduction's and of a pinned baseline's
+#: (the organizers' own run: trusted).
 UPLOAD = "upload"
 REPRODUCTION = "reproduction"
+BASELINE = "baseline"
 
 
 @dataclass(frozen=True)

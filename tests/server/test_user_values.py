@@ -302,3 +302,27 @@ def test_migration_0006_goes_down_and_up(tmp_path):
                            "ix_user_values_phase_run_hash"}
     finally:
         engine.dispose()
+
+
+def test_a_baseline_with_values_anchors_the_phases_test_users(tmp_path, real_run):
+    payload, _ = real_run
+    baseline = tmp_path / "pop.json"
+    baseline.write_text(json.dumps(payload))
+    text = EXAMPLE.read_text()
+    head = text[:text.index("[[baselines]]")]
+    board = tmp_path / "competition.toml"
+    board.write_text(head + f'[[baselines]]\nname = "Popularity"\nfile = "{baseline}"\n')
+    store = open_store(sqlite_url(tmp_path), load_competition(board))
+    try:
+        pinned = store.phase_user_values("public", [1, 2, 3])
+        (values,) = pinned.values()
+        assert values.trusted and values.costs_trusted
+        assert values.user_hashes == [f["test_users_sha256"] for f in payload["results"]["folds"]]
+        # the first upload of the phase is held to the baseline's test users
+        store.add_team("Alpha", "a@example.org")
+        team = store.list_teams()[-1].id
+        document, _ = honest("Alpha-1", 3)  # synthetic users: other hashes, same run hash
+        with pytest.raises(SubmissionRejected, match="test users"):
+            store.submit(team, encode(document))
+    finally:
+        store.engine.dispose()
