@@ -52,7 +52,8 @@ _FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
                  .where(UserValuesRow.phase == bindparam("phase"),
                         UserValuesRow.run_hash == bindparam("run_hash"),
                         UserValuesRow.private == bindparam("private"),
-                        UserValuesRow.users_sha256.is_not(None))
+                        # a row with values has a blob hash (a JSON column holds null as JSON)
+                        UserValuesRow.blob_sha256.is_not(None))
                  .order_by(UserValuesRow.trusted.desc(), UserValuesRow.id).limit(1))
 
 

@@ -138,7 +138,9 @@ def test_values_that_do_not_add_up_are_refused(store: Store):
     uploaded = document["results"]["folds"][2]["tests"]["MRR"]
     assert repr(uploaded) in reason
     with store.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(UserValuesRow)).scalar() == 0
+        stored = sa.select(sa.func.count()).select_from(UserValuesRow).where(
+            UserValuesRow.source == "upload")
+        assert conn.execute(stored).scalar() == 0
 
 
 # ---------------------------------------------------------------------------- a real run, live
@@ -272,6 +274,7 @@ def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
     with live.store.engine.connect() as conn:
         rows = conn.execute(sa.select(UserValuesRow.source, UserValuesRow.trusted,
                                       UserValuesRow.private)
+                            .where(UserValuesRow.submission_id == sid)
                             .order_by(UserValuesRow.id)).all()
     # the upload's values stay for the record
     assert [tuple(r) for r in rows] == [("upload", False, False), ("reproduction", True, False),
