@@ -117,6 +117,28 @@ def test_the_board_decodes_each_blob_once(store: Store, monkeypatch):
     assert store.phase_user_values("another phase", ids) == {}
 
 
+def test_a_reproduction_replaces_them_on_both_backends(store: Store):
+    from tests.server.test_reproduction import report
+
+    store.add_team("Alpha", "a@example.org")
+    team = store.list_teams()[-1].id
+    document, folds = honest("Alpha-1", 4)
+    sid = store.submit(team, encode(document)).submission_id
+    costs = [{"train_seconds": 2.0, "predict_seconds": 0.5, "peak_rss_mib": 512.0}] * 4
+    body = report(document, user_values=document["user_values"], costs=costs)
+    store.record_reproduction(sid, json.dumps(body).encode())
+    values = store.user_scores(sid)
+    assert values.trusted and values.costs_trusted
+    assert [c.peak_rss_mib for c in values.costs] == [512.0] * 4
+    assert_same(values, folds)
+    # a reproduction on other test users is refused: it would not pair with the upload
+    other = [FoldUsers(f.scores, users_sha256(np.arange(N_USERS) + 7), f.labels)
+             for f in folds]
+    moved = report(document, user_values=encode_user_values(other, 100))
+    with pytest.raises(SubmissionRejected, match="not the upload's"):
+        store.record_reproduction(sid, json.dumps(moved).encode())
+
+
 def test_values_that_do_not_add_up_are_refused(store: Store):
     store.add_team("Alpha", "a@example.org")
     team = store.list_teams()[-1].id
