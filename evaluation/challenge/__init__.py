@@ -76,6 +76,16 @@ from evaluation.challenge._spec import (
     TRACK_POPULARITY_EDGES,
     USER_ACTIVITY_EDGES,
 )
+from evaluation.challenge._user_values import (
+    USER_VALUES_FORMAT,
+    FoldUsers,
+    decode_user_values,
+    encode_user_values,
+    float32_bound,
+    ranks_from_rr,
+    user_values_bytes,
+    users_sha256,
+)
 from evaluation.challenge._vectors import (
     being_less_wrong,
     being_less_wrong_scores,
@@ -102,6 +112,7 @@ __all__ = [
     "EvalRSRecList",
     "EvalRSRecList2022",
     "FoldScorer",
+    "FoldUsers",
     "GATED_SCORE",
     "HIT_RATE",
     "IN_MR_ONLY",
@@ -130,6 +141,7 @@ __all__ = [
     "THRESHOLD_RATIO",
     "TRACK_POPULARITY_EDGES",
     "USER_ACTIVITY_EDGES",
+    "USER_VALUES_FORMAT",
     "UserScores",
     "aggregate",
     "applicable_tests",
@@ -141,6 +153,9 @@ __all__ = [
     "check_coverage",
     "country_slice",
     "dataset_not_applicable",
+    "decode_user_values",
+    "encode_user_values",
+    "float32_bound",
     "fold_streams",
     "gender_slice",
     "hit_ranks",
@@ -155,12 +170,15 @@ __all__ = [
     "not_applicable_tests",
     "phase1_score",
     "phase2_score",
+    "ranks_from_rr",
     "read_predictions",
     "references_name",
     "resample_counts",
     "score",
     "scored_groups",
     "sum_by_key",
+    "user_values_bytes",
+    "users_sha256",
 ]
 
 

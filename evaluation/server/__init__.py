@@ -37,7 +37,12 @@ if TYPE_CHECKING:
         ReproductionReport,
         parse_reproduction,
     )
-    from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
+    from evaluation.server._schema import (
+        MAX_BODY_BYTES,
+        MAX_REPORT_BYTES,
+        Submission,
+        parse_submission,
+    )
     from evaluation.server._scoring import Scores, claimed_differs, recompute
     from evaluation.server._security import SECURITY_HEADERS, SecurityHeaders
     from evaluation.server._store import Store
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
     from evaluation.server._store_reveals import scores_shown, visibility
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_teams import TeamInfo
+    from evaluation.server._store_user_values import FoldCost, UserValues
     from evaluation.server._store_views import Receipt, SubmissionView
     from evaluation.server._tables import (
         AdminTokenRow,
@@ -55,6 +61,7 @@ if TYPE_CHECKING:
         ReproductionRow,
         SubmissionRow,
         TeamRow,
+        UserValuesRow,
     )
     from evaluation.server._team_names import check_email, check_team_name
     from evaluation.server._tokens import hash_token, matches, new_token
@@ -70,6 +77,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BaselineSpec": ("evaluation.server._competition", "BaselineSpec"),
     "Board": ("evaluation.server._board", "Board"),
     "BoardRow": ("evaluation.server._board", "BoardRow"),
+    "FoldCost": ("evaluation.server._store_user_values", "FoldCost"),
     "Caller": ("evaluation.server._store_auth", "Caller"),
     "Competition": ("evaluation.server._competition", "Competition"),
     "HEADER_TIMEOUT_S": ("evaluation.server._http_protocol", "HEADER_TIMEOUT_S"),
@@ -80,6 +88,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "LimitReached": ("evaluation.server._store_submissions", "LimitReached"),
     "MAX_BODY_BYTES": ("evaluation.server._schema", "MAX_BODY_BYTES"),
     "MAX_LOG_TAIL_BYTES": ("evaluation.server._reproduction", "MAX_LOG_TAIL_BYTES"),
+    "MAX_REPORT_BYTES": ("evaluation.server._schema", "MAX_REPORT_BYTES"),
     "Phase": ("evaluation.server._competition", "Phase"),
     "PhaseRevealRow": ("evaluation.server._tables", "PhaseRevealRow"),
     "REPRODUCTION_STATES": ("evaluation.server._board", "REPRODUCTION_STATES"),
@@ -97,6 +106,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SubmissionView": ("evaluation.server._store_views", "SubmissionView"),
     "TeamInfo": ("evaluation.server._store_teams", "TeamInfo"),
     "TeamRow": ("evaluation.server._tables", "TeamRow"),
+    "UserValues": ("evaluation.server._store_user_values", "UserValues"),
+    "UserValuesRow": ("evaluation.server._tables", "UserValuesRow"),
     "VERDICTS": ("evaluation.server._reproduction", "VERDICTS"),
     "backup": ("evaluation.server._db_files", "backup"),
     "board_json": ("evaluation.server._answers", "board_json"),
@@ -151,6 +162,7 @@ __all__ = [
     "BoardRow",
     "Caller",
     "Competition",
+    "FoldCost",
     "HEADER_TIMEOUT_S",
     "HeaderDeadlineProtocol",
     "JOB_STATES",
@@ -159,6 +171,7 @@ __all__ = [
     "LimitReached",
     "MAX_BODY_BYTES",
     "MAX_LOG_TAIL_BYTES",
+    "MAX_REPORT_BYTES",
     "Phase",
     "PhaseRevealRow",
     "REPRODUCTION_STATES",
@@ -176,6 +189,8 @@ __all__ = [
     "SubmissionView",
     "TeamInfo",
     "TeamRow",
+    "UserValues",
+    "UserValuesRow",
     "VERDICTS",
     "backup",
     "board_json",

@@ -11,13 +11,16 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server._schema import _describe, _strict_json
+from evaluation.server._reproduction import MAX_REPORT_BYTES
+from evaluation.server._schema import MAX_BODY_BYTES, _describe, _strict_json
 from evaluation.server._store_jobs import MAX_REASON
 from evaluation.server._tables import MAX_WORKER_NAME
 
 #: A lease's length when the claim does not ask for one, and its bounds (seconds).
 DEFAULT_LEASE_S = 120.0
 MIN_LEASE_S, MAX_LEASE_S = 1.0, 3600.0
+#: The largest finish: a reproduction report and room for the lease and a note.
+MAX_FINISH_BYTES = MAX_REPORT_BYTES + 64 * 1024
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -72,10 +75,11 @@ class FinishRequest(BaseModel):
 
 
 
-def read_request(model: type[_Model], body: bytes, what: str) -> _Model:
-    """``body`` read as ``model`` (an empty body: its defaults); 422 naming the field and the
-    rule."""
-    data = _strict_json(body) if body.strip() else {}
+def read_request(model: type[_Model], body: bytes, what: str,
+                 limit: int = MAX_BODY_BYTES) -> _Model:
+    """``body`` (at most ``limit`` bytes) read as ``model`` (an empty body: its defaults); 422
+    naming the field and the rule."""
+    data = _strict_json(body, limit) if body.strip() else {}
     try:
         return model.model_validate(data)
     except ValidationError as exc:

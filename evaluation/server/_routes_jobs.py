@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from evaluation.errors import SubmissionRejected
 from evaluation.server._answers import REFUSALS, job_json, jobs_json, lease_json
 from evaluation.server._deps import MAX_ROW_ID, CallerDep, StoreDep, read_body, run_write
+from evaluation.server._job_requests import MAX_FINISH_BYTES
 from evaluation.server._store_auth import Caller
 
 router = APIRouter()
@@ -57,7 +58,7 @@ async def post_heartbeat(request: Request, job_id: JobId, caller: CallerDep,
 async def post_finish(request: Request, job_id: JobId, caller: CallerDep,
                       store: StoreDep) -> JSONResponse:
     _organizer(caller)
-    body = await read_body(request)
+    body = await read_body(request, MAX_FINISH_BYTES)
     return JSONResponse(job_json(await run_write(request, store.finish_job, job_id, body)))
 
 

@@ -11,6 +11,7 @@ competition, the clock, the write lock):
   place on it, the phases whose private scores are revealed;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
 * ``_store_jobs``: the reproduction queue (jobs, leases, the workers' verdicts);
+* ``_store_user_values``: each submission's per-user values and costs, uploaded or trusted;
 * ``_store_baselines``: the reference runs pinned on every board;
 * ``_store_readiness``: whether the database can take writes (read-only, full disk).
 
@@ -22,6 +23,7 @@ under a second.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from evaluation.server._store_finals import FinalMark
     from evaluation.server._store_jobs import JobView, Lease
     from evaluation.server._store_submissions import LimitReached
+    from evaluation.server._store_user_values import UserValues
     from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
@@ -205,6 +208,21 @@ class Store(Database):
         """``{phase: {state: jobs}}`` (see ``_store_jobs.job_counts``)."""
         from evaluation.server import _store_jobs
         return _store_jobs.job_counts(self)
+    # ------------------------------------------------------------------ per-user values
+
+    def user_scores(self, submission_id: int, *, private: bool = False) -> UserValues | None:
+        """A submission's per-user values and costs, trusted ones first (see
+        ``_store_user_values.user_scores``); None when it has none."""
+        from evaluation.server import _store_user_values
+        return _store_user_values.user_scores(self, submission_id, private=private)
+
+    def phase_user_values(self, phase: str | None, submission_ids: Iterable[int], *,
+                          private: bool = False) -> dict[int, UserValues]:
+        """``user_scores`` of many submissions of a phase, in one query (see
+        ``_store_user_values.phase_user_values``)."""
+        from evaluation.server import _store_user_values
+        return _store_user_values.phase_user_values(self, phase, submission_ids,
+                                                    private=private)
 
     # ------------------------------------------------------------------ readiness
 

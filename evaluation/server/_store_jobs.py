@@ -189,10 +189,10 @@ def finish(db: Database, job_id: int, body: bytes) -> JobView:
         404 for no such job; 409 when the lease is not the caller's (the job was taken over:
         nothing is stored); 422 for an invalid body or report.
     """
-    from evaluation.server._job_requests import FinishRequest, read_request
+    from evaluation.server._job_requests import MAX_FINISH_BYTES, FinishRequest, read_request
     from evaluation.server._store_reproductions import check_report, write_report
 
-    request = read_request(FinishRequest, body, "finish")
+    request = read_request(FinishRequest, body, "finish", MAX_FINISH_BYTES)
     kind = request.kind()
     with db.reading() as session:
         submission_id = session.scalar(select(ReproductionJobRow.submission_id).where(
@@ -204,9 +204,8 @@ def finish(db: Database, job_id: int, body: bytes) -> JobView:
     with db.writing() as session:
         job = _held(session, job_id, request.lease)
         if checked is not None:
-            report, scores = checked
-            write_report(db, session, submission_id, report, scores)
-            _end(job, report.verdict, now, request.note)
+            write_report(db, session, submission_id, checked)
+            _end(job, checked.report.verdict, now, request.note)
         elif kind == "release":
             job.attempts = max(0, job.attempts - 1)  # the run was not done: not counted
             _requeue(job, f"released by its worker ({request.release}); queued again")
