@@ -28,7 +28,15 @@ from tests.server.test_api import SUBMIT, Api, serving
 from tests.server.test_cli import run_cli
 from tests.server.test_competition import document, write
 from tests.server.test_private import private_folds, private_report
-from tests.server.test_store import EXAMPLE, Clock, encode, open_store, sqlite_url, variant
+from tests.server.test_store import (
+    EXAMPLE,
+    HEAD_REVISION,
+    Clock,
+    encode,
+    open_store,
+    sqlite_url,
+    variant,
+)
 
 JOBS = "/api/v1/jobs"
 REPORT = {"verdict": "reproduced", "table": [], "log_tail": "ran\nverdict: reproduced",
@@ -359,12 +367,10 @@ def test_an_old_database_with_data_upgrades(db_url, competition):
         config = Config()
         migrations = Path(evaluation.server.__file__).parent / "migrations"
         config.set_main_option("script_location", str(migrations))
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0004")
-        assert "reproduction_jobs" not in sa.inspect(engine).get_table_names()
-        # a store of the old schema: teams, submissions, a recorded verdict, a final mark
-        # (no job table is touched while the phase reproduces none)
+        # the data of a store of the old schema: teams, submissions, a recorded verdict, a
+        # final mark (no job is queued while the phase reproduces none), made by today's store
+        # and then taken down to revision 0004, the last one without jobs
+        upgrade(engine)
         store = evaluation.server.Store(engine, with_phases(competition, reproduce="none"),
                                         Clock())
         team = store.add_team("Old", "old@example.org")[0].id
@@ -373,11 +379,15 @@ def test_an_old_database_with_data_upgrades(db_url, competition):
         store.record_reproduction(sid, json.dumps(private_report(
             private_folds(document, 1.2, 0.9))).encode())
         store.mark_final(team, sid)
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0004")
+        assert "reproduction_jobs" not in sa.inspect(engine).get_table_names()
         upgrade(engine)
         with engine.connect() as conn:
             version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
             jobs = conn.execute(sa.text("SELECT count(*) FROM reproduction_jobs")).scalar()
-        assert (version, jobs) == ("0005", 0)
+        assert (version, jobs) == (HEAD_REVISION, 0)
         store.competition = competition
         [own] = store.own_submissions(team)
         assert (own.submission_id, own.final, own.reproduction) == (sid, True, "reproduced")

@@ -42,6 +42,8 @@ from evaluation.server import (
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "competition.toml"
+#: The newest migration: what a fresh or upgraded database says it is at.
+HEAD_REVISION = "0006"
 BASELINES = REPO / "competition" / "baselines"
 #: Inside the example's public phase (2026-01-01 to 2028-01-01), at noon UTC.
 NOON = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -171,7 +173,7 @@ def test_migrated_schema_equals_the_orm_metadata(db_url):
             version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).all()
             tables = set(sa.inspect(conn).get_table_names())
         assert diff == []
-        assert version == [("0006",)]
+        assert version == [(HEAD_REVISION,)]
         assert {"teams", "submissions", "admin_tokens", "reproductions", "phase_reveals"} <= tables
     finally:
         engine.dispose()
