@@ -54,8 +54,11 @@ _FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
                         UserValuesRow.run_hash == bindparam("run_hash"),
                         UserValuesRow.private == bindparam("private"),
                         # a row with values has a blob hash (a JSON column holds null as JSON)
-                        UserValuesRow.blob_sha256.is_not(None))
-                 .order_by(UserValuesRow.trusted.desc(), UserValuesRow.id).limit(1))
+                        UserValuesRow.blob_sha256.is_not(None),
+                        # only the organizers' own runs set the users: an upload that named
+                        # other users first would have every honest upload refused
+                        UserValuesRow.trusted.is_(True))
+                 .order_by(UserValuesRow.id).limit(1))
 
 
 class LimitReached(SubmissionRejected):
@@ -222,9 +225,10 @@ def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
 
 def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None, *,
                      private: bool = False, what: str = "the upload") -> None:
-    """Nothing when ``hashes`` (each fold's user hash) are those the phase already has for
-    ``run_hash`` (a reproduction's when there is one, else the first upload's), or it has none
-    yet; else 422 naming the first fold that differs."""
+    """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first trusted
+    values for ``run_hash`` (a reproduction's or a baseline's), or it has none yet; else 422
+    naming the first fold that differs. Uploads never set the users for others: before a
+    trusted run, the board compares the users most teams share."""
     if hashes is None:
         return
     keys = {"phase": phase, "run_hash": run_hash, "private": private}

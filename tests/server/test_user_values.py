@@ -243,17 +243,30 @@ def test_one_changed_rank_is_refused_through_a_live_server(live, real_run):
     assert "recomputed from the per-user values" in reason and "unedited" in reason
 
 
-def test_other_test_users_are_refused(live, real_run):
+def _other_users(number: int, fold: FoldUsers) -> FoldUsers:
+    """Fold 2's values said to be of other test users."""
+    if number != 2:
+        return fold
+    return FoldUsers(fold.scores, users_sha256(np.arange(len(fold)) + 10**6), fold.labels)
+
+
+def test_other_test_users_are_refused_once_a_trusted_run_set_them(live, real_run):
+    from tests.server.test_reproduction import post_report, report
+
     payload, _ = real_run
-    assert live.post(encode(payload), live.team("Alpha")).status_code == 201
-
-    def other_users(number: int, fold: FoldUsers) -> FoldUsers:
-        if number != 2:
-            return fold
-        return FoldUsers(fold.scores, users_sha256(np.arange(len(fold)) + 10**6), fold.labels)
-
-    moved = {**payload, "user_values": edited_blob(payload, other_users)}
-    reason = assert_rejected(live.post(encode(moved), live.team("Gamma")), 422)["reason"]
+    moved = {**payload, "user_values": edited_blob(payload, _other_users)}
+    # an upload sets no users for others: before a trusted run, both are accepted (a team that
+    # uploaded first with forged users cannot have every honest upload refused)
+    gamma = live.team("Gamma")
+    assert live.post(encode(moved), gamma).status_code == 201
+    sid = live.post(encode(payload), live.team("Alpha")).json()["submission_id"]
+    # the organizers' reproduction of Alpha's run sets the phase's users
+    answer = post_report(live, sid, report(payload, user_values=payload["user_values"]),
+                         live.store.create_admin_token())
+    assert answer.status_code == 200, answer.text
+    again = {**moved, "run_id": "moved-again",
+             "results": {**moved["results"], "run_id": "moved-again"}}
+    reason = assert_rejected(live.post(encode(again), gamma), 422)["reason"]
     assert "fold 2" in reason and "test users" in reason and "same run hash" in reason
 
 
