@@ -82,6 +82,16 @@ from evaluation.challenge._spec import (
     TRACK_POPULARITY_EDGES,
     USER_ACTIVITY_EDGES,
 )
+from evaluation.challenge._user_values import (
+    USER_VALUES_FORMAT,
+    FoldUsers,
+    decode_user_values,
+    encode_user_values,
+    float32_bound,
+    ranks_from_rr,
+    user_values_bytes,
+    users_sha256,
+)
 from evaluation.challenge._vectors import (
     being_less_wrong,
     being_less_wrong_scores,
@@ -108,6 +118,7 @@ __all__ = [
     "EvalRSRecList",
     "EvalRSRecList2022",
     "FoldScorer",
+    "FoldUsers",
     "GATED_SCORE",
     "HIT_RATE",
     "IN_MR_ONLY",
@@ -138,6 +149,7 @@ __all__ = [
     "TRACK_POPULARITY_EDGES",
     "TeamReplicates",
     "USER_ACTIVITY_EDGES",
+    "USER_VALUES_FORMAT",
     "UserScores",
     "aggregate",
     "applicable_tests",
@@ -149,6 +161,9 @@ __all__ = [
     "check_coverage",
     "country_slice",
     "dataset_not_applicable",
+    "decode_user_values",
+    "encode_user_values",
+    "float32_bound",
     "fold_streams",
     "gender_slice",
     "hit_ranks",
@@ -164,6 +179,7 @@ __all__ = [
     "paired_resamples",
     "phase1_score",
     "phase2_score",
+    "ranks_from_rr",
     "read_predictions",
     "references_name",
     "resample_counts",
@@ -171,6 +187,8 @@ __all__ = [
     "scored_groups",
     "sum_by_key",
     "team_replicates",
+    "user_values_bytes",
+    "users_sha256",
 ]
 
 

@@ -45,3 +45,18 @@ REPEATED_LISTS_KEY = "repeated_lists"
 EMAIL_KEY = "email"
 PARTICIPANT_ID_KEY = "participant_id"
 RESULTS_KEY = "results"
+#: What a fold cost (absent in runs made before it was recorded): a mapping of the three keys
+#: below. Peak memory is the process's peak resident set size during the fold (Linux: VmHWM,
+#: reset before each stage; elsewhere ``getrusage``'s ``ru_maxrss``, the peak so far).
+COST_KEY = "cost"
+TRAIN_SECONDS_KEY = "train_seconds"
+PREDICT_SECONDS_KEY = "predict_seconds"
+PEAK_RSS_MIB_KEY = "peak_rss_mib"
+#: The sha256 of the fold's test user ids in the fold's order (``users_sha256``) and each MRED
+#: test's group labels (absent in runs made before they were recorded: such a run uploads
+#: without per-user values).
+TEST_USERS_SHA256_KEY = "test_users_sha256"
+SLICE_LABELS_KEY = "slice_labels"
+# the submission payload, optional: the per-user values of every fold (base64 of the blob
+# ``evaluation.challenge.encode_user_values`` makes); absent from older clients
+USER_VALUES_KEY = "user_values"

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from evaluation.server._store_reveals import scores_shown, visibility
     from evaluation.server._store_submissions import LimitReached
     from evaluation.server._store_teams import TeamInfo
+    from evaluation.server._store_user_values import FoldCost, UserValues
     from evaluation.server._store_views import Receipt, SubmissionView
     from evaluation.server._tables import (
         AdminTokenRow,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
         ReproductionRow,
         SubmissionRow,
         TeamRow,
+        UserValuesRow,
     )
     from evaluation.server._team_names import check_email, check_team_name
     from evaluation.server._tokens import hash_token, matches, new_token
@@ -75,6 +77,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Board": ("evaluation.server._board", "Board"),
     "BoardRow": ("evaluation.server._board", "BoardRow"),
     "BoardSettings": ("evaluation.server._competition", "BoardSettings"),
+    "FoldCost": ("evaluation.server._store_user_values", "FoldCost"),
     "Caller": ("evaluation.server._store_auth", "Caller"),
     "Competition": ("evaluation.server._competition", "Competition"),
     "HEADER_TIMEOUT_S": ("evaluation.server._http_protocol", "HEADER_TIMEOUT_S"),
@@ -98,6 +101,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SubmissionView": ("evaluation.server._store_views", "SubmissionView"),
     "TeamInfo": ("evaluation.server._store_teams", "TeamInfo"),
     "TeamRow": ("evaluation.server._tables", "TeamRow"),
+    "UserValues": ("evaluation.server._store_user_values", "UserValues"),
+    "UserValuesRow": ("evaluation.server._tables", "UserValuesRow"),
     "VERDICTS": ("evaluation.server._reproduction", "VERDICTS"),
     "backup": ("evaluation.server._db_files", "backup"),
     "board_json": ("evaluation.server._answers", "board_json"),
@@ -153,6 +158,7 @@ __all__ = [
     "BoardSettings",
     "Caller",
     "Competition",
+    "FoldCost",
     "HEADER_TIMEOUT_S",
     "HeaderDeadlineProtocol",
     "LimitReached",
@@ -174,6 +180,8 @@ __all__ = [
     "SubmissionView",
     "TeamInfo",
     "TeamRow",
+    "UserValues",
+    "UserValuesRow",
     "VERDICTS",
     "backup",
     "board_json",

@@ -10,6 +10,7 @@ competition, the clock, the write lock):
 * ``_store_board``, ``_store_ranking``, ``_store_reveals``: the board of a phase, a team's
   place on it, the phases whose private scores are revealed;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
+* ``_store_user_values``: each submission's per-user values and costs, uploaded or trusted;
 * ``_store_baselines``: the reference runs pinned on every board;
 * ``_store_readiness``: whether the database can take writes (read-only, full disk).
 
@@ -21,6 +22,7 @@ under a second.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from evaluation.server._board import Board
     from evaluation.server._store_finals import FinalMark
     from evaluation.server._store_submissions import LimitReached
+    from evaluation.server._store_user_values import UserValues
     from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
 
 
@@ -167,6 +170,22 @@ class Store(Database):
         """Store a reproduction's verdict (see ``_store_reproductions.record_reproduction``)."""
         from evaluation.server import _store_reproductions
         return _store_reproductions.record_reproduction(self, submission_id, body)
+
+    # ------------------------------------------------------------------ per-user values
+
+    def user_scores(self, submission_id: int, *, private: bool = False) -> UserValues | None:
+        """A submission's per-user values and costs, trusted ones first (see
+        ``_store_user_values.user_scores``); None when it has none."""
+        from evaluation.server import _store_user_values
+        return _store_user_values.user_scores(self, submission_id, private=private)
+
+    def phase_user_values(self, phase: str | None, submission_ids: Iterable[int], *,
+                          private: bool = False) -> dict[int, UserValues]:
+        """``user_scores`` of many submissions of a phase, in one query (see
+        ``_store_user_values.phase_user_values``)."""
+        from evaluation.server import _store_user_values
+        return _store_user_values.phase_user_values(self, phase, submission_ids,
+                                                    private=private)
 
     # ------------------------------------------------------------------ readiness
 

@@ -21,13 +21,16 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
+from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY
 from evaluation.errors import SubmissionRejected
 from evaluation.server._competition import Competition, Phase
 from evaluation.server._schema import Submission, read_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
 from evaluation.server._store_session import Database, iso
+from evaluation.server._store_user_values import UPLOAD
 from evaluation.server._store_views import STORED_FIELDS, Receipt, Stored, receipt
-from evaluation.server._tables import SubmissionRow, TeamRow
+from evaluation.server._tables import SubmissionRow, TeamRow, UserValuesRow
+from evaluation.server._user_values import CheckedValues, read_uploaded
 
 # The statements of ``_insert`` (parameters team_id, phase, run_id, start, end), built once:
 # Core statements on a connection, without the ORM's unit of work on the hot path.
@@ -42,6 +45,13 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.submitted_at >= bindparam("start"),
     SubmissionRow.submitted_at < bindparam("end"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
+_INSERT_VALUES = insert(UserValuesRow)
+# the user hashes of a phase's first submission with per-user values of a run hash
+_FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
+                 .where(UserValuesRow.phase == bindparam("phase"),
+                        UserValuesRow.run_hash == bindparam("run_hash"),
+                        UserValuesRow.users_sha256.is_not(None))
+                 .order_by(UserValuesRow.id).limit(1))
 
 
 class LimitReached(SubmissionRejected):
@@ -98,13 +108,15 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     if phase is None:
         raise SubmissionRejected(403, _closed_reason(competition, now))
     scores = recompute(submission.fold_tests(), phase.references)
+    uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
     values = _columns(team_id, phase, submission, document, scores, now)
+    extra = _values_row(phase, submission, uploaded, now)
     try:
-        stored, new, used = _insert(db, values, phase, now)
+        stored, new, used = _insert(db, values, phase, now, extra)
     except IntegrityError:
         # only when the schema's unique constraint caught what the lock should have: the
         # other insert has committed, so the repeat is answered from it
-        stored, new, used = _insert(db, values, phase, now)
+        stored, new, used = _insert(db, values, phase, now, extra)
     return receipt(db, stored, new, phase, used)
 
 
@@ -174,11 +186,17 @@ def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datet
 
 def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
              scores: Scores, now: datetime) -> dict[str, Any]:
-    """The columns of the submission's row."""
-    payload = canonical_json(document)
+    """The columns of the submission's row.
+
+    ``body_sha256`` hashes the whole body (a resend is a repeat only when all of it is equal);
+    ``payload`` keeps it without its per-user values, which ``user_values`` holds once,
+    compressed.
+    """
+    body_sha256 = hashlib.sha256(canonical_json(document).encode("ascii")).hexdigest()
+    payload = canonical_json({k: v for k, v in document.items() if k != USER_VALUES_KEY})
     return dict(
         team_id=team_id, phase=phase.name, run_id=submission.run_id,
-        body_sha256=hashlib.sha256(payload.encode("ascii")).hexdigest(), payload=payload,
+        body_sha256=body_sha256, payload=payload,
         submitted_at=now, phase1_score=scores.phase1_score,
         leaderboard_score=scores.leaderboard_score, interval_low=scores.interval[0],
         interval_high=scores.interval[1], tests=dict(scores.tests),
@@ -186,10 +204,48 @@ def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
         flagged=bool(claimed_differs(submission, scores)), reproduction="pending")
 
 
-def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime
-            ) -> tuple[Stored, bool, int]:
-    """Store a submission (the columns' ``values``) unless its run is there; returns (the
-    stored submission, new?, submissions of the team in the phase today)."""
+def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
+                now: datetime) -> dict[str, Any] | None:
+    """The columns of the upload's ``user_values`` row (None when it has neither per-user
+    values nor costs)."""
+    if uploaded.blob is None and uploaded.costs is None:
+        return None
+    return dict(source=UPLOAD, private=False, trusted=False, phase=phase.name,
+                run_hash=submission.run_hash, k=uploaded.k, n_users=uploaded.n_users,
+                users_sha256=uploaded.users_sha256, blob=uploaded.blob, costs=uploaded.costs,
+                recorded_at=now)
+
+
+def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None,
+                     what: str = "the upload") -> None:
+    """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first
+    submission with per-user values of ``run_hash`` (or there is none yet); else 422 naming the
+    first fold that differs."""
+    if hashes is None:
+        return
+    first = conn.execute(_FIRST_HASHES, {"phase": phase, "run_hash": run_hash}).one_or_none()
+    if first is None:
+        return
+    theirs = list(first.users_sha256 or [])
+    for number, (mine, other) in enumerate(zip(hashes, theirs)):
+        if mine != other:
+            raise SubmissionRejected(
+                422, f"per-user values, fold {number}: {what}'s test users (sha256 "
+                     f"{mine[:12]}...) are not those of the other submissions of phase "
+                     f"{phase!r} with the same run hash (submission {first.submission_id}: "
+                     f"{other[:12]}...), so their values cannot be compared user by user; the "
+                     f"folds must be the competition's: run the harness unchanged")
+    if len(theirs) != len(hashes):
+        raise SubmissionRejected(
+            422, f"per-user values: {what} has {len(hashes)} fold(s), the other submissions of "
+                 f"phase {phase!r} with the same run hash have {len(theirs)}")
+
+
+def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
+            extra: dict[str, Any] | None = None) -> tuple[Stored, bool, int]:
+    """Store a submission (the columns' ``values``, and its ``user_values`` row ``extra``)
+    unless its run is there; returns (the stored submission, new?, submissions of the team in
+    the phase today)."""
     start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
     end = start + timedelta(days=1)
     keys = {"team_id": values["team_id"], "phase": values["phase"]}
@@ -209,7 +265,11 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime
         used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
         if used >= phase.daily_limit and not team.is_baseline:
             raise _limit_reached(team.name, used, phase, now, end)
+        if extra is not None:
+            check_same_users(conn, extra["phase"], extra["run_hash"], extra["users_sha256"])
         new_id = conn.execute(_INSERT, values).scalar_one()
+        if extra is not None:
+            conn.execute(_INSERT_VALUES, {**extra, "submission_id": new_id})
     stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
     return stored, True, used + 1
 

@@ -1,11 +1,12 @@
 """The leaderboard's tables (SQLAlchemy 2 ORM).
 
-Five tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
+The tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
 without a token), ``submissions`` (one row per accepted upload: the recomputed scores, the
 private scores once the organizers have reproduced the run on the private folds, and the body
 as received, canonical JSON), ``admin_tokens`` (hashes of the organizers' tokens),
 ``reproductions`` (every verdict the organizers recorded for a submission, the latest one
-shown) and ``phase_reveals`` (the phases whose private scores the organizers have revealed).
+shown), ``phase_reveals`` (the phases whose private scores the organizers have revealed) and
+``user_values`` (each submission's per-user values and costs, uploaded or reproduced).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -23,6 +24,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -175,6 +177,39 @@ class ReproductionRow(Base):
     table: Mapped[list] = mapped_column(JSON)
     log_tail: Mapped[str] = mapped_column(Text)
     private_fold_tests: Mapped[list | None] = mapped_column(JSON)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class UserValuesRow(Base):
+    """A submission's per-user values: the upload's (self-reported) or a reproduction's
+    (trusted), public folds or private ones.
+
+    ``blob`` is the deflated blob of ``evaluation.challenge.encode_user_values`` (not base64);
+    None when the upload carried no per-user values (a client older than them): the row then
+    keeps only the costs. ``n_users`` and ``k`` are what the blob was checked against, to read
+    it back; ``users_sha256`` its folds' user hashes, which every submission of a phase and
+    run hash must share (``phase``, ``run_hash`` find them). ``costs`` is one
+    ``{"train_seconds", "predict_seconds", "peak_rss_mib"}`` per fold, or None. Every row is
+    kept; the latest trusted one counts for the board, else the upload's.
+    """
+
+    __tablename__ = "user_values"
+    __table_args__ = (Index(None, "submission_id", "recorded_at"),
+                      Index(None, "phase", "run_hash"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id",
+                                                          ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(20))
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    trusted: Mapped[bool] = mapped_column(Boolean, default=False)
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
+    run_hash: Mapped[str] = mapped_column(String(64))
+    k: Mapped[int | None] = mapped_column(Integer)
+    n_users: Mapped[list | None] = mapped_column(JSON)
+    users_sha256: Mapped[list | None] = mapped_column(JSON)
+    blob: Mapped[bytes | None] = mapped_column(LargeBinary)
+    costs: Mapped[list | None] = mapped_column(JSON)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
