@@ -18,11 +18,12 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
+from sqlalchemy import and_, case, func, or_, select
 
 from evaluation.challenge import (
     GATED_SCORE,
@@ -30,7 +31,6 @@ from evaluation.challenge import (
     PairedResamples,
     References,
     TeamReplicates,
-    UserScores,
     paired_resamples,
     team_replicates,
 )
@@ -48,6 +48,8 @@ from evaluation.server._board import (
 from evaluation.server._competition import BoardSettings
 from evaluation.server._scoring import references_sha256
 from evaluation.server._store_session import Database
+from evaluation.server._store_user_values import UPLOAD, UserValues, phase_user_values
+from evaluation.server._tables import UserValuesRow
 from evaluation.standings import METHOD, BoardReading, read_board
 
 #: Teams' replicate vectors kept per process (about 32 KiB each at 1000 replicates and three
@@ -62,34 +64,16 @@ NO_PRIVATE = "no private score"
 OTHER_USERS = "its per-user values are on other test users than the board's"
 
 
-class FoldCostLike(Protocol):
-    """One fold's costs as the store keeps them."""
-
-    train_seconds: float | None
-    predict_seconds: float | None
-    peak_rss_mib: float | None
-
-
-class UserValuesLike(Protocol):
-    """A submission's per-user values as the store gives them."""
-
-    folds: list[UserScores]
-    user_hashes: list[str]
-    trusted: bool
-    costs: Sequence[FoldCostLike] | None
-    costs_trusted: bool
-
-
 class ValuesSource(Protocol):
     """Where the statistics read the submissions' per-user values."""
 
-    def sources(self, phase: str, submission_ids: Sequence[int], private: bool
-                ) -> dict[int, bool]:
-        """Submission id -> whether its values are trusted, for those that have values
-        (cheap: no values read)."""
+    def versions(self, phase: str, submission_ids: Sequence[int], private: bool
+                 ) -> dict[int, Hashable]:
+        """Submission id -> a token that changes whenever its values or costs change, for
+        those that have values (cheap: no values read)."""
 
     def values(self, phase: str, submission_ids: Sequence[int], private: bool
-               ) -> Mapping[int, UserValuesLike]:
+               ) -> Mapping[int, UserValues]:
         """Submission id -> its per-user values, for those that have them."""
 
 
@@ -145,6 +129,39 @@ class StandingsCache:
         while len(self.teams) >= MAX_CACHED_TEAMS:
             self.teams.pop(next(iter(self.teams)))
         self.teams[key] = team
+
+
+class StoreValues:
+    """The store's per-user values (``user_values``) as the statistics read them."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def versions(self, phase: str, submission_ids: Sequence[int], private: bool
+                 ) -> dict[int, Hashable]:
+        """Submission id -> the id of its latest values row (any new row, values or costs,
+        changes it), for the submissions whose values the board can read."""
+        ids = sorted({int(i) for i in submission_ids})
+        if not ids:
+            return {}
+        row = UserValuesRow
+        trusted = and_(row.trusted.is_(True), row.private.is_(private))
+        # the rows ``phase_user_values`` may read: a trusted one, or on the public folds the
+        # upload's
+        readable = and_(row.blob.is_not(None),
+                        trusted if private else or_(trusted, row.source == UPLOAD))
+        query = (select(row.submission_id, func.max(row.id),
+                        func.max(case((readable, 1), else_=0)))
+                 .where(row.submission_id.in_(ids), row.phase == phase)
+                 .group_by(row.submission_id))
+        with self.db.reading() as session:
+            found = session.execute(query).all()
+        return {int(sid): int(latest) for sid, latest, usable in found if usable}
+
+    def values(self, phase: str, submission_ids: Sequence[int], private: bool
+               ) -> Mapping[int, UserValues]:
+        """Submission id -> its per-user values and costs (``phase_user_values``)."""
+        return phase_user_values(self.db, phase, submission_ids, private=private)
 
 
 _CACHES: weakref.WeakKeyDictionary[Database, StandingsCache] = weakref.WeakKeyDictionary()
@@ -221,9 +238,9 @@ def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
                 source: ValuesSource) -> dict[int, TeamStats]:
     """Submission id -> its statistics, computing only those not kept yet."""
     ids = [row.submission_id for row in rows if row.submission_id is not None]
-    trusted = source.sources(board.phase, ids, board.revealed)
-    keys = {sid: (sid, board.revealed, trusted[sid], settings.seed, settings.n_boot, refs_key)
-            for sid in ids if sid in trusted}
+    versions = source.versions(board.phase, ids, board.revealed)
+    keys = {sid: (sid, board.revealed, versions[sid], settings.seed, settings.n_boot, refs_key)
+            for sid in ids if sid in versions}
     missing = [sid for sid, key in keys.items() if key not in cache.teams]
     if missing:
         values = source.values(board.phase, missing, board.revealed)
@@ -233,7 +250,7 @@ def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
     return {sid: cache.teams[key] for sid, key in keys.items() if key in cache.teams}
 
 
-def _compute(cache: StandingsCache, values: UserValuesLike, references: References,
+def _compute(cache: StandingsCache, values: UserValues, references: References,
              settings: BoardSettings) -> TeamStats:
     """One submission's replicates and costs."""
     sizes = tuple(len(f) for f in values.folds)
@@ -250,7 +267,7 @@ def _compute(cache: StandingsCache, values: UserValuesLike, references: Referenc
     return replace(made, replicates=reps)
 
 
-def _costs(values: UserValuesLike) -> RowCosts | None:
+def _costs(values: UserValues) -> RowCosts | None:
     """The costs per fold and their means over folds (None where a fold lacks one)."""
     if not values.costs:
         return None

@@ -54,7 +54,7 @@ class FakeSource:
     asked: list[list[int]] = field(default_factory=list)
     listed: int = 0
 
-    def sources(self, phase, ids, private):
+    def versions(self, phase, ids, private):
         self.listed += 1
         return {i: self.by_id[i].trusted for i in ids if i in self.by_id}
 
