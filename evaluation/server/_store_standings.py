@@ -55,6 +55,8 @@ from evaluation.standings import METHOD, BoardReading, read_board
 #: Teams' replicate vectors kept per process (about 32 KiB each at 1000 replicates and three
 #: groups): many boards of hundreds of teams, with room for old submissions.
 MAX_CACHED_TEAMS = 20_000
+#: Submissions whose per-user values are read (and held) at once.
+VALUES_BATCH = 8
 #: Resamples kept per process (each is n_boot x users bytes per fold, 120 MiB at full scale).
 MAX_CACHED_RESAMPLES = 2
 
@@ -242,11 +244,15 @@ def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
     keys = {sid: (sid, board.revealed, versions[sid], settings.seed, settings.n_boot, refs_key)
             for sid in ids if sid in versions}
     missing = [sid for sid, key in keys.items() if key not in cache.teams]
-    if missing:
-        values = source.values(board.phase, missing, board.revealed)
-        for sid in missing:
+    for start in range(0, len(missing), VALUES_BATCH):
+        # a few teams at a time: a full-scale team's values and the design matrices its
+        # replicates are summed from take ~40 MiB, dropped once its replicates are kept
+        batch = missing[start:start + VALUES_BATCH]
+        values = source.values(board.phase, batch, board.revealed)
+        for sid in batch:
             if sid in values:
                 cache.keep(keys[sid], _compute(cache, values[sid], references, settings))
+        del values
     return {sid: cache.teams[key] for sid, key in keys.items() if key in cache.teams}
 
 
