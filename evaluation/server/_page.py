@@ -146,7 +146,7 @@ def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, .
         standing = row.standing
         changes: dict = {"team_href": team_href(board.phase, row.team)}
         if standing is not None and standing.costs is not None:
-            changes["costs"] = cost_lines(standing.costs)
+            changes["costs"] = cost_lines(standing.costs, labels=False)
             changes["costs_note"] = "trusted" if standing.costs.trusted else "self-reported"
         if compared and standing is not None:
             if standing.tier is not None and standing.tier != tier:
@@ -188,16 +188,16 @@ def team_href(phase: str, team: str) -> str:
     return "/team?" + urlencode({"phase": phase, "name": team})
 
 
-def cost_lines(costs: RowCosts) -> tuple[str, ...]:
-    """A row's costs, means over folds, as short lines (unknown ones left out)."""
-    lines = []
-    if costs.train_seconds is not None:
-        lines.append(f"train {seconds(costs.train_seconds)}")
-    if costs.predict_seconds is not None:
-        lines.append(f"predict {seconds(costs.predict_seconds)}")
-    if costs.peak_rss_mib is not None:
-        lines.append(f"peak {costs.peak_rss_mib:,.0f} MiB")
-    return tuple(lines)
+def cost_lines(costs: RowCosts, labels: bool = True) -> tuple[str, ...]:
+    """A row's costs, means over folds, as short lines: training, prediction, peak memory
+    (a dash where unknown; without ``labels``, the values alone, for the board's column)."""
+    values = ("\u2014" if costs.train_seconds is None else seconds(costs.train_seconds),
+              "\u2014" if costs.predict_seconds is None else seconds(costs.predict_seconds),
+              "\u2014" if costs.peak_rss_mib is None else f"{costs.peak_rss_mib:,.0f} MiB")
+    if not labels:
+        return values
+    return tuple(f"{label} {value}" for label, value in zip(("train", "predict", "peak"),
+                                                             values))
 
 
 def seconds(value: float) -> str:
