@@ -201,3 +201,24 @@ def test_a_teams_page_has_its_win_probabilities_and_place_on_the_front(store, rn
     assert {m.team: m.pareto for m in page.teams} == {
         r.team: r.standing.pareto for r in board.rows if not r.is_baseline}
     assert team_standing(store, store.board(), "Nobody", source) is None
+
+
+def test_a_revealed_board_compares_the_private_scores_with_the_private_values(store, rng):
+    ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2), ("Gamma", 1.1)])
+    source = FakeSource({i: synthetic(rng, 0.5) for i in ids.values()})
+    calls = []
+    values = source.values
+    source.values = lambda phase, batch, private: calls.append(private) or values(
+        phase, batch, private)
+    public = store.board()
+    # the private ranking (as a reveal orders it): Gamma, then Alpha; Beta has no private score
+    private = {"Gamma": 0.9, "Alpha": 0.4}
+    rows = sorted(public.rows, key=lambda r: (r.team not in private, -private.get(r.team, 0)))
+    revealed = replace(public, revealed=True, rows=tuple(
+        replace(r, private_score=private.get(r.team)) for r in rows))
+    board = with_standings(store, revealed, source)
+    assert calls == [True]
+    assert board.standings.score == "private_score" and board.standings.compared == 2
+    by_team = {r.team: r.standing for r in board.rows}
+    assert by_team["Beta"].left_out == "no private score"
+    assert by_team["Gamma"].rank_interval[0] == 1  # the private order, first
