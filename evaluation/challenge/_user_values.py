@@ -163,7 +163,7 @@ def encode_user_values(folds: Sequence[FoldUsers], k: int) -> str:
     head = json.dumps(header, sort_keys=True, separators=(",", ":"),
                       ensure_ascii=True).encode("ascii")
     raw = b"".join([MAGIC, _LENGTH.pack(len(head)), head, *parts])
-    return base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
 
 def _rank_width(k: int) -> int:
@@ -222,7 +222,7 @@ def max_blob_bytes(n_users: Sequence[int]) -> int:
     return 8 + _LENGTH.size + MAX_HEADER_BYTES + MAX_BYTES_PER_USER * sum(n_users)
 
 
-def decode_user_values(text: str | bytes, n_users: Sequence[int], *,
+def decode_user_values(text: str | bytes, n_users: Sequence[int] | None, *,
                        k: int | None = None) -> list[FoldUsers]:
     """Read a blob made by :func:`encode_user_values`, checking it against the folds it must
     hold.
@@ -232,9 +232,11 @@ def decode_user_values(text: str | bytes, n_users: Sequence[int], *,
     text : str or bytes
         The base64 text (str), or the deflated blob it encodes (bytes: as a leaderboard
         stores it, see :func:`user_values_bytes`).
-    n_users : sequence of int
+    n_users : sequence of int or None
         The test users of each fold, fold 0 first (from the run's results): the blob must hold
-        exactly these folds and users.
+        exactly these folds and users, and may inflate only to what they need. None: the
+        counts the blob declares, for a blob from a trusted source (a reproduction's private
+        folds), still bounded by ``MAX_DECOMPRESSED_BYTES``.
     k : int, optional
         The run's list length: the blob's must be the same.
 
@@ -251,13 +253,16 @@ def decode_user_values(text: str | bytes, n_users: Sequence[int], *,
         other than the fold's ``n_users``, a rank above ``k``, a code outside the slice's
         groups, an infinite or absurd value.
     """
-    expected = _expected_users(n_users)
     data = user_values_bytes(text) if isinstance(text, str) else text
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise DataError(f"per-user values: the blob must be base64 text, got a "
                         f"{type(text).__name__}")
-    raw = _inflate(bytes(data), max_blob_bytes(expected))
+    expected = None if n_users is None else _expected_users(n_users)
+    limit = MAX_DECOMPRESSED_BYTES if expected is None else max_blob_bytes(expected)
+    raw = _inflate(bytes(data), limit)
     header, body = _split_header(raw)
+    if expected is None:
+        expected = _expected_users(_declared_users(header))
     blob_k = _header_k(header, k)
     width = _rank_width(blob_k)
     folds_meta = _header_folds(header, expected, RANK_DTYPES[width])
@@ -272,6 +277,14 @@ def decode_user_values(text: str | bytes, n_users: Sequence[int], *,
         fold, offset = _read_fold(number, body, offset, n, width, blob_k, meta)
         out.append(fold)
     return out
+
+
+def _declared_users(header: dict) -> list:
+    """The users per fold a header declares (checked by ``_expected_users``)."""
+    folds = header.get("folds")
+    if not isinstance(folds, list) or not all(isinstance(f, dict) for f in folds):
+        raise DataError("per-user values: the header's folds must be a list of objects")
+    return [f.get("n_users") for f in folds]
 
 
 def _expected_users(n_users: Sequence[int]) -> list[int]:

@@ -45,13 +45,19 @@ REPEATED_LISTS_KEY = "repeated_lists"
 EMAIL_KEY = "email"
 PARTICIPANT_ID_KEY = "participant_id"
 RESULTS_KEY = "results"
-#: What a fold cost (absent in runs made before it was recorded): a mapping of the three keys
-#: below. Peak memory is the process's peak resident set size during the fold (Linux: VmHWM,
-#: reset before each stage; elsewhere ``getrusage``'s ``ru_maxrss``, the peak so far).
-COST_KEY = "cost"
+#: The fold's stage timings: ``{stage: {"seconds", "peak_rss_mib"}}`` (stages "data", "train",
+#: "predict", "validate", "score"); the peak is the process's resident set size during the
+#: stage (Linux: VmHWM, reset before each stage; elsewhere ``getrusage``'s ``ru_maxrss``, the
+#: peak so far). What a fold cost is read from it (``fold_cost``).
+RUNTIME_KEY = "runtime"
+SECONDS_KEY = "seconds"
+PEAK_RSS_MIB_KEY = "peak_rss_mib"
+TRAIN_STAGE = "train"
+PREDICT_STAGE = "predict"
+#: What a fold cost, as a leaderboard keeps it: seconds to train and to predict, and the peak
+#: resident memory of the fold (MiB) under ``PEAK_RSS_MIB_KEY``.
 TRAIN_SECONDS_KEY = "train_seconds"
 PREDICT_SECONDS_KEY = "predict_seconds"
-PEAK_RSS_MIB_KEY = "peak_rss_mib"
 #: The sha256 of the fold's test user ids in the fold's order (``users_sha256``) and each MRED
 #: test's group labels (absent in runs made before they were recorded: such a run uploads
 #: without per-user values).

@@ -25,12 +25,13 @@ import numpy as np
 import pandas as pd
 
 import evaluation
+from evaluation.contract import COST_KEYS, MAX_COST
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError
 from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._sandbox import Bind, SandboxReport, run_sandboxed
 from evaluation.reproduce._scrub import log_tail
-from evaluation.runner import EvalRSRunner
+from evaluation.runner import EvalRSRunner, run_user_values
 
 #: Where the sandbox sees the environment, the checkout's copy, the inputs and the harness's
 #: package (fixed places: the host's paths, e.g. under /tmp, need not exist inside).
@@ -58,6 +59,9 @@ class SandboxRun:
         Each fold's predictions, unvalidated.
     errors : dict of int to str
         The folds whose predictions could not be carried out, and why.
+    costs : dict of int to dict
+        Each fold's ``{"train_seconds", "predict_seconds", "peak_rss_mib"}`` as the sandbox
+        measured them (numbers checked: non-negative and finite, else None).
     done : bool
         Whether the worker said it finished.
     problem : str, optional
@@ -71,6 +75,7 @@ class SandboxRun:
     done: bool = False
     problem: str | None = None
     report: SandboxReport | None = None
+    costs: dict[int, dict] = field(default_factory=dict)
 
 
 def rebuild_dataset(config: Mapping) -> tuple[ChallengeDataset | None, str | None]:
@@ -197,6 +202,23 @@ def _records(f, run: SandboxRun) -> None:
                 raise ValueError("shapes")
             run.predictions[fold] = pd.DataFrame(values, index=pd.Index(index, name="user_id"),
                                                  columns=columns)
+            run.costs[fold] = _cost(record.get("cost"))
+
+
+
+
+def _cost(value: object) -> dict[str, float | None]:
+    """A fold's cost record from the sandbox: each of ``COST_KEYS`` a number in
+    [0, ``MAX_COST``], else None."""
+    data = value if isinstance(value, dict) else {}
+    out: dict[str, float | None] = {}
+    for key in COST_KEYS:
+        v = data.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= MAX_COST:
+            out[key] = float(v)
+        else:
+            out[key] = None
+    return out
 
 
 def _record(f: io.BytesIO) -> dict | None:
@@ -242,8 +264,10 @@ class _Replay:
 
 
 def score(dataset: ChallengeDataset, run: SandboxRun, users: Mapping[int, pd.Series],
-          config: Mapping, results_dir: Path) -> dict:
-    """The run's results, scored here by the runner from the sandbox's predictions.
+          config: Mapping, results_dir: Path) -> tuple[dict, str | None]:
+    """The run's results, scored here by the runner from the sandbox's predictions, and the
+    per-user values of its folds (the blob of ``evaluation.challenge.encode_user_values``; None
+    when they cannot be made).
 
     The model fingerprint in them is the sandbox's (what the model's code says it is); every
     number is computed here.
@@ -258,6 +282,7 @@ def score(dataset: ChallengeDataset, run: SandboxRun, users: Mapping[int, pd.Ser
     result = runner.evaluate(_Replay(run.predictions, run.errors, users),
                              seed=int(config["seed"]), limit=0, upload=False, resume=False)
     results = result.to_dict()
+    blob, _ = run_user_values(results, Path(str(result.path)).parent)
     results["model"] = {**(results.get("model") or {}), "fingerprint": run.fingerprint}
     shutil.rmtree(results_dir, ignore_errors=True)
-    return results
+    return results, blob

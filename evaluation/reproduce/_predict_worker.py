@@ -11,9 +11,11 @@ seed and nothing to send anywhere in it.
 
 It writes records to the result channel (the pipe whose descriptor is in ``EVALRS_RESULT_FD``):
 each an ``.npy`` array written with ``allow_pickle=False``: a JSON record (UTF-8 bytes as a
-uint8 array) ``{"fingerprint": ...}``, then per fold ``{"fold": F, "columns": [...]}`` followed
-by the index and the values of its predictions, or ``{"fold": F, "error": "..."}``, and last
-``{"done": true}``. The organizer's process trusts none of it beyond "predictions to validate".
+uint8 array) ``{"fingerprint": ...}``, then per fold ``{"fold": F, "columns": [...], "cost":
+{...}}`` (the fold's seconds to train and to predict and its peak memory, measured here)
+followed by the index and the values of its predictions, or ``{"fold": F, "error": "..."}``,
+and last ``{"done": true}``. The organizer's process trusts none of it beyond "predictions to
+validate" (and the costs, which only the sandbox can measure).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ import json
 import os
 import pickle
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
-from evaluation.runner import fold_seed, load_model_class, seed_global_generators
+from evaluation.runner import PeakMemory, fold_seed, load_model_class, seed_global_generators
 
 
 class Channel:
@@ -74,6 +77,14 @@ def prediction_arrays(raw) -> tuple[np.ndarray, list[str], np.ndarray]:
     return index, [str(c) for c in frame.columns], values
 
 
+def fold_cost(train_s: float, predict_s: float, peak: int | None) -> dict:
+    """A fold's cost as measured here: seconds to train and to predict, and the peak resident
+    memory of this process while it trained and predicted (MiB; Linux: VmHWM, reset before
+    the fold; elsewhere getrusage's peak so far)."""
+    return {"train_seconds": train_s, "predict_seconds": predict_s,
+            "peak_rss_mib": None if peak is None else round(peak / 2**20, 1)}
+
+
 def main(argv: list[str]) -> int:
     """Train and predict every fold described in ``argv[0]``; write the records."""
     inputs = Path(argv[0])
@@ -96,16 +107,23 @@ def main(argv: list[str]) -> int:
         print("the model's fingerprint is not the upload's: not evaluated", flush=True)
         channel.record({"done": True})
         return 0
+    memory = PeakMemory()
     for fold in config["folds"]:
         seed_global_generators(fold_seed(config["seed"], fold))
-        model.train(_load(inputs / f"fold-{fold}-train.pkl"))
-        raw = model.predict(_load(inputs / f"fold-{fold}-users.pkl"))
+        train_df, users = (_load(inputs / f"fold-{fold}-train.pkl"),
+                           _load(inputs / f"fold-{fold}-users.pkl"))
+        memory.reset()
+        start = time.perf_counter()
+        model.train(train_df)
+        trained = time.perf_counter()
+        raw = model.predict(users)
+        cost = fold_cost(trained - start, time.perf_counter() - trained, memory.read())
         try:
             index, columns, values = prediction_arrays(raw)
         except TypeError as exc:
             channel.record({"fold": fold, "error": str(exc)})
             continue
-        channel.record({"fold": fold, "columns": columns})
+        channel.record({"fold": fold, "columns": columns, "cost": cost})
         channel.array(index)
         channel.array(values)
         print(f"fold {fold}: predicted", flush=True)

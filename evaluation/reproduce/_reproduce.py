@@ -22,7 +22,7 @@ from typing import Any
 
 from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS
-from evaluation.contract import DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
+from evaluation.contract import COST_KEYS, DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
 from evaluation.errors import ConfigError, PredictionError, UploadError
 from evaluation.reproduce import _predict
 from evaluation.reproduce._budgets import Budgets
@@ -79,6 +79,12 @@ class Reproduction:
         The leaderboard tests per private fold, when ``--private`` ran.
     private_problem : str, optional
         Why the private folds were not evaluated, when they were asked for.
+    user_values, private_user_values : str, optional
+        The per-user values of the public (private) folds, computed here from the model's
+        predictions (base64 blob of ``evaluation.challenge.encode_user_values``).
+    costs : list of dict, optional
+        Each public fold's seconds to train and to predict and peak memory, measured in the
+        sandbox.
     answer : dict
         The server's answer to the report.
     """
@@ -88,6 +94,9 @@ class Reproduction:
     log_path: Path
     private_fold_tests: list[dict] | None = None
     private_problem: str | None = None
+    user_values: str | None = None
+    private_user_values: str | None = None
+    costs: list[dict] | None = None
     answer: dict = field(default_factory=dict)
     sandbox: dict = field(default_factory=dict)
     secrets: tuple = field(default=(), repr=False)
@@ -105,6 +114,12 @@ class Reproduction:
                 "harness_version": __version__}
         if self.private_fold_tests is not None:
             body["private_fold_tests"] = self.private_fold_tests
+        if self.private_fold_tests is not None and self.private_user_values is not None:
+            body["private_user_values"] = self.private_user_values
+        if self.user_values is not None:
+            body["user_values"] = self.user_values
+        if self.costs is not None:
+            body["costs"] = self.costs
         return body
 
 
@@ -248,7 +263,8 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
                                        log_path, budgets, unsafe_no_sandbox)
         comparison = _comparison(results, found, problem)
         outcome = Reproduction(submission_id, comparison, log_path, sandbox=sandbox,
-                               secrets=secrets)
+                               secrets=secrets, user_values=found.get("user_values"),
+                               costs=found.get("costs"))
         log(f"sandbox: {', '.join(f'{k}: {v}' for k, v in sandbox.get('mechanisms', {}).items())}")
         if private_seed is not None:
             _private(outcome, python, checkout, config, private_seed, Path(work) / "private",
@@ -309,9 +325,12 @@ def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
     if expected is not None and fingerprint_differences(expected, run.fingerprint):
         return found, None, sandbox  # not evaluated: the fingerprint says why
     try:
-        found["results"] = _predict.score(dataset, run, users, config, work / "results")
+        found["results"], found["user_values"] = _predict.score(dataset, run, users, config,
+                                                                work / "results")
     except PredictionError as exc:
         return found, f"the model's predictions are not valid: {exc}", sandbox
+    found["costs"] = [run.costs.get(f, {k: None for k in COST_KEYS})
+                      for f in sorted(users)]
     return found, None, sandbox
 
 
@@ -355,6 +374,7 @@ def _private(outcome: Reproduction, python: Path, checkout: Path, config: dict, 
     outcome.private_fold_tests = [
         {test: fold["tests"][test] for test in LEADERBOARD_TESTS}
         for fold in sorted(folds, key=lambda f: f["fold"])]
+    outcome.private_user_values = found.get("user_values")
 
 
 def remove_env(path: Path) -> None:

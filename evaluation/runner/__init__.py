@@ -10,7 +10,7 @@ from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._fold import fold_seed, seed_global_generators
 from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner
-from evaluation.runner._profile import environment
+from evaluation.runner._profile import PeakMemory, environment
 from evaluation.runner._ray import import_ray
 from evaluation.runner._result import RunResult
 from evaluation.runner._settings import (
@@ -28,6 +28,7 @@ from evaluation.runner._store import (
 )
 from evaluation.runner._submit import Answer, UploadSettings, load_settings, post, submit_run
 from evaluation.runner._target import OFFICIAL_COMPETITION
+from evaluation.runner._user_values import run_user_values
 
 __all__ = [
     "Answer",
@@ -38,6 +39,7 @@ __all__ = [
     "LegacyChallengeDataset",
     "LegacyEvalRSRunner",
     "OFFICIAL_COMPETITION",
+    "PeakMemory",
     "RunResult",
     "RunWarning",
     "UploadSettings",
@@ -58,6 +60,7 @@ __all__ = [
     "reclist_tests",
     "retarget",
     "run_checkout",
+    "run_user_values",
     "seed_global_generators",
     "submit_run",
     "verify_fold",

@@ -22,9 +22,14 @@ from tqdm.auto import tqdm
 
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
-from evaluation.challenge import EvalRSRecList, UserScores
+from evaluation.challenge import MRED_SLICES, EvalRSRecList, UserScores, users_sha256
 from evaluation.compat import build_reclist
-from evaluation.contract import REPEATED_LISTS_KEY, CompetitionTarget
+from evaluation.contract import (
+    REPEATED_LISTS_KEY,
+    SLICE_LABELS_KEY,
+    TEST_USERS_SHA256_KEY,
+    CompetitionTarget,
+)
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError, PredictionWarning
 from evaluation.predictions import validate_predictions
@@ -125,9 +130,10 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     Returns
     -------
     tuple of (dict, UserScores)
-        The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, maybe
-        ``rating_errors``, and ``runtime`` last) and its per-user scores, ready for
-        ``_store.write_fold``.
+        The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, the sha256
+        of its test user ids and its slices' group labels, maybe ``rating_errors``, and
+        ``runtime`` last: what the fold cost is read from it, ``contract.fold_cost``) and its
+        per-user scores, ready for ``_store.write_fold``.
     """
     profile = FoldProfile()
     bar = tqdm(total=len(STAGES), desc=f"fold {job.fold}", leave=False, unit="step",
@@ -154,12 +160,22 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
                           "n_train_rows": n_train_rows, "tests": tests,
                           "details": details, "seen_in_training": seen,
-                          REPEATED_LISTS_KEY: repeated["lists"]})
+                          REPEATED_LISTS_KEY: repeated["lists"],
+                          TEST_USERS_SHA256_KEY: users_sha256(test_df["user_id"].to_numpy()),
+                          SLICE_LABELS_KEY: slice_labels(challenge_fold)})
     rating = _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
     result["runtime"] = profile.to_dict()
     return result, scores
+
+
+def slice_labels(fold: object) -> dict[str, list[str]]:
+    """Each MRED test's group labels in a scored fold (a user's code ``g`` names
+    ``labels[g]``); none for a slice the fold's scoring state lacks."""
+    slices = getattr(fold, "slices", {}) or {}
+    return {test: [str(v) for v in slices[name].labels] if name in slices else []
+            for test, name in MRED_SLICES.items()}
 
 
 def repeated_mode(dataset: ChallengeDataset, competition: CompetitionTarget) -> str:

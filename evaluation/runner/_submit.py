@@ -29,6 +29,7 @@ from evaluation._util import atomic as _atomic
 from evaluation.contract import (
     ELIGIBLE_KEY,
     NOT_ELIGIBLE_BECAUSE_KEY,
+    USER_VALUES_KEY,
     HttpClient,
     Limits,
     Reply,
@@ -39,6 +40,7 @@ from evaluation.contract import (
     submission_payload,
 )
 from evaluation.errors import ConfigError, UploadError
+from evaluation.runner._user_values import run_user_values
 
 #: What a refusal's message adds, by HTTP status.
 HINTS = {401: " Check UPLOAD_TOKEN.", 403: " Check UPLOAD_TOKEN and PARTICIPANT_ID.",
@@ -219,6 +221,10 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
     console : rich.console.Console
         Where the outcome is printed.
 
+    The submission carries the run's per-user values (``user_values``: every fold's, read from
+    the run directory) when the run recorded them; without them (a run of an older harness)
+    it is sent all the same, with a note.
+
     Returns
     -------
     dict
@@ -228,6 +234,14 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
     """
     payload = submission_payload(results, email=settings.email,
                                  participant_id=settings.participant_id)
+    blob, why_not = run_user_values(results, run_dir)
+    if blob is not None:
+        payload[USER_VALUES_KEY] = blob
+    else:
+        console.print(f"the submission carries no per-user values ({why_not}): the leaderboard "
+                      f"accepts it but leaves it out of the comparisons that pair teams user by "
+                      f"user; run again with this harness to include them", style="yellow",
+                      markup=False, soft_wrap=True)
     path = run_dir / "submission.json"
     _atomic.write_json(path, payload)
     # soft_wrap: the messages' paths and URLs stay on one line, to be copied

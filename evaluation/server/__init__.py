@@ -43,7 +43,12 @@ if TYPE_CHECKING:
         ReproductionReport,
         parse_reproduction,
     )
-    from evaluation.server._schema import MAX_BODY_BYTES, Submission, parse_submission
+    from evaluation.server._schema import (
+        MAX_BODY_BYTES,
+        MAX_REPORT_BYTES,
+        Submission,
+        parse_submission,
+    )
     from evaluation.server._scoring import Scores, claimed_differs, recompute
     from evaluation.server._security import SECURITY_HEADERS, SecurityHeaders
     from evaluation.server._store import Store
@@ -85,6 +90,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "LimitReached": ("evaluation.server._store_submissions", "LimitReached"),
     "MAX_BODY_BYTES": ("evaluation.server._schema", "MAX_BODY_BYTES"),
     "MAX_LOG_TAIL_BYTES": ("evaluation.server._reproduction", "MAX_LOG_TAIL_BYTES"),
+    "MAX_REPORT_BYTES": ("evaluation.server._schema", "MAX_REPORT_BYTES"),
     "Phase": ("evaluation.server._competition", "Phase"),
     "PhaseRevealRow": ("evaluation.server._tables", "PhaseRevealRow"),
     "REPRODUCTION_STATES": ("evaluation.server._board", "REPRODUCTION_STATES"),
@@ -164,6 +170,7 @@ __all__ = [
     "LimitReached",
     "MAX_BODY_BYTES",
     "MAX_LOG_TAIL_BYTES",
+    "MAX_REPORT_BYTES",
     "Phase",
     "PhaseRevealRow",
     "REPRODUCTION_STATES",

@@ -3,9 +3,12 @@
 ``python -m evaluation reproduce`` runs a participant's model again and sends what it found: a
 verdict, the test-by-test comparison with the uploaded values, the end of its log, whether the
 model's fingerprint matched the upload, and, when it ran the organizers' private folds, the
-per-fold test values there. The body is read with the upload's strict JSON reader (no NaN or
-infinity, no duplicate keys, bounded size and nesting) and checked here; the private folds are
-checked like an upload's folds (the same ranges, one per fold of the submission).
+per-fold test values there; and the per-user values it computed from the model's predictions
+(``user_values``, and ``private_user_values`` with the private folds: the upload's blob format)
+with each public fold's costs measured in the sandbox (``costs``). The body is read with the
+upload's strict JSON reader (no NaN or infinity, no duplicate keys, at most
+``MAX_REPORT_BYTES``, bounded nesting) and checked here; the private folds are checked like an
+upload's folds (the same ranges, one per fold of the submission).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pydantic import (
 from evaluation.contract import MAX_FOLDS
 from evaluation.errors import SubmissionRejected
 from evaluation.server._schema import (
+    MAX_REPORT_BYTES,
     FoldTests,
     _describe,
     _strict_json,
@@ -54,6 +58,16 @@ class TableRow(BaseModel):
     within: StrictBool
 
 
+class FoldCostReport(BaseModel):
+    """One fold's costs as the sandbox measured them (None: unknown)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    train_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    predict_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    peak_rss_mib: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+
 class ReproductionReport(BaseModel):
     """A reproduction's report, checked.
 
@@ -69,6 +83,11 @@ class ReproductionReport(BaseModel):
         At most ``MAX_LOG_TAIL_BYTES`` bytes of UTF-8.
     fingerprint_matches : bool
     harness_version : str or None
+    user_values, private_user_values : str or None
+        The per-user values the reproduction computed (base64 blobs), of the public folds and
+        of the private ones (only with ``private``).
+    costs : list of FoldCostReport or None
+        Each public fold's costs, measured in the sandbox.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -81,6 +100,10 @@ class ReproductionReport(BaseModel):
     harness_version: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     private_fold_tests: Annotated[list[FoldTests],
                                   Field(min_length=1, max_length=MAX_FOLDS)] | None = None
+    user_values: str | None = None
+    private_user_values: str | None = None
+    costs: Annotated[list[FoldCostReport], Field(min_length=1, max_length=MAX_FOLDS)] | None \
+        = None
 
     @field_validator("log_tail")
     @classmethod
@@ -99,7 +122,18 @@ class ReproductionReport(BaseModel):
         if not self.private and self.private_fold_tests is not None:
             raise ValueError("private_fold_tests is given but private is false: set private "
                              "to true, or leave the private folds out")
+        if self.private_user_values is not None and self.private_fold_tests is None:
+            raise ValueError("private_user_values is given without private_fold_tests: send "
+                             "the private folds' tests with their per-user values")
         return self
+
+    def reproduced_tests(self) -> dict[int, dict[str, float]]:
+        """The reproduced value of each test of each fold in the table (fold rows only)."""
+        out: dict[int, dict[str, float]] = {}
+        for row in self.table:
+            if row.fold is not None and row.reproduced is not None:
+                out.setdefault(row.fold, {})[row.test] = row.reproduced
+        return out
 
     def private_tests(self) -> list[dict[str, float]] | None:
         """The private folds' leaderboard tests as plain dicts (None without private folds)."""
@@ -129,7 +163,7 @@ def parse_reproduction(body: bytes, num_folds: int) -> ReproductionReport:
         otherwise (an unknown verdict, a non-finite number, a log tail over 64 KiB, private
         folds out of range or of another count ...).
     """
-    data = _strict_json(body)
+    data = _strict_json(body, MAX_REPORT_BYTES)
     try:
         report = ReproductionReport.model_validate(data)
     except ValidationError as exc:
@@ -140,4 +174,8 @@ def parse_reproduction(body: bytes, num_folds: int) -> ReproductionReport:
             422, f"invalid reproduction report: private_fold_tests has "
                  f"{len(report.private_fold_tests)} fold(s); the submission has {num_folds}: "
                  f"send one {{test: value}} per fold, fold 0 first")
+    if report.costs is not None and len(report.costs) != num_folds:
+        raise SubmissionRejected(
+            422, f"invalid reproduction report: costs has {len(report.costs)} fold(s); the "
+                 f"submission has {num_folds}")
     return report

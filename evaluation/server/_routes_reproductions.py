@@ -13,6 +13,7 @@ from evaluation.server._deps import (
     run_write,
 )
 from evaluation.server._reproduction import ReproductionReport
+from evaluation.server._schema import MAX_REPORT_BYTES
 
 router = APIRouter()
 
@@ -35,6 +36,6 @@ async def post_reproduction(request: Request, submission_id: SubmissionId,
     if not caller.admin:
         raise SubmissionRejected(404, f"no submission {submission_id} whose reproduction "
                                       f"you may record (organizers only)")
-    body = await read_body(request)
+    body = await read_body(request, MAX_REPORT_BYTES)
     answer = await run_write(request, store.record_reproduction, submission_id, body)
     return JSONResponse(Recorded(**answer).model_dump(mode="json"))

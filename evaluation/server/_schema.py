@@ -43,8 +43,11 @@ from evaluation.contract import (
 from evaluation.contract import read_submission as read_contract_submission
 from evaluation.errors import SubmissionRejected
 
-#: The largest upload body the leaderboard reads (bytes).
-MAX_BODY_BYTES = 1 << 20
+#: The largest upload body the leaderboard reads (bytes): 2 MiB, a full-scale run's per-user
+#: values (about 1.1 to 1.5 MiB of base64 for 4 folds of ~30k users) with its results.
+MAX_BODY_BYTES = 2 << 20
+#: The largest reproduction report (bytes): two such blobs (public and private folds).
+MAX_REPORT_BYTES = 4 << 20
 #: The deepest nesting of arrays and objects a body may have (a results file has about 8).
 MAX_DEPTH = 32
 #: How much of an offending value a rejection shows.
@@ -191,14 +194,15 @@ def read_submission(body: bytes) -> tuple[Submission, dict]:
     return Submission(**{f.name: getattr(record, f.name) for f in fields(record)}), data
 
 
-def _strict_json(body: bytes) -> dict:
-    """The JSON object in ``body``; ``SubmissionRejected`` when it is not strict JSON."""
+def _strict_json(body: bytes, limit: int = MAX_BODY_BYTES) -> dict:
+    """The JSON object in ``body``; ``SubmissionRejected`` when it is not strict JSON or has
+    more than ``limit`` bytes."""
     if isinstance(body, str):
         body = body.encode("utf-8")
     body = bytes(body)
-    if len(body) > MAX_BODY_BYTES:
+    if len(body) > limit:
         raise SubmissionRejected(413, f"the body has {len(body)} bytes; at most "
-                                      f"{MAX_BODY_BYTES} are accepted")
+                                      f"{limit} are accepted")
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -4,17 +4,32 @@ The latest verdict is the submission's (the board's badge); every report is kept
 ``reproductions``. A report with ``private`` sets the submission's private scores, recomputed
 from its private folds with the references of the submission's phase; they stay hidden until
 the phase is revealed.
+
+The per-user values a report sends (computed by the organizers from the model's predictions)
+are checked like an upload's: read against the submission's folds (its ``n_users`` and
+``k``), adding up to the report's reproduced fold values (the private ones to its private
+fold tests), with the test users of the upload and of the phase's other submissions of the
+same run hash. They are stored as trusted rows of ``user_values``, with the costs measured in
+the sandbox; the board reads them in place of the upload's, which stay for the record.
 """
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
+from typing import Any
+
 from sqlalchemy import select
 
+from evaluation.contract import RESULTS_KEY, RUN_HASH_KEY
 from evaluation.errors import SubmissionRejected
-from evaluation.server._reproduction import parse_reproduction
+from evaluation.server._reproduction import ReproductionReport, parse_reproduction
 from evaluation.server._scoring import Scores, recompute
 from evaluation.server._store_session import Database
-from evaluation.server._tables import ReproductionRow, SubmissionRow
+from evaluation.server._store_submissions import check_same_users
+from evaluation.server._store_user_values import REPRODUCTION, UPLOAD
+from evaluation.server._tables import ReproductionRow, SubmissionRow, UserValuesRow
+from evaluation.server._user_values import CheckedValues, check_agreement, read_blob
 
 
 def record_reproduction(db: Database, submission_id: int, body: bytes) -> dict:
@@ -41,14 +56,20 @@ def record_reproduction(db: Database, submission_id: int, body: bytes) -> dict:
         private folds with).
     """
     with db.reading() as session:
-        found = session.execute(select(SubmissionRow.num_folds, SubmissionRow.phase).where(
+        found = session.execute(select(SubmissionRow.num_folds, SubmissionRow.phase,
+                                       SubmissionRow.payload).where(
             SubmissionRow.id == submission_id)).one_or_none()
+        uploaded = session.execute(select(UserValuesRow.users_sha256).where(
+            UserValuesRow.submission_id == submission_id, UserValuesRow.source == UPLOAD)
+        ).scalars().first()
     if found is None:
         raise SubmissionRejected(404, f"no submission {submission_id}")
-    num_folds, phase_name = found
+    num_folds, phase_name, payload = found
     report = parse_reproduction(body, num_folds)
     private_tests = report.private_tests()
     scores = _private_scores(db, submission_id, phase_name, private_tests)
+    results = json.loads(payload)[RESULTS_KEY]
+    public, private = _trusted_values(report, results, uploaded)
     with db.writing() as session:
         row = session.get(SubmissionRow, submission_id)
         if row is None:  # deleted meanwhile (a baseline whose file changed)
@@ -62,7 +83,62 @@ def record_reproduction(db: Database, submission_id: int, body: bytes) -> dict:
         row.reproduction = report.verdict
         if scores is not None:
             _set_private_scores(row, scores)
+        run_hash, now = results[RUN_HASH_KEY], db.now()
+        conn = session.connection()
+        for values, is_private in ((public, False), (private, True)):
+            if values is None:
+                continue
+            check_same_users(conn, phase_name, run_hash, values.users_sha256,
+                             private=is_private, what="the reproduction")
+            session.add(_row(submission_id, phase_name, run_hash, values, is_private, now))
     return {"status": "recorded", "submission_id": submission_id, "verdict": report.verdict}
+
+
+def _trusted_values(report: ReproductionReport, results: dict, uploaded: list | None
+                    ) -> tuple[CheckedValues | None, CheckedValues | None]:
+    """The report's per-user values of the public and the private folds (with the public
+    costs), checked; None where it sent none.
+
+    Raises
+    ------
+    SubmissionRejected
+        422 when a blob cannot be read against the submission's folds, does not add up to the
+        report's own values, or pairs other test users than the upload's.
+    """
+    public = None
+    if report.user_values is not None:
+        public = read_blob(report.user_values, results, where="user_values")
+        tests = report.reproduced_tests()
+        check_agreement(public.folds or [], [tests.get(f, {}) for f in range(len(public.folds
+                                                                                 or []))],
+                        what="reproduced")
+        if uploaded is not None and list(uploaded) != public.users_sha256:
+            raise SubmissionRejected(
+                422, "user_values: the reproduction's test users are not the upload's (their "
+                     "hashes differ); reproduce on the submission's own folds")
+    costs = [c.model_dump() for c in report.costs] if report.costs is not None else None
+    if public is None and costs is not None:
+        public = CheckedValues(blob=None, k=None, n_users=None, users_sha256=None, costs=costs)
+    elif public is not None:
+        public = CheckedValues(blob=public.blob, k=public.k, n_users=public.n_users,
+                               users_sha256=public.users_sha256, costs=costs)
+    private = None
+    if report.private_user_values is not None:
+        private = read_blob(report.private_user_values, results, where="private_user_values",
+                            declared=True)
+        check_agreement(private.folds or [], report.private_tests() or [], what="reproduced")
+    return public, private
+
+
+def _row(submission_id: int, phase: str, run_hash: str, values: CheckedValues, private: bool,
+         now: datetime) -> UserValuesRow:
+    """A reproduction's trusted ``user_values`` row."""
+    fields: dict[str, Any] = dict(
+        submission_id=submission_id, source=REPRODUCTION, private=private, trusted=True,
+        phase=phase, run_hash=run_hash, k=values.k, n_users=values.n_users,
+        users_sha256=values.users_sha256, blob=values.blob, costs=values.costs,
+        recorded_at=now)
+    return UserValuesRow(**fields)
 
 
 def _private_scores(db: Database, submission_id: int, phase_name: str,

@@ -46,12 +46,14 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.submitted_at < bindparam("end"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
-# the user hashes of a phase's first submission with per-user values of a run hash
+# the user hashes of a phase's submissions with per-user values of a run hash, public or
+# private: the trusted ones (a reproduction's) first, then by age
 _FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
                  .where(UserValuesRow.phase == bindparam("phase"),
                         UserValuesRow.run_hash == bindparam("run_hash"),
+                        UserValuesRow.private == bindparam("private"),
                         UserValuesRow.users_sha256.is_not(None))
-                 .order_by(UserValuesRow.id).limit(1))
+                 .order_by(UserValuesRow.trusted.desc(), UserValuesRow.id).limit(1))
 
 
 class LimitReached(SubmissionRejected):
@@ -216,14 +218,15 @@ def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
                 recorded_at=now)
 
 
-def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None,
-                     what: str = "the upload") -> None:
-    """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first
-    submission with per-user values of ``run_hash`` (or there is none yet); else 422 naming the
-    first fold that differs."""
+def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None, *,
+                     private: bool = False, what: str = "the upload") -> None:
+    """Nothing when ``hashes`` (each fold's user hash) are those the phase already has for
+    ``run_hash`` (a reproduction's when there is one, else the first upload's), or it has none
+    yet; else 422 naming the first fold that differs."""
     if hashes is None:
         return
-    first = conn.execute(_FIRST_HASHES, {"phase": phase, "run_hash": run_hash}).one_or_none()
+    keys = {"phase": phase, "run_hash": run_hash, "private": private}
+    first = conn.execute(_FIRST_HASHES, keys).one_or_none()
     if first is None:
         return
     theirs = list(first.users_sha256 or [])

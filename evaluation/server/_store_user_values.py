@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from evaluation.challenge import UserScores, decode_user_values
+from evaluation.contract import COST_KEYS
 from evaluation.server._store_session import Database
 from evaluation.server._tables import UserValuesRow
 
 #: ``UserValuesRow.source`` of an upload's row and of a reproduction's.
 UPLOAD = "upload"
 REPRODUCTION = "reproduction"
-#: The keys of one fold's costs.
-COST_KEYS = ("train_seconds", "predict_seconds", "peak_rss_mib")
 
 
 @dataclass(frozen=True)

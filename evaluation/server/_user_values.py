@@ -18,8 +18,8 @@ BEING_LESS_WRONG 1.0 without a miss, else 0.0) where the arrays give no number.
 
 An upload without ``user_values`` (a client older than them) is accepted and stored as having
 no per-user values: the board leaves it out of the statistics that pair teams user by user.
-The costs a run recorded per fold (``cost`` in each fold of its results) are kept either way,
-as self-reported.
+The costs a run recorded per fold (read from each fold's ``runtime``) are kept either way, as
+self-reported.
 """
 
 from __future__ import annotations
@@ -41,15 +41,7 @@ from evaluation.challenge import (
     float32_bound,
     user_values_bytes,
 )
-from evaluation.contract import (
-    COST_KEY,
-    FOLD_KEY,
-    FOLDS_KEY,
-    PEAK_RSS_MIB_KEY,
-    PREDICT_SECONDS_KEY,
-    TRAIN_SECONDS_KEY,
-    USER_VALUES_KEY,
-)
+from evaluation.contract import COST_KEYS, FOLD_KEY, FOLDS_KEY, USER_VALUES_KEY, fold_cost
 from evaluation.errors import DataError, SubmissionRejected
 
 #: HIT_RATE, MRR and MRED: the relative and absolute tolerance of summation.
@@ -57,10 +49,6 @@ REL_TOL = 1e-9
 ABS_TOL = 1e-12
 #: The tests whose per-user values travel as float32.
 FLOAT32_TESTS = (BEING_LESS_WRONG, LATENT_DIVERSITY)
-#: The keys of one fold's costs.
-COST_KEYS = (TRAIN_SECONDS_KEY, PREDICT_SECONDS_KEY, PEAK_RSS_MIB_KEY)
-#: The highest cost value read (seconds or MiB): ten years, a petabyte.
-MAX_COST = 3.2e8
 
 
 @dataclass(frozen=True)
@@ -122,8 +110,7 @@ def read_uploaded(document: Mapping[str, Any], results: Mapping[str, Any],
     SubmissionRejected
         422 naming the fold and the rule: a blob that cannot be read (see
         :func:`evaluation.challenge.decode_user_values`), or whose values do not add up to a
-        fold's uploaded test (the test, both values, the allowed difference and the fix);
-        malformed costs.
+        fold's uploaded test (the test, both values, the allowed difference and the fix).
     """
     costs = read_costs(results)
     text = document.get(USER_VALUES_KEY)
@@ -136,15 +123,18 @@ def read_uploaded(document: Mapping[str, Any], results: Mapping[str, Any],
 
 
 def read_blob(text: Any, results: Mapping[str, Any], *, where: str,
-              n_users: Sequence[int] | None = None) -> CheckedValues:
+              declared: bool = False) -> CheckedValues:
     """A base64 blob of per-user values read against a run's folds (``n_users``, ``k``).
+
+    ``declared``: the folds and users the blob declares (a trusted report's private folds,
+    which the run's results do not describe), still within the blob format's bounds.
 
     Raises
     ------
     SubmissionRejected
         422 naming ``where`` and the problem.
     """
-    counts = list(n_users) if n_users is not None else fold_users(results)
+    counts = None if declared else fold_users(results)
     k = results.get("k")
     if isinstance(k, bool) or not isinstance(k, int):
         raise SubmissionRejected(422, f"{where}: per-user values need the run's k (results.k), "
@@ -157,18 +147,21 @@ def read_blob(text: Any, results: Mapping[str, Any], *, where: str,
         folds = decode_user_values(blob, counts, k=k)
     except DataError as exc:
         raise SubmissionRejected(422, f"{where}: {exc}") from None
-    return CheckedValues(blob=blob, k=k, n_users=counts,
+    return CheckedValues(blob=blob, k=k, n_users=[len(f) for f in folds],
                          users_sha256=[f.users_sha256 for f in folds], costs=None, folds=folds)
 
 
 def check_agreement(folds: Sequence[FoldUsers], fold_tests: Sequence[Mapping[str, float]],
                     *, what: str) -> None:
     """Nothing when every fold's tests recomputed from its per-user values agree with
-    ``fold_tests`` (the rule of the module's description); else SubmissionRejected (422)
-    naming the first fold and test that do not, both values and the fix."""
+    ``fold_tests`` (the rule of the module's description; a test a fold lacks is not
+    compared); else SubmissionRejected (422) naming the first fold and test that do not, both
+    values and the fix."""
     for number, (fold, tests) in enumerate(zip(folds, fold_tests)):
         recomputed = fold.scores.tests()
         for test in LEADERBOARD_TESTS:
+            if tests.get(test) is None:  # a reproduction's table may lack a value
+                continue
             claimed = float(tests[test])
             value = _as_harness(test, float(recomputed[test][0]), fold)
             allowed = _allowed(test, claimed, value, fold)
@@ -204,34 +197,11 @@ def _as_harness(test: str, value: float, fold: FoldUsers) -> float:
 
 
 def read_costs(results: Mapping[str, Any]) -> list[dict] | None:
-    """Each fold's recorded costs (fold 0 first); None when no fold records them.
-
-    Raises
-    ------
-    SubmissionRejected
-        422 when a fold's ``cost`` is not a mapping of the three keys to non-negative
-        finite numbers or null.
-    """
+    """Each fold's self-reported costs (fold 0 first), read from its ``runtime``
+    (:func:`evaluation.contract.fold_cost`; a value that is not a number in range is unknown,
+    None); None when no fold records a runtime."""
     folds = sorted(results[FOLDS_KEY], key=lambda f: f[FOLD_KEY])
-    if not any(COST_KEY in f for f in folds):
+    costs = [fold_cost(f) for f in folds]
+    if all(c is None for c in costs):
         return None
-    out: list[dict[str, float | None]] = []
-    for number, fold in enumerate(folds):
-        cost = fold.get(COST_KEY)
-        if cost is None:
-            out.append({k: None for k in COST_KEYS})
-            continue
-        if not isinstance(cost, dict):
-            raise SubmissionRejected(422, f"results.folds (fold {number}).cost must be an "
-                                          f"object, got {type(cost).__name__}")
-        entry: dict[str, float | None] = {}
-        for key in COST_KEYS:
-            v = cost.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
-                                  or not 0 <= v <= MAX_COST):
-                raise SubmissionRejected(
-                    422, f"results.folds (fold {number}).cost.{key} must be a number in "
-                         f"[0, {MAX_COST:g}] or null, got {str(v)[:20]!r}")
-            entry[key] = None if v is None else float(v)
-        out.append(entry)
-    return out
+    return [c if c is not None else {k: None for k in COST_KEYS} for c in costs]

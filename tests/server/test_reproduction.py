@@ -23,8 +23,8 @@ import sqlalchemy as sa
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server import (
-    MAX_BODY_BYTES,
     MAX_LOG_TAIL_BYTES,
+    MAX_REPORT_BYTES,
     ReproductionRow,
     SubmissionRow,
     create_app,
@@ -186,7 +186,7 @@ def _bad_reports(document: dict) -> list[tuple[str, bytes, int, str]]:
                                                  for f in folds]), 422, "MRR"),
         ("not JSON", b"{verdict", 422, "JSON"),
         ("a JSON array", b"[]", 422, "object"),
-        ("a body over 1 MiB", b" " * (MAX_BODY_BYTES + 1), 413, "bytes"),
+        ("a body over the limit", b" " * (MAX_REPORT_BYTES + 1), 413, "bytes"),
     ]
 
 

@@ -6,6 +6,9 @@ Run on SQLite and, when the test suite can start one, on a real PostgreSQL.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,10 +18,26 @@ pytest.importorskip("alembic")
 
 import sqlalchemy as sa
 
+from evaluation.challenge import (
+    LEADERBOARD_TESTS,
+    FoldUsers,
+    UserScores,
+    decode_user_values,
+    encode_user_values,
+    users_sha256,
+)
 from evaluation.errors import SubmissionRejected
-from evaluation.server import Store, SubmissionRow, UserValues, UserValuesRow, load_competition
+from evaluation.server import (
+    Store,
+    SubmissionRow,
+    UserValues,
+    UserValuesRow,
+    create_app,
+    load_competition,
+)
 from tests.server._user_values import synthetic_fold, with_user_values
-from tests.server.test_store import EXAMPLE, encode, open_store, sqlite_url, variant
+from tests.server.test_api import Api, assert_rejected, serving
+from tests.server.test_store import EXAMPLE, Clock, encode, open_store, sqlite_url, variant
 
 N_USERS = 400
 
@@ -82,7 +101,6 @@ def test_values_that_do_not_add_up_are_refused(store: Store):
     user = int(np.flatnonzero(s.rr == 1.0)[0])
     rr = s.rr.copy()
     rr[user] = 0.5
-    from evaluation.challenge import FoldUsers, UserScores, encode_user_values
     changed = FoldUsers(UserScores(hit=s.hit, rr=rr, slices=s.slices, blw=s.blw, ld=s.ld),
                         folds[2].users_sha256, folds[2].labels)
     blob = encode_user_values([folds[0], folds[1], changed, folds[3]], 100)
@@ -96,3 +114,140 @@ def test_values_that_do_not_add_up_are_refused(store: Store):
     assert repr(uploaded) in reason
     with store.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(UserValuesRow)).scalar() == 0
+
+
+# ---------------------------------------------------------------------------- a real run, live
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
+    """A run of the example competition (synthetic data at scale "small"), as uploaded."""
+    from evaluation import ChallengeDataset, EvalRSRunner
+    from evaluation.baselines import PopularityModel
+    from evaluation.contract import submission_payload
+    from evaluation.runner import run_user_values
+
+    results_dir = tmp_path_factory.mktemp("real")
+    runner = EvalRSRunner(ChallengeDataset(scale="small"), results_dir=results_dir,
+                          progress=False, verbose=False, reports=False, n_boot=0,
+                          competition=str(EXAMPLE))
+    result = runner.evaluate(PopularityModel(), model_name="pop")
+    assert result.eligible_for_upload, result.not_eligible_because
+    results = json.loads(json.dumps(result.to_dict()))
+    run_dir = Path(str(result.path)).parent
+    payload = submission_payload(results, email="a@example.org", participant_id="alpha")
+    payload["user_values"], _ = run_user_values(results, run_dir)
+    return payload, run_dir
+
+
+@pytest.fixture
+def live(tmp_path, competition):
+    clock = Clock()
+    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    with serving(app, True) as client:
+        yield Api(client, app.state.store, clock, True)
+
+
+def edited_blob(payload: dict, edit) -> str:
+    """The payload's blob with ``edit(fold number, FoldUsers) -> FoldUsers`` applied."""
+    results = payload["results"]
+    folds = decode_user_values(payload["user_values"], [f["n_users"] for f in results["folds"]],
+                               k=results["k"])
+    return encode_user_values([edit(i, f) for i, f in enumerate(folds)], results["k"])
+
+
+def test_a_real_runs_upload_is_checked_stored_and_read_back(live, real_run):
+    payload, run_dir = real_run
+    sid = live.post(encode(payload), live.team("Alpha")).json()["submission_id"]
+    values = live.store.user_scores(sid)
+    assert values is not None and not values.trusted and not values.costs_trusted
+    for number, got in enumerate(values.folds):
+        with np.load(run_dir / f"fold_{number}_users.npz") as npz:
+            np.testing.assert_array_equal(got.rr, npz["rr"])
+            np.testing.assert_array_equal(got.blw, npz["blw"].astype(np.float32))
+            np.testing.assert_array_equal(got.slices["MRED_GENDER"], npz["slice:MRED_GENDER"])
+    folds = payload["results"]["folds"]
+    assert values.user_hashes == [f["test_users_sha256"] for f in folds]
+    assert [c.train_seconds for c in values.costs] == [f["runtime"]["train"]["seconds"]
+                                                       for f in folds]
+    assert [c.peak_rss_mib for c in values.costs] == [
+        max(s["peak_rss_mib"] for s in f["runtime"].values()) for f in folds]
+
+
+def test_one_changed_rank_is_refused_through_a_live_server(live, real_run):
+    payload, _ = real_run
+
+    def move_a_hit(number: int, fold: FoldUsers) -> FoldUsers:
+        if number != 1:
+            return fold
+        s = fold.scores
+        rr = s.rr.copy()
+        user = int(np.flatnonzero(rr > 0)[0])
+        rr[user] = 1.0 / (round(1.0 / rr[user]) + 1)  # one place lower
+        return FoldUsers(UserScores(hit=s.hit, rr=rr, slices=s.slices, blw=s.blw, ld=s.ld),
+                         fold.users_sha256, fold.labels)
+
+    changed = {**payload, "user_values": edited_blob(payload, move_a_hit)}
+    reason = assert_rejected(live.post(encode(changed), live.team("Beta")), 422)["reason"]
+    mrr = payload["results"]["folds"][1]["tests"]["MRR"]
+    assert "fold 1" in reason and "MRR" in reason and repr(mrr) in reason
+    assert "recomputed from the per-user values" in reason and "unedited" in reason
+
+
+def test_other_test_users_are_refused(live, real_run):
+    payload, _ = real_run
+    assert live.post(encode(payload), live.team("Alpha")).status_code == 201
+
+    def other_users(number: int, fold: FoldUsers) -> FoldUsers:
+        if number != 2:
+            return fold
+        return FoldUsers(fold.scores, users_sha256(np.arange(len(fold)) + 10**6), fold.labels)
+
+    moved = {**payload, "user_values": edited_blob(payload, other_users)}
+    reason = assert_rejected(live.post(encode(moved), live.team("Gamma")), 422)["reason"]
+    assert "fold 2" in reason and "test users" in reason and "same run hash" in reason
+
+
+def test_an_older_client_without_values_is_accepted_without_them(live, real_run):
+    payload, _ = real_run
+    old = {k: v for k, v in payload.items() if k != "user_values"}
+    sid = live.post(encode(old), live.team("Delta")).json()["submission_id"]
+    assert live.store.user_scores(sid) is None
+    assert live.store.phase_user_values("public", [sid]) == {}
+
+
+def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
+    from tests.server.test_reproduction import post_report, report
+
+    payload, _ = real_run
+    token, admin = live.team("Alpha"), live.store.create_admin_token()
+    sid = live.post(encode(payload), token).json()["submission_id"]
+    costs = [{"train_seconds": 1.5, "predict_seconds": 0.25, "peak_rss_mib": 300.0}] * 4
+    # values that do not add up to the report's own table are refused
+    wrong = edited_blob(payload, lambda n, f: f if n else FoldUsers(
+        UserScores(hit=f.scores.hit, rr=f.scores.rr, slices=f.scores.slices,
+                   blw=f.scores.blw, ld=np.asarray(f.scores.ld) + 0.01), f.users_sha256,
+        f.labels))
+    refused = post_report(live, sid, report(payload, user_values=wrong, costs=costs), admin)
+    assert "LATENT_DIVERSITY" in assert_rejected(refused, 422)["reason"]
+    assert not live.store.user_scores(sid).trusted
+
+    body = report(payload, user_values=payload["user_values"], costs=costs, private=True,
+                  private_fold_tests=[{t: f["tests"][t] for t in LEADERBOARD_TESTS}
+                                      for f in payload["results"]["folds"]],
+                  private_user_values=payload["user_values"])
+    answer = post_report(live, sid, body, admin)
+    assert answer.status_code == 200, answer.text
+    values = live.store.user_scores(sid)
+    assert values.trusted and values.costs_trusted
+    assert [c.train_seconds for c in values.costs] == [1.5] * 4
+    private = live.store.user_scores(sid, private=True)
+    assert private is not None and private.trusted
+    np.testing.assert_array_equal(private.folds[0].rr, values.folds[0].rr)
+    with live.store.engine.connect() as conn:
+        rows = conn.execute(sa.select(UserValuesRow.source, UserValuesRow.trusted,
+                                      UserValuesRow.private)
+                            .order_by(UserValuesRow.id)).all()
+    # the upload's values stay for the record
+    assert [tuple(r) for r in rows] == [("upload", False, False), ("reproduction", True, False),
+                                        ("reproduction", True, True)]
