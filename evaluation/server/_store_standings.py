@@ -52,9 +52,10 @@ from evaluation.server._store_user_values import UPLOAD, UserValues, phase_user_
 from evaluation.server._tables import UserValuesRow
 from evaluation.standings import METHOD, BoardReading, read_board
 
-#: Teams' replicate vectors kept per process (about 32 KiB each at 1000 replicates and three
-#: groups): many boards of hundreds of teams, with room for old submissions.
-MAX_CACHED_TEAMS = 20_000
+#: Submissions' replicates kept per process (about 32 KiB each at 1000 replicates and three
+#: groups, so at most ~125 MiB): boards of hundreds of teams, with room for the submissions
+#: they held before; the oldest kept go first.
+MAX_CACHED_TEAMS = 4_000
 #: Submissions whose per-user values are read (and held) at once.
 VALUES_BATCH = 8
 #: Resamples kept per process (each is n_boot x users bytes per fold, 120 MiB at full scale).
