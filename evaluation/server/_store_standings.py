@@ -57,7 +57,7 @@ from evaluation.standings import METHOD, BoardReading, read_board
 #: they held before; the oldest kept go first.
 MAX_CACHED_TEAMS = 4_000
 #: Submissions whose per-user values are read (and held) at once.
-VALUES_BATCH = 8
+VALUES_BATCH = 2
 #: Resamples kept per process (each is n_boot x users bytes per fold, 120 MiB at full scale).
 MAX_CACHED_RESAMPLES = 2
 
@@ -246,7 +246,7 @@ def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
             for sid in ids if sid in versions}
     missing = [sid for sid, key in keys.items() if key not in cache.teams]
     for start in range(0, len(missing), VALUES_BATCH):
-        # a few teams at a time: a full-scale team's values and the design matrices its
+        # two teams at a time: a full-scale team's values and the design matrices its
         # replicates are summed from take ~40 MiB, dropped once its replicates are kept
         batch = missing[start:start + VALUES_BATCH]
         values = source.values(board.phase, batch, board.revealed)
