@@ -11,7 +11,8 @@ code the board's routes run) on synthetic per-user values:
 * a repeated request with nothing changed (the reading kept).
 
 Each is timed in 3 interleaved runs (full, then incremental, on a fresh cache each run); the
-script prints the median and the min-max, and the process's peak resident memory. The
+script prints the median and the min-max (wall and CPU time), and the process's peak resident
+memory. The
 synthetic teams' values are made when asked for (as the store decodes them): making them is
 timed apart and left out of the computation's times; decoding one full-scale blob of the
 upload format is timed too, since an upload's incremental path reads one. Usage::
@@ -23,6 +24,7 @@ upload format is timed too, since an upload's incremental path reads one. Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -105,17 +107,19 @@ class Source:
 
     n_teams: int
     made_seconds: float = 0.0
+    made_cpu: float = 0.0
     asked: list[int] = field(default_factory=list)
 
     def versions(self, phase, ids, private):
         return {i: 0 for i in ids}
 
     def values(self, phase, ids, private):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         out = {i: Values(folds=[team_fold(i, f, skill(i, self.n_teams)) for f in range(4)],
                          user_hashes=["users"] * 4, trusted=False,
                          costs=[FoldCost(60.0, 5.0, 2048.0)] * 4) for i in ids}
         self.made_seconds += time.perf_counter() - start
+        self.made_cpu += time.process_time() - cpu
         self.asked += list(ids)
         return out
 
@@ -168,19 +172,22 @@ def run(competition, n_teams: int, pts: np.ndarray) -> dict[str, float]:
     last = n_teams - 1  # the upload: any team would do
     before = replace(everyone, rows=tuple(r for r in everyone.rows
                                           if r.submission_id != last))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with_standings(db, before, source)
     full = time.perf_counter() - start - source.made_seconds
-    made = source.made_seconds
-    start = time.perf_counter()
+    full_cpu = time.process_time() - cpu - source.made_cpu
+    made, made_cpu = source.made_seconds, source.made_cpu
+    start, cpu = time.perf_counter(), time.process_time()
     after = with_standings(db, everyone, source)
     incremental = time.perf_counter() - start - (source.made_seconds - made)
+    incremental_cpu = time.process_time() - cpu - (source.made_cpu - made_cpu)
     assert source.asked[-1] == last and len(source.asked) == n_teams
     start = time.perf_counter()
     with_standings(db, everyone, source)
     repeat = time.perf_counter() - start
     assert after.standings is not None and after.standings.compared == n_teams
-    return {"full": full, "incremental": incremental, "repeat": repeat,
+    return {"full": full, "incremental": incremental, "repeat": repeat, "full_cpu": full_cpu,
+            "incremental_cpu": incremental_cpu,
             "tiers": float(max(r.standing.tier for r in after.rows))}
 
 
@@ -197,7 +204,9 @@ def main() -> None:
     pts = points(args.teams, references)
     results = [run(competition, args.teams, pts) for _ in range(args.runs)]
     for key, label in (("full", f"first full computation ({args.teams - 1} teams)"),
+                       ("full_cpu", "  its CPU time (all threads)"),
                        ("incremental", "after one upload (incremental)"),
+                       ("incremental_cpu", "  its CPU time (all threads)"),
                        ("repeat", "repeated request, nothing changed")):
         values = [r[key] for r in results]
         print(f"{label:45s} median {statistics.median(values):8.3f} s  "
@@ -208,6 +217,7 @@ def main() -> None:
           f"{results[-1]['tiers']:.0f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory of the process: {peak:.0f} MiB")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
