@@ -9,9 +9,12 @@ bins, genders with some unknown). Prints the base64 blob's size (the bytes an up
 to compare with the server's ``MAX_BODY_BYTES``) and the median of ``--repeat`` timings of
 encoding it, decoding it, and the server's whole check (decode and recompute the nine tests
 of every fold). Also prints the size per user of a real run of the example competition
-(synthetic data at scale "small") when ``--real`` is given. Usage::
+(synthetic data at scale "small") when ``--real`` is given, and with ``--board N`` the time
+the leaderboard takes to read N teams' values for a board (``Store.phase_user_values`` on
+SQLite: cold, every blob read and decoded; warm, from memory). Usage::
 
     python benchmarks/bench_user_values.py [--users 29900] [--folds 4] [--repeat 3] [--real]
+                                           [--board 200]
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from evaluation.challenge import (  # noqa: E402
     UserScores,
     decode_user_values,
     encode_user_values,
+    user_values_bytes,
     users_sha256,
 )
 from evaluation.server._schema import MAX_BODY_BYTES  # noqa: E402
@@ -98,12 +102,55 @@ def real_bytes_per_user() -> float:
     return len(blob or "") / sum(f["n_users"] for f in result.folds)
 
 
+def board_seconds(n_teams: int, folds: list[FoldUsers]) -> tuple[float, float]:
+    """Seconds to read ``n_teams`` teams' values for a board: cold, then warm."""
+    import zlib
+    from datetime import datetime, timezone
+
+    from sqlalchemy import create_engine, insert
+
+    from evaluation.server import Store, UserValuesRow, upgrade
+    from evaluation.server._store_user_values import _CACHE, blob_sha256
+
+    raw = zlib.decompress(user_values_bytes(encode_user_values(folds, K)))
+    now = datetime.now(timezone.utc)
+    with tempfile.TemporaryDirectory() as folder:
+        # a plain engine: SQLite's foreign keys stay off, so no submission rows are needed
+        engine = create_engine(f"sqlite:///{folder}/board.db")
+        upgrade(engine)
+        store = Store(engine)
+        rows = []
+        for team in range(n_teams):
+            # a distinct blob per team (decoded values are kept by content): the team's number
+            # in binary as the gender codes (0 or 1) of the last 16 users
+            bits = bytes((team >> b) & 1 for b in range(16))
+            blob = zlib.compress(raw[:-16] + bits, 1)
+            rows.append(dict(submission_id=team + 1, source="upload", private=False,
+                             trusted=False, phase="public", run_hash="0" * 64, k=K,
+                             n_users=[len(f) for f in folds],
+                             users_sha256=[f.users_sha256 for f in folds], blob=blob,
+                             blob_sha256=blob_sha256(blob), costs=None, recorded_at=now))
+        with engine.begin() as conn:
+            conn.execute(insert(UserValuesRow), rows)
+        ids = list(range(1, n_teams + 1))
+        _CACHE.clear()
+        t0 = time.perf_counter()
+        store.phase_user_values("public", ids)
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        store.phase_user_values("public", ids)
+        warm = time.perf_counter() - t0
+        engine.dispose()
+    return cold, warm
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=29_900)
     parser.add_argument("--folds", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--real", action="store_true")
+    parser.add_argument("--board", type=int, default=0, metavar="N")
     args = parser.parse_args(argv)
     folds = [realistic_fold(f, args.users) for f in range(args.folds)]
     counts = [args.users] * args.folds
@@ -121,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         per_user = real_bytes_per_user()
         print(f"  a real run (synthetic 'small', popularity): {per_user:.2f} bytes per user, "
               f"{per_user * users / 2**20:.2f} MiB at this scale")
+    if args.board:
+        cold, warm = board_seconds(args.board, folds)
+        print(f"  a board of {args.board} teams' values: {cold:.2f} s cold (read and decode "
+              f"every blob), {warm:.3f} s warm (decoded values kept in memory)")
     return 0
 
 

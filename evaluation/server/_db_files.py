@@ -64,8 +64,10 @@ def check_integrity(path: Path) -> None:
     except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
         faults = [str(exc)]
     if faults != ["ok"]:
+        # SQLite's fault lines may hold line breaks: the message stays on one line
+        said = " ".join("; ".join(faults).split())
         raise ConfigError(
-            f"the database {path} is damaged ({'; '.join(faults)[:300]}). Stop the server and "
+            f"the database {path} is damaged ({said[:300]}). Stop the server and "
             f"restore the last backup: python -m evaluation admin --db sqlite:///{path} db "
             f"restore BACKUP (it sets the damaged files aside).")
 

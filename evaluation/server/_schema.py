@@ -138,6 +138,10 @@ SUBMISSION_JSON_SCHEMA: dict = {
                             {"type": "null"}]},
         "leaderboard_score": {"anyOf": [{"type": "number"}, {"type": "null"}]},
         "results": {"type": "object", "description": "the run's results.json"},
+        "user_values": {"type": "string", "description": (
+            "optional: every fold's per-user values, base64 of the blob "
+            "evaluation.challenge.encode_user_values makes; checked to add up to the folds' "
+            "tests")},
     },
 }
 

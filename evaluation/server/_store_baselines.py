@@ -3,7 +3,10 @@
 Each baseline file is read and checked like an upload, scored with each phase's references and
 stored under a team of the baseline's name that has no token. The server pins them at every
 start: a baseline already stored with the same content is left alone; a changed file replaces
-what its baseline had stored.
+what its baseline had stored. A baseline file with per-user values (``make_baselines.py`` copies
+the run's ``submission.json``, which has them) has them checked like an upload's and stored as
+trusted (the organizers' own runs): its test users are then those every upload of the phase
+with its run hash must have.
 """
 
 from __future__ import annotations
@@ -12,14 +15,17 @@ import hashlib
 
 from sqlalchemy import select
 
+from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY
 from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.server._competition import BaselineSpec, Competition
 from evaluation.server._schema import Submission
 from evaluation.server._scoring import Scores, recompute
 from evaluation.server._store_session import Database
 from evaluation.server._store_submissions import canonical_json
-from evaluation.server._tables import SubmissionRow, TeamRow
+from evaluation.server._store_user_values import BASELINE, blob_sha256
+from evaluation.server._tables import SubmissionRow, TeamRow, UserValuesRow
 from evaluation.server._team_names import check_team_name
+from evaluation.server._user_values import CheckedValues, read_uploaded
 
 
 def pin_baselines(db: Database) -> list[tuple[str, str, int]]:
@@ -40,14 +46,38 @@ def pin_baselines(db: Database) -> list[tuple[str, str, int]]:
     pinned = []
     for spec in competition.baselines:
         submission = _checked_run(competition, spec)
-        payload = canonical_json(submission.model_dump(by_alias=True, mode="json"))
-        digest = hashlib.sha256(payload.encode("ascii")).hexdigest()
+        document = submission.model_dump(by_alias=True, mode="json")
+        digest = hashlib.sha256(canonical_json(document).encode("ascii")).hexdigest()
+        payload = canonical_json({k: v for k, v in document.items() if k != USER_VALUES_KEY})
+        values = _checked_values(spec, submission)
         team_id = _baseline_team(db, spec.name)
         for phase in competition.phases:
             scores = recompute(submission.fold_tests(), phase.references)
-            pinned.append((spec.name, phase.name, _pin(
-                db, team_id, phase.name, submission.run_id, digest, payload, scores)))
+            row_id = _pin(db, team_id, phase.name, submission.run_id, digest, payload, scores,
+                          _values_row(phase.name, submission.run_hash, values))
+            pinned.append((spec.name, phase.name, row_id))
     return pinned
+
+
+def _checked_values(spec: BaselineSpec, submission: Submission) -> CheckedValues:
+    """The baseline's per-user values and costs, checked like an upload's; ConfigError naming
+    its file."""
+    try:
+        return read_uploaded(submission.raw, submission.raw[RESULTS_KEY],
+                             submission.fold_tests())
+    except SubmissionRejected as exc:
+        raise ConfigError(f"baseline {spec.name!r}: {spec.file}: {exc.reason}. Regenerate it "
+                          f"(see the competition file's comments).") from None
+
+
+def _values_row(phase: str, run_hash: str, values: CheckedValues) -> dict | None:
+    """The columns of a baseline's ``user_values`` row (None with neither values nor costs)."""
+    if values.blob is None and values.costs is None:
+        return None
+    return dict(source=BASELINE, private=False, trusted=values.blob is not None, phase=phase,
+                run_hash=run_hash, k=values.k, n_users=values.n_users,
+                users_sha256=values.users_sha256, blob=values.blob,
+                blob_sha256=blob_sha256(values.blob), costs=values.costs)
 
 
 def _checked_run(competition: Competition, spec: BaselineSpec) -> Submission:
@@ -79,8 +109,9 @@ def _baseline_team(db: Database, name: str) -> int:
 
 
 def _pin(db: Database, team_id: int, phase: str, run_id: str, digest: str, payload: str,
-         scores: Scores) -> int:
-    """The id of the baseline's submission to ``phase``, stored unless the same run is."""
+         scores: Scores, values: dict | None = None) -> int:
+    """The id of the baseline's submission to ``phase`` (with its ``user_values`` row
+    ``values``), stored unless the same run is."""
     with db.writing() as session:
         stored = session.scalars(select(SubmissionRow).where(
             SubmissionRow.team_id == team_id, SubmissionRow.phase == phase)).all()
@@ -99,4 +130,6 @@ def _pin(db: Database, team_id: int, phase: str, run_id: str, digest: str, paylo
             reproduction="pending")
         session.add(row)
         session.flush()
+        if values is not None:
+            session.add(UserValuesRow(submission_id=row.id, recorded_at=db.now(), **values))
         return row.id

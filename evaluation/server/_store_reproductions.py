@@ -27,7 +27,7 @@ from evaluation.server._reproduction import ReproductionReport, parse_reproducti
 from evaluation.server._scoring import Scores, recompute
 from evaluation.server._store_session import Database
 from evaluation.server._store_submissions import check_same_users
-from evaluation.server._store_user_values import REPRODUCTION, UPLOAD
+from evaluation.server._store_user_values import REPRODUCTION, UPLOAD, blob_sha256
 from evaluation.server._tables import ReproductionRow, SubmissionRow, UserValuesRow
 from evaluation.server._user_values import CheckedValues, check_agreement, read_blob
 
@@ -136,8 +136,8 @@ def _row(submission_id: int, phase: str, run_hash: str, values: CheckedValues, p
     fields: dict[str, Any] = dict(
         submission_id=submission_id, source=REPRODUCTION, private=private, trusted=True,
         phase=phase, run_hash=run_hash, k=values.k, n_users=values.n_users,
-        users_sha256=values.users_sha256, blob=values.blob, costs=values.costs,
-        recorded_at=now)
+        users_sha256=values.users_sha256, blob=values.blob,
+        blob_sha256=blob_sha256(values.blob), costs=values.costs, recorded_at=now)
     return UserValuesRow(**fields)
 
 

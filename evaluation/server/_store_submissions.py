@@ -27,7 +27,7 @@ from evaluation.server._competition import Competition, Phase
 from evaluation.server._schema import Submission, read_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
 from evaluation.server._store_session import Database, iso
-from evaluation.server._store_user_values import UPLOAD
+from evaluation.server._store_user_values import UPLOAD, blob_sha256
 from evaluation.server._store_views import STORED_FIELDS, Receipt, Stored, receipt
 from evaluation.server._tables import SubmissionRow, TeamRow, UserValuesRow
 from evaluation.server._user_values import CheckedValues, read_uploaded
@@ -52,7 +52,8 @@ _FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
                  .where(UserValuesRow.phase == bindparam("phase"),
                         UserValuesRow.run_hash == bindparam("run_hash"),
                         UserValuesRow.private == bindparam("private"),
-                        UserValuesRow.users_sha256.is_not(None))
+                        # a row with values has a blob hash (a JSON column holds null as JSON)
+                        UserValuesRow.blob_sha256.is_not(None))
                  .order_by(UserValuesRow.trusted.desc(), UserValuesRow.id).limit(1))
 
 
@@ -214,8 +215,8 @@ def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
         return None
     return dict(source=UPLOAD, private=False, trusted=False, phase=phase.name,
                 run_hash=submission.run_hash, k=uploaded.k, n_users=uploaded.n_users,
-                users_sha256=uploaded.users_sha256, blob=uploaded.blob, costs=uploaded.costs,
-                recorded_at=now)
+                users_sha256=uploaded.users_sha256, blob=uploaded.blob,
+                blob_sha256=blob_sha256(uploaded.blob), costs=uploaded.costs, recorded_at=now)
 
 
 def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None, *,

@@ -3,25 +3,33 @@
 Each submission has the row its upload brought (self-reported: its per-user arrays, or none
 from a client older than them, and the costs its run measured) and one row per reproduction
 that sent values (trusted: computed by the organizers from the model's predictions, with the
-costs measured in the sandbox). Every row is kept; the board reads the latest trusted one,
+costs measured in the sandbox). A pinned baseline's row is trusted from the start (the
+organizers' own run). Every row is kept; the board reads the latest trusted one,
 else the upload's.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 
-from evaluation.challenge import UserScores, decode_user_values
+from evaluation.challenge import FoldUsers, UserScores, decode_user_values
 from evaluation.contract import COST_KEYS
 from evaluation.server._store_session import Database
 from evaluation.server._tables import UserValuesRow
 
-#: ``UserValuesRow.source`` of an upload's row and of a reproduction's.
+#: ``UserValuesRow.source`` of an upload's row, of a reproduction's and of a pinned baseline's
+#: (the organizers' own run: trusted).
 UPLOAD = "upload"
 REPRODUCTION = "reproduction"
+BASELINE = "baseline"
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,12 @@ def user_scores(db: Database, submission_id: int, *, private: bool = False
 
 def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[int], *,
                       private: bool = False) -> dict[int, UserValues]:
-    """:func:`user_scores` of many submissions at once (one query).
+    """:func:`user_scores` of many submissions at once.
+
+    One query reads the rows without their blobs; the decoded values of a blob seen before
+    come from memory (up to ``DECODED_CACHE_BYTES``, keyed by the blob's sha256), and the
+    blobs of the others are read in one more query. So the board of 200 teams, after one new
+    upload, decodes one blob.
 
     Parameters
     ----------
@@ -102,44 +115,136 @@ def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[
     Returns
     -------
     dict of int to UserValues
-        Only the submissions that have values (see :func:`user_scores`).
+        Only the submissions that have values (see :func:`user_scores`). The arrays are
+        read-only (shared with later calls).
     """
     ids = sorted({int(i) for i in submission_ids})
     if not ids:
         return {}
-    query = select(UserValuesRow).where(UserValuesRow.submission_id.in_(ids)).order_by(
+    query = select(*_LIGHT).where(UserValuesRow.submission_id.in_(ids)).order_by(
         UserValuesRow.submission_id, UserValuesRow.recorded_at, UserValuesRow.id)
     if phase is not None:
         query = query.where(UserValuesRow.phase == phase)
     with db.reading() as session:
-        rows = list(session.execute(query).scalars())
-    by_submission: dict[int, list[UserValuesRow]] = {}
+        rows = session.execute(query).all()
+    by_submission: dict[int, list[Any]] = {}
     for row in rows:
         by_submission.setdefault(row.submission_id, []).append(row)
+    chosen = {sid: _chosen(found, private) for sid, found in by_submission.items()}
+    chosen = {sid: row for sid, row in chosen.items() if row is not None}
+    folds = _decoded(db, list(chosen.values()))
     out = {}
-    for submission_id, found in by_submission.items():
-        values = _values(found, private)
-        if values is not None:
-            out[submission_id] = values
+    for sid, row in chosen.items():
+        costs, costs_trusted = _costs(by_submission[sid])
+        decoded = folds[row.id]
+        out[sid] = UserValues(folds=[f.scores for f in decoded],
+                              user_hashes=[f.users_sha256 for f in decoded],
+                              trusted=row.trusted, labels=[f.labels for f in decoded],
+                              costs=costs, costs_trusted=costs_trusted)
     return out
 
 
-def _values(rows: Sequence[UserValuesRow], private: bool) -> UserValues | None:
-    """The values the board reads from one submission's rows (oldest first)."""
-    trusted = [r for r in rows if r.trusted and r.private == private and r.blob is not None]
-    uploaded = [r for r in rows if r.source == UPLOAD and r.blob is not None]
-    chosen = trusted[-1] if trusted else (None if private or not uploaded else uploaded[-1])
-    if chosen is None or chosen.blob is None:
-        return None
-    folds = decode_user_values(chosen.blob, list(chosen.n_users or []), k=chosen.k)
-    costs, costs_trusted = _costs(rows)
-    return UserValues(folds=[f.scores for f in folds],
-                      user_hashes=[f.users_sha256 for f in folds], trusted=chosen.trusted,
-                      labels=[f.labels for f in folds], costs=costs,
-                      costs_trusted=costs_trusted)
+#: Every column but the blob.
+_LIGHT = tuple(c for c in UserValuesRow.__table__.c if c.name != "blob")
+#: The most memory the decoded values kept for later calls may take (bytes): 200 teams at full
+#: scale (4 folds of ~30k users: ~2.6 MB each) and room to spare.
+DECODED_CACHE_BYTES = 640 << 20
 
 
-def _costs(rows: Sequence[UserValuesRow]) -> tuple[list[FoldCost] | None, bool]:
+class _DecodedCache:
+    """Decoded blobs by (blob sha256, n_users, k), least recently used dropped first."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.size = 0
+        self.entries: OrderedDict[tuple, tuple[list[FoldUsers], int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> list[FoldUsers] | None:
+        with self.lock:
+            found = self.entries.get(key)
+            if found is None:
+                return None
+            self.entries.move_to_end(key)
+            return found[0]
+
+    def clear(self) -> None:
+        """Forget every decoded blob."""
+        with self.lock:
+            self.entries.clear()
+            self.size = 0
+
+    def put(self, key: tuple, folds: list[FoldUsers]) -> None:
+        nbytes = sum(_nbytes(f) for f in folds)
+        with self.lock:
+            if key in self.entries or nbytes > self.budget:
+                return
+            self.entries[key] = (folds, nbytes)
+            self.size += nbytes
+            while self.size > self.budget:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.size -= dropped
+
+
+_CACHE = _DecodedCache(DECODED_CACHE_BYTES)
+
+
+def _nbytes(fold: FoldUsers) -> int:
+    s = fold.scores
+    return sum(np.asarray(a).nbytes for a in (s.hit, s.rr, s.blw, s.ld, *s.slices.values()))
+
+
+def _key(row: Any) -> tuple:
+    return (row.blob_sha256, tuple(row.n_users or ()), row.k)
+
+
+def _decoded(db: Database, rows: Sequence[Any]) -> dict[int, list[FoldUsers]]:
+    """The decoded blob of each row (by row id): from memory, else read and decoded."""
+    out = {}
+    missing = []
+    for row in rows:
+        found = _CACHE.get(_key(row))
+        if found is None:
+            missing.append(row)
+        else:
+            out[row.id] = found
+    if missing:
+        with db.reading() as session:
+            stored = session.execute(select(UserValuesRow.id, UserValuesRow.blob).where(
+                UserValuesRow.id.in_([r.id for r in missing]))).all()
+        blobs: dict[int, bytes] = {row_id: blob for row_id, blob in stored if blob is not None}
+        for row in missing:
+            folds = [_read_only(f) for f in decode_user_values(
+                blobs[row.id], list(row.n_users or []), k=row.k)]
+            _CACHE.put(_key(row), folds)
+            out[row.id] = folds
+    return out
+
+
+def _read_only(fold: FoldUsers) -> FoldUsers:
+    """``fold`` with every array read-only (decoded values are shared between calls)."""
+    s = fold.scores
+    for array in (s.hit, s.rr, s.blw, s.ld, *s.slices.values()):
+        np.asarray(array).flags.writeable = False
+    return fold
+
+
+def _chosen(rows: Sequence[Any], private: bool) -> Any:
+    """The row whose values the board reads, of one submission's rows (oldest first): the
+    latest trusted one of that privacy, else (public) the upload's; None when there is none."""
+    trusted = [r for r in rows if r.trusted and r.private == private and r.blob_sha256]
+    uploaded = [r for r in rows if r.source == UPLOAD and r.blob_sha256]
+    if trusted:
+        return trusted[-1]
+    return None if private or not uploaded else uploaded[-1]
+
+
+def blob_sha256(blob: bytes | None) -> str | None:
+    """The hex sha256 of a stored blob (None for none)."""
+    return None if blob is None else hashlib.sha256(blob).hexdigest()
+
+
+def _costs(rows: Sequence[Any]) -> tuple[list[FoldCost] | None, bool]:
     """The latest trusted costs, else the upload's; and whether they are trusted."""
     with_costs = [r for r in rows if r.costs]
     trusted = [r for r in with_costs if r.trusted]

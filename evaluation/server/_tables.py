@@ -3,10 +3,11 @@
 The tables: ``teams`` (a name, an email, the SHA-256 of the team's token; baselines are teams
 without a token), ``submissions`` (one row per accepted upload: the recomputed scores, the
 private scores once the organizers have reproduced the run on the private folds, and the body
-as received, canonical JSON), ``admin_tokens`` (hashes of the organizers' tokens),
-``reproductions`` (every verdict the organizers recorded for a submission, the latest one
-shown), ``phase_reveals`` (the phases whose private scores the organizers have revealed) and
-``user_values`` (each submission's per-user values and costs, uploaded or reproduced).
+as received, canonical JSON, less its per-user values), ``admin_tokens`` (hashes of the
+organizers' tokens), ``reproductions`` (every verdict the organizers recorded for a
+submission, the latest one shown), ``phase_reveals`` (the phases whose private scores the
+organizers have revealed) and ``user_values`` (each submission's per-user values and costs,
+uploaded or reproduced).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -102,8 +103,9 @@ class TeamRow(Base):
 class SubmissionRow(Base):
     """An accepted submission: who, which phase and run, when, the recomputed scores.
 
-    ``payload`` is the body as received, in canonical JSON (sorted keys), and ``body_sha256``
-    its hash: a second upload under the same run id is a repeat when the hashes are equal.
+    ``payload`` is the body as received, in canonical JSON (sorted keys), less its per-user
+    values (``user_values`` holds them, once, deflated), and ``body_sha256`` the hash of the
+    whole body: a second upload under the same run id is a repeat when the hashes are equal.
     ``claimed_score`` is the score the client sent, kept for the record; ``flagged`` says it
     differed from the recomputed one.
     """
@@ -187,7 +189,8 @@ class UserValuesRow(Base):
     ``blob`` is the deflated blob of ``evaluation.challenge.encode_user_values`` (not base64);
     None when the upload carried no per-user values (a client older than them): the row then
     keeps only the costs. ``n_users`` and ``k`` are what the blob was checked against, to read
-    it back; ``users_sha256`` its folds' user hashes, which every submission of a phase and
+    it back, ``blob_sha256`` its hash (the key of the decoded values kept in memory);
+    ``users_sha256`` its folds' user hashes, which every submission of a phase and
     run hash must share (``phase``, ``run_hash`` find them). ``costs`` is one
     ``{"train_seconds", "predict_seconds", "peak_rss_mib"}`` per fold, or None. Every row is
     kept; the latest trusted one counts for the board, else the upload's.
@@ -209,6 +212,7 @@ class UserValuesRow(Base):
     n_users: Mapped[list | None] = mapped_column(JSON)
     users_sha256: Mapped[list | None] = mapped_column(JSON)
     blob: Mapped[bytes | None] = mapped_column(LargeBinary)
+    blob_sha256: Mapped[str | None] = mapped_column(String(64))
     costs: Mapped[list | None] = mapped_column(JSON)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from evaluation import ChallengeDataset, EvalRSRunner
-from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.challenge import LEADERBOARD_TESTS, decode_user_values
 from evaluation.cli import main
 from evaluation.errors import ConfigError, UploadError
 from evaluation.reproduce import (
@@ -220,7 +220,8 @@ def test_the_template_reproduces_exactly_and_its_private_folds_are_sent(tmp_path
     assert outcome.private_problem is None
     report = board.reports[1][0]
     assert set(report) == {"verdict", "private", "table", "log_tail", "fingerprint_matches",
-                           "harness_version", "private_fold_tests"}
+                           "harness_version", "private_fold_tests", "user_values",
+                           "private_user_values", "costs"}
     assert report["verdict"] == "reproduced" and report["fingerprint_matches"] is True
     assert len(report["table"]) == 4 * len(LEADERBOARD_TESTS)
     for row in report["table"]:
@@ -240,6 +241,23 @@ def test_the_template_reproduces_exactly_and_its_private_folds_are_sent(tmp_path
     assert report["private_fold_tests"] == expected
     public = [{t: f["tests"][t] for t in LEADERBOARD_TESTS} for f in upload["results"]["folds"]]
     assert expected != public  # other folds, other values
+    # the per-user values computed here: the upload's test users, adding up to the values
+    folds = upload["results"]["folds"]
+    public_users = decode_user_values(report["user_values"], [f["n_users"] for f in folds],
+                                      k=upload["results"]["k"])
+    assert [f.users_sha256 for f in public_users] == [f["test_users_sha256"] for f in folds]
+    for users, fold in zip(public_users, folds):
+        assert users.scores.tests()["MRR"][0] == pytest.approx(fold["tests"]["MRR"], rel=1e-9)
+    private_users = decode_user_values(report["private_user_values"], None,
+                                       k=upload["results"]["k"])
+    for users, tests in zip(private_users, expected):
+        assert users.scores.tests()["HIT_RATE"][0] == pytest.approx(tests["HIT_RATE"],
+                                                                    rel=1e-9)
+    # each fold's cost, measured in the sandbox
+    assert len(report["costs"]) == 4
+    for cost in report["costs"]:
+        assert cost["train_seconds"] >= 0 and cost["predict_seconds"] >= 0
+        assert cost["peak_rss_mib"] is None or cost["peak_rss_mib"] > 10
     # the seed is neither sent nor in the log that is
     assert str(PRIVATE_SEED) not in json.dumps(report)
     assert str(PRIVATE_SEED) not in (tmp_path / "reproduce.log").read_text()

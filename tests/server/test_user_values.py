@@ -92,6 +92,53 @@ def test_an_honest_upload_is_stored_and_read_back(store: Store):
     assert "user_values" not in payload
 
 
+def test_the_board_decodes_each_blob_once(store: Store, monkeypatch):
+    from evaluation.server import _store_user_values
+
+    _store_user_values._CACHE.clear()  # blobs are keyed by content: another test's are equal
+    decoded = []
+    real = _store_user_values.decode_user_values
+    monkeypatch.setattr(_store_user_values, "decode_user_values",
+                        lambda *a, **k: decoded.append(1) or real(*a, **k))
+    ids, sent = [], {}
+    for seed, name in enumerate(("Alpha", "Beta", "Gamma"), start=10):
+        token_team = store.add_team(name, "t@example.org")[0].id
+        document, folds = honest(f"{name}-1", seed)
+        sid = store.submit(token_team, encode(document)).submission_id
+        ids.append(sid)
+        sent[sid] = folds
+    first = store.phase_user_values("public", ids)
+    assert sorted(first) == ids and len(decoded) == 3
+    again = store.phase_user_values("public", ids)
+    assert len(decoded) == 3  # from memory
+    for sid in ids:
+        assert_same(again[sid], sent[sid])
+        assert not again[sid].folds[0].rr.flags.writeable  # shared: read-only
+    assert store.phase_user_values("another phase", ids) == {}
+
+
+def test_a_reproduction_replaces_them_on_both_backends(store: Store):
+    from tests.server.test_reproduction import report
+
+    store.add_team("Alpha", "a@example.org")
+    team = store.list_teams()[-1].id
+    document, folds = honest("Alpha-1", 4)
+    sid = store.submit(team, encode(document)).submission_id
+    costs = [{"train_seconds": 2.0, "predict_seconds": 0.5, "peak_rss_mib": 512.0}] * 4
+    body = report(document, user_values=document["user_values"], costs=costs)
+    store.record_reproduction(sid, json.dumps(body).encode())
+    values = store.user_scores(sid)
+    assert values.trusted and values.costs_trusted
+    assert [c.peak_rss_mib for c in values.costs] == [512.0] * 4
+    assert_same(values, folds)
+    # a reproduction on other test users is refused: it would not pair with the upload
+    other = [FoldUsers(f.scores, users_sha256(np.arange(N_USERS) + 7), f.labels)
+             for f in folds]
+    moved = report(document, user_values=encode_user_values(other, 100))
+    with pytest.raises(SubmissionRejected, match="not the upload's"):
+        store.record_reproduction(sid, json.dumps(moved).encode())
+
+
 def test_values_that_do_not_add_up_are_refused(store: Store):
     store.add_team("Alpha", "a@example.org")
     team = store.list_teams()[-1].id
@@ -113,7 +160,9 @@ def test_values_that_do_not_add_up_are_refused(store: Store):
     uploaded = document["results"]["folds"][2]["tests"]["MRR"]
     assert repr(uploaded) in reason
     with store.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(UserValuesRow)).scalar() == 0
+        stored = sa.select(sa.func.count()).select_from(UserValuesRow).where(
+            UserValuesRow.source == "upload")
+        assert conn.execute(stored).scalar() == 0
 
 
 # ---------------------------------------------------------------------------- a real run, live
@@ -247,7 +296,58 @@ def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
     with live.store.engine.connect() as conn:
         rows = conn.execute(sa.select(UserValuesRow.source, UserValuesRow.trusted,
                                       UserValuesRow.private)
+                            .where(UserValuesRow.submission_id == sid)
                             .order_by(UserValuesRow.id)).all()
     # the upload's values stay for the record
     assert [tuple(r) for r in rows] == [("upload", False, False), ("reproduction", True, False),
                                         ("reproduction", True, True)]
+
+
+def test_migration_0006_goes_down_and_up(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+
+    import evaluation.server
+    from evaluation.server import make_engine, upgrade
+
+    engine = make_engine(sqlite_url(tmp_path))
+    try:
+        upgrade(engine)
+        assert "user_values" in sa.inspect(engine).get_table_names()
+        config = Config()
+        config.set_main_option("script_location",
+                               str(Path(evaluation.server.__file__).parent / "migrations"))
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0004")
+        assert "user_values" not in sa.inspect(engine).get_table_names()
+        upgrade(engine)
+        indexes = {i["name"] for i in sa.inspect(engine).get_indexes("user_values")}
+        assert indexes == {"ix_user_values_submission_id_recorded_at",
+                           "ix_user_values_phase_run_hash"}
+    finally:
+        engine.dispose()
+
+
+def test_a_baseline_with_values_anchors_the_phases_test_users(tmp_path, real_run):
+    payload, _ = real_run
+    baseline = tmp_path / "pop.json"
+    baseline.write_text(json.dumps(payload))
+    text = EXAMPLE.read_text()
+    head = text[:text.index("[[baselines]]")]
+    board = tmp_path / "competition.toml"
+    board.write_text(head + f'[[baselines]]\nname = "Popularity"\nfile = "{baseline}"\n')
+    store = open_store(sqlite_url(tmp_path), load_competition(board))
+    try:
+        pinned = store.phase_user_values("public", [1, 2, 3])
+        (values,) = pinned.values()
+        assert values.trusted and values.costs_trusted
+        assert values.user_hashes == [f["test_users_sha256"] for f in payload["results"]["folds"]]
+        # the first upload of the phase is held to the baseline's test users
+        store.add_team("Alpha", "a@example.org")
+        team = store.list_teams()[-1].id
+        document, _ = honest("Alpha-1", 3)  # synthetic users: other hashes, same run hash
+        with pytest.raises(SubmissionRejected, match="test users"):
+            store.submit(team, encode(document))
+    finally:
+        store.engine.dispose()

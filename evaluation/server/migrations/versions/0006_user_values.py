@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column("n_users", sa.JSON(), nullable=True),
         sa.Column("users_sha256", sa.JSON(), nullable=True),
         sa.Column("blob", sa.LargeBinary(), nullable=True),
+        sa.Column("blob_sha256", sa.String(length=64), nullable=True),
         sa.Column("costs", sa.JSON(), nullable=True),
         sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["submission_id"], ["submissions.id"],
