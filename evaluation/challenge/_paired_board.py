@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -165,6 +165,10 @@ def team_replicates(folds: Sequence[UserScores], resamples: PairedResamples,
         leaderboard test cannot be computed from them.
     """
     _check_folds(folds, resamples)
+    # the sums need each fold's design matrix (~10 MiB at full scale), which UserScores keeps
+    # on the object: work on copies (sharing the arrays) so that it goes with them, and not
+    # with values a caller keeps for longer
+    folds = [replace(f) for f in folds]
     per_fold_point = [f.tests() for f in folds]
     per_fold_reps = _per_fold(folds, resamples)
     tests = {t: float(np.mean([p[t][0] for p in per_fold_point])) for t in LEADERBOARD_TESTS}

@@ -151,7 +151,7 @@ class StoreValues:
         trusted = and_(row.trusted.is_(True), row.private.is_(private))
         # the rows ``phase_user_values`` may read: a trusted one, or on the public folds the
         # upload's
-        readable = and_(row.blob.is_not(None),
+        readable = and_(row.blob_sha256.is_not(None),
                         trusted if private else or_(trusted, row.source == UPLOAD))
         query = (select(row.submission_id, func.max(row.id),
                         func.max(case((readable, 1), else_=0)))

@@ -217,3 +217,11 @@ def test_folds_on_other_users_are_refused(rng):
         team_replicates(teams[0], paired_resamples(0, 5, (30, 32)), references())
     with pytest.raises(ConfigError, match="n_boot"):
         paired_resamples(0, 1, (30,))
+
+
+def test_the_callers_values_keep_no_design_matrix(rng):
+    # a store may keep decoded values between boards: the sums' design matrices (the bulk of
+    # the memory) must not stay attached to them
+    team = board(rng, skills=(0.5,))[0]
+    team_replicates(team, paired_resamples(0, 5, [len(f) for f in team]), references())
+    assert all("_design_cache" not in f.__dict__ for f in team)
