@@ -309,9 +309,10 @@ def _reading(cache: StandingsCache, board: Board, rows: Sequence[BoardRow],
             standing[row.team] = RowStanding(
                 values=_values_state(stats), left_out=reason,
                 costs=None if stats is None else stats.costs)
-    signature = (tuple((row.team, row.submission_id, stats.trusted, _score(row, board))
-                       for row, stats in compared),
-                 tuple(sorted(standing)), settings, min_difference, refs_key)
+    # what the reading shows: a row's values, costs or reason changing makes it again
+    signature = (tuple((row.team, row.submission_id, stats.trusted, stats.costs,
+                        _score(row, board)) for row, stats in compared),
+                 tuple(sorted(standing.items())), settings, min_difference, refs_key)
     key = (board.phase, board.revealed)
     kept = cache.readings.get(key)
     if kept is not None and kept[0] == signature:
