@@ -45,9 +45,11 @@ class RowStanding:
         The best and worst place the team may really hold among the compared teams.
     pareto : bool or None
         No compared team is at least as good on every group of the score and better on one.
+    first_place : bool or None
+        Some group weights (non-negative, summing to 1) rank it first, ties included.
     first_place_share : float or None
         The share of the group weights (the weight triangle) under which it would rank
-        first; 0 when no weights do.
+        first; 0 when no weights do (or only a set without area, such as an edge).
     borda_rank : int or None
         Its place in the consensus ranking over the tests (Borda).
     costs : RowCosts or None
@@ -58,6 +60,7 @@ class RowStanding:
     tier: int | None = None
     rank_interval: tuple[int, int] | None = None
     pareto: bool | None = None
+    first_place: bool | None = None
     first_place_share: float | None = None
     borda_rank: int | None = None
     costs: RowCosts | None = None

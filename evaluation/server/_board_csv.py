@@ -33,7 +33,8 @@ def board_csv(board: Board) -> str:
     submission (UTC, ISO 8601), reproduction, flagged; then the paired statistics (empty where
     the board has none, e.g. hidden scores): tier, the rank interval (best, worst), whose
     per-user values were compared (trusted, self-reported or missing) and why a row was left
-    out, Pareto membership, the share of group weights that would rank it first, the Borda
+    out, Pareto membership, whether some group weights would rank it first and their share of
+    all weights, the Borda
     rank; and the costs, means over folds (seconds to train and to predict, peak memory in
     MiB), marked trusted or self-reported.
     """
@@ -60,8 +61,8 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
 
 #: The columns of the paired statistics and the costs.
 STANDING_COLUMNS = ("tier", "rank_best", "rank_worst", "user_values", "left_out", "pareto",
-                    "first_place_share", "borda_rank", "train_seconds", "predict_seconds",
-                    "peak_rss_mib", "costs")
+                    "first_place", "first_place_share", "borda_rank", "train_seconds",
+                    "predict_seconds", "peak_rss_mib", "costs")
 
 
 def _standing(standing: RowStanding | None) -> list[str]:
@@ -71,7 +72,8 @@ def _standing(standing: RowStanding | None) -> list[str]:
     costs = standing.costs
     return [_number(standing.tier), *_pair(standing.rank_interval), standing.values,
             safe_text(standing.left_out or ""), _yes_no(standing.pareto),
-            _number(standing.first_place_share), _number(standing.borda_rank),
+            _yes_no(standing.first_place), _number(standing.first_place_share),
+            _number(standing.borda_rank),
             *((_number(costs.train_seconds), _number(costs.predict_seconds),
                _number(costs.peak_rss_mib), "trusted" if costs.trusted else "self-reported")
               if costs is not None else ("", "", "", ""))]

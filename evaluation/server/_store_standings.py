@@ -364,7 +364,7 @@ def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
         best, worst = (int(v) for v in reading.rank_interval[i])
         rows[row.team] = RowStanding(
             values=_values_state(stats), tier=int(reading.tier[i]), rank_interval=(best, worst),
-            pareto=bool(reading.pareto[i]),
+            pareto=bool(reading.pareto[i]), first_place=bool(reading.first_place[i]),
             first_place_share=float(reading.first_place_share[i]),
             borda_rank=int(reading.borda_rank[i]), costs=stats.costs)
     info = BoardStandings(
