@@ -189,6 +189,7 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
     ("reproduce/", "compat/", [(120, 185), (108, 185), (108, 555), (620, 555), (620, 570)]),
     ("analysis/", "standings/", [(1135, 200), (1135, 460)]),
+    ("server/", "standings/", [(1150, 75), (1182, 75), (1182, 440), (1143, 440), (1143, 460)]),
 ]
 
 # one fold's path: step number -> (box it happens in, arrow to the next step)

@@ -36,6 +36,12 @@ from evaluation.challenge._mred import (
     miss_rate_equality_difference,
     mred_from_codes,
 )
+from evaluation.challenge._paired_board import (
+    PairedResamples,
+    TeamReplicates,
+    paired_resamples,
+    team_replicates,
+)
 from evaluation.challenge._ranks import hit_ranks, hit_rate_from_ranks, mrr_from_ranks
 from evaluation.challenge._references import (
     REFERENCES_DIR,
@@ -129,6 +135,7 @@ __all__ = [
     "MRED_TRACK_POPULARITY",
     "MRED_USER_ACTIVITY",
     "MRR",
+    "PairedResamples",
     "REFERENCES_DIR",
     "RESAMPLE_CHUNK",
     "References",
@@ -140,6 +147,7 @@ __all__ = [
     "TESTS",
     "THRESHOLD_RATIO",
     "TRACK_POPULARITY_EDGES",
+    "TeamReplicates",
     "USER_ACTIVITY_EDGES",
     "USER_VALUES_FORMAT",
     "UserScores",
@@ -168,6 +176,7 @@ __all__ = [
     "mrr_from_ranks",
     "normalise",
     "not_applicable_tests",
+    "paired_resamples",
     "phase1_score",
     "phase2_score",
     "ranks_from_rr",
@@ -177,6 +186,7 @@ __all__ = [
     "score",
     "scored_groups",
     "sum_by_key",
+    "team_replicates",
     "user_values_bytes",
     "users_sha256",
 ]

@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from evaluation.server._answers import board_json
     from evaluation.server._app import create_app
     from evaluation.server._board import REPRODUCTION_STATES, Board, BoardRow
-    from evaluation.server._competition import BaselineSpec, Competition, Phase, load_competition
+    from evaluation.server._competition import (
+        BaselineSpec,
+        BoardSettings,
+        Competition,
+        Phase,
+        load_competition,
+    )
     from evaluation.server._db import is_current, make_engine, shown_url, upgrade
     from evaluation.server._db_files import (
         backup,
@@ -77,6 +83,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BaselineSpec": ("evaluation.server._competition", "BaselineSpec"),
     "Board": ("evaluation.server._board", "Board"),
     "BoardRow": ("evaluation.server._board", "BoardRow"),
+    "BoardSettings": ("evaluation.server._competition", "BoardSettings"),
     "FoldCost": ("evaluation.server._store_user_values", "FoldCost"),
     "Caller": ("evaluation.server._store_auth", "Caller"),
     "Competition": ("evaluation.server._competition", "Competition"),
@@ -160,6 +167,7 @@ __all__ = [
     "BaselineSpec",
     "Board",
     "BoardRow",
+    "BoardSettings",
     "Caller",
     "Competition",
     "FoldCost",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
-from evaluation.server._board import Board
+from evaluation.server._board import Board, TeamStanding
 from evaluation.server._store_finals import FinalMark
 from evaluation.server._store_jobs import JobView, Lease
 from evaluation.server._store_views import OwnSubmission, Receipt, SubmissionView
@@ -58,6 +58,7 @@ REFUSALS: dict[int | str, dict] = {code: {"model": Rejected}
                                    for code in (401, 403, 404, 409, 413, 422, 429)}
 
 _BOARD = TypeAdapter(Board)
+_TEAM = TypeAdapter(TeamStanding)
 _SUBMISSION = TypeAdapter(SubmissionView)
 _OWN = TypeAdapter(list[OwnSubmission])
 _JOB = TypeAdapter(JobView)
@@ -67,6 +68,11 @@ _JOBS = TypeAdapter(list[JobView])
 def board_json(board: Board) -> dict:
     """``board`` as the JSON the API answers."""
     return _BOARD.dump_python(board, mode="json")
+
+
+def team_json(standing: TeamStanding) -> dict:
+    """A team's standing as the JSON the API answers."""
+    return _TEAM.dump_python(standing, mode="json")
 
 
 def receipt_json(receipt: Receipt) -> dict:

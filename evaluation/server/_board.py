@@ -9,6 +9,96 @@ from datetime import datetime
 REPRODUCTION_STATES = ("pending", "reproduced", "not reproduced")
 
 
+#: Where a team's per-user values come from: a reproduction, the upload, or nowhere.
+VALUES_STATES = ("trusted", "self-reported", "missing")
+
+
+@dataclass(frozen=True)
+class RowCosts:
+    """What a team's run cost, per fold and as the mean over folds (None where unknown).
+
+    ``trusted``: measured by the organizers' reproduction; else reported by the upload.
+    """
+
+    train_seconds: float | None
+    predict_seconds: float | None
+    peak_rss_mib: float | None
+    train_seconds_per_fold: tuple[float | None, ...]
+    predict_seconds_per_fold: tuple[float | None, ...]
+    peak_rss_mib_per_fold: tuple[float | None, ...]
+    trusted: bool
+
+
+@dataclass(frozen=True)
+class RowStanding:
+    """What the paired statistics say of one row of the board.
+
+    Attributes
+    ----------
+    values : str
+        One of ``VALUES_STATES``: whose per-user values the statistics used.
+    left_out : str or None
+        Why the row is not among the compared teams (None when it is).
+    tier : int or None
+        1 for the teams that cannot be told apart from the leader, then down the board.
+    rank_interval : tuple of int or None
+        The best and worst place the team may really hold among the compared teams.
+    pareto : bool or None
+        No compared team is at least as good on every group of the score and better on one.
+    first_place : bool or None
+        Some group weights (non-negative, summing to 1) rank it first, ties included.
+    first_place_share : float or None
+        The share of the group weights (the weight triangle) under which it would rank
+        first; 0 when no weights do (or only a set without area, such as an edge).
+    borda_rank : int or None
+        Its place in the consensus ranking over the tests (Borda).
+    costs : RowCosts or None
+    """
+
+    values: str
+    left_out: str | None = None
+    tier: int | None = None
+    rank_interval: tuple[int, int] | None = None
+    pareto: bool | None = None
+    first_place: bool | None = None
+    first_place_share: float | None = None
+    borda_rank: int | None = None
+    costs: RowCosts | None = None
+
+
+@dataclass(frozen=True)
+class BoardStandings:
+    """How the board's statistics were made, and what they compare.
+
+    Attributes
+    ----------
+    score : str
+        The score compared: ``leaderboard_score``, or ``private_score`` on a revealed board.
+    level : float
+        Joint coverage: the chance of any wrong call on the whole board is at most
+        ``1 - level``.
+    min_difference : float
+        Score differences below it are ties however significant.
+    n_boot, seed : int
+        Paired bootstrap replicates and the seed of their resampling.
+    method : str
+        The procedure, in words.
+    compared : int
+        The teams compared (rank intervals run from 1 to it).
+    groups : tuple of str
+        The score's groups (the Pareto front's axes).
+    """
+
+    score: str
+    level: float
+    min_difference: float
+    n_boot: int
+    seed: int
+    method: str
+    compared: int
+    groups: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class BoardRow:
     """One line of the board: a team's best submission of the phase, or a pinned baseline.
@@ -37,6 +127,7 @@ class BoardRow:
     private_score: float | None = None
     private_interval: tuple[float, float] | None = None
     private_phase1_score: float | None = None
+    standing: RowStanding | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +136,8 @@ class Board:
 
     ``revealed``: the organizers revealed the phase's private scores; the rows are then
     ranked by the private score (then the public one), rows without one after the others.
+    ``standings``: the paired statistics of its rows (each row's ``standing``), None when
+    they were not asked for or the scores are hidden.
     """
 
     competition: str
@@ -56,3 +149,51 @@ class Board:
     tests: tuple[str, ...] = field(default=())
     revealed: bool = False
     published: bool = False
+    standings: BoardStandings | None = None
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """One other compared team, as a team's page shows it.
+
+    ``win_probability``: the share of paired replicates in which the page's team scores
+    above this one (ties half). ``told_apart``: "above" when the page's team beats it (more
+    than the minimum practical difference, board-wide error controlled), "below" when it
+    beats the page's team, "tied" otherwise.
+    """
+
+    team: str
+    rank: int | None
+    tier: int
+    win_probability: float
+    told_apart: str
+
+
+@dataclass(frozen=True)
+class FrontMember:
+    """A compared team's group scores, whether it is on the Pareto front, and the share of
+    group weights under which it would rank first."""
+
+    team: str
+    group_scores: tuple[float, ...]
+    pareto: bool
+    first_place_share: float
+
+
+@dataclass(frozen=True)
+class TeamStanding:
+    """A team's page: its row, its pairwise win probabilities and its place on the front.
+
+    ``standings`` is None when the board has no statistics (hidden scores): then nothing
+    else is filled but the row as the board shows it.
+    """
+
+    competition: str
+    phase: str
+    team: str
+    row: BoardRow
+    standings: BoardStandings | None
+    opponents: tuple[Opponent, ...] = ()
+    groups: tuple[str, ...] = ()
+    teams: tuple[FrontMember, ...] = ()
+    dominated_by: tuple[str, ...] = ()

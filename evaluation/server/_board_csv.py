@@ -12,7 +12,7 @@ import csv
 import io
 from collections.abc import Iterable
 
-from evaluation.server._board import Board, BoardRow
+from evaluation.server._board import Board, BoardRow, RowStanding
 
 #: The first characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -30,14 +30,20 @@ def board_csv(board: Board) -> str:
     The columns: phase, rank, team, baseline, submission id, the public score and its interval,
     the phase-1 score, the private score and its interval (filled after a reveal), one column
     per leaderboard test (``public:<test>``: the public folds' values), submissions, last
-    submission (UTC, ISO 8601), reproduction, flagged.
+    submission (UTC, ISO 8601), reproduction, flagged; then the paired statistics (empty where
+    the board has none, e.g. hidden scores): tier, the rank interval (best, worst), whose
+    per-user values were compared (trusted, self-reported or missing) and why a row was left
+    out, Pareto membership, whether some group weights would rank it first and their share of
+    all weights, the Borda
+    rank; and the costs, means over folds (seconds to train and to predict, peak memory in
+    MiB), marked trusted or self-reported.
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(["phase", "rank", "team", "baseline", "submission_id", "score",
                      "score_low", "score_high", "phase1_score", "private_score", "private_low",
                      "private_high", *(f"public:{t}" for t in board.tests), "submissions",
-                     "last_submitted", "reproduction", "flagged"])
+                     "last_submitted", "reproduction", "flagged", *STANDING_COLUMNS])
     writer.writerows(_line(board, row) for row in board.rows)
     return out.getvalue()
 
@@ -50,7 +56,31 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
             _number(row.private_score), *_pair(row.private_interval),
             *(_number(tests.get(t)) for t in board.tests), str(row.submissions),
             row.last_submitted.isoformat(), safe_text(row.reproduction),
-            "yes" if row.flagged else "no"]
+            "yes" if row.flagged else "no", *_standing(row.standing)]
+
+
+#: The columns of the paired statistics and the costs.
+STANDING_COLUMNS = ("tier", "rank_best", "rank_worst", "user_values", "left_out", "pareto",
+                    "first_place", "first_place_share", "borda_rank", "train_seconds",
+                    "predict_seconds", "peak_rss_mib", "costs")
+
+
+def _standing(standing: RowStanding | None) -> list[str]:
+    """The statistics' cells of a row (empty when the board has none)."""
+    if standing is None:
+        return [""] * len(STANDING_COLUMNS)
+    costs = standing.costs
+    return [_number(standing.tier), *_pair(standing.rank_interval), standing.values,
+            safe_text(standing.left_out or ""), _yes_no(standing.pareto),
+            _yes_no(standing.first_place), _number(standing.first_place_share),
+            _number(standing.borda_rank),
+            *((_number(costs.train_seconds), _number(costs.predict_seconds),
+               _number(costs.peak_rss_mib), "trusted" if costs.trusted else "self-reported")
+              if costs is not None else ("", "", "", ""))]
+
+
+def _yes_no(value: bool | None) -> str:
+    return "" if value is None else ("yes" if value else "no")
 
 
 def _number(value: float | int | None) -> str:
@@ -58,5 +88,5 @@ def _number(value: float | int | None) -> str:
     return "" if value is None else repr(value)
 
 
-def _pair(pair: tuple[float, float] | None) -> tuple[str, str]:
+def _pair(pair: tuple[float, float] | tuple[int, int] | None) -> tuple[str, str]:
     return ("", "") if pair is None else (_number(pair[0]), _number(pair[1]))

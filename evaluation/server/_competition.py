@@ -25,6 +25,13 @@ Organizers describe it in a TOML file (``competition.toml``)::
                                             # selections), "every" upload, or "none"
     private_folds = false                   # optional: whether those runs evaluate the
                                             # private folds too (default: not public)
+    min_difference = 0.005                  # optional: overrides [board]'s for this phase
+
+    [board]                                 # optional: how the board reads its differences
+    min_difference = 0.0                    # score differences below it are ties
+    level = 0.95                            # the chance of no wrong call on the whole board
+    n_boot = 1000                           # paired bootstrap replicates
+    seed = 0                                # of the resampling of the test users
 
     [[baselines]]
     name = "Popularity"
@@ -75,12 +82,13 @@ from evaluation.server._schema import Submission, parse_submission
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
-             "baselines", "reproduce_attempts")
+             "baselines", "reproduce_attempts", "board")
 _DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY)
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
-               "final_selections", "reproduce", "private_folds")
-#: The phase keys a file may leave out.
-_OPTIONAL_PHASE_KEYS = ("final_selections", "reproduce", "private_folds")
+               "final_selections", "reproduce", "private_folds", "min_difference")
+#: Of a phase, the keys that may be left out.
+_PHASE_OPTIONAL = ("final_selections", "reproduce", "private_folds", "min_difference")
+_BOARD_KEYS = ("min_difference", "level", "n_boot", "seed")
 #: A phase's final selections per team when the competition file does not say.
 DEFAULT_FINAL_SELECTIONS = 2
 #: Which submissions of a phase get a reproduction job: its final selections (the default),
@@ -119,6 +127,8 @@ class Phase:
     private_folds : bool
         Whether its reproduction jobs evaluate the private folds too (a phase ranked by
         private scores needs them); by default, when the phase is not public.
+    min_difference : float or None
+        The phase's minimum practical difference (None: the ``[board]`` one).
     """
 
     name: str
@@ -131,10 +141,42 @@ class Phase:
     final_selections: int = DEFAULT_FINAL_SELECTIONS
     reproduce: str = DEFAULT_REPRODUCE
     private_folds: bool = False
+    min_difference: float | None = None
 
     def is_open(self, now: datetime) -> bool:
         """Whether the phase takes submissions at ``now`` (an aware datetime)."""
         return self.opens <= _aware(now) < self.closes
+
+
+@dataclass(frozen=True)
+class BoardSettings:
+    """How the board reads the differences between its teams (the ``[board]`` table).
+
+    The official ranking is the board's order by score, whatever these say; they decide
+    which differences the board calls real.
+
+    Attributes
+    ----------
+    min_difference : float
+        The minimum practical difference: score differences smaller than it are ties however
+        significant (0: every real difference counts).
+    level : float
+        Joint coverage of the intervals of every pairwise difference: the chance that the
+        board tells any two teams apart wrongly is at most ``1 - level``.
+    n_boot : int
+        Paired bootstrap replicates.
+    seed : int
+        Seed of the resampling of the test users (the same for every team).
+    """
+
+    min_difference: float = 0.0
+    level: float = 0.95
+    n_boot: int = 1000
+    seed: int = 0
+
+    def for_phase(self, phase: Phase) -> float:
+        """The minimum practical difference of ``phase``: its own, else the board's."""
+        return self.min_difference if phase.min_difference is None else phase.min_difference
 
 
 @dataclass(frozen=True)
@@ -208,6 +250,8 @@ class Competition:
     reproduce_attempts : int
         Runs of a reproduction job before it is marked failed (an infrastructure failure or
         a worker whose lease ran out ends one).
+    board : BoardSettings
+        How the board reads the differences between teams.
     """
 
     name: str
@@ -220,6 +264,7 @@ class Competition:
     baselines: tuple[BaselineSpec, ...]
     repeated_items: str = "first"
     reproduce_attempts: int = DEFAULT_REPRODUCE_ATTEMPTS
+    board: BoardSettings = field(default_factory=BoardSettings)
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -397,7 +442,8 @@ def load_competition(path) -> Competition:
         name=name, path=path.resolve(), source=source, dataset_fingerprint=fingerprint,
         fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
         baselines=_baselines(where, data), repeated_items=repeated,
-        reproduce_attempts=_attempts(where, data))
+        reproduce_attempts=_attempts(where, data),
+        board=_board_settings(where, data))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition
@@ -506,6 +552,42 @@ def _attempts(where: _Where, data: Mapping) -> int:
                    f"{MAX_REPRODUCE_ATTEMPTS} (runs of a reproduction job before it is "
                    f"marked failed)", count, "write e.g. reproduce_attempts = 3")
     return count
+def _min_difference(where: _Where, table: Mapping, key: str) -> float:
+    """A ``min_difference`` (in ``[board]`` or a phase), checked: a finite number >= 0."""
+    value = table["min_difference"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        where.fail(f"{key}min_difference", "must be a number >= 0 (score differences below "
+                   "it are ties)", value, "write e.g. min_difference = 0.005, or 0 to count "
+                   "every real difference")
+    return float(value)
+
+
+def _board_settings(where: _Where, data: Mapping) -> BoardSettings:
+    """The ``[board]`` table, checked (its keys may each be left out)."""
+    if "board" not in data:
+        return BoardSettings()
+    table = where.table(data, "board")
+    where.keys(table, "board.", _BOARD_KEYS, required=())
+    defaults = BoardSettings()
+    level = table.get("level", defaults.level)
+    if isinstance(level, bool) or not isinstance(level, (int, float)) \
+            or not 0.5 <= level < 1:
+        where.fail("board.level", "must be a number from 0.5 up to (not including) 1 (the "
+                   "chance of no wrong call on the whole board)", level,
+                   "write e.g. level = 0.95")
+    n_boot = table.get("n_boot", defaults.n_boot)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 100 <= n_boot <= 10000:
+        where.fail("board.n_boot", "must be an integer from 100 to 10000 (paired bootstrap "
+                   "replicates; each costs memory per fold and time per team)", n_boot,
+                   "write e.g. n_boot = 1000")
+    seed = table.get("seed", defaults.seed)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        where.fail("board.seed", "must be an integer >= 0", seed, "write e.g. seed = 0")
+    min_difference = (_min_difference(where, table, "board.") if "min_difference" in table
+                      else defaults.min_difference)
+    return BoardSettings(min_difference=min_difference, level=float(level), n_boot=n_boot,
+                         seed=seed)
 
 
 def _phases(where: _Where, data: Mapping, fingerprint: str,
@@ -519,7 +601,7 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
     for i, table in enumerate(raw):
         key = f"phases[{i}]."
         where.keys(table, key, _PHASE_KEYS,
-                   required=tuple(k for k in _PHASE_KEYS if k not in _OPTIONAL_PHASE_KEYS))
+                   required=tuple(k for k in _PHASE_KEYS if k not in _PHASE_OPTIONAL))
         name = table["name"]
         if not isinstance(name, str) or not _NAME.match(name):
             where.fail(f"{key}name", "must be 1 to 64 letters, digits, '_', '.' or '-' (it "
@@ -544,7 +626,9 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
             references_name=ref_name, daily_limit=limit, public=table["public"],
             final_selections=_final_selections(where, table, key),
             reproduce=_reproduce(where, table, key),
-            private_folds=_private_folds(where, table, key)))
+            private_folds=_private_folds(where, table, key),
+            min_difference=(_min_difference(where, table, key) if "min_difference" in table
+                            else None)))
     _check_order(where, phases)
     return tuple(sorted(phases, key=lambda p: p.opens))
 

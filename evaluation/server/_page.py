@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
 import jinja2
 
 from evaluation.challenge import GATED_SCORE, LEADERBOARD_TESTS
-from evaluation.server._board import Board, BoardRow
+from evaluation.server._board import Board, BoardRow, RowCosts
 from evaluation.server._page_cells import fixed, interval_text, is_gated, iso, minutes
 from evaluation.server._page_chart import chart, chart_rows
 from evaluation.server._store_reveals import visibility
@@ -52,6 +53,13 @@ class RowView:
     flagged: bool
     private_score: str = "\u2014"
     private_interval: str = ""
+    team_href: str = ""
+    tier_band: str = ""
+    ranks: str = ""
+    left_out: str = ""
+    values: str = ""
+    costs: tuple[str, ...] = ()
+    costs_note: str = ""
 
 
 def render_board(board: Board) -> str:
@@ -68,7 +76,7 @@ def render_board(board: Board) -> str:
         A complete HTML document (UTF-8 text, no scripts), every user-supplied string escaped.
     """
     tests = tuple(board.tests) or LEADERBOARD_TESTS
-    rows = tuple(_row_view(row, tests) for row in board.rows)
+    rows = _with_standings(board, tuple(_row_view(row, tests) for row in board.rows))
     hidden = any(row.leaderboard_score is None for row in board.rows)
     template = _environment().get_template("board.html")
     return template.render(
@@ -83,6 +91,9 @@ def render_board(board: Board) -> str:
         generated_iso=iso(board.generated_at),
         generated_text=minutes(board.generated_at),
         gated_score=fixed(GATED_SCORE),
+        standings=board.standings if board.standings and board.standings.compared else None,
+        standings_text=standings_text(board),
+        show_costs=any(r.costs for r in rows),
     )
 
 
@@ -124,6 +135,78 @@ def _row_view(row: BoardRow, tests: Sequence[str]) -> RowView:
         private_interval=("" if row.private_interval is None
                           else interval_text(row.private_interval)),
     )
+
+
+def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, ...]:
+    """The rows with their statistics' cells: the tier bands (a heading where a tier starts),
+    rank intervals, why a row is left out, whose values, the costs, and the team page link."""
+    compared = board.standings is not None and board.standings.compared > 0
+    out, tier = [], 0
+    for view, row in zip(rows, board.rows):
+        standing = row.standing
+        changes: dict = {"team_href": team_href(board.phase, row.team)}
+        if standing is not None and standing.costs is not None:
+            changes["costs"] = cost_lines(standing.costs, labels=False)
+            changes["costs_note"] = "trusted" if standing.costs.trusted else "self-reported"
+        if compared and standing is not None:
+            if standing.tier is not None and standing.tier != tier:
+                tier = standing.tier
+                changes["tier_band"] = tier_heading(tier)
+            if standing.rank_interval is not None:
+                best, worst = standing.rank_interval
+                changes["ranks"] = str(best) if best == worst else f"{best}\u2013{worst}"
+            changes["left_out"] = "" if row.is_baseline else standing.left_out or ""
+            changes["values"] = standing.values if standing.left_out is None else ""
+        out.append(replace(view, **changes))
+    return tuple(out)
+
+
+def tier_heading(tier: int) -> str:
+    """The band above the first row of a tier."""
+    if tier == 1:
+        return "Tier 1: cannot be told apart from the leader"
+    return f"Tier {tier}: told apart from the tier above; cannot be told apart from its first team"
+
+
+def standings_text(board: Board) -> str:
+    """The sentence that says how to read the tiers and rank intervals (empty without)."""
+    info = board.standings
+    if info is None or not info.compared:
+        return ""
+    ties = (f" Differences below {info.min_difference:g} count as ties however significant."
+            if info.min_difference else "")
+    return (f"Tiers group the teams that cannot be told apart: a team opens a new tier when "
+            f"the first team of the tier above beats it. The range under each rank is the "
+            f"places the team may really hold among the {info.compared} teams compared. Both "
+            f"come from a paired bootstrap over the test users ({info.n_boot} replicates), "
+            f"with at most a {1 - info.level:.0%} chance of any wrong call on the whole "
+            f"board.{ties}")
+
+
+def team_href(phase: str, team: str) -> str:
+    """The link to a team's page (its name and phase in the query string, encoded)."""
+    return "/team?" + urlencode({"phase": phase, "name": team})
+
+
+def cost_lines(costs: RowCosts, labels: bool = True) -> tuple[str, ...]:
+    """A row's costs, means over folds, as short lines: training, prediction, peak memory
+    (a dash where unknown; without ``labels``, the values alone, for the board's column)."""
+    values = ("\u2014" if costs.train_seconds is None else seconds(costs.train_seconds),
+              "\u2014" if costs.predict_seconds is None else seconds(costs.predict_seconds),
+              "\u2014" if costs.peak_rss_mib is None else f"{costs.peak_rss_mib:,.0f} MiB")
+    if not labels:
+        return values
+    return tuple(f"{label} {value}" for label, value in zip(("train", "predict", "peak"),
+                                                             values))
+
+
+def seconds(value: float) -> str:
+    """A duration: seconds below a minute, else minutes, else hours."""
+    if value < 60:
+        return f"{value:.1f} s"
+    if value < 3600:
+        return f"{value / 60:.1f} min"
+    return f"{value / 3600:.1f} h"
 
 
 def _test_label(name: str) -> str:

@@ -8,7 +8,8 @@ competition, the clock, the write lock):
 * ``_store_submissions``: an upload checked, scored and stored once within the daily limit;
   ``_store_views``: its receipt, a submission's view and stored body;
 * ``_store_board``, ``_store_ranking``, ``_store_reveals``: the board of a phase, a team's
-  place on it, the phases whose private scores are revealed;
+  place on it, the phases whose private scores are revealed; ``_store_standings``: the
+  board's paired statistics (tiers, rank intervals, win probabilities), cached per submission;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
 * ``_store_jobs``: the reproduction queue (jobs, leases, the workers' verdicts);
 * ``_store_user_values``: each submission's per-user values and costs, uploaded or trusted;
@@ -39,7 +40,7 @@ from evaluation.server._store_session import Database
 from evaluation.server._store_teams import TeamInfo
 
 if TYPE_CHECKING:
-    from evaluation.server._board import Board
+    from evaluation.server._board import Board, TeamStanding
     from evaluation.server._store_finals import FinalMark
     from evaluation.server._store_jobs import JobView, Lease
     from evaluation.server._store_submissions import LimitReached
@@ -119,10 +120,25 @@ class Store(Database):
 
     # ------------------------------------------------------------------ the board
 
-    def board(self, phase_name: str | None = None, *, admin: bool = False) -> Board:
-        """The board of a phase (see ``_store_board.board``)."""
+    def board(self, phase_name: str | None = None, *, admin: bool = False,
+              standings: bool = False) -> Board:
+        """The board of a phase (see ``_store_board.board``); with ``standings``, its paired
+        statistics too (see ``_store_standings.with_standings``)."""
         from evaluation.server import _store_board
-        return _store_board.board(self, phase_name, admin=admin)
+        board = _store_board.board(self, phase_name, admin=admin)
+        if not standings:
+            return board
+        from evaluation.server import _store_standings
+        return _store_standings.with_standings(self, board, _store_standings.StoreValues(self))
+
+    def team_standing(self, team: str, phase_name: str | None = None, *,
+                      admin: bool = False) -> TeamStanding | None:
+        """A team's page: its row, win probabilities and place on the Pareto front (see
+        ``_store_standings.team_standing``); None when the team is not on the board."""
+        from evaluation.server import _store_board, _store_standings
+        board = _store_board.board(self, phase_name, admin=admin)
+        return _store_standings.team_standing(self, board, team,
+                                              _store_standings.StoreValues(self))
 
     def _rank(self, phase: str, team_id: int) -> int | None:
         """The place of a team on a phase's board by public score (None: no submission)."""

@@ -9,6 +9,7 @@ consensus over the tests. NumPy only, so that the leaderboard service and the lo
 ``compare`` use the same code.
 """
 
+from evaluation.standings._board import METHOD, BoardReading, read_board
 from evaluation.standings._groups import borda, first_place_weights, pareto_front, region_share
 from evaluation.standings._pairwise import (
     PairwiseDifferences,
@@ -19,13 +20,16 @@ from evaluation.standings._standings import DEFAULT_LEVEL, Standings, standings
 from evaluation.standings._tiers import rank_intervals, separated, tiers
 
 __all__ = [
+    "BoardReading",
     "DEFAULT_LEVEL",
+    "METHOD",
     "PairwiseDifferences",
     "Standings",
     "borda",
     "first_place_weights",
     "pareto_front",
     "rank_intervals",
+    "read_board",
     "region_share",
     "separated",
     "simultaneous_differences",

@@ -62,12 +62,13 @@ def win_probabilities(replicates: np.ndarray) -> np.ndarray:
     """
     reps = np.asarray(replicates, dtype=np.float64)
     n_teams, n_boot = reps.shape
-    above = np.zeros((n_teams, n_teams))
+    greater = np.zeros((n_teams, n_teams), dtype=np.int64)
     for start in range(0, n_boot, PAIR_CHUNK):
         block = reps[:, start:start + PAIR_CHUNK]
-        diff = block[:, None, :] - block[None, :, :]
-        above += (diff > 0).sum(axis=2) + 0.5 * (diff == 0).sum(axis=2)
-    return above / n_boot
+        greater += np.count_nonzero(block[:, None, :] > block[None, :, :], axis=2)
+    # one comparison is enough: j above i is the transpose, and the rest are ties
+    ties = n_boot - greater - greater.T
+    return (greater + 0.5 * ties) / n_boot
 
 
 def simultaneous_differences(replicates: np.ndarray, point: np.ndarray,
@@ -123,9 +124,13 @@ def _max_t_quantile(centred: np.ndarray, se: np.ndarray, level: float) -> float:
         return 0.0
     # pairs whose difference never varies carry no uncertainty: they do not enter the maximum
     scale = np.where(se > 0, se, np.inf)
+    # |d_ij| = |d_ji|: each pair once, divided by the smaller of its two (equal up to the
+    # rounding of the covariance product) scales, i.e. the larger of its two deviations
+    first, second = np.triu_indices(n_teams, k=1)
+    pair_scale = np.minimum(scale[first, second], scale[second, first])[:, None]
     largest = np.zeros(n_boot)
     for start in range(0, n_boot, PAIR_CHUNK):
         block = centred[:, start:start + PAIR_CHUNK]
-        t = np.abs(block[:, None, :] - block[None, :, :]) / scale[:, :, None]
-        largest[start:start + PAIR_CHUNK] = t.max(axis=(0, 1))
+        t = np.abs(block[first] - block[second]) / pair_scale
+        largest[start:start + PAIR_CHUNK] = t.max(axis=0)
     return float(np.quantile(largest, level, method="higher"))

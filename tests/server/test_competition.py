@@ -426,3 +426,47 @@ def test_a_competition_can_refuse_runs_that_had_repeated_items(tmp_path, example
     with pytest.raises(ConfigError, match=r"repeated_items must be one of first, error, "
                                           r"got \"last\".*Fix: write repeated_items"):
         load_competition(write(tmp_path, {**doc, "repeated_items": "last"}))
+
+
+# --------------------------------------------------------------------------- the board's reading
+
+
+def test_the_board_settings_default_and_read(tmp_path, example):
+    from evaluation.server import BoardSettings
+    assert load_competition(write(tmp_path, document(example))).board == BoardSettings()
+    doc = document(example)
+    doc["board"] = {"min_difference": 0.005, "level": 0.9, "n_boot": 500, "seed": 7}
+    doc["phases"][1]["min_difference"] = 0.01
+    comp = load_competition(write(tmp_path, doc))
+    assert comp.board == BoardSettings(min_difference=0.005, level=0.9, n_boot=500, seed=7)
+    assert [comp.board.for_phase(p) for p in comp.phases] == [0.005, 0.01]
+    assert comp.phases[0].min_difference is None
+
+
+@pytest.mark.parametrize("table, key, words", [
+    ({"min_difference": -0.1}, "board.min_difference", "number >= 0"),
+    ({"min_difference": float("nan")}, "board.min_difference", "number >= 0"),
+    ({"min_difference": "0.01"}, "board.min_difference", "number >= 0"),
+    ({"level": 1.0}, "board.level", "from 0.5 up to"),
+    ({"level": 0.2}, "board.level", "from 0.5 up to"),
+    ({"n_boot": 10}, "board.n_boot", "from 100 to 10000"),
+    ({"n_boot": 1000.0}, "board.n_boot", "from 100 to 10000"),
+    ({"seed": -1}, "board.seed", "integer >= 0"),
+    ({"min_diff": 0.1}, "board.min_diff", "correct the spelling"),
+])
+def test_each_board_rule_names_the_file_and_key(tmp_path, example, table, key, words):
+    doc = document(example)
+    doc["board"] = table
+    path = write(tmp_path, doc)
+    with pytest.raises(ConfigError) as info:
+        load_competition(path)
+    assert str(info.value).startswith(f"competition file {str(path)!r}: {key} ")
+    assert words in str(info.value) and "Fix:" in str(info.value)
+
+
+def test_a_phase_min_difference_is_checked(tmp_path, example):
+    doc = document(example)
+    doc["phases"][0]["min_difference"] = True
+    path = write(tmp_path, doc)
+    with pytest.raises(ConfigError, match=r"phases\[0\]\.min_difference must be a number >= 0"):
+        load_competition(path)

@@ -701,3 +701,86 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
         assert [r[1:3] for r in browser_rows(driver)] == [["Popularity", "hidden"],
                                                           ["Random", "hidden"]]
         assert driver.find_elements(By.CSS_SELECTOR, "#chart") == []
+
+
+# --- the board's statistics: tier bands, rank intervals, costs ---------------------------------
+
+
+def standings_board(revealed: bool = False) -> Board:
+    """The 1280-pixel test's rows with statistics: two tiers, rank intervals, costs, a row
+    left out and a baseline."""
+    from dataclasses import replace
+
+    from evaluation.server._board import BoardStandings, RowCosts, RowStanding
+
+    costs = RowCosts(train_seconds=1234.5, predict_seconds=98.7, peak_rss_mib=12345.0,
+                     train_seconds_per_fold=(1234.5,), predict_seconds_per_fold=(98.7,),
+                     peak_rss_mib_per_fold=(12345.0,), trusted=False)
+    standing = {
+        "Alpha": RowStanding(values="trusted", tier=1, rank_interval=(1, 2), pareto=True,
+                             first_place_share=0.7, borda_rank=1,
+                             costs=replace(costs, trusted=True)),
+        SCRIPT_NAME: RowStanding(values="self-reported", tier=1, rank_interval=(1, 3),
+                                 pareto=True, first_place_share=0.3, borda_rank=2,
+                                 costs=costs),
+        "CBOW": RowStanding(values="missing", left_out="baseline: pinned on the board, "
+                                                      "not ranked"),
+        IMG_NAME: RowStanding(values="self-reported", tier=2, rank_interval=(2, 3),
+                              pareto=False, first_place_share=0.0, borda_rank=3, costs=costs),
+        "Gated": RowStanding(values="missing", left_out="no per-user values (uploaded by a "
+                                                        "client that does not send them)"),
+    }
+    rows = (row("Alpha", 1, 0.812345, (0.70, 0.90), reproduction="reproduced", submissions=4),
+            row(SCRIPT_NAME, 2, 0.5, (0.31, 0.62), flagged=True),
+            row("CBOW", None, 0.0, (-0.1, 0.1), baseline=True),
+            row(IMG_NAME, 3, -0.25, (-0.5, 0.05), reproduction="not reproduced"),
+            row("Gated", 4, -100.0, (-100.0, -100.0)))
+    rows = tuple(replace(r, standing=standing[r.team]) for r in rows)
+    info = BoardStandings(score="leaderboard_score", level=0.95, min_difference=0.005,
+                          n_boot=1000, seed=0, method="max-t", compared=3,
+                          groups=("accuracy", "fairness", "behavioural"))
+    return replace(board(*rows), standings=info, revealed=revealed)
+
+
+def test_tiers_are_bands_and_ranks_intervals_under_the_rank():
+    page = render_board(standings_board())
+    doc = parse(page)
+    trs = [tr for tr in doc.find_all("tr") if tr.attrs.get("class") in ("tier-band", "team",
+                                                                         "baseline")]
+    kinds = [tr.attrs["class"] for tr in trs]
+    assert kinds == ["tier-band", "team", "team", "baseline", "tier-band", "team", "team"]
+    assert trs[0].text().startswith("Tier 1: cannot be told apart from the leader")
+    assert trs[4].text().startswith("Tier 2:")
+    assert [c.find("span", "ranks").text() for c in (cells(trs[1])[0], cells(trs[2])[0])] == \
+        ["1\u20132", "1\u20133"]
+    assert "not compared: no per-user values" in trs[6].text()
+    assert "differences below 0.005 count as ties" in page.lower()
+    assert "<span>20.6 min</span><span>1.6 min</span><span>12,345 MiB</span>" in page
+    assert "self-reported" in page
+    # every link to a team page is the escaped, URL-encoded name
+    assert 'href="/team?phase=phase-1&amp;name=%3Cscript%3Ealert%281%29%3C%2Fscript%3E"' in page
+    assert "<script>" not in page and "<img" not in page
+
+
+@pytest.mark.parametrize("revealed", [False, True])
+def test_the_board_with_statistics_fits_a_1280_pixel_window(driver, revealed):
+    """With tier bands, rank intervals, the cost column and a row left out, nothing scrolls
+    sideways at 1280 px."""
+    driver.set_window_size(1280, 1000)
+    with static_server(render_board(standings_board(revealed))) as url:
+        load(driver, url + "/")
+        assert_no_alert_and_no_script(driver)
+        sizes = driver.execute_script(
+            "const w = document.querySelector('.table-wrap'),"
+            " d = document.documentElement,"
+            " last = document.querySelector('#board thead th:last-child');"
+            "return {wrap: [w.scrollWidth, w.clientWidth], page: [d.scrollWidth, d.clientWidth],"
+            " right: last.getBoundingClientRect().right,"
+            " bands: document.querySelectorAll('tr.tier-band').length,"
+            " costs: [...document.querySelectorAll('td.cost')].map(c => c.innerText)}")
+    for name in ("wrap", "page"):
+        scroll, client = sizes[name]
+        assert scroll <= client, (name, sizes)
+    assert sizes["right"] <= sizes["page"][1], sizes
+    assert sizes["bands"] == 2
+    assert sizes["costs"][0].split("\n")[:3] == ["20.6 min", "1.6 min", "12,345 MiB"]

@@ -218,3 +218,42 @@ def test_borda_by_hand():
     points = borda(np.array([[1, 2], [1, 1], [0, 3]], dtype=float))
     assert points.tolist() == [1.5 + 1, 0.5 + 1 + 0, 0 + 2]
     assert borda(np.array([[1, np.nan], [0, 5]])).tolist() == [1, 0]
+
+
+# ------------------------------------------------------------------------- a board's reading
+
+
+def test_read_board_keeps_the_boards_order_and_reads_it_by_hand():
+    from evaluation.standings import read_board
+
+    # the board's order puts B (tied with A on score, ahead by the board's own tie rule) first
+    point = np.array([0.5, 0.5, 0.2])
+    reps = np.array([[0.50, 0.51, 0.49, 0.50], [0.50, 0.49, 0.51, 0.50],
+                     [0.20, 0.21, 0.19, 0.20]])
+    groups = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.0, 0.0, 0.2]])  # A dominates C
+    tests = np.array([[3.0, 1.0], [2.0, 2.0], [1.0, 1.0]])
+    got = read_board(point, reps, groups, tests)
+    assert got.tier.tolist() == [1, 1, 2]  # no reordering: the tiers run down the rows given
+    assert got.rank_interval.tolist() == [[1, 2], [1, 2], [3, 3]]
+    assert got.pareto.tolist() == [True, True, False]
+    # three groups: A first where w1 >= w2, B where w2 >= w1: each half of the triangle
+    assert got.first_place_share == pytest.approx([0.5, 0.5, 0.0])
+    assert got.first_place.tolist() == [True, True, False]
+    # Borda over two tests: A beats B and C on the first and ties C on the second (2 + 0.5),
+    # B beats C, then A and C (1 + 2), C ties A on the second (0 + 0.5)
+    assert got.borda_points.tolist() == [2.5, 3.0, 0.5]
+    assert got.borda_rank.tolist() == [2, 1, 3]
+    np.testing.assert_allclose(got.win_probability, [[0.5, 0.5, 1], [0.5, 0.5, 1], [0, 0, 0.5]])
+
+
+def test_read_board_leaves_ineligible_teams_off_the_front_and_first_place():
+    from evaluation.standings import read_board
+
+    point = np.array([0.5, -100.0])
+    reps = np.array([[0.5, 0.6], [-100.0, -100.0]])
+    groups = np.array([[0.5, 0.5, 0.5], [0.9, 0.9, 0.9]])  # the gated team is better on all
+    got = read_board(point, reps, groups, np.zeros((2, 1)), eligible=np.array([True, False]))
+    assert got.pareto.tolist() == [True, False]
+    assert got.first_place_share.tolist() == [1.0, 0.0]
+    with pytest.raises(ConfigError, match="finite"):
+        read_board(np.array([np.nan]), np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 1)))

@@ -1,0 +1,224 @@
+"""The board's paired statistics at full scale: 200 teams, 4 folds of ~29.9k test users each.
+
+Measures what the leaderboard service does (``evaluation.server``'s ``with_standings``, the
+code the board's routes run) on synthetic per-user values:
+
+* the first full computation: every team's replicates (the resamples drawn once), then the
+  board's reading (tiers, rank intervals, win probabilities, Pareto front, first-place weights,
+  Borda);
+* the incremental one after an upload: the other teams' replicates kept, the new team's
+  computed, the reading redone;
+* a repeated request with nothing changed (the reading kept).
+
+Each is timed in 3 interleaved runs (full, then incremental, on a fresh cache each run); the
+script prints the median and the min-max (wall and CPU time), and the process's peak resident
+memory. The
+synthetic teams' values are made when asked for (as the store decodes them): making them is
+timed apart and left out of the computation's times; decoding one full-scale blob of the
+upload format is timed too, since an upload's incremental path reads one. Usage::
+
+    python benchmarks/bench_board_stats.py                 # 200 teams, 1000 replicates
+    python benchmarks/bench_board_stats.py --teams 50 --n-boot 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import create_engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone, uninstalled
+
+from evaluation.challenge import (
+    MRED_TESTS,
+    FoldUsers,
+    UserScores,
+    decode_user_values,
+    encode_user_values,
+    phase2_score,
+    users_sha256,
+)
+from evaluation.server import Board, BoardRow, BoardSettings, load_competition
+from evaluation.server._store_session import Database
+from evaluation.server._store_standings import with_standings
+
+REPO = Path(__file__).resolve().parents[1]
+FOLD_USERS = (29_912, 29_871, 29_930, 29_889)
+K = 100
+#: Groups of each MRED slice at full scale (countries, activity, popularity bins, gender).
+GROUPS = {"MRED_COUNTRY": 14, "MRED_USER_ACTIVITY": 4, "MRED_TRACK_POPULARITY": 5,
+          "MRED_ARTIST_POPULARITY": 5, "MRED_GENDER": 3}
+WHEN = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+
+@dataclass
+class FoldCost:
+    train_seconds: float | None
+    predict_seconds: float | None
+    peak_rss_mib: float | None
+
+
+@dataclass
+class Values:
+    folds: list[UserScores]
+    user_hashes: list[str]
+    trusted: bool
+    costs: list[FoldCost] | None
+    costs_trusted: bool = False
+
+
+def slices(fold: int, n: int) -> dict[str, np.ndarray]:
+    """The users' slice codes: the same for every team (they are the users')."""
+    rng = np.random.default_rng(10_000 + fold)
+    return {t: rng.integers(-2, g, n).astype(np.int32) for t, g in GROUPS.items()}
+
+
+def team_fold(team: int, fold: int, skill: float) -> UserScores:
+    """One team's per-user values on one fold (float32 BLW and LD, as the blob carries)."""
+    n = FOLD_USERS[fold]
+    rng = np.random.default_rng([team, fold])
+    ranks = np.where(rng.random(n) < skill, rng.integers(1, K + 1, n), 0)
+    hit = ranks > 0
+    rr = np.zeros(n)
+    rr[hit] = 1.0 / ranks[hit]
+    blw = np.where(hit, np.nan, rng.uniform(-0.3, 0.95, n)).astype(np.float32)
+    ld = rng.normal(0.1, 0.05, n).astype(np.float32)
+    return UserScores(hit=hit, rr=rr, slices=slices(fold, n), blw=blw.astype(np.float64),
+                      ld=ld.astype(np.float64))
+
+
+def skill(team: int, n_teams: int) -> float:
+    """Hit rates from 0.35 down to 0.05, two teams at a time equally skilled."""
+    return 0.35 - 0.30 * (team // 2 * 2) / max(n_teams - 1, 1)
+
+
+@dataclass
+class Source:
+    """Synthetic teams' values, made when asked for; times the making."""
+
+    n_teams: int
+    made_seconds: float = 0.0
+    made_cpu: float = 0.0
+    asked: list[int] = field(default_factory=list)
+
+    def versions(self, phase, ids, private):
+        return {i: 0 for i in ids}
+
+    def values(self, phase, ids, private):
+        start, cpu = time.perf_counter(), time.process_time()
+        out = {i: Values(folds=[team_fold(i, f, skill(i, self.n_teams)) for f in range(4)],
+                         user_hashes=["users"] * 4, trusted=False,
+                         costs=[FoldCost(60.0, 5.0, 2048.0)] * 4) for i in ids}
+        self.made_seconds += time.perf_counter() - start
+        self.made_cpu += time.process_time() - cpu
+        self.asked += list(ids)
+        return out
+
+
+def board(n_teams: int, points: np.ndarray) -> Board:
+    order = np.argsort(-points, kind="stable")
+    rows = tuple(BoardRow(team=f"team-{i:03d}", is_baseline=False, submission_id=int(i),
+                          rank=r + 1, leaderboard_score=float(points[i]), interval=None,
+                          phase1_score=0.0, tests=None, submissions=1,
+                          best_submitted=WHEN, last_submitted=WHEN)
+                 for r, i in enumerate(order))
+    return Board(competition="bench", phase="public", phases=("public",), public=True,
+                 rows=rows, generated_at=WHEN)
+
+
+def points(n_teams: int, references) -> np.ndarray:
+    """Each team's board score (the phase-2 score of its fold means)."""
+    out = []
+    for i in range(n_teams):
+        means: dict[str, float] = {}
+        for f in range(4):
+            for t, v in team_fold(i, f, skill(i, n_teams)).tests().items():
+                means[t] = means.get(t, 0.0) + float(v[0]) / 4
+        out.append(phase2_score(means, references))
+    return np.array(out)
+
+
+def decode_seconds() -> float:
+    """Decoding one full-scale upload's per-user values (the store's path)."""
+    folds = []
+    for f, n in enumerate(FOLD_USERS):
+        scores = team_fold(0, f, 0.3)
+        ranks = np.zeros(n, dtype=np.int64)
+        ranks[scores.hit] = np.rint(1.0 / scores.rr[scores.hit]).astype(np.int64)
+        folds.append(FoldUsers(scores=scores, users_sha256=users_sha256(np.arange(n)),
+                               labels={t: tuple(str(g) for g in range(GROUPS[t]))
+                                       for t in MRED_TESTS}))
+    blob = encode_user_values(folds, K)
+    start = time.perf_counter()
+    decode_user_values(blob, list(FOLD_USERS), k=K)
+    return time.perf_counter() - start
+
+
+def run(competition, n_teams: int, pts: np.ndarray) -> dict[str, float]:
+    """One run on a fresh cache: the full computation of all but the last team, the
+    incremental one after the last team's upload, and a repeated request."""
+    db = Database(create_engine("sqlite://"), competition)
+    source = Source(n_teams)
+    everyone = board(n_teams, pts)
+    last = n_teams - 1  # the upload: any team would do
+    before = replace(everyone, rows=tuple(r for r in everyone.rows
+                                          if r.submission_id != last))
+    start, cpu = time.perf_counter(), time.process_time()
+    with_standings(db, before, source)
+    full = time.perf_counter() - start - source.made_seconds
+    full_cpu = time.process_time() - cpu - source.made_cpu
+    made, made_cpu = source.made_seconds, source.made_cpu
+    start, cpu = time.perf_counter(), time.process_time()
+    after = with_standings(db, everyone, source)
+    incremental = time.perf_counter() - start - (source.made_seconds - made)
+    incremental_cpu = time.process_time() - cpu - (source.made_cpu - made_cpu)
+    assert source.asked[-1] == last and len(source.asked) == n_teams
+    start = time.perf_counter()
+    with_standings(db, everyone, source)
+    repeat = time.perf_counter() - start
+    assert after.standings is not None and after.standings.compared == n_teams
+    return {"full": full, "incremental": incremental, "repeat": repeat, "full_cpu": full_cpu,
+            "incremental_cpu": incremental_cpu,
+            "tiers": float(max(r.standing.tier for r in after.rows))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--teams", type=int, default=200)
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    competition = replace(load_competition(REPO / "competition.toml"),
+                          board=BoardSettings(n_boot=args.n_boot))
+    references = competition.phase("public").references
+    print(f"{args.teams} teams, folds of {FOLD_USERS} test users, {args.n_boot} replicates")
+    pts = points(args.teams, references)
+    results = [run(competition, args.teams, pts) for _ in range(args.runs)]
+    for key, label in (("full", f"first full computation ({args.teams - 1} teams)"),
+                       ("full_cpu", "  its CPU time (all threads)"),
+                       ("incremental", "after one upload (incremental)"),
+                       ("incremental_cpu", "  its CPU time (all threads)"),
+                       ("repeat", "repeated request, nothing changed")):
+        values = [r[key] for r in results]
+        print(f"{label:45s} median {statistics.median(values):8.3f} s  "
+              f"(min {min(values):.3f}, max {max(values):.3f})")
+    print(f"{'decoding one upload blob (store path)':45s} {decode_seconds():8.3f} s")
+    counts = args.n_boot * sum(FOLD_USERS)
+    print(f"resamples kept: {counts / 2**20:.0f} MiB (uint8 counts); tiers on the board: "
+          f"{results[-1]['tiers']:.0f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak resident memory of the process: {peak:.0f} MiB")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()

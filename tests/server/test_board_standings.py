@@ -1,0 +1,225 @@
+"""The board's paired statistics on the server: they follow the board's rows and order, leave
+out (with the reason) the rows they cannot compare, compute each submission's replicates once
+(an upload costs only the new team's), and nothing for a board whose scores are hidden."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sqlalchemy")
+
+from evaluation.challenge import UserScores, paired_resamples, team_replicates
+from evaluation.server import BoardSettings
+from evaluation.server._board_csv import STANDING_COLUMNS, board_csv
+from evaluation.server._store_standings import (
+    BASELINE,
+    NO_VALUES,
+    OTHER_USERS,
+    cache_of,
+    team_standing,
+    with_standings,
+)
+from evaluation.standings import read_board
+from tests.challenge.test_paired_board import fold_users
+from tests.server.test_store import Clock, encode, open_store, sqlite_url, variant
+
+SIZES = (60, 70)
+
+
+@dataclass
+class FoldCost:
+    train_seconds: float | None
+    predict_seconds: float | None
+    peak_rss_mib: float | None
+
+
+@dataclass
+class Values:
+    folds: list[UserScores]
+    user_hashes: list[str]
+    trusted: bool
+    costs: list[FoldCost] | None = None
+    costs_trusted: bool = False
+
+
+@dataclass
+class FakeSource:
+    """Per-user values by submission id; counts what it was asked."""
+
+    by_id: dict[int, Values] = field(default_factory=dict)
+    asked: list[list[int]] = field(default_factory=list)
+    listed: int = 0
+
+    def versions(self, phase, ids, private):
+        self.listed += 1
+        return {i: self.by_id[i].trusted for i in ids if i in self.by_id}
+
+    def values(self, phase, ids, private):
+        self.asked.append(sorted(ids))
+        return {i: self.by_id[i] for i in ids if i in self.by_id}
+
+
+def synthetic(rng, skill: float, trusted: bool = False, sizes=SIZES, hashes=("a", "b")) -> Values:
+    codes = np.random.default_rng(5)  # the users' groups: the same for every team
+    shared = [{t: codes.integers(-2, 3, n).astype(np.int32) for t in
+               ("MRED_COUNTRY", "MRED_USER_ACTIVITY", "MRED_TRACK_POPULARITY",
+                "MRED_ARTIST_POPULARITY", "MRED_GENDER")} for n in sizes]
+    folds = [fold_users(rng, n, skill, c) for n, c in zip(sizes, shared)]
+    costs = [FoldCost(10.0 + i, 2.0, 512.0) for i in range(len(sizes))]
+    return Values(folds=folds, user_hashes=list(hashes), trusted=trusted, costs=costs,
+                  costs_trusted=trusted)
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = open_store(sqlite_url(tmp_path), _competition(), Clock())
+    yield store
+    store.engine.dispose()
+
+
+def _competition():
+    from evaluation.server import load_competition
+    from tests.server.test_store import EXAMPLE
+    competition = load_competition(EXAMPLE)
+    return replace(competition, board=BoardSettings(n_boot=200, seed=3, min_difference=0.0))
+
+
+def submit_teams(store, names_scales):
+    ids = {}
+    for name, scale in names_scales:
+        team, _ = store.add_team(name, f"{len(ids)}@example.org")
+        ids[name] = store.submit(team.id, encode(variant(f"run-{len(ids)}", scale))).submission_id
+    return ids
+
+
+def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_compare(
+        store, rng):
+    ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2), ("Gamma", 1.1), ("Delta", 1.05),
+                               ("Old client", 1.0), ("Elsewhere", 0.9)])
+    source = FakeSource({ids["Alpha"]: synthetic(rng, 0.6, trusted=True),
+                         ids["Beta"]: synthetic(rng, 0.4),
+                         ids["Gamma"]: synthetic(rng, 0.4),
+                         ids["Delta"]: synthetic(rng, 0.1),
+                         ids["Elsewhere"]: synthetic(rng, 0.5, hashes=("x", "y"))})
+    board = with_standings(store, store.board(), source)
+    by_team = {row.team: row for row in board.rows}
+    assert [r.team for r in board.rows] == [r.team for r in store.board().rows]  # same order
+    assert board.standings is not None and board.standings.compared == 4
+    assert board.standings.groups == ("accuracy", "fairness", "behavioural")
+    assert by_team["Old client"].standing.left_out == NO_VALUES
+    assert by_team["Old client"].standing.values == "missing"
+    assert by_team["Elsewhere"].standing.left_out == OTHER_USERS
+    assert all(r.standing.left_out == BASELINE for r in board.rows if r.is_baseline)
+    assert by_team["Alpha"].standing.values == "trusted"
+    assert by_team["Beta"].standing.values == "self-reported"
+    compared = [r for r in board.rows if r.standing.left_out is None]
+    assert [r.team for r in compared] == ["Alpha", "Beta", "Gamma", "Delta"]
+    # the same reading as the engine on the rows' own scores, in the board's order
+    resamples = paired_resamples(3, 200, SIZES)
+    refs = store.competition.phase("public").references
+    reps = [team_replicates(source.by_id[ids[r.team]].folds, resamples, refs) for r in compared]
+    reading = read_board(np.array([r.leaderboard_score for r in compared]),
+                         np.array([t.replicates for t in reps]),
+                         np.array([t.group_scores for t in reps]),
+                         np.array([list(t.tests.values()) for t in reps]))
+    assert [r.standing.tier for r in compared] == reading.tier.tolist()
+    assert [list(r.standing.rank_interval) for r in compared] == reading.rank_interval.tolist()
+    assert [r.standing.borda_rank for r in compared] == reading.borda_rank.tolist()
+    assert [r.standing.pareto for r in compared] == reading.pareto.tolist()
+    costs = by_team["Alpha"].standing.costs
+    assert costs.train_seconds == 10.5 and costs.train_seconds_per_fold == (10.0, 11.0)
+    assert costs.trusted and not by_team["Beta"].standing.costs.trusted
+    # the CSV carries them
+    lines = board_csv(board).splitlines()
+    header = lines[0].split(",")
+    assert header[-len(STANDING_COLUMNS):] == list(STANDING_COLUMNS)
+    alpha = next(line for line in lines if ",Alpha," in line).split(",")
+    assert alpha[header.index("tier")] == str(by_team["Alpha"].standing.tier)
+    assert alpha[header.index("user_values")] == "trusted"
+    assert alpha[header.index("costs")] == "trusted"
+    old = next(line for line in lines if ",Old client," in line)
+    assert "no per-user values" in old
+
+
+def test_an_upload_computes_only_the_new_teams_replicates(store, rng):
+    ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2)])
+    source = FakeSource({ids["Alpha"]: synthetic(rng, 0.6), ids["Beta"]: synthetic(rng, 0.4)})
+    first = with_standings(store, store.board(), source)
+    assert sorted(sum(source.asked, [])) == sorted(ids.values())
+    asked = list(source.asked)
+    again = with_standings(store, store.board(), source)
+    assert source.asked == asked  # nothing read again
+    assert again.standings == first.standings
+    team, _ = store.add_team("Gamma", "g@example.org")
+    new = store.submit(team.id, encode(variant("run-gamma", 1.25))).submission_id
+    source.by_id[new] = synthetic(rng, 0.5)
+    board = with_standings(store, store.board(), source)
+    assert source.asked[-1] == [new]
+    assert board.standings.compared == 3
+    assert len(cache_of(store).resamples) == 1  # drawn once
+    # a reproduction's trusted values replace the upload's: that team is computed again
+    source.by_id[ids["Beta"]] = replace(source.by_id[ids["Beta"]], trusted=True)
+    board = with_standings(store, store.board(), source)
+    assert source.asked[-1] == [ids["Beta"]]
+    assert {r.team: r.standing.values for r in board.rows if not r.is_baseline}["Beta"] == \
+        "trusted"
+
+
+def test_a_hidden_board_computes_and_shows_nothing(store, rng):
+    store.clock.now = datetime(2028, 1, 5, tzinfo=timezone.utc)  # the hidden final phase
+    ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2)])
+    source = FakeSource({i: synthetic(rng, 0.5) for i in ids.values()})
+    hidden = store.board("final")
+    assert with_standings(store, hidden, source) == hidden
+    assert source.listed == 0 and source.asked == []
+    page = team_standing(store, hidden, "Alpha", source)
+    assert page is not None and page.standings is None and page.opponents == ()
+    assert page.row.leaderboard_score is None
+    assert source.listed == 0
+    # an organizer's view of the same board has scores: the statistics are computed
+    shown = with_standings(store, store.board("final", admin=True), source)
+    assert shown.standings is not None and shown.standings.compared == 2
+
+
+def test_a_teams_page_has_its_win_probabilities_and_place_on_the_front(store, rng):
+    ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2), ("Gamma", 1.1)])
+    source = FakeSource({ids["Alpha"]: synthetic(rng, 0.7), ids["Beta"]: synthetic(rng, 0.4),
+                         ids["Gamma"]: synthetic(rng, 0.1)})
+    page = team_standing(store, store.board(), "Beta", source)
+    assert [o.team for o in page.opponents] == ["Alpha", "Gamma"]
+    board = with_standings(store, store.board(), source)
+    reading = cache_of(store).readings[("public", False)][1]
+    i = reading.teams.index("Beta")
+    for o in page.opponents:
+        j = reading.teams.index(o.team)
+        assert o.win_probability == reading.reading.win_probability[i, j]
+    assert [m.team for m in page.teams] == ["Alpha", "Beta", "Gamma"]
+    assert page.groups == board.standings.groups
+    assert {m.team: m.pareto for m in page.teams} == {
+        r.team: r.standing.pareto for r in board.rows if not r.is_baseline}
+    assert team_standing(store, store.board(), "Nobody", source) is None
+
+
+def test_a_revealed_board_compares_the_private_scores_with_the_private_values(store, rng):
+    ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2), ("Gamma", 1.1)])
+    source = FakeSource({i: synthetic(rng, 0.5) for i in ids.values()})
+    calls = []
+    values = source.values
+    source.values = lambda phase, batch, private: calls.append(private) or values(
+        phase, batch, private)
+    public = store.board()
+    # the private ranking (as a reveal orders it): Gamma, then Alpha; Beta has no private score
+    private = {"Gamma": 0.9, "Alpha": 0.4}
+    rows = sorted(public.rows, key=lambda r: (r.team not in private, -private.get(r.team, 0)))
+    revealed = replace(public, revealed=True, rows=tuple(
+        replace(r, private_score=private.get(r.team)) for r in rows))
+    board = with_standings(store, revealed, source)
+    assert calls == [True]
+    assert board.standings.score == "private_score" and board.standings.compared == 2
+    by_team = {r.team: r.standing for r in board.rows}
+    assert by_team["Beta"].left_out == "no private score"
+    assert by_team["Gamma"].rank_interval[0] == 1  # the private order, first
