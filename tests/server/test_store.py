@@ -171,7 +171,7 @@ def test_migrated_schema_equals_the_orm_metadata(db_url):
             version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).all()
             tables = set(sa.inspect(conn).get_table_names())
         assert diff == []
-        assert version == [("0004",)]
+        assert version == [("0007",)]
         assert {"teams", "submissions", "admin_tokens", "reproductions", "phase_reveals"} <= tables
     finally:
         engine.dispose()
