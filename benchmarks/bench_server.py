@@ -54,6 +54,9 @@ TEAMS = 32
 WARM_UP = 64
 #: Board requests sent (page and API, to each server process) before the measurement.
 BOARD_WARM_UP = 8
+#: Reads of the page, then of the API, one at a time before the uploads, each after an upload
+#: of its own: the server's CPU time per read and the latency without the load.
+BOARD_ALONE = 20
 
 
 def main() -> int:
@@ -108,7 +111,9 @@ def main() -> int:
                           f"server CPU {result['cpu_ms']:5.2f} ms/upload  board p99 page "
                           f"{result.get('page_p99', float('nan')):6.1f} ms api "
                           f"{result.get('api_p99', float('nan')):6.1f} ms  "
-                          f"({result.get('reads', 0)} reads)  peak "
+                          f"({result.get('reads', 0)} reads; alone: page "
+                          f"{result.get('page_cpu_ms', float('nan')):.1f} ms CPU, api "
+                          f"{result.get('api_cpu_ms', float('nan')):.1f} ms CPU)  peak "
                           f"{result['rss_mib']:.0f} MiB  load {result['load']:.2f}", flush=True)
         finally:
             if postgres is not None:
@@ -129,14 +134,18 @@ def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: in
         teams = dict(list(every.items())[:TEAMS])
     else:
         teams = _add_teams(db_url, TEAMS)
-    per_team = -(-(uploads + WARM_UP) // TEAMS)
+    alone = 2 * BOARD_ALONE if rate > 0 else 0
+    per_team = -(-(uploads + WARM_UP + alone) // TEAMS)
     jobs = team_uploads(base_submission(), teams, per_team, prefix="Bench", group=TEAMS)
     warm, measured = jobs[:WARM_UP], jobs[WARM_UP:WARM_UP + uploads]
+    extra = jobs[WARM_UP + uploads:WARM_UP + uploads + alone]
     with ServeProcess(competition, db_url, log, args=["--workers", str(workers)]) as server:
         _check(send_all(server.url, warm, threads=clients, time_limit=120), len(warm))
+        pids = _process_tree(server.process.pid)
+        alone = {}
         if rate > 0:
             _check_reads(_warm_board(server.url, BOARD_WARM_UP * workers))
-        pids = _process_tree(server.process.pid)
+            alone = _board_alone(server.url, pids, extra)
         cpu0 = sum(_cpu_seconds(p) for p in pids)
         readers = BoardReaders(server.url, rate).start() if rate > 0 else None
         start = time.perf_counter()
@@ -150,7 +159,7 @@ def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: in
     latencies = sorted(o.seconds * 1000 for o in outcomes)
     result = {"rate": len(outcomes) / wall, "p50": _percentile(latencies, 50),
               "p99": _percentile(latencies, 99), "cpu_ms": cpu / len(outcomes) * 1000,
-              "rss_mib": rss, "load": os.getloadavg()[0], "reads": len(reads)}
+              "rss_mib": rss, "load": os.getloadavg()[0], "reads": len(reads), **alone}
     for kind in ("page", "api"):
         times = sorted(r.seconds * 1000 for r in reads if r.kind == kind)
         if times:
@@ -175,6 +184,41 @@ def _warm_board(url: str, count: int) -> list:
                 reads.append(Read(kind, response.status_code, len(response.content),
                                   time.perf_counter() - begin))
     return reads
+
+
+def _board_alone(url: str, pids: list[int], writes: list) -> dict:
+    """Reads of the page, then of the API, one at a time, each right after an upload (one of
+    ``writes``, half for each): the server's CPU time per read and the median latency of a
+    board made afresh (as under the uploads), and the median latency of the same read again
+    (a board the process answers again, as between uploads)."""
+    import httpx
+
+    from benchmarks._board_load import BOARD_PATHS
+
+    out: dict = {}
+    count = len(writes) // len(BOARD_PATHS)
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for k, (kind, path) in enumerate(BOARD_PATHS.items()):
+            cpu, fresh, again = 0.0, [], []
+            for upload in writes[k * count:(k + 1) * count]:
+                _check(send_all(url, [upload], threads=1, time_limit=60), 1)
+                cpu0 = sum(_cpu_seconds(p) for p in pids)
+                fresh.append(_timed_get(client, path))
+                cpu += sum(_cpu_seconds(p) for p in pids) - cpu0
+                again.append(_timed_get(client, path))
+            out[f"{kind}_cpu_ms"] = cpu / count * 1000
+            out[f"{kind}_fresh_p50"] = statistics.median(fresh)
+            out[f"{kind}_again_p50"] = statistics.median(again)
+    return out
+
+
+def _timed_get(client, path: str) -> float:
+    """Milliseconds of one GET (which must answer 200)."""
+    begin = time.perf_counter()
+    response = client.get(path)
+    if response.status_code != 200:
+        raise SystemExit(f"bench_server: GET {path} answered {response.status_code}")
+    return (time.perf_counter() - begin) * 1000
 
 
 def _check_reads(reads: list) -> None:
@@ -204,6 +248,12 @@ def report(results: dict[str, list[dict]], args, notes: list[str]) -> None:
                             ("api_p50", "board API p50 (ms)", "{:.1f}"),
                             ("api_p99", "board API p99 (ms)", "{:.1f}"),
                             ("cpu_ms", "server CPU (ms/upload)", "{:.2f}"),
+                            ("page_cpu_ms", "page alone: CPU (ms)", "{:.1f}"),
+                            ("page_fresh_p50", "page alone: made p50", "{:.1f}"),
+                            ("page_again_p50", "page alone: again p50", "{:.1f}"),
+                            ("api_cpu_ms", "API alone: CPU (ms)", "{:.1f}"),
+                            ("api_fresh_p50", "API alone: made p50", "{:.1f}"),
+                            ("api_again_p50", "API alone: again p50", "{:.1f}"),
                             ("rss_mib", "server peak RSS (MiB)", "{:.0f}"),
                             ("load", "load average (1 min)", "{:.2f}")):
         if not all(key in r for rs in measured.values() for r in rs):
