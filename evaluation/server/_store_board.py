@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Subquery, case, func, select
+from sqlalchemy import Row, Select, Subquery, case, func, select
 from sqlalchemy.orm import Session
 
 from evaluation.challenge import LEADERBOARD_TESTS
@@ -145,7 +145,7 @@ def _team_stats(phase: str) -> Subquery:
             .subquery("stats"))
 
 
-def _public_query(phase: str) -> Any:
+def _public_query(phase: str) -> Select[Any]:
     """Each team's best submission by ``BEST_FIRST`` (``_SHOWN``), its name, baseline flag,
     count and last time: for each team, a seek in the board's index to its best one."""
     stats = _team_stats(phase)
@@ -160,7 +160,7 @@ def _public_query(phase: str) -> Any:
             .join(teams, teams.c.best == SubmissionRow.id))
 
 
-def _revealed_query(phase: str, selections: int) -> Any:
+def _revealed_query(phase: str, selections: int) -> Select[Any]:
     """Each team's best submission of a revealed phase by ``PRIVATE_FIRST`` among its final
     candidates, as ``_public_query`` gives it."""
     candidate = SubmissionRow.id.in_(final_candidates(phase, selections))

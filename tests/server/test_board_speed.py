@@ -203,3 +203,25 @@ def test_the_clock_picks_the_phase_of_a_board_answered_again(served):
     assert client.get("/api/v1/leaderboard?phase=nope").status_code == 404
     assert client.get("/api/v1/leaderboard?phase=nope&format=xml").status_code == 404
     assert client.get("/api/v1/leaderboard?format=xml").status_code == 422
+
+
+def test_an_answer_kept_longer_than_its_age_is_made_again(served, monkeypatch):
+    from evaluation.server._board_cache import BoardCache
+
+    _, store, _, _ = served
+    made = []
+    cache = BoardCache(store, max_age=5.0)
+    clock = [100.0]
+    monkeypatch.setattr("evaluation.server._board_cache.time.monotonic", lambda: clock[0])
+
+    def render(board):
+        made.append(board.generated_at)
+        return board.phase
+
+    assert cache.answer("json", None, False, render) == "public"
+    clock[0] += 4.9
+    assert cache.answer("json", None, False, render) == "public" and len(made) == 1
+    assert cache.answer("json", None, True, render) == "public" and len(made) == 2  # organizer
+    clock[0] += 0.2  # 5.1 s after the first
+    cache.answer("json", None, False, render)
+    assert len(made) == 3
