@@ -225,3 +225,23 @@ def test_an_answer_kept_longer_than_its_age_is_made_again(served, monkeypatch):
     clock[0] += 0.2  # 5.1 s after the first
     cache.answer("json", None, False, render)
     assert len(made) == 3
+
+
+def test_the_benchmarks_seed_fills_the_board_it_says(tmp_path):
+    from datetime import datetime, timezone
+
+    from benchmarks._board_load import seed
+    from benchmarks._uploads import competition_copy
+    from evaluation.server import Store, load_competition, make_engine
+
+    path = competition_copy(tmp_path, daily_limit=10**6, open_at=datetime.now(timezone.utc))
+    url = sqlite_url(tmp_path)
+    tokens = seed(url, path, teams=20, submissions=100)
+    assert len(tokens) == 20 and len(set(tokens.values())) == 20
+    store = Store(make_engine(url), load_competition(path))
+    rows = store.board().rows
+    teams = [r for r in rows if not r.is_baseline]
+    assert len(teams) == 20 and sum(r.submissions for r in teams) == 100
+    assert len({r.leaderboard_score for r in teams}) == 20  # scores spread: a best to find
+    assert store.authenticate(tokens["Seed team 007"]).team_id is not None
+    store.engine.dispose()
