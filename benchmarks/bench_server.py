@@ -13,7 +13,10 @@ interleaved rounds (SQLite, PostgreSQL, SQLite, ...) so that a change in the mac
 touches both; the table shows the median of the rounds with their min-max. The server's own CPU
 time per upload (from /proc) is shown as well (it includes the board's reads), the peak memory
 of its processes (each one's VmHWM, summed) and the machine's load average at the end of each
-round.
+round. Before the uploads, the page and the API are read one at a time, each right after an
+upload and then once more: the server's CPU per board made afresh (what every read costs while
+uploads arrive) and the latency of one made afresh and of one answered again. ``--board-rate
+0 --board-teams 0`` measures the uploads alone on a fresh database, as before the board part.
 
 PostgreSQL is the throwaway server of ``_postgres.py`` (Debian's binaries, default settings:
 fsync on); it is left out, with the reason, when it cannot be started. The clients, the server
