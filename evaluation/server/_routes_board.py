@@ -3,57 +3,78 @@ the page (``GET /``), each with its paired statistics; a team's standing on it a
 (``/api/v1/leaderboard/team``) and as a page (``/team``).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
+Each is answered from the process's ``BoardCache`` while the board has not changed.
 """
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from evaluation.server._answers import Rejected, board_json, rejected, team_json
 from evaluation.server._board import Board, TeamStanding
+from evaluation.server._board_cache import BoardCache
 from evaluation.server._board_csv import board_csv
 from evaluation.server._deps import OptionalCallerDep, StoreDep
+from evaluation.server._store import Store
 
 router = APIRouter()
+
+
+def _cache(request: Request, store: Store) -> BoardCache:
+    """The app's board cache (made on the first board asked for)."""
+    state = request.app.state
+    if getattr(state, "board_cache", None) is None:
+        state.board_cache = BoardCache(store)
+    return state.board_cache
+
+
+def _json_body(board: Board) -> bytes:
+    return bytes(JSONResponse(board_json(board)).body)
 
 
 @router.get("/api/v1/leaderboard", response_model=Board,
             responses={401: {"model": Rejected}, 404: {"model": Rejected}},
             summary="The board of a phase (default: the current one)")
-def get_leaderboard(caller: OptionalCallerDep, store: StoreDep,
+def get_leaderboard(request: Request, caller: OptionalCallerDep, store: StoreDep,
                     phase: str | None = None, format: str = "json") -> Response:
-    board = store.board(phase, admin=caller is not None and caller.admin, standings=True)
     if format == "csv":
-        return _csv(board)
+        return get_leaderboard_csv(request, caller, store, phase)
     if format != "json":
+        if phase is not None:  # an unknown phase is 404 whatever the format
+            store.require_competition().phase(phase)
         return rejected(422, f"format {format[:20]!r} is not known: give json (the default) "
                              f"or csv")
-    return JSONResponse(board_json(board))
+    admin = caller is not None and caller.admin
+    body = _cache(request, store).answer("json", phase, admin, _json_body)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/leaderboard.csv", response_class=Response,
             responses={200: {"content": {"text/csv": {}}}, 401: {"model": Rejected},
                        404: {"model": Rejected}},
             summary="The board of a phase as CSV (default: the current one)")
-def get_leaderboard_csv(caller: OptionalCallerDep, store: StoreDep,
+def get_leaderboard_csv(request: Request, caller: OptionalCallerDep, store: StoreDep,
                         phase: str | None = None) -> Response:
-    return _csv(store.board(phase, admin=caller is not None and caller.admin, standings=True))
+    admin = caller is not None and caller.admin
+    name, text = _cache(request, store).answer("csv", phase, admin,
+                                               lambda b: (b.phase, board_csv(b)))
+    return _csv(name, text)
 
 
-def _csv(board: Board) -> Response:
+def _csv(phase: str, text: str) -> Response:
     """The board as a CSV download named after its phase."""
-    return Response(board_csv(board), media_type="text/csv; charset=utf-8", headers={
-        "Content-Disposition": f'attachment; filename="leaderboard-{board.phase}.csv"'})
+    return Response(text, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="leaderboard-{phase}.csv"'})
 
 
 @router.get("/", response_class=HTMLResponse, summary="The board as a page",
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
-def page(store: StoreDep, phase: str | None = None) -> Response:
+def page(request: Request, store: StoreDep, phase: str | None = None) -> Response:
     try:
         # imported when asked for: the page needs Jinja2, the API does not
         from evaluation.server._page import render_board
     except ImportError:
         return rejected(503, "page not available")
-    return HTMLResponse(render_board(store.board(phase, standings=True)))
+    return HTMLResponse(_cache(request, store).answer("page", phase, False, render_board))
 
 
 @router.get("/api/v1/leaderboard/team", response_model=TeamStanding,

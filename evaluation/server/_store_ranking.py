@@ -70,8 +70,9 @@ def rank(db: Database, phase: str, team_id: int) -> int | None:
     return None if found is None else int(found[0]) + 1
 
 
-def sort_key(row: SubmissionRow, revealed: bool) -> tuple:
-    """The board's order as a Python sort key (``BEST_FIRST``, or ``PRIVATE_FIRST``)."""
+def sort_key(row: Any, revealed: bool) -> tuple:
+    """The board's order as a Python sort key (``BEST_FIRST``, or ``PRIVATE_FIRST``) of a
+    ``SubmissionRow`` or a row of its columns."""
     public = (-row.leaderboard_score, -row.phase1_score, row.submitted_at, row.id)
     if not revealed:
         return public

@@ -122,6 +122,8 @@ class SubmissionRow(Base):
         Index(None, "phase", "team_id"),
         # a team's rank: does another team have a submission scored at least as high?
         Index(None, "team_id", "phase", "leaderboard_score"),
+        # the board: each team's best submission, count and last time, without reading rows
+        Index(None, "phase", "team_id", "leaderboard_score", "phase1_score", "submitted_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -281,3 +283,14 @@ class AdminTokenRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class BoardChangeRow(Base):
+    """One row (id 1) whose ``version`` every change of a table a board reads raises (SQLite
+    triggers, made by the migrations): a process may answer again a board it made while the
+    version stays the same, whichever process wrote."""
+
+    __tablename__ = "board_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)

@@ -43,7 +43,7 @@ from evaluation.server import (
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "competition.toml"
 #: The newest migration: what a fresh or upgraded database says it is at.
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 BASELINES = REPO / "competition" / "baselines"
 #: Inside the example's public phase (2026-01-01 to 2028-01-01), at noon UTC.
 NOON = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
