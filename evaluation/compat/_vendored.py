@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import ast
 import os
+import threading
 from pathlib import Path
 
 #: Text found only in the official 2022/2023 files, by file name.
+#: One syntax tree built at a time in this process (see ``custom_tests``).
+_PARSING = threading.Lock()
+
 _MARKERS = {
     "EvalRSRunner.py": ("def _generate_folds", "LFM_DATASET_PATH", "secret.json"),
     "EvalRSRecList.py": ("class EvalRSDataset", "from reclist.abstractions import"),
@@ -67,7 +71,11 @@ def custom_tests(path: str | os.PathLike) -> dict[str, list[str]]:
         official ones; empty when there are none (or the file does not parse).
     """
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        # CPython 3.11 can fail with "AST constructor recursion depth mismatch" when two
+        # threads build syntax trees at once (reproduce --many checks checkouts in threads)
+        with _PARSING:
+            tree = ast.parse(text)
     except (OSError, SyntaxError, ValueError):
         return {}
     found: dict[str, list[str]] = {}
