@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     from evaluation.server._board import REPRODUCTION_STATES, Board, BoardRow
     from evaluation.server._competition import (
         BaselineSpec,
-        BoardSettings,
         Competition,
         Phase,
         load_competition,
     )
+    from evaluation.server._competition_keys import BoardSettings
     from evaluation.server._db import is_current, make_engine, shown_url, upgrade
     from evaluation.server._db_files import (
         backup,
@@ -83,7 +83,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BaselineSpec": ("evaluation.server._competition", "BaselineSpec"),
     "Board": ("evaluation.server._board", "Board"),
     "BoardRow": ("evaluation.server._board", "BoardRow"),
-    "BoardSettings": ("evaluation.server._competition", "BoardSettings"),
+    "BoardSettings": ("evaluation.server._competition_keys", "BoardSettings"),
     "FoldCost": ("evaluation.server._store_user_values", "FoldCost"),
     "Caller": ("evaluation.server._store_auth", "Caller"),
     "Competition": ("evaluation.server._competition", "Competition"),

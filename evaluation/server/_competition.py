@@ -44,13 +44,12 @@ is an error, so that a misspelt one cannot pass unnoticed.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from evaluation.challenge import LEADERBOARD_TESTS, References, load_references
 from evaluation.contract import (
@@ -77,6 +76,20 @@ from evaluation.contract import (
     submission_payload,
 )
 from evaluation.errors import ConfigError, EvalRSError, SubmissionRejected
+from evaluation.server._competition_keys import (
+    DEFAULT_FINAL_SELECTIONS,
+    DEFAULT_REPRODUCE,
+    DEFAULT_REPRODUCE_ATTEMPTS,
+    BoardSettings,
+    Where,
+    board_settings,
+    final_selections,
+    min_difference_of,
+    private_folds,
+    reproduce_attempts,
+    reproduce_rule,
+    when,
+)
 from evaluation.server._schema import Submission, parse_submission
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -88,17 +101,6 @@ _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
                "final_selections", "reproduce", "private_folds", "min_difference")
 #: Of a phase, the keys that may be left out.
 _PHASE_OPTIONAL = ("final_selections", "reproduce", "private_folds", "min_difference")
-_BOARD_KEYS = ("min_difference", "level", "n_boot", "seed")
-#: A phase's final selections per team when the competition file does not say.
-DEFAULT_FINAL_SELECTIONS = 2
-#: Which submissions of a phase get a reproduction job: its final selections (the default),
-#: every upload, or none.
-REPRODUCE_RULES = ("final", "every", "none")
-DEFAULT_REPRODUCE = "final"
-#: Runs of a reproduction job (an infrastructure failure or a lost worker ends one) before
-#: it is marked failed, when the competition file does not say.
-DEFAULT_REPRODUCE_ATTEMPTS = 3
-MAX_REPRODUCE_ATTEMPTS = 20
 _BASELINE_KEYS = ("name", "file")
 
 
@@ -146,37 +148,6 @@ class Phase:
     def is_open(self, now: datetime) -> bool:
         """Whether the phase takes submissions at ``now`` (an aware datetime)."""
         return self.opens <= _aware(now) < self.closes
-
-
-@dataclass(frozen=True)
-class BoardSettings:
-    """How the board reads the differences between its teams (the ``[board]`` table).
-
-    The official ranking is the board's order by score, whatever these say; they decide
-    which differences the board calls real.
-
-    Attributes
-    ----------
-    min_difference : float
-        The minimum practical difference: score differences smaller than it are ties however
-        significant (0: every real difference counts).
-    level : float
-        Joint coverage of the intervals of every pairwise difference: the chance that the
-        board tells any two teams apart wrongly is at most ``1 - level``.
-    n_boot : int
-        Paired bootstrap replicates.
-    seed : int
-        Seed of the resampling of the test users (the same for every team).
-    """
-
-    min_difference: float = 0.0
-    level: float = 0.95
-    n_boot: int = 1000
-    seed: int = 0
-
-    def for_phase(self, phase: Phase) -> float:
-        """The minimum practical difference of ``phase``: its own, else the board's."""
-        return self.min_difference if phase.min_difference is None else phase.min_difference
 
 
 @dataclass(frozen=True)
@@ -418,7 +389,7 @@ def load_competition(path) -> Competition:
     """
     path = Path(path)
     data = read_competition_toml(path)
-    where = _Where(path)
+    where = Where(path)
     where.keys(data, "", _TOP_KEYS, required=("name", "harness_versions", "dataset", "phases"))
     name = where.text(data, "name")
     source = where.text(data, "source") if "source" in data else ""
@@ -442,155 +413,14 @@ def load_competition(path) -> Competition:
         name=name, path=path.resolve(), source=source, dataset_fingerprint=fingerprint,
         fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
         baselines=_baselines(where, data), repeated_items=repeated,
-        reproduce_attempts=_attempts(where, data),
-        board=_board_settings(where, data))
+        reproduce_attempts=reproduce_attempts(where, data),
+        board=board_settings(where, data))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition
 
 
-class _Where:
-    """Checks of a competition file's values, failing with the file and key in the message."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def fail(self, key: str, rule: str, value: Any = None, fix: str = "") -> NoReturn:
-        # strings in quotes, as in the file; dates as the file writes them
-        text = value.isoformat() if isinstance(value, (date, time)) \
-            else json.dumps(value, default=str, ensure_ascii=False)
-        shown = "" if value is None else f", got {cut(text, 60)}"
-        raise ConfigError(f"competition file {str(self.path)!r}: {key} {rule}{shown}."
-                          + (f" Fix: {fix}." if fix else ""))
-
-    def keys(self, table: Mapping, prefix: str, known: tuple[str, ...],
-             required: tuple[str, ...]) -> None:
-        unknown = [k for k in table if k not in known]
-        if unknown:
-            self.fail(f"{prefix}{unknown[0]}", "is not a key of the competition file here",
-                      fix=f"the keys {'of ' + prefix.rstrip('.') if prefix else 'at the top'} "
-                          f"are {', '.join(known)}: correct the spelling or remove it")
-        for k in required:
-            if k not in table:
-                self.fail(f"{prefix}{k}", "is missing", fix=f"add {k} = ... (see the example "
-                          f"competition.toml)")
-
-    def text(self, table: Mapping, key: str, prefix: str = "") -> str:
-        value = table[key]
-        if not isinstance(value, str) or not value.strip() or len(value) > 200:
-            self.fail(f"{prefix}{key}", "must be a non-empty string of at most 200 characters",
-                      value, f'write {key} = "..."')
-        return value
-
-    def list_of_text(self, table: Mapping, key: str) -> list[str]:
-        value = table[key]
-        if not isinstance(value, list) or not value \
-                or not all(isinstance(v, str) and v.strip() for v in value):
-            self.fail(key, "must be a non-empty list of version strings", value,
-                      f'write {key} = ["0.1.0"] (evaluation.__version__ of the harness the '
-                      f'participants use)')
-        return value
-
-    def table(self, table: Mapping, key: str, prefix: str = "") -> dict:
-        value = table[key]
-        if not isinstance(value, dict):
-            self.fail(f"{prefix}{key}", "must be a table", value,
-                      f"write it as [{prefix}{key}] with keys under it")
-        return value
-
-    def json_values(self, value: Any, key: str) -> None:
-        """Nothing; a failure when ``value`` holds what JSON cannot (dates, non-finite)."""
-        if isinstance(value, dict):
-            for k, v in value.items():
-                self.json_values(v, f"{key}.{k}")
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                self.json_values(v, f"{key}[{i}]")
-        elif isinstance(value, float) and not math.isfinite(value) \
-                or isinstance(value, (date, time)):
-            self.fail(key, "must be a string, number, boolean, array or table, as in the "
-                      "run's results.json", value, "copy the value from a run's results.json")
-
-
-def _final_selections(where: _Where, table: Mapping, key: str) -> int:
-    """A phase's ``final_selections`` (default ``DEFAULT_FINAL_SELECTIONS``), checked."""
-    count = table.get("final_selections", DEFAULT_FINAL_SELECTIONS)
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 100:
-        where.fail(f"{key}final_selections", "must be an integer from 1 to 100 (the "
-                   "submissions a team may mark as final)", count,
-                   "write e.g. final_selections = 2")
-    return count
-
-
-def _reproduce(where: _Where, table: Mapping, key: str) -> str:
-    """A phase's ``reproduce`` rule (default ``DEFAULT_REPRODUCE``), checked."""
-    rule = table.get("reproduce", DEFAULT_REPRODUCE)
-    if rule not in REPRODUCE_RULES:
-        where.fail(f"{key}reproduce", f"must be one of {', '.join(map(repr, REPRODUCE_RULES))} "
-                   f"(which submissions the reproduction workers re-run)", rule,
-                   'write reproduce = "final" (the final selections), "every" (every upload) '
-                   'or "none"')
-    return rule
-
-
-def _private_folds(where: _Where, table: Mapping, key: str) -> bool:
-    """A phase's ``private_folds`` (default: the phase is not public), checked."""
-    value = table.get("private_folds", table.get("public") is False)
-    if not isinstance(value, bool):
-        where.fail(f"{key}private_folds", "must be true or false (whether the phase's "
-                   "reproductions evaluate the private folds too)", value,
-                   "write private_folds = true, or leave it out (true when public = false)")
-    return value
-
-
-def _attempts(where: _Where, data: Mapping) -> int:
-    """The competition's ``reproduce_attempts`` (default ``DEFAULT_REPRODUCE_ATTEMPTS``)."""
-    count = data.get("reproduce_attempts", DEFAULT_REPRODUCE_ATTEMPTS)
-    if not isinstance(count, int) or isinstance(count, bool) \
-            or not 1 <= count <= MAX_REPRODUCE_ATTEMPTS:
-        where.fail("reproduce_attempts", f"must be an integer from 1 to "
-                   f"{MAX_REPRODUCE_ATTEMPTS} (runs of a reproduction job before it is "
-                   f"marked failed)", count, "write e.g. reproduce_attempts = 3")
-    return count
-def _min_difference(where: _Where, table: Mapping, key: str) -> float:
-    """A ``min_difference`` (in ``[board]`` or a phase), checked: a finite number >= 0."""
-    value = table["min_difference"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0:
-        where.fail(f"{key}min_difference", "must be a number >= 0 (score differences below "
-                   "it are ties)", value, "write e.g. min_difference = 0.005, or 0 to count "
-                   "every real difference")
-    return float(value)
-
-
-def _board_settings(where: _Where, data: Mapping) -> BoardSettings:
-    """The ``[board]`` table, checked (its keys may each be left out)."""
-    if "board" not in data:
-        return BoardSettings()
-    table = where.table(data, "board")
-    where.keys(table, "board.", _BOARD_KEYS, required=())
-    defaults = BoardSettings()
-    level = table.get("level", defaults.level)
-    if isinstance(level, bool) or not isinstance(level, (int, float)) \
-            or not 0.5 <= level < 1:
-        where.fail("board.level", "must be a number from 0.5 up to (not including) 1 (the "
-                   "chance of no wrong call on the whole board)", level,
-                   "write e.g. level = 0.95")
-    n_boot = table.get("n_boot", defaults.n_boot)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 100 <= n_boot <= 10000:
-        where.fail("board.n_boot", "must be an integer from 100 to 10000 (paired bootstrap "
-                   "replicates; each costs memory per fold and time per team)", n_boot,
-                   "write e.g. n_boot = 1000")
-    seed = table.get("seed", defaults.seed)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        where.fail("board.seed", "must be an integer >= 0", seed, "write e.g. seed = 0")
-    min_difference = (_min_difference(where, table, "board.") if "min_difference" in table
-                      else defaults.min_difference)
-    return BoardSettings(min_difference=min_difference, level=float(level), n_boot=n_boot,
-                         seed=seed)
-
-
-def _phases(where: _Where, data: Mapping, fingerprint: str,
+def _phases(where: Where, data: Mapping, fingerprint: str,
             fold_params: Mapping) -> tuple[Phase, ...]:
     """The checked phases, in time order."""
     raw = data["phases"]
@@ -606,8 +436,8 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
         if not isinstance(name, str) or not _NAME.match(name):
             where.fail(f"{key}name", "must be 1 to 64 letters, digits, '_', '.' or '-' (it "
                        "appears in URLs)", name, 'write e.g. name = "public"')
-        opens = _when(where, table, key, "opens")
-        closes = _when(where, table, key, "closes")
+        opens = when(where, table, key, "opens")
+        closes = when(where, table, key, "closes")
         if not opens < closes:
             where.fail(f"{key}closes", f"must be after opens ({opens.isoformat()})", closes,
                        "give the phase an end later than its start")
@@ -624,26 +454,16 @@ def _phases(where: _Where, data: Mapping, fingerprint: str,
             references=_references(where, f"{key}references", ref_name, fingerprint,
                                    fold_params),
             references_name=ref_name, daily_limit=limit, public=table["public"],
-            final_selections=_final_selections(where, table, key),
-            reproduce=_reproduce(where, table, key),
-            private_folds=_private_folds(where, table, key),
-            min_difference=(_min_difference(where, table, key) if "min_difference" in table
+            final_selections=final_selections(where, table, key),
+            reproduce=reproduce_rule(where, table, key),
+            private_folds=private_folds(where, table, key),
+            min_difference=(min_difference_of(where, table, key) if "min_difference" in table
                             else None)))
     _check_order(where, phases)
     return tuple(sorted(phases, key=lambda p: p.opens))
 
 
-def _when(where: _Where, table: Mapping, key: str, name: str) -> datetime:
-    """The aware UTC datetime of ``table[name]``."""
-    value = table[name]
-    if not isinstance(value, datetime) or value.tzinfo is None:
-        where.fail(f"{key}{name}", "must be a TOML offset date-time", value,
-                   f"write e.g. {name} = 2026-01-01T00:00:00Z (Z = UTC, or an offset like "
-                   f"+02:00)")
-    return value.astimezone(timezone.utc)
-
-
-def _check_order(where: _Where, phases: list[Phase]) -> None:
+def _check_order(where: Where, phases: list[Phase]) -> None:
     """Nothing; a failure when two phases share a name or overlap in time."""
     names = [p.name for p in phases]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -658,7 +478,7 @@ def _check_order(where: _Where, phases: list[Phase]) -> None:
                        fix=f"let {b.name!r} open at or after {a.name!r} closes")
 
 
-def _references(where: _Where, key: str, value: Any, fingerprint: str,
+def _references(where: Where, key: str, value: Any, fingerprint: str,
                 fold_params: Mapping) -> References:
     """The references a phase names: a path (relative to the file) or a shipped name."""
     if not isinstance(value, str) or not value.strip():
@@ -687,7 +507,7 @@ def _references(where: _Where, key: str, value: Any, fingerprint: str,
     return refs
 
 
-def _baselines(where: _Where, data: Mapping) -> tuple[BaselineSpec, ...]:
+def _baselines(where: Where, data: Mapping) -> tuple[BaselineSpec, ...]:
     """The baselines named in the file, their files resolved."""
     raw = data.get("baselines", [])
     if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
@@ -715,7 +535,7 @@ def _baselines(where: _Where, data: Mapping) -> tuple[BaselineSpec, ...]:
     return tuple(specs)
 
 
-def _check_baseline(where: _Where, competition: Competition, i: int,
+def _check_baseline(where: Where, competition: Competition, i: int,
                     spec: BaselineSpec) -> None:
     """Nothing; a failure when a baseline's file is no valid run of this competition."""
     try:

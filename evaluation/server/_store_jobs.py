@@ -282,7 +282,7 @@ def team_jobs(db: Database, team_id: int) -> dict[int, tuple[str, str | None]]:
 def _attempts(db: Database) -> int:
     """The runs a job may take (the competition's ``reproduce_attempts``)."""
     if db.competition is None:
-        from evaluation.server._competition import DEFAULT_REPRODUCE_ATTEMPTS
+        from evaluation.server._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS
         return DEFAULT_REPRODUCE_ATTEMPTS
     return db.competition.reproduce_attempts
 

@@ -45,7 +45,7 @@ from evaluation.server._board import (
     RowStanding,
     TeamStanding,
 )
-from evaluation.server._competition import BoardSettings
+from evaluation.server._competition_keys import BoardSettings
 from evaluation.server._scoring import references_sha256
 from evaluation.server._store_session import Database
 from evaluation.server._store_user_values import UPLOAD, UserValues, phase_user_values

@@ -1,0 +1,215 @@
+"""The checks of single keys of a competition file, each failing with the file, the key, the
+rule, the value and the fix; the ``[board]`` settings and the defaults of optional keys."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from evaluation.contract import cut
+from evaluation.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evaluation.server._competition import Phase
+
+
+BOARD_KEYS = ("min_difference", "level", "n_boot", "seed")
+#: A phase's final selections per team when the competition file does not say.
+DEFAULT_FINAL_SELECTIONS = 2
+#: Which submissions of a phase get a reproduction job: its final selections (the default),
+#: every upload, or none.
+REPRODUCE_RULES = ("final", "every", "none")
+DEFAULT_REPRODUCE = "final"
+#: Runs of a reproduction job (an infrastructure failure or a lost worker ends one) before
+#: it is marked failed, when the competition file does not say.
+DEFAULT_REPRODUCE_ATTEMPTS = 3
+MAX_REPRODUCE_ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class BoardSettings:
+    """How the board reads the differences between its teams (the ``[board]`` table).
+
+    The official ranking is the board's order by score, whatever these say; they decide
+    which differences the board calls real.
+
+    Attributes
+    ----------
+    min_difference : float
+        The minimum practical difference: score differences smaller than it are ties however
+        significant (0: every real difference counts).
+    level : float
+        Joint coverage of the intervals of every pairwise difference: the chance that the
+        board tells any two teams apart wrongly is at most ``1 - level``.
+    n_boot : int
+        Paired bootstrap replicates.
+    seed : int
+        Seed of the resampling of the test users (the same for every team).
+    """
+
+    min_difference: float = 0.0
+    level: float = 0.95
+    n_boot: int = 1000
+    seed: int = 0
+
+    def for_phase(self, phase: Phase) -> float:
+        """The minimum practical difference of ``phase``: its own, else the board's."""
+        return self.min_difference if phase.min_difference is None else phase.min_difference
+
+
+class Where:
+    """Checks of a competition file's values, failing with the file and key in the message."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, rule: str, value: Any = None, fix: str = "") -> NoReturn:
+        # strings in quotes, as in the file; dates as the file writes them
+        text = value.isoformat() if isinstance(value, (date, time)) \
+            else json.dumps(value, default=str, ensure_ascii=False)
+        shown = "" if value is None else f", got {cut(text, 60)}"
+        raise ConfigError(f"competition file {str(self.path)!r}: {key} {rule}{shown}."
+                          + (f" Fix: {fix}." if fix else ""))
+
+    def keys(self, table: Mapping, prefix: str, known: tuple[str, ...],
+             required: tuple[str, ...]) -> None:
+        unknown = [k for k in table if k not in known]
+        if unknown:
+            self.fail(f"{prefix}{unknown[0]}", "is not a key of the competition file here",
+                      fix=f"the keys {'of ' + prefix.rstrip('.') if prefix else 'at the top'} "
+                          f"are {', '.join(known)}: correct the spelling or remove it")
+        for k in required:
+            if k not in table:
+                self.fail(f"{prefix}{k}", "is missing", fix=f"add {k} = ... (see the example "
+                          f"competition.toml)")
+
+    def text(self, table: Mapping, key: str, prefix: str = "") -> str:
+        value = table[key]
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+            self.fail(f"{prefix}{key}", "must be a non-empty string of at most 200 characters",
+                      value, f'write {key} = "..."')
+        return value
+
+    def list_of_text(self, table: Mapping, key: str) -> list[str]:
+        value = table[key]
+        if not isinstance(value, list) or not value \
+                or not all(isinstance(v, str) and v.strip() for v in value):
+            self.fail(key, "must be a non-empty list of version strings", value,
+                      f'write {key} = ["0.1.0"] (evaluation.__version__ of the harness the '
+                      f'participants use)')
+        return value
+
+    def table(self, table: Mapping, key: str, prefix: str = "") -> dict:
+        value = table[key]
+        if not isinstance(value, dict):
+            self.fail(f"{prefix}{key}", "must be a table", value,
+                      f"write it as [{prefix}{key}] with keys under it")
+        return value
+
+    def json_values(self, value: Any, key: str) -> None:
+        """Nothing; a failure when ``value`` holds what JSON cannot (dates, non-finite)."""
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.json_values(v, f"{key}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                self.json_values(v, f"{key}[{i}]")
+        elif isinstance(value, float) and not math.isfinite(value) \
+                or isinstance(value, (date, time)):
+            self.fail(key, "must be a string, number, boolean, array or table, as in the "
+                      "run's results.json", value, "copy the value from a run's results.json")
+
+
+def final_selections(where: Where, table: Mapping, key: str) -> int:
+    """A phase's ``final_selections`` (default ``DEFAULT_FINAL_SELECTIONS``), checked."""
+    count = table.get("final_selections", DEFAULT_FINAL_SELECTIONS)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 100:
+        where.fail(f"{key}final_selections", "must be an integer from 1 to 100 (the "
+                   "submissions a team may mark as final)", count,
+                   "write e.g. final_selections = 2")
+    return count
+
+
+def reproduce_rule(where: Where, table: Mapping, key: str) -> str:
+    """A phase's ``reproduce`` rule (default ``DEFAULT_REPRODUCE``), checked."""
+    rule = table.get("reproduce", DEFAULT_REPRODUCE)
+    if rule not in REPRODUCE_RULES:
+        where.fail(f"{key}reproduce", f"must be one of {', '.join(map(repr, REPRODUCE_RULES))} "
+                   f"(which submissions the reproduction workers re-run)", rule,
+                   'write reproduce = "final" (the final selections), "every" (every upload) '
+                   'or "none"')
+    return rule
+
+
+def private_folds(where: Where, table: Mapping, key: str) -> bool:
+    """A phase's ``private_folds`` (default: the phase is not public), checked."""
+    value = table.get("private_folds", table.get("public") is False)
+    if not isinstance(value, bool):
+        where.fail(f"{key}private_folds", "must be true or false (whether the phase's "
+                   "reproductions evaluate the private folds too)", value,
+                   "write private_folds = true, or leave it out (true when public = false)")
+    return value
+
+
+def reproduce_attempts(where: Where, data: Mapping) -> int:
+    """The competition's ``reproduce_attempts`` (default ``DEFAULT_REPRODUCE_ATTEMPTS``)."""
+    count = data.get("reproduce_attempts", DEFAULT_REPRODUCE_ATTEMPTS)
+    if not isinstance(count, int) or isinstance(count, bool) \
+            or not 1 <= count <= MAX_REPRODUCE_ATTEMPTS:
+        where.fail("reproduce_attempts", f"must be an integer from 1 to "
+                   f"{MAX_REPRODUCE_ATTEMPTS} (runs of a reproduction job before it is "
+                   f"marked failed)", count, "write e.g. reproduce_attempts = 3")
+    return count
+
+
+def min_difference_of(where: Where, table: Mapping, key: str) -> float:
+    """A ``min_difference`` (in ``[board]`` or a phase), checked: a finite number >= 0."""
+    value = table["min_difference"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        where.fail(f"{key}min_difference", "must be a number >= 0 (score differences below "
+                   "it are ties)", value, "write e.g. min_difference = 0.005, or 0 to count "
+                   "every real difference")
+    return float(value)
+
+
+def board_settings(where: Where, data: Mapping) -> BoardSettings:
+    """The ``[board]`` table, checked (its keys may each be left out)."""
+    if "board" not in data:
+        return BoardSettings()
+    table = where.table(data, "board")
+    where.keys(table, "board.", BOARD_KEYS, required=())
+    defaults = BoardSettings()
+    level = table.get("level", defaults.level)
+    if isinstance(level, bool) or not isinstance(level, (int, float)) \
+            or not 0.5 <= level < 1:
+        where.fail("board.level", "must be a number from 0.5 up to (not including) 1 (the "
+                   "chance of no wrong call on the whole board)", level,
+                   "write e.g. level = 0.95")
+    n_boot = table.get("n_boot", defaults.n_boot)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 100 <= n_boot <= 10000:
+        where.fail("board.n_boot", "must be an integer from 100 to 10000 (paired bootstrap "
+                   "replicates; each costs memory per fold and time per team)", n_boot,
+                   "write e.g. n_boot = 1000")
+    seed = table.get("seed", defaults.seed)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        where.fail("board.seed", "must be an integer >= 0", seed, "write e.g. seed = 0")
+    min_difference = (min_difference_of(where, table, "board.") if "min_difference" in table
+                      else defaults.min_difference)
+    return BoardSettings(min_difference=min_difference, level=float(level), n_boot=n_boot,
+                         seed=seed)
+
+
+def when(where: Where, table: Mapping, key: str, name: str) -> datetime:
+    """The aware UTC datetime of ``table[name]``."""
+    value = table[name]
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        where.fail(f"{key}{name}", "must be a TOML offset date-time", value,
+                   f"write e.g. {name} = 2026-01-01T00:00:00Z (Z = UTC, or an offset like "
+                   f"+02:00)")
+    return value.astimezone(timezone.utc)
