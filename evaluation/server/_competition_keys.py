@@ -9,14 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from evaluation.contract import cut
 from evaluation.errors import ConfigError
-
-if TYPE_CHECKING:
-    from evaluation.server._competition import Phase
-
 
 BOARD_KEYS = ("min_difference", "level", "n_boot", "seed")
 #: A phase's final selections per team when the competition file does not say.
@@ -57,9 +53,10 @@ class BoardSettings:
     n_boot: int = 1000
     seed: int = 0
 
-    def for_phase(self, phase: Phase) -> float:
-        """The minimum practical difference of ``phase``: its own, else the board's."""
-        return self.min_difference if phase.min_difference is None else phase.min_difference
+    def for_phase(self, own: float | None) -> float:
+        """The minimum practical difference of a phase whose own is ``own`` (None: it has
+        none, the board's counts)."""
+        return self.min_difference if own is None else own
 
 
 class Where:

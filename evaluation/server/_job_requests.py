@@ -13,8 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from evaluation.errors import SubmissionRejected
 from evaluation.server._reproduction import MAX_REPORT_BYTES
 from evaluation.server._schema import MAX_BODY_BYTES, _describe, _strict_json
-from evaluation.server._store_jobs import MAX_REASON
-from evaluation.server._tables import MAX_WORKER_NAME
+from evaluation.server._tables import MAX_REASON, MAX_WORKER_NAME
 
 #: A lease's length when the claim does not ask for one, and its bounds (seconds).
 DEFAULT_LEASE_S = 120.0

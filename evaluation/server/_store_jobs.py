@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from evaluation.errors import SubmissionRejected
 from evaluation.server._store_session import Database, iso
-from evaluation.server._tables import ReproductionJobRow, SubmissionRow, TeamRow
+from evaluation.server._tables import MAX_REASON, ReproductionJobRow, SubmissionRow, TeamRow
 
 if TYPE_CHECKING:  # the competition and the requests' models import pandas and pydantic;
     # listing the queue (``admin jobs``) needs neither
@@ -43,8 +43,6 @@ QUEUED, RUNNING, FAILED = "queued", "running", "failed"
 JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", FAILED)
 #: What queued a job.
 ORIGINS = ("final", "upload", "organizer")
-#: The longest failure reason kept (characters).
-MAX_REASON = 2000
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,12 @@ from evaluation.server._reproduction import (
 from evaluation.server._schema import _strict_json
 from evaluation.server._scoring import Scores, recompute
 from evaluation.server._store_session import Database
-from evaluation.server._store_submissions import check_same_users
-from evaluation.server._store_user_values import REPRODUCTION, UPLOAD, blob_sha256
+from evaluation.server._store_user_values import (
+    REPRODUCTION,
+    UPLOAD,
+    blob_sha256,
+    check_same_users,
+)
 from evaluation.server._tables import ReproductionRow, SubmissionRow, UserValuesRow
 from evaluation.server._user_values import CheckedValues, check_agreement, read_blob
 

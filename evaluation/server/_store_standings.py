@@ -219,7 +219,7 @@ def board_reading(db: Database, board: Board, source: ValuesSource) -> Reading |
         teams = _team_stats(cache, candidates, board, phase.references, settings, refs_key,
                             source)
         return _reading(cache, board, candidates, teams, settings,
-                        settings.for_phase(phase), refs_key)
+                        settings.for_phase(phase.min_difference), refs_key)
 
 
 def _left_out(row: BoardRow, board: Board) -> RowStanding | None:

@@ -28,7 +28,7 @@ from evaluation.server._schema import Submission, read_submission
 from evaluation.server._scoring import Scores, claimed_differs, recompute
 from evaluation.server._store_jobs import queue_upload
 from evaluation.server._store_session import Database, iso
-from evaluation.server._store_user_values import UPLOAD, blob_sha256
+from evaluation.server._store_user_values import UPLOAD, blob_sha256, check_same_users
 from evaluation.server._store_views import STORED_FIELDS, Receipt, Stored, receipt
 from evaluation.server._tables import SubmissionRow, TeamRow, UserValuesRow
 from evaluation.server._user_values import CheckedValues, read_uploaded
@@ -47,18 +47,6 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.submitted_at < bindparam("end"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
-# the user hashes of a phase's submissions with per-user values of a run hash, public or
-# private: the trusted ones (a reproduction's) first, then by age
-_FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
-                 .where(UserValuesRow.phase == bindparam("phase"),
-                        UserValuesRow.run_hash == bindparam("run_hash"),
-                        UserValuesRow.private == bindparam("private"),
-                        # a row with values has a blob hash (a JSON column holds null as JSON)
-                        UserValuesRow.blob_sha256.is_not(None),
-                        # only the organizers' own runs set the users: an upload that named
-                        # other users first would have every honest upload refused
-                        UserValuesRow.trusted.is_(True))
-                 .order_by(UserValuesRow.id).limit(1))
 
 
 class LimitReached(SubmissionRejected):
@@ -221,33 +209,6 @@ def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
                 run_hash=submission.run_hash, k=uploaded.k, n_users=uploaded.n_users,
                 users_sha256=uploaded.users_sha256, blob=uploaded.blob,
                 blob_sha256=blob_sha256(uploaded.blob), costs=uploaded.costs, recorded_at=now)
-
-
-def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None, *,
-                     private: bool = False, what: str = "the upload") -> None:
-    """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first trusted
-    values for ``run_hash`` (a reproduction's or a baseline's), or it has none yet; else 422
-    naming the first fold that differs. Uploads never set the users for others: before a
-    trusted run, the board compares the users most teams share."""
-    if hashes is None:
-        return
-    keys = {"phase": phase, "run_hash": run_hash, "private": private}
-    first = conn.execute(_FIRST_HASHES, keys).one_or_none()
-    if first is None:
-        return
-    theirs = list(first.users_sha256 or [])
-    for number, (mine, other) in enumerate(zip(hashes, theirs)):
-        if mine != other:
-            raise SubmissionRejected(
-                422, f"per-user values, fold {number}: {what}'s test users (sha256 "
-                     f"{mine[:12]}...) are not those of the other submissions of phase "
-                     f"{phase!r} with the same run hash (submission {first.submission_id}: "
-                     f"{other[:12]}...), so their values cannot be compared user by user; the "
-                     f"folds must be the competition's: run the harness unchanged")
-    if len(theirs) != len(hashes):
-        raise SubmissionRejected(
-            422, f"per-user values: {what} has {len(hashes)} fold(s), the other submissions of "
-                 f"phase {phase!r} with the same run hash have {len(theirs)}")
 
 
 def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,

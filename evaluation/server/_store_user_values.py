@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from evaluation.challenge import FoldUsers, UserScores, decode_user_values
 from evaluation.contract import COST_KEYS
+from evaluation.errors import SubmissionRejected
 from evaluation.server._store_session import Database
 from evaluation.server._tables import UserValuesRow
 
@@ -263,3 +264,44 @@ def fold_cost(value: object) -> FoldCost:
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
         else None
+
+
+# the user hashes of a phase's submissions with per-user values of a run hash, public or
+# private: the first trusted one (a reproduction's or a baseline's)
+_FIRST_HASHES = (select(UserValuesRow.users_sha256, UserValuesRow.submission_id)
+                 .where(UserValuesRow.phase == bindparam("phase"),
+                        UserValuesRow.run_hash == bindparam("run_hash"),
+                        UserValuesRow.private == bindparam("private"),
+                        # a row with values has a blob hash (a JSON column holds null as JSON)
+                        UserValuesRow.blob_sha256.is_not(None),
+                        # only the organizers' own runs set the users: an upload that named
+                        # other users first would have every honest upload refused
+                        UserValuesRow.trusted.is_(True))
+                 .order_by(UserValuesRow.id).limit(1))
+
+
+def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | None, *,
+                     private: bool = False, what: str = "the upload") -> None:
+    """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first trusted
+    values for ``run_hash`` (a reproduction's or a baseline's), or it has none yet; else 422
+    naming the first fold that differs. Uploads never set the users for others: before a
+    trusted run, the board compares the users most teams share."""
+    if hashes is None:
+        return
+    keys = {"phase": phase, "run_hash": run_hash, "private": private}
+    first = conn.execute(_FIRST_HASHES, keys).one_or_none()
+    if first is None:
+        return
+    theirs = list(first.users_sha256 or [])
+    for number, (mine, other) in enumerate(zip(hashes, theirs)):
+        if mine != other:
+            raise SubmissionRejected(
+                422, f"per-user values, fold {number}: {what}'s test users (sha256 "
+                     f"{mine[:12]}...) are not those of the other submissions of phase "
+                     f"{phase!r} with the same run hash (submission {first.submission_id}: "
+                     f"{other[:12]}...), so their values cannot be compared user by user; the "
+                     f"folds must be the competition's: run the harness unchanged")
+    if len(theirs) != len(hashes):
+        raise SubmissionRejected(
+            422, f"per-user values: {what} has {len(hashes)} fold(s), the other submissions of "
+                 f"phase {phase!r} with the same run hash have {len(theirs)}")

@@ -44,6 +44,8 @@ MAX_PHASE_NAME = 80
 MAX_RUN_ID = 128
 #: Longest name a reproduction worker gives itself (its host and process, by default).
 MAX_WORKER_NAME = 128
+#: The longest failure reason of a reproduction job kept (characters).
+MAX_REASON = 2000
 
 # Constraint names that are the same on every backend, so that migrations can name them.
 NAMING = {

@@ -439,7 +439,7 @@ def test_the_board_settings_default_and_read(tmp_path, example):
     doc["phases"][1]["min_difference"] = 0.01
     comp = load_competition(write(tmp_path, doc))
     assert comp.board == BoardSettings(min_difference=0.005, level=0.9, n_boot=500, seed=7)
-    assert [comp.board.for_phase(p) for p in comp.phases] == [0.005, 0.01]
+    assert [comp.board.for_phase(p.min_difference) for p in comp.phases] == [0.005, 0.01]
     assert comp.phases[0].min_difference is None
 
 
