@@ -50,3 +50,17 @@ def postgres_database(postgres_url):
             conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+@pytest.fixture
+def live(tmp_path, competition):
+    """A server of the test module's ``competition`` on 127.0.0.1, on an SQLite file, with a
+    clock the test moves."""
+    from evaluation.server import create_app
+    from tests.server.test_api import Api, serving
+    from tests.server.test_store import Clock, sqlite_url
+
+    clock = Clock()
+    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    with serving(app, True) as client:
+        yield Api(client, app.state.store, clock, True)

@@ -21,24 +21,16 @@ import sqlalchemy as sa
 
 import evaluation.server
 from evaluation.errors import SubmissionRejected
-from evaluation.server import create_app, load_competition, make_engine, recompute, upgrade
-from tests.server.test_api import SUBMIT, Api, serving
+from evaluation.server import load_competition, make_engine, recompute, upgrade
+from tests.server.test_api import SUBMIT, Api
 from tests.server.test_cli import run_cli
 from tests.server.test_private import private_folds, private_report
-from tests.server.test_store import EXAMPLE, Clock, encode, open_store, sqlite_url, variant
+from tests.server.test_store import EXAMPLE, encode, open_store, sqlite_url, variant
 
 
 @pytest.fixture(scope="module")
 def competition():
     return load_competition(EXAMPLE)
-
-
-@pytest.fixture
-def live(tmp_path, competition):
-    clock = Clock()
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
-    with serving(app, True) as client:
-        yield Api(client, app.state.store, clock, True)
 
 
 def private_score(document: dict, hit: float, mrr: float, competition) -> float:

@@ -18,23 +18,15 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
-from evaluation.server import create_app, load_competition, recompute
-from tests.server.test_api import SUBMIT, Api, serving
+from evaluation.server import load_competition, recompute
+from tests.server.test_api import SUBMIT
 from tests.server.test_cli import run_cli
-from tests.server.test_store import EXAMPLE, Clock, encode, fold_tests, sqlite_url, variant
+from tests.server.test_store import EXAMPLE, encode, fold_tests, variant
 
 
 @pytest.fixture(scope="module")
 def competition():
     return load_competition(EXAMPLE)
-
-
-@pytest.fixture
-def live(tmp_path, competition):
-    clock = Clock()
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
-    with serving(app, True) as client:
-        yield Api(client, app.state.store, clock, True)
 
 
 def labelled(run_id: str, scale: float, name: str | None, description: str | None) -> dict:

@@ -32,12 +32,11 @@ from evaluation.server import (
     SubmissionRow,
     UserValues,
     UserValuesRow,
-    create_app,
     load_competition,
 )
 from tests.server._user_values import synthetic_fold, with_user_values
-from tests.server.test_api import Api, assert_rejected, serving
-from tests.server.test_store import EXAMPLE, Clock, encode, open_store, sqlite_url, variant
+from tests.server.test_api import assert_rejected
+from tests.server.test_store import EXAMPLE, encode, open_store, sqlite_url, variant
 
 N_USERS = 400
 
@@ -187,14 +186,6 @@ def real_run(tmp_path_factory):
     payload = submission_payload(results, email="a@example.org", participant_id="alpha")
     payload["user_values"], _ = run_user_values(results, run_dir)
     return payload, run_dir
-
-
-@pytest.fixture
-def live(tmp_path, competition):
-    clock = Clock()
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
-    with serving(app, True) as client:
-        yield Api(client, app.state.store, clock, True)
 
 
 def edited_blob(payload: dict, edit) -> str:
