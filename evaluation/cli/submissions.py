@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from urllib.parse import urlencode
 
 from evaluation.cli.team import SUBMISSIONS_PATH, add_team_arguments, team_client
 from evaluation.contract import HttpClient
@@ -21,6 +22,8 @@ def register(subparsers) -> None:
                     "its state, the reason, and the end of its log. Exit status 3 when the "
                     "server refuses or cannot be reached.")
     add_team_arguments(p)
+    p.add_argument("--phase", default=None, metavar="PHASE",
+                   help="list the submissions of this phase only (default: every phase)")
     p.add_argument("--log", type=int, metavar="ID", default=None,
                    help="show the reproduction of your submission ID: its state, why it "
                         "failed (or was not reproduced), and the end of its log")
@@ -39,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
         When the server cannot be reached or does not answer with a listing.
     """
     client = team_client(args, "the listing shows a team's own submissions, found by its token")
-    reply = client.send("GET", SUBMISSIONS_PATH)
+    path = SUBMISSIONS_PATH if args.phase is None \
+        else f"{SUBMISSIONS_PATH}?{urlencode({'phase': args.phase})}"
+    reply = client.send("GET", path)
     answer = reply.json()
     if not reply.ok or not isinstance(answer, dict) \
             or not isinstance(answer.get("submissions"), list):

@@ -70,12 +70,14 @@ async def post_submission(
 
 @router.get("/api/v1/submissions", responses={401: {"model": Rejected},
                                                403: {"model": Rejected}},
-            summary="The team's own submissions, newest first (a team's token)")
-def list_submissions(caller: CallerDep, store: StoreDep) -> JSONResponse:
+            summary="The team's own submissions, newest first (a team's token; ?phase=P: "
+                    "that phase's only)")
+def list_submissions(caller: CallerDep, store: StoreDep,
+                     phase: str | None = None) -> JSONResponse:
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token has no submissions of its own; "
                                       "list a team's with its token, or read the board")
-    return JSONResponse(own_json(store.own_submissions(caller.team_id)))
+    return JSONResponse(own_json(store.own_submissions(caller.team_id, phase)))
 
 
 @router.put("/api/v1/submissions/{submission_id}/final", responses=REFUSALS,

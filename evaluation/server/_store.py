@@ -153,10 +153,11 @@ class Store(Database):
         from evaluation.server import _store_finals
         return _store_finals.mark_final(self, team_id, submission_id, final)
 
-    def own_submissions(self, team_id: int) -> list[OwnSubmission]:
-        """A team's submissions, newest first (see ``_store_views.own_submissions``)."""
+    def own_submissions(self, team_id: int, phase: str | None = None) -> list[OwnSubmission]:
+        """A team's submissions (of one phase, or all), newest first (see
+        ``_store_views.own_submissions``)."""
         from evaluation.server import _store_views
-        return _store_views.own_submissions(self, team_id)
+        return _store_views.own_submissions(self, team_id, phase)
 
     def reveal_warnings(self, phase_name: str) -> list[str]:
         """Why revealing a phase now may be a mistake (see ``_store_reveals.reveal_warnings``)."""

@@ -199,14 +199,23 @@ class OwnSubmission:
     log_tail: str | None = None
 
 
-def own_submissions(db: Database, team_id: int) -> list[OwnSubmission]:
-    """Every submission of team ``team_id``, newest first, with its scores where the
-    visibility rule shows them to the team (the public ones when the phase is public or
-    revealed, the private ones once it is revealed)."""
+def own_submissions(db: Database, team_id: int, phase: str | None = None
+                    ) -> list[OwnSubmission]:
+    """Every submission of team ``team_id`` (of ``phase`` only, when given), newest first,
+    with its scores where the visibility rule shows them to the team (the public ones when
+    the phase is public or revealed, the private ones once it is revealed).
+
+    Raises
+    ------
+    SubmissionRejected
+        404 when ``phase`` is not a phase of the competition.
+    """
+    query = select(SubmissionRow).where(SubmissionRow.team_id == team_id)
+    if phase is not None:
+        query = query.where(SubmissionRow.phase == db.require_competition().phase(phase).name)
     with db.reading() as session:
-        rows = list(session.scalars(select(SubmissionRow).where(
-            SubmissionRow.team_id == team_id).order_by(SubmissionRow.submitted_at.desc(),
-                                                       SubmissionRow.id.desc())))
+        rows = list(session.scalars(query.order_by(SubmissionRow.submitted_at.desc(),
+                                                   SubmissionRow.id.desc())))
     shown = {phase: (scores_shown(is_public(db, phase), is_revealed(db, phase),
                                   is_published(db, phase)),
                      is_revealed(db, phase)) for phase in {r.phase for r in rows}}

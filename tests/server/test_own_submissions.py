@@ -68,6 +68,11 @@ def test_a_team_lists_its_own_submissions(live, competition, capsys, monkeypatch
         assert item["reproduction"] == "pending" and item["private_leaderboard_score"] is None
     assert listing[0]["leaderboard_score"] is None and listing[0]["interval"] is None
     assert listing[0]["phase1_score"] is None
+    # one phase's only; an unknown phase is 404, naming it
+    public = live.get(SUBMIT, alice, phase="public").json()["submissions"]
+    assert [s["submission_id"] for s in public] == ids[1::-1]
+    unknown = live.get(SUBMIT, alice, phase="nope")
+    assert unknown.status_code == 404 and "nope" in unknown.json()["reason"]
 
     assert live.get(SUBMIT).status_code == 401
     organizer = live.store.create_admin_token()
@@ -88,6 +93,9 @@ def test_a_team_lists_its_own_submissions(live, competition, capsys, monkeypatch
     assert shown in lines[2] and "tuned / more neighbours" in lines[2]
     assert "hidden" in lines[1] and "final try" in lines[1]
     assert alice not in out + err
+    code, out, err = run_cli(capsys, "submissions", "--server", base, "--phase", "final")
+    assert code == 0, err
+    assert [int(line.split()[0]) for line in out.splitlines()[1:]] == [ids[2]]
 
     # a refused token: exit status 3 and the server's reason, not the token
     monkeypatch.setenv("UPLOAD_TOKEN", "not-a-token-of-this-server")
