@@ -161,6 +161,8 @@ class StandingsWorker:
         """Make ``target`` the next computation of its board (unless it is under way)."""
         if self._running.get(target.key) != target.signature:
             self._pending[target.key] = target  # a newer board replaces an older one
+        else:
+            self._pending.pop(target.key, None)  # under way: nothing older after it
         if self._thread is None or not self._thread.is_alive():
             self._stopped = False
             self._last_work = time.monotonic()

@@ -11,6 +11,9 @@ the new team's replicates are computed; the board's reading is kept until a row 
 A row without per-user values (a client older than them, a baseline, no private score, other
 test users than the board's) is left out of the comparisons, with the reason shown. Nothing is
 computed for a board whose scores are hidden: the answer cannot depend on them.
+
+The board's requests do not compute here: a background thread does (``_standings_worker``),
+and a request shows the latest reading it made (``_standings_now``).
 """
 
 from __future__ import annotations
@@ -314,6 +317,8 @@ def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
     with cache.lock:
         missing = [sid for sid, key in keys.items() if key not in cache.teams]
     done = 0
+    if progress is not None and missing:
+        progress(done, len(missing))
     for start in range(0, len(missing), VALUES_BATCH):
         # two teams at a time: a full-scale team's values and the design matrices its
         # replicates are summed from take ~40 MiB, dropped once its replicates are kept
