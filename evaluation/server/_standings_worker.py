@@ -207,6 +207,9 @@ class StandingsWorker:
                           target.key[0])
             self._finish(target, failed=Failed(target.signature, _reason(exc),
                                                time.monotonic()))
+        except BaseException:
+            self._abandon(target)  # the next request asks for it again
+            raise
         else:
             self._finish(target, kept=Kept(target.signature, target.inputs, reading,
                                            target.board.generated_at))
