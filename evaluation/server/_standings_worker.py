@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from evaluation.server._db import scrub
+
 if TYPE_CHECKING:  # the statistics need NumPy; the store's light commands do not
     from evaluation.server._board import Board
     from evaluation.server._store_session import Database
@@ -205,8 +207,8 @@ class StandingsWorker:
         except Exception as exc:  # any failure is shown, not lost
             log.exception("the board's statistics of phase %r could not be computed",
                           target.key[0])
-            self._finish(target, failed=Failed(target.signature, _reason(exc),
-                                               time.monotonic()))
+            reason = scrub(_reason(exc), db.engine.url)  # never a database password
+            self._finish(target, failed=Failed(target.signature, reason, time.monotonic()))
         except BaseException:
             self._abandon(target)  # the next request asks for it again
             raise
