@@ -1,7 +1,7 @@
 """The board's paired statistics at full scale: 200 teams, 4 folds of ~29.9k test users each.
 
 Measures what the leaderboard service does (``evaluation.server``'s ``with_standings``, the
-code the board's routes run) on synthetic per-user values:
+computation its background thread runs for the board's routes) on synthetic per-user values:
 
 * the first full computation: every team's replicates (the resamples drawn once), then the
   board's reading (tiers, rank intervals, win probabilities, Pareto front, first-place weights,
