@@ -22,7 +22,7 @@ BOARD_PATHS = {"page": "/", "api": "/api/v1/leaderboard"}
 
 
 def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
-         seed_value: int = 0) -> dict[str, str]:
+         seed_value: int = 0, values_users: int = 0) -> dict[str, str]:
     """``teams`` teams and ``submissions`` submissions of the current phase in a new database.
 
     Parameters
@@ -35,6 +35,10 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
         How many; the submissions go to the teams in turn.
     seed_value : int
         Seed of the scores (``random.Random``).
+    values_users : int
+        When above 0: each team's best submission gets synthetic per-user values on folds of
+        this many users (as an upload's), so that the board has its paired statistics to
+        compute and show.
 
     Returns
     -------
@@ -61,6 +65,8 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
         rows = _copies(stored, ids, submissions - 1, random.Random(seed_value))
         with store.writing() as session:
             session.execute(sa.insert(SubmissionRow), rows)
+        if values_users > 0:
+            _seed_values(store, stored, values_users)
         return tokens
     finally:
         engine.dispose()
@@ -82,6 +88,61 @@ def _copies(stored: dict, team_ids: list[int], count: int, rng: random.Random) -
                      "claimed_score": score,
                      "submitted_at": now - timedelta(seconds=rng.uniform(60, 3 * 86400))})
     return rows
+
+
+#: The list length of the seeded per-user values.
+VALUES_K = 100
+#: The run hash the seeded values are recorded under (no reproduction ever checks them).
+SEED_RUN_HASH = "0" * 64
+
+
+def _seed_values(store, stored: dict, n_users: int) -> None:
+    """Synthetic per-user values (an upload's) for each team's best submission: folds of
+    ``n_users`` users, the same users (and slice groups) for every team, hit rates spread
+    over the teams."""
+    import hashlib
+
+    import sqlalchemy as sa
+
+    from evaluation.challenge import encode_user_values, user_values_bytes
+    from evaluation.server import UserValuesRow
+
+    best = [r for r in store.board(stored["phase"]).rows if not r.is_baseline]
+    now = datetime.now(timezone.utc)
+    rows = []
+    for i, row in enumerate(best):
+        folds = [_fold(i, f, n_users, 0.1 + 0.3 * i / len(best))
+                 for f in range(stored["num_folds"])]
+        blob = user_values_bytes(encode_user_values(folds, VALUES_K))
+        rows.append(dict(submission_id=row.submission_id, source="upload", private=False,
+                         trusted=False, phase=stored["phase"], run_hash=SEED_RUN_HASH,
+                         k=VALUES_K, n_users=[n_users] * len(folds),
+                         users_sha256=[f.users_sha256 for f in folds], blob=blob,
+                         blob_sha256=hashlib.sha256(blob).hexdigest(), costs=None,
+                         recorded_at=now))
+    with store.writing() as session:
+        session.execute(sa.insert(UserValuesRow), rows)
+
+
+def _fold(team: int, fold: int, n_users: int, hit_rate: float):
+    """One team's per-user values on one fold: its own hits, BLW and LD; the users' slice
+    groups shared by every team."""
+    import numpy as np
+
+    from evaluation.challenge import MRED_TESTS, FoldUsers, UserScores, users_sha256
+
+    rng = np.random.default_rng([team, fold])
+    ranks = np.where(rng.random(n_users) < hit_rate, rng.integers(1, VALUES_K + 1, n_users), 0)
+    hit = ranks > 0
+    rr = np.zeros(n_users)
+    rr[hit] = 1.0 / ranks[hit]
+    groups = np.random.default_rng([10_000, fold])
+    slices = {t: groups.integers(-2, 4, n_users).astype(np.int32) for t in MRED_TESTS}
+    scores = UserScores(hit=hit, rr=rr, slices=slices,
+                        blw=np.where(hit, np.nan, rng.uniform(-0.3, 0.95, n_users)),
+                        ld=rng.normal(0.1, 0.05, n_users))
+    return FoldUsers(scores=scores, users_sha256=users_sha256(np.arange(n_users)),
+                     labels={t: ("a", "b", "c", "d") for t in MRED_TESTS})
 
 
 @dataclass

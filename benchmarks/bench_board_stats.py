@@ -1,14 +1,18 @@
 """The board's paired statistics at full scale: 200 teams, 4 folds of ~29.9k test users each.
 
 Measures what the leaderboard service does (``evaluation.server``'s ``with_standings``, the
-code the board's routes run) on synthetic per-user values:
+computation its background thread runs for the board's routes) on synthetic per-user values:
 
 * the first full computation: every team's replicates (the resamples drawn once), then the
   board's reading (tiers, rank intervals, win probabilities, Pareto front, first-place weights,
   Borda);
 * the incremental one after an upload: the other teams' replicates kept, the new team's
   computed, the reading redone;
-* a repeated request with nothing changed (the reading kept).
+* a repeated request with nothing changed (the reading kept);
+* the board request's own path (``_standings_now.board_now``), which never computes: its
+  latency right after a start (no statistics yet, the background thread set computing) and
+  right after a team's values change (the previous reading shown, marked as being updated),
+  and the time until the thread's new reading is shown.
 
 Each is timed in 3 interleaved runs (full, then incremental, on a fresh cache each run); the
 script prints the median and the min-max (wall and CPU time), and the process's peak resident
@@ -48,6 +52,8 @@ from evaluation.challenge import (
     users_sha256,
 )
 from evaluation.server import Board, BoardRow, BoardSettings, load_competition
+from evaluation.server._standings_now import board_now
+from evaluation.server._standings_worker import STANDINGS_WAIT_S, stop_standings
 from evaluation.server._store_session import Database
 from evaluation.server._store_standings import with_standings
 
@@ -109,9 +115,10 @@ class Source:
     made_seconds: float = 0.0
     made_cpu: float = 0.0
     asked: list[int] = field(default_factory=list)
+    changed: set[int] = field(default_factory=set)  # values replaced (e.g. a reproduction's)
 
     def versions(self, phase, ids, private):
-        return {i: 0 for i in ids}
+        return {i: int(i in self.changed) for i in ids}
 
     def values(self, phase, ids, private):
         start, cpu = time.perf_counter(), time.process_time()
@@ -188,7 +195,32 @@ def run(competition, n_teams: int, pts: np.ndarray) -> dict[str, float]:
     assert after.standings is not None and after.standings.compared == n_teams
     return {"full": full, "incremental": incremental, "repeat": repeat, "full_cpu": full_cpu,
             "incremental_cpu": incremental_cpu,
-            "tiers": float(max(r.standing.tier for r in after.rows))}
+            "tiers": float(max(r.standing.tier for r in after.rows)),
+            **request_path(db, competition, everyone, source, last)}
+
+
+def request_path(db: Database, competition, everyone: Board, source: Source, last: int
+                 ) -> dict[str, float]:
+    """The board request's latency (it never computes) after a start and after a change of
+    one team's values, and the time until the background thread's reading is shown."""
+    fresh = Database(create_engine("sqlite://"), competition)
+    start = time.perf_counter()
+    shown = board_now(fresh, everyone, Source(len(everyone.rows)), STANDINGS_WAIT_S)
+    started = time.perf_counter() - start
+    assert shown.standings is not None and shown.standings.compared == 0
+    stop_standings(fresh)  # not waited for: the benchmark computes that board above
+    source.changed.add(last)
+    start = time.perf_counter()
+    shown = board_now(db, everyone, source, STANDINGS_WAIT_S)
+    changed = time.perf_counter() - start
+    updating = shown.standings is not None and shown.standings.updating
+    while shown.standings is not None and shown.standings.updating:
+        shown = board_now(db, everyone, source, STANDINGS_WAIT_S)
+    until = time.perf_counter() - start
+    source.changed.discard(last)
+    stop_standings(db)
+    return {"request_started": started, "request_changed": changed, "until_shown": until,
+            "was_updating": float(updating)}
 
 
 def main() -> None:
@@ -207,10 +239,15 @@ def main() -> None:
                        ("full_cpu", "  its CPU time (all threads)"),
                        ("incremental", "after one upload (incremental)"),
                        ("incremental_cpu", "  its CPU time (all threads)"),
-                       ("repeat", "repeated request, nothing changed")):
+                       ("repeat", "repeated request, nothing changed"),
+                       ("request_started", "board request right after a start"),
+                       ("request_changed", "board request after a team's values change"),
+                       ("until_shown", "  until the new reading is shown")):
         values = [r[key] for r in results]
         print(f"{label:45s} median {statistics.median(values):8.3f} s  "
               f"(min {min(values):.3f}, max {max(values):.3f})")
+    print(f"the request after the change showed the previous reading, being updated: "
+          f"{sum(r['was_updating'] for r in results):.0f} of {len(results)} runs")
     print(f"{'decoding one upload blob (store path)':45s} {decode_seconds():8.3f} s")
     counts = args.n_boot * sum(FOLD_USERS)
     print(f"resamples kept: {counts / 2**20:.0f} MiB (uint8 counts); tiers on the board: "

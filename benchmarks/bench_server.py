@@ -3,7 +3,9 @@ under that load, SQLite and PostgreSQL.
 
 Starts ``python -m evaluation serve`` (exactly as organizers do) on the example competition
 with a database seeded with ``--board-teams`` teams and ``--board-submissions`` submissions
-(through the store and one SQL insert, see ``_board_load.seed``), sends warm-up uploads, then
+(through the store and one SQL insert, see ``_board_load.seed``; each team's best submission
+with synthetic per-user values on folds of ``--board-values-users`` users, so that the board has
+its paired statistics, computed by the server's background thread), sends warm-up uploads, then
 measures ``--uploads`` distinct valid submissions sent by ``--clients`` threads, each with its
 own keep-alive connection, to ``serve --workers 2`` (``--workers``: one process per core of the
 2-core machine it was written for), while other threads read the board page (``GET /``) and the
@@ -24,6 +26,7 @@ and PostgreSQL share this machine's cores. Usage::
 
     python benchmarks/bench_server.py [--uploads 1000] [--rounds 3] [--clients 32]
         [--board-rate 20] [--board-teams 200] [--board-submissions 5000]
+        [--board-values-users 2000]
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ def main() -> int:
     ap.add_argument("--board-teams", type=int, default=200, help="teams in the database")
     ap.add_argument("--board-submissions", type=int, default=5000,
                     help="submissions in the database before the uploads")
+    ap.add_argument("--board-values-users", type=int, default=2000,
+                    help="users per fold of the synthetic per-user values seeded for each "
+                         "team's best submission (the board's statistics); 0: none")
     args = ap.parse_args()
     try:
         import httpx  # noqa: F401
@@ -133,7 +139,7 @@ def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: in
     rate = 0.0 if args is None else args.board_rate
     if args is not None and args.board_teams > 0:
         every = seed(db_url, competition, max(args.board_teams, TEAMS),
-                     args.board_submissions)
+                     args.board_submissions, values_users=args.board_values_users)
         teams = dict(list(every.items())[:TEAMS])
     else:
         teams = _add_teams(db_url, TEAMS)

@@ -42,6 +42,7 @@ from evaluation.server._db_files import check_integrity, sqlite_path
 from evaluation.server._deps import BODY_TIMEOUT_S
 from evaluation.server._handlers import add_error_handlers
 from evaluation.server._security import SecurityHeaders
+from evaluation.server._standings_worker import STANDINGS_WAIT_S
 from evaluation.server._store import Store
 from evaluation.server._store_lock import WRITE_WAIT_S
 
@@ -50,8 +51,8 @@ log = logging.getLogger("evaluation.server")
 
 def create_app(competition: Competition, db_url: str | Engine, *,
                clock: Callable[[], datetime] | None = None, prepare: bool = True,
-               write_wait: float = WRITE_WAIT_S, body_timeout: float = BODY_TIMEOUT_S
-               ) -> FastAPI:
+               write_wait: float = WRITE_WAIT_S, body_timeout: float = BODY_TIMEOUT_S,
+               standings_wait: float = STANDINGS_WAIT_S) -> FastAPI:
     """The leaderboard app of ``competition`` on the database ``db_url``.
 
     Parameters
@@ -70,6 +71,9 @@ def create_app(competition: Competition, db_url: str | Engine, *,
         queue and the database's locks) before it is answered 503 with ``Retry-After``.
     body_timeout : float
         Most seconds a request's body may take to arrive (then 408).
+    standings_wait : float
+        Most seconds a board request waits for its paired statistics, computed by a
+        background thread, before it answers with the latest ones (marked as being updated).
 
     Returns
     -------
@@ -86,6 +90,7 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     if prepare and path is not None and path.exists():
         check_integrity(path)  # a damaged file is refused with what to do
     store = Store(engine, competition, clock)
+    store.standings_wait = standings_wait
     problems = store.readiness()
     if prepare:
         _prepare(store, problems)
@@ -95,6 +100,7 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        store.stop_standings()
         engine.dispose()
 
     app = FastAPI(

@@ -9,8 +9,9 @@ from datetime import datetime
 REPRODUCTION_STATES = ("pending", "reproduced", "not reproduced")
 
 
-#: Where a team's per-user values come from: a reproduction, the upload, or nowhere.
-VALUES_STATES = ("trusted", "self-reported", "missing")
+#: Where a team's per-user values come from: a reproduction, the upload, or nowhere; "not read
+#: yet" while its statistics are being computed.
+VALUES_STATES = ("trusted", "self-reported", "missing", "not read yet")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class RowStanding:
     borda_rank : int or None
         Its place in the consensus ranking over the tests (Borda).
     costs : RowCosts or None
+    being_computed : bool
+        Its statistics are being computed (its submission or values are newer than the
+        reading the board shows): no tier, no interval until they are.
     """
 
     values: str
@@ -64,6 +68,7 @@ class RowStanding:
     first_place_share: float | None = None
     borda_rank: int | None = None
     costs: RowCosts | None = None
+    being_computed: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,16 @@ class BoardStandings:
         The teams compared (rank intervals run from 1 to it).
     groups : tuple of str
         The score's groups (the Pareto front's axes).
+    updating : bool
+        The statistics are being computed in the background: those shown (if any) are of the
+        board as it was at ``as_of``, and only on the rows that have not changed since.
+    as_of : datetime or None
+        The time of the board the statistics shown were computed for (None: none yet).
+    progress : tuple of int or None
+        While updating: the teams whose replicates are computed, of those the new reading
+        needs.
+    unavailable : str or None
+        Why the statistics could not be computed ("statistics unavailable: ..."), else None.
     """
 
     score: str
@@ -97,6 +112,10 @@ class BoardStandings:
     method: str
     compared: int
     groups: tuple[str, ...]
+    updating: bool = False
+    as_of: datetime | None = None
+    progress: tuple[int, int] | None = None
+    unavailable: str | None = None
 
 
 @dataclass(frozen=True)

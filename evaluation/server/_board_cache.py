@@ -4,7 +4,8 @@ An entry is a rendered board (the page, the JSON or the CSV) of one phase, for t
 for an organizer, with the database's board version (``_store_changes``) read before the board
 was made: a request that reads the same version gets the same answer, whichever process wrote
 last. An entry is also made afresh after ``MAX_AGE_S`` seconds (the board's time stays recent).
-Without a version (PostgreSQL) every board is made afresh.
+Without a version (PostgreSQL) every board is made afresh. A board whose statistics are still
+being computed (or could not be) is never kept: the next request asks for them again.
 """
 
 from __future__ import annotations
@@ -60,6 +61,17 @@ class BoardCache:
         now = time.monotonic()
         if found is not None and found[0] == version and now - found[1] < self.max_age:
             return found[2]  # type: ignore[return-value]  # stored by this method for `kind`
-        answer = render(self.store.board(name, admin=admin, standings=True))
-        self._entries[key] = (version, now, answer)
+        board = self.store.board(name, admin=admin, standings=True)
+        answer = render(board)
+        if is_final(board):
+            self._entries[key] = (version, now, answer)
+        else:
+            self._entries.pop(key, None)
         return answer
+
+
+def is_final(board: Board) -> bool:
+    """Whether the board's statistics are final for its rows (or it has none): not being
+    computed, not unavailable."""
+    info = board.standings
+    return info is None or not (info.updating or info.unavailable)

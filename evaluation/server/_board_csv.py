@@ -12,7 +12,7 @@ import csv
 import io
 from collections.abc import Iterable
 
-from evaluation.server._board import Board, BoardRow, RowStanding
+from evaluation.server._board import Board, BoardRow, BoardStandings, RowStanding
 
 #: The first characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -36,7 +36,9 @@ def board_csv(board: Board) -> str:
     out, Pareto membership, whether some group weights would rank it first and their share of
     all weights, the Borda
     rank; and the costs, means over folds (seconds to train and to predict, peak memory in
-    MiB), marked trusted or self-reported.
+    MiB), marked trusted or self-reported; last, how current the row's statistics are
+    ("current"; "as of <time>" while the board's are being updated; "being computed";
+    "unavailable", the reason in ``left_out``).
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
@@ -56,19 +58,20 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
             _number(row.private_score), *_pair(row.private_interval),
             *(_number(tests.get(t)) for t in board.tests), str(row.submissions),
             row.last_submitted.isoformat(), safe_text(row.reproduction),
-            "yes" if row.flagged else "no", *_standing(row.standing)]
+            "yes" if row.flagged else "no", *_standing(row.standing),
+            _freshness(board.standings, row.standing)]
 
 
-#: The columns of the paired statistics and the costs.
+#: The columns of the paired statistics and the costs, and how current the statistics are.
 STANDING_COLUMNS = ("tier", "rank_best", "rank_worst", "user_values", "left_out", "pareto",
                     "first_place", "first_place_share", "borda_rank", "train_seconds",
-                    "predict_seconds", "peak_rss_mib", "costs")
+                    "predict_seconds", "peak_rss_mib", "costs", "statistics")
 
 
 def _standing(standing: RowStanding | None) -> list[str]:
-    """The statistics' cells of a row (empty when the board has none)."""
+    """The statistics' cells of a row (empty when the board has none), but the last."""
     if standing is None:
-        return [""] * len(STANDING_COLUMNS)
+        return [""] * (len(STANDING_COLUMNS) - 1)
     costs = standing.costs
     return [_number(standing.tier), *_pair(standing.rank_interval), standing.values,
             safe_text(standing.left_out or ""), _yes_no(standing.pareto),
@@ -77,6 +80,20 @@ def _standing(standing: RowStanding | None) -> list[str]:
             *((_number(costs.train_seconds), _number(costs.predict_seconds),
                _number(costs.peak_rss_mib), "trusted" if costs.trusted else "self-reported")
               if costs is not None else ("", "", "", ""))]
+
+
+def _freshness(info: BoardStandings | None, standing: RowStanding | None) -> str:
+    """How current a row's statistics are: "current", "as of <time>" (from an earlier board,
+    being updated), "being computed", "unavailable" (empty without statistics)."""
+    if info is None or standing is None:
+        return ""
+    if standing.being_computed:
+        return "being computed"
+    if info.unavailable and standing.left_out == info.unavailable:
+        return "unavailable"
+    if (info.updating or info.unavailable) and info.as_of is not None:
+        return "as of " + info.as_of.isoformat()
+    return "current"
 
 
 def _yes_no(value: bool | None) -> str:

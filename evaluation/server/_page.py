@@ -16,11 +16,13 @@ from urllib.parse import urlencode
 import jinja2
 
 from evaluation.challenge import GATED_SCORE, LEADERBOARD_TESTS
-from evaluation.server._board import Board, BoardRow, RowCosts
+from evaluation.server._board import Board, BoardRow, BoardStandings, RowCosts
 from evaluation.server._page_cells import fixed, interval_text, is_gated, iso, minutes
 from evaluation.server._page_chart import chart, chart_rows
 from evaluation.server._store_reveals import visibility
 
+#: What a row whose statistics are being computed shows.
+BEING_COMPUTED = "statistics being computed"
 #: Words kept in capitals in the tests' column headers.
 ACRONYMS = frozenset({"MRR", "MRED"})
 #: Reproduction state -> (CSS class, text with a symbol, so the badge reads without colour).
@@ -60,6 +62,7 @@ class RowView:
     values: str = ""
     costs: tuple[str, ...] = ()
     costs_note: str = ""
+    status: str = ""
 
 
 def render_board(board: Board) -> str:
@@ -93,6 +96,7 @@ def render_board(board: Board) -> str:
         gated_score=fixed(GATED_SCORE),
         standings=board.standings if board.standings and board.standings.compared else None,
         standings_text=standings_text(board),
+        standings_status=standings_status(board.standings),
         show_costs=any(r.costs for r in rows),
     )
 
@@ -145,6 +149,8 @@ def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, .
     for view, row in zip(rows, board.rows):
         standing = row.standing
         changes: dict = {"team_href": team_href(board.phase, row.team)}
+        if standing is not None and standing.being_computed:
+            changes["status"] = BEING_COMPUTED
         if standing is not None and standing.costs is not None:
             changes["costs"] = cost_lines(standing.costs, labels=False)
             changes["costs_note"] = "trusted" if standing.costs.trusted else "self-reported"
@@ -159,6 +165,23 @@ def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, .
             changes["values"] = standing.values if standing.left_out is None else ""
         out.append(replace(view, **changes))
     return tuple(out)
+
+
+def standings_status(info: BoardStandings | None) -> str:
+    """The line above the board (and on a team's page) while the statistics are not final
+    (empty when they are)."""
+    if info is None:
+        return ""
+    if info.unavailable:
+        return info.unavailable[:1].upper() + info.unavailable[1:] + "."
+    if not info.updating:
+        return ""
+    done = "" if info.progress is None else \
+        f" ({info.progress[0]} of {info.progress[1]} teams done)"
+    if info.as_of is None or not info.compared:
+        return f"The statistics are being computed{done}; they are shown here once ready."
+    return (f"The statistics are being updated{done}: those shown are as of "
+            f"{minutes(info.as_of)} UTC, on the rows that have not changed since.")
 
 
 def tier_heading(tier: int) -> str:

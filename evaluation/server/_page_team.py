@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluation.server._board import TeamStanding
-from evaluation.server._page import _environment, cost_lines, team_href
+from evaluation.server._page import _environment, cost_lines, standings_status, team_href
 from evaluation.server._page_cells import fixed
 
 #: How an opponent reads, by ``Opponent.told_apart``.
@@ -58,6 +58,7 @@ def render_team(standing: TeamStanding) -> str:
     s = row.standing
     return _environment().get_template("team.html").render(
         t=standing, info=info, row=row, standing=s, score=fixed(score),
+        status=standings_status(info),
         board_href="/?phase=" + standing.phase,
         ranks="" if s is None or s.rank_interval is None else
         "\u2013".join(str(v) for v in dict.fromkeys(s.rank_interval)),

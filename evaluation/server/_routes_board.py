@@ -3,7 +3,9 @@ the page (``GET /``), each with its paired statistics; a team's standing on it a
 (``/api/v1/leaderboard/team``) and as a page (``/team``).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
-Each is answered from the process's ``BoardCache`` while the board has not changed.
+Each is answered from the process's ``BoardCache`` while the board has not changed. None
+computes the statistics: a background thread does, and a board shows the latest it made
+(marked as being updated while it computes anew; see ``_standings_now``).
 """
 
 from fastapi import APIRouter, Request

@@ -10,6 +10,8 @@ competition, the clock, the write lock):
 * ``_store_board``, ``_store_ranking``, ``_store_reveals``: the board of a phase, a team's
   place on it, the phases whose private scores are revealed; ``_store_standings``: the
   board's paired statistics (tiers, rank intervals, win probabilities), cached per submission;
+  ``_standings_worker``, ``_standings_now``: those computed by a background thread, and what
+  a board request shows of them meanwhile;
 * ``_store_reproductions``: the organizers' verdicts and the private scores they bring;
 * ``_store_jobs``: the reproduction queue (jobs, leases, the workers' verdicts);
 * ``_store_user_values``: each submission's per-user values and costs, uploaded or trusted;
@@ -29,6 +31,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from evaluation.server import (
+    _standings_worker,
     _store_auth,
     _store_ranking,
     _store_readiness,
@@ -52,8 +55,11 @@ class Store(Database):
     """The leaderboard's data: teams, tokens, submissions and the board of each phase.
 
     Built as a :class:`Database` (the engine, the competition, the clock); each method is one
-    function of the concern module that holds it.
+    function of the concern module that holds it. ``standings_wait``: the most seconds a board
+    waits for its statistics, computed in the background (``STANDINGS_WAIT_S``).
     """
+
+    standings_wait: float = _standings_worker.STANDINGS_WAIT_S
 
     # ------------------------------------------------------------------ teams and tokens
 
@@ -123,22 +129,30 @@ class Store(Database):
     def board(self, phase_name: str | None = None, *, admin: bool = False,
               standings: bool = False) -> Board:
         """The board of a phase (see ``_store_board.board``); with ``standings``, its paired
-        statistics too (see ``_store_standings.with_standings``)."""
+        statistics too, the latest computed in the background (see
+        ``_standings_now.board_now``): waits ``standings_wait`` seconds at most for them."""
         from evaluation.server import _store_board
         board = _store_board.board(self, phase_name, admin=admin)
         if not standings:
             return board
-        from evaluation.server import _store_standings
-        return _store_standings.with_standings(self, board, _store_standings.StoreValues(self))
+        from evaluation.server import _standings_now, _store_standings
+        return _standings_now.board_now(self, board, _store_standings.StoreValues(self),
+                                        self.standings_wait)
 
     def team_standing(self, team: str, phase_name: str | None = None, *,
                       admin: bool = False) -> TeamStanding | None:
         """A team's page: its row, win probabilities and place on the Pareto front (see
-        ``_store_standings.team_standing``); None when the team is not on the board."""
-        from evaluation.server import _store_board, _store_standings
+        ``_standings_now.team_now``, from the latest statistics as ``board`` shows them);
+        None when the team is not on the board."""
+        from evaluation.server import _standings_now, _store_board, _store_standings
         board = _store_board.board(self, phase_name, admin=admin)
-        return _store_standings.team_standing(self, board, team,
-                                              _store_standings.StoreValues(self))
+        return _standings_now.team_now(self, board, team, _store_standings.StoreValues(self),
+                                       self.standings_wait)
+
+    def stop_standings(self) -> None:
+        """Stop the thread that computes the boards' statistics, if there is one (the next
+        board that needs them starts it again)."""
+        _standings_worker.stop_standings(self)
 
     def _rank(self, phase: str, team_id: int) -> int | None:
         """The place of a team on a phase's board by public score (None: no submission)."""

@@ -11,6 +11,9 @@ the new team's replicates are computed; the board's reading is kept until a row 
 A row without per-user values (a client older than them, a baseline, no private score, other
 test users than the board's) is left out of the comparisons, with the reason shown. Nothing is
 computed for a board whose scores are hidden: the answer cannot depend on them.
+
+The board's requests do not compute here: a background thread does (``_standings_worker``),
+and a request shows the latest reading it made (``_standings_now``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -111,8 +114,9 @@ class StandingsCache:
     """The statistics kept by one store: resamples, teams' replicates, the boards' readings."""
 
     def __init__(self) -> None:
-        # one computation at a time: two requests after an upload compute its team once
-        self.lock = threading.Lock()
+        # one team's computation at a time: two computations after an upload compute its
+        # team once (re-entrant: a whole board's computation holds it around its teams')
+        self.lock = threading.RLock()
         self.resamples: dict[tuple, PairedResamples] = {}
         self.teams: dict[tuple, TeamStats] = {}
         self.readings: dict[tuple, tuple[tuple, Reading]] = {}
@@ -200,29 +204,96 @@ def with_standings(db: Database, board: Board, source: ValuesSource) -> Board:
     reading = board_reading(db, board, source)
     if reading is None:
         return board
-    rows = tuple(replace(row, standing=reading.rows.get(row.team, _left_out(row, board)))
+    rows = tuple(replace(row, standing=reading.rows.get(row.team, left_out(row, board)))
                  for row in board.rows)
     return replace(board, rows=rows, standings=reading.standings)
 
 
 def board_reading(db: Database, board: Board, source: ValuesSource) -> Reading | None:
-    """The statistics of a board's rows (None when its scores are hidden)."""
-    if not board.rows or any(row.leaderboard_score is None for row in board.rows):
+    """The statistics of a board's rows (None when its scores are hidden), computed here."""
+    if is_hidden(board):
         return None  # hidden: nothing may depend on the scores
+    cache = cache_of(db)
+    with cache.lock:
+        versions = source.versions(board.phase, _ids(compared_rows(board)), board.revealed)
+        return compute_reading(db, board, source, versions)
+
+
+def is_hidden(board: Board) -> bool:
+    """Whether the board's scores are hidden (or it has no rows): no statistics then."""
+    return not board.rows or any(row.leaderboard_score is None for row in board.rows)
+
+
+def compared_rows(board: Board) -> list[BoardRow]:
+    """The rows that may be compared (not a baseline, a score to rank by)."""
+    return [row for row in board.rows if left_out(row, board) is None]
+
+
+def compute_reading(db: Database, board: Board, source: ValuesSource,
+                    versions: Mapping[int, Hashable],
+                    progress: Callable[[int, int], None] | None = None) -> Reading:
+    """The statistics of a board whose scores are shown, for its rows' values ``versions``.
+
+    Parameters
+    ----------
+    db : Database
+    board : Board
+    source : ValuesSource
+    versions : mapping
+        ``source.versions`` of the board's compared rows, read before.
+    progress : callable, optional
+        Called with (teams computed, teams to compute) after each team's replicates; it may
+        raise to stop the computation (the teams computed are kept).
+    """
     competition = db.require_competition()
     phase = competition.phase(board.phase)
     settings = competition.board
     cache = cache_of(db)
-    candidates = [row for row in board.rows if _left_out(row, board) is None]
+    candidates = compared_rows(board)
     refs_key = references_sha256(phase.references)
+    teams = _team_stats(cache, candidates, board, phase.references, settings, refs_key,
+                        source, versions, progress)
     with cache.lock:
-        teams = _team_stats(cache, candidates, board, phase.references, settings, refs_key,
-                            source)
         return _reading(cache, board, candidates, teams, settings,
                         settings.for_phase(phase.min_difference), refs_key)
 
 
-def _left_out(row: BoardRow, board: Board) -> RowStanding | None:
+def unvalued_reading(db: Database, board: Board) -> Reading:
+    """The reading of a board none of whose rows has per-user values: nothing to compute,
+    every compared row left out for it (what ``compute_reading`` gives then)."""
+    competition = db.require_competition()
+    settings = competition.board
+    standing = {row.team: RowStanding(values=_values_state(None), left_out=NO_VALUES)
+                for row in compared_rows(board)}
+    return _read(board, [], standing, settings,
+                 settings.for_phase(competition.phase(board.phase).min_difference))
+
+
+def empty_standings(db: Database, board: Board) -> BoardStandings:
+    """How the board's statistics are made, before any is computed (no team compared)."""
+    competition = db.require_competition()
+    settings = competition.board
+    return BoardStandings(
+        score="private_score" if board.revealed else "leaderboard_score",
+        level=settings.level,
+        min_difference=settings.for_phase(competition.phase(board.phase).min_difference),
+        n_boot=settings.n_boot, seed=settings.seed, method=METHOD, compared=0, groups=())
+
+
+def row_inputs(board: Board, versions: Mapping[int, Hashable]
+               ) -> dict[str, tuple[int, Hashable, float | None]]:
+    """Team -> what its statistics are computed from (submission, values version, score),
+    for the compared rows with per-user values."""
+    return {row.team: (row.submission_id, versions[row.submission_id], _score(row, board))
+            for row in compared_rows(board)
+            if row.submission_id is not None and row.submission_id in versions}
+
+
+def _ids(rows: Iterable[BoardRow]) -> list[int]:
+    return [row.submission_id for row in rows if row.submission_id is not None]
+
+
+def left_out(row: BoardRow, board: Board) -> RowStanding | None:
     """The standing of a row that cannot be compared for what it is (None otherwise)."""
     if row.is_baseline:
         return RowStanding(values="missing", left_out=BASELINE)
@@ -238,23 +309,33 @@ def _score(row: BoardRow, board: Board) -> float | None:
 
 def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
                 references: References, settings: BoardSettings, refs_key: str,
-                source: ValuesSource) -> dict[int, TeamStats]:
+                source: ValuesSource, versions: Mapping[int, Hashable],
+                progress: Callable[[int, int], None] | None = None) -> dict[int, TeamStats]:
     """Submission id -> its statistics, computing only those not kept yet."""
-    ids = [row.submission_id for row in rows if row.submission_id is not None]
-    versions = source.versions(board.phase, ids, board.revealed)
+    ids = _ids(rows)
     keys = {sid: (sid, board.revealed, versions[sid], settings.seed, settings.n_boot, refs_key)
             for sid in ids if sid in versions}
-    missing = [sid for sid, key in keys.items() if key not in cache.teams]
+    with cache.lock:
+        missing = [sid for sid, key in keys.items() if key not in cache.teams]
+    done = 0
+    if progress is not None and missing:
+        progress(done, len(missing))
     for start in range(0, len(missing), VALUES_BATCH):
         # two teams at a time: a full-scale team's values and the design matrices its
         # replicates are summed from take ~40 MiB, dropped once its replicates are kept
         batch = missing[start:start + VALUES_BATCH]
         values = source.values(board.phase, batch, board.revealed)
         for sid in batch:
-            if sid in values:
-                cache.keep(keys[sid], _compute(cache, values[sid], references, settings))
+            # one team at a time under the lock: another computation waits a team at most
+            with cache.lock:
+                if sid in values and keys[sid] not in cache.teams:
+                    cache.keep(keys[sid], _compute(cache, values[sid], references, settings))
+            done += 1
+            if progress is not None:
+                progress(done, len(missing))
         del values
-    return {sid: cache.teams[key] for sid, key in keys.items() if key in cache.teams}
+    with cache.lock:
+        return {sid: cache.teams[key] for sid, key in keys.items() if key in cache.teams}
 
 
 def _compute(cache: StandingsCache, values: UserValues, references: References,
@@ -401,23 +482,37 @@ def team_standing(db: Database, board: Board, team: str, source: ValuesSource
         return None
     base = TeamStanding(competition=board.competition, phase=board.phase, team=team, row=row,
                         standings=None if reading is None else reading.standings)
-    if reading is None or team not in reading.teams:
+    if reading is None:
+        return base
+    return with_pairwise(base, reading, board)
+
+
+def with_pairwise(base: TeamStanding, reading: Reading, board: Board,
+                  shown: Container[str] | None = None) -> TeamStanding:
+    """A team's page with its win probabilities and the Pareto front from ``reading``.
+
+    ``shown``: the teams whose statistics in ``reading`` are still those of their row on
+    ``board`` (default: all); the others are left off the page.
+    """
+    team = base.team
+    if team not in reading.teams or (shown is not None and team not in shown):
         return base
     i = reading.teams.index(team)
     ranks = {r.team: r.rank for r in board.rows}
     r = reading.reading
+    kept = [j for j, name in enumerate(reading.teams) if shown is None or name in shown]
     opponents = tuple(
-        Opponent(team=other, rank=ranks.get(other), tier=int(r.tier[j]),
+        Opponent(team=reading.teams[j], rank=ranks.get(reading.teams[j]), tier=int(r.tier[j]),
                  win_probability=float(r.win_probability[i, j]),
                  told_apart="above" if r.beats[i, j] else "below" if r.beats[j, i] else "tied")
-        for j, other in enumerate(reading.teams) if j != i)
-    members = tuple(FrontMember(team=name, group_scores=tuple(float(v)
-                                                               for v in reading.group_scores[j]),
+        for j in kept if j != i)
+    members = tuple(FrontMember(team=reading.teams[j],
+                                group_scores=tuple(float(v) for v in reading.group_scores[j]),
                                 pareto=bool(r.pareto[j]),
                                 first_place_share=float(r.first_place_share[j]))
-                    for j, name in enumerate(reading.teams))
+                    for j in kept)
     mine = reading.group_scores[i]
-    dominated_by = tuple(name for j, name in enumerate(reading.teams)
+    dominated_by = tuple(reading.teams[j] for j in kept
                          if j != i and r.pareto[j] and (reading.group_scores[j] >= mine).all()
                          and (reading.group_scores[j] > mine).any())
     return replace(base, opponents=opponents, groups=reading.groups, teams=members,

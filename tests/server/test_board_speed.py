@@ -245,3 +245,23 @@ def test_the_benchmarks_seed_fills_the_board_it_says(tmp_path):
     assert len({r.leaderboard_score for r in teams}) == 20  # scores spread: a best to find
     assert store.authenticate(tokens["Seed team 007"]).team_id is not None
     store.engine.dispose()
+
+
+def test_the_benchmarks_seed_gives_the_best_submissions_per_user_values(tmp_path):
+    from datetime import datetime, timezone
+
+    from benchmarks._board_load import seed
+    from benchmarks._uploads import competition_copy
+    from evaluation.server import Store, load_competition, make_engine
+    from evaluation.server._store_standings import StoreValues, with_standings
+
+    path = competition_copy(tmp_path, daily_limit=10**6, open_at=datetime.now(timezone.utc))
+    url = sqlite_url(tmp_path)
+    seed(url, path, teams=6, submissions=30, values_users=200)
+    store = Store(make_engine(url), load_competition(path))
+    board = with_standings(store, store.board(), StoreValues(store))
+    teams = [r for r in board.rows if not r.is_baseline]
+    assert board.standings is not None and board.standings.compared == 6
+    assert all(r.standing.tier is not None and r.standing.values == "self-reported"
+               for r in teams)
+    store.engine.dispose()

@@ -44,9 +44,12 @@ def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = Tr
     return reply.json()["submission_id"]
 
 
-def make_api(tmp_path, clock=None):
+def make_api(tmp_path, clock=None, standings_wait: float = 30.0):
+    """The app on a fresh database; its board requests wait for their statistics (computed in
+    the background) up to ``standings_wait`` seconds: the tiny boards here are read at once."""
     competition = replace(load_competition(EXAMPLE), board=BoardSettings(n_boot=200, seed=1))
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock or Clock())
+    app = create_app(competition, sqlite_url(tmp_path), clock=clock or Clock(),
+                     standings_wait=standings_wait)
     return app, competition
 
 
