@@ -1,0 +1,128 @@
+"""The board page and the board JSON, byte for byte, of boards built from a seed.
+
+The page's rendering is cached and precomputed in parts (rows and chart marks rendered once per
+content); these tests pin its output to the bytes the plain template rendering gave for the
+same boards, before any of that: a change of what the page shows changes these hashes on
+purpose, a change of how it is made must not.
+
+To regenerate after a deliberate change of the page or the JSON, run
+``python -m tests.server.test_page_golden`` from the repository root and paste the printed
+hashes into ``GOLDEN`` (after checking the page by eye and in the other page tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jinja2", reason="the board page needs the server extra (jinja2)")
+pytest.importorskip("fastapi")
+
+from fastapi.responses import JSONResponse
+
+from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.server._answers import board_json
+from evaluation.server._board import Board, BoardRow, BoardStandings, RowCosts, RowStanding
+from evaluation.server._page import render_board
+
+START = datetime(2026, 5, 1, tzinfo=timezone.utc)
+REPRODUCTION = ("pending", "reproduced", "not reproduced", "an unknown state")
+
+
+def seeded_board(teams: int = 200, seed: int = 7, revealed: bool = False,
+                 updating: bool = True) -> Board:
+    """A board of ``teams`` rows with every kind of cell: baselines, a gated score, hostile and
+    wide names, flagged rows, costs (trusted or not), left-out and being-computed rows."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(teams):
+        baseline = i % 37 == 5
+        score = float(1.5 - i * 0.005 + rng.normal(0, 0.001))
+        tests = {name: float(rng.uniform(-0.1, 1)) for name in LEADERBOARD_TESTS}
+        costs = None if i % 5 == 0 else RowCosts(
+            1.0 + i, 70.5 * i, 1024.0 + i, (1.0,), (2.0,), (3.0,), i % 2 == 0)
+        standing = RowStanding(
+            values="trusted" if i % 3 else "self-reported",
+            left_out="no values" if i % 50 == 7 else None, tier=1 + i // 20,
+            rank_interval=(max(1, i - 3), i + 4), pareto=i % 4 == 0, first_place=i == 0,
+            first_place_share=0.1, borda_rank=i + 1, costs=costs, being_computed=i % 41 == 3)
+        rows.append(BoardRow(
+            team=f"Team <{i}> \u00e9\u6f22" + ("\u202e<b>x</b>" if i % 17 == 0 else ""),
+            is_baseline=baseline, submission_id=i + 1, rank=None if baseline else i + 1,
+            leaderboard_score=-0.1 if i % 60 == 59 else score,
+            interval=(score - 0.01, score + 0.01), phase1_score=score * 0.9, tests=tests,
+            submissions=i % 9 + 1, best_submitted=START + timedelta(minutes=i),
+            last_submitted=START + timedelta(minutes=2 * i),
+            reproduction=REPRODUCTION[i % 4], flagged=i % 13 == 0,
+            private_score=score - 0.01 if revealed else None,
+            private_interval=(score - 0.02, score) if revealed else None,
+            standing=standing))
+    info = BoardStandings(score="leaderboard", level=0.95, min_difference=0.001, n_boot=1000,
+                          seed=1, method="holm", compared=190, groups=("a", "b", "c"),
+                          updating=updating, as_of=START, progress=(3, 10) if updating else None)
+    return Board(competition="EvalRS <test>", phase="phase1", phases=("phase1", "phase 2&"),
+                 public=True, rows=tuple(rows), generated_at=START + timedelta(days=1),
+                 tests=tuple(LEADERBOARD_TESTS), revealed=revealed, standings=info)
+
+
+def changed(board: Board) -> Board:
+    """The board after an upload: one row's score and tests changed, a row's standing
+    updated, a new team's row appended."""
+    rows = list(board.rows)
+    rows[10] = replace(rows[10], leaderboard_score=1.49, submissions=rows[10].submissions + 1,
+                       tests={**rows[10].tests, LEADERBOARD_TESTS[0]: 0.5})
+    rows[20] = replace(rows[20], standing=replace(rows[20].standing, being_computed=True))
+    rows.append(replace(rows[-1], team="Newcomer", rank=len(rows) + 1, submission_id=9999))
+    return replace(board, rows=tuple(rows))
+
+
+def boards() -> dict[str, Board]:
+    """The boards pinned, by name."""
+    plain = seeded_board()
+    return {"seeded": plain, "revealed": seeded_board(revealed=True),
+            "final": seeded_board(updating=False), "small": seeded_board(teams=3, seed=1),
+            "changed": changed(plain)}
+
+
+def page_sha(board: Board) -> str:
+    return hashlib.sha256(render_board(board).encode()).hexdigest()
+
+
+def json_sha(board: Board) -> str:
+    return hashlib.sha256(bytes(JSONResponse(board_json(board)).body)).hexdigest()
+
+
+#: name -> (SHA-256 of the page, SHA-256 of the JSON), as rendered before the page was cached.
+GOLDEN = {
+    'seeded': ('8760dd6824a923a45f6275eb3a8b62aba3b1fad28d14ecec22365e7cdaa1eb3d',
+        '83c8979dea9e386a0aa00d4ae8969503e0ac763af324401b12aec05221c3436a'),
+    'revealed': ('70517a96c8c801143e8e80f3ad3d173a2f1371bd3723d1b7ec171b78a10ee802',
+        '23a269b6d315d3202a7a039ceb1cd1f337123061adc42885b6642bfd07e865bb'),
+    'final': ('2e2ca72a5a7b69fd7ebc180a201f629457ed1aa60f2bee23b0c105cc079bc76d',
+        '63a6168be72652c1ce84a884c1e6047310e7d206047d285c190eb714312c4b79'),
+    'small': ('a4bcc45082aa6aae9051f13002d7b4c2d1b48918dddb5b66a145f2c8737f3dbd',
+        'bae006598cb44ecea066aed33245b34fd41de29e0d7e7f0f626a1a666977a6e0'),
+    'changed': ('676df496ccb15d87d5303b09e4eb5236704f5959c134f03e2487de0660436082',
+        'a70d87f3200ee0eff2aea571c0c9c6748c58fe0a8b2d579754eb8f9b7a39f1fd'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_the_page_and_the_json_are_those_pinned(name):
+    board = boards()[name]
+    assert (page_sha(board), json_sha(board)) == GOLDEN[name]
+
+
+def test_rendering_again_and_after_a_change_gives_the_pinned_bytes():
+    made = boards()
+    for name in ("seeded", "changed", "seeded", "revealed", "changed", "final"):
+        assert page_sha(made[name]) == GOLDEN[name][0], name
+
+
+if __name__ == "__main__":  # the hashes to paste into GOLDEN
+    for key, value in boards().items():
+        print(f"    {key!r}: ({page_sha(value)!r},\n        {json_sha(value)!r}),")
