@@ -4,6 +4,13 @@ The page needs no JavaScript. Every string reaches the HTML through a Jinja2 tem
 autoescaping on, the chart included: Python computes the chart's geometry (positions, ticks,
 labels) and the template writes the SVG elements, so a team name is escaped the same way in the
 table, in the chart's labels and in its hover titles.
+
+A board of 200 teams has thousands of cells, and it is made afresh after every upload while
+most of its rows stay as they were: each table row (``_row.html``) and each chart mark
+(``_chart_mark.html``) is rendered by its own template, once per content (the row's cells, or
+the mark's geometry, and the page settings they use), and kept in a bounded cache; the page
+joins them. A row whose content changed is rendered anew, so the page is the same, byte for
+byte, as one rendered whole.
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 import jinja2
+from markupsafe import Markup
 
 from evaluation.challenge import GATED_SCORE, LEADERBOARD_TESTS
 from evaluation.server._board import Board, BoardRow, BoardStandings, RowCosts
 from evaluation.server._page_cells import fixed, interval_text, is_gated, iso, minutes
-from evaluation.server._page_chart import chart, chart_rows
+from evaluation.server._page_chart import Chart, Mark, chart, chart_rows
 from evaluation.server._store_reveals import visibility
 
 #: What a row whose statistics are being computed shows.
@@ -32,6 +40,8 @@ BADGES = {
     "pending": ("badge-pending", "\u25cb pending"),
     "hidden": ("badge-other", "\u2013 hidden"),
 }
+#: Rendered table rows and chart marks kept (a few boards of a few hundred rows each).
+RENDERED_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -81,24 +91,68 @@ def render_board(board: Board) -> str:
     tests = tuple(board.tests) or LEADERBOARD_TESTS
     rows = _with_standings(board, tuple(_row_view(row, tests) for row in board.rows))
     hidden = any(row.leaderboard_score is None for row in board.rows)
+    scores_hidden = hidden and not board.public
+    show_costs = any(r.costs for r in rows)
+    drawn = chart(chart_rows(board), "Private leaderboard" if board.revealed else "Leaderboard")
     template = _environment().get_template("board.html")
     return template.render(
         board=board,
         tests=tests,
         test_labels={name: _test_label(name) for name in tests},
         rows=rows,
-        scores_hidden=hidden and not board.public,
+        table_rows=_table_rows(rows, _RowSettings(
+            revealed=board.revealed, scores_hidden=scores_hidden, show_costs=show_costs,
+            colspan=7 + len(tests) + board.revealed + show_costs)),
+        scores_hidden=scores_hidden,
         visibility=visibility(board.public, board.revealed, board.published),
-        chart=chart(chart_rows(board),
-                    "Private leaderboard" if board.revealed else "Leaderboard"),
+        chart=drawn,
+        chart_marks=_chart_marks(drawn),
         generated_iso=iso(board.generated_at),
         generated_text=minutes(board.generated_at),
         gated_score=fixed(GATED_SCORE),
         standings=board.standings if board.standings and board.standings.compared else None,
         standings_text=standings_text(board),
         standings_status=standings_status(board.standings),
-        show_costs=any(r.costs for r in rows),
+        show_costs=show_costs,
     )
+
+
+@dataclass(frozen=True)
+class _RowSettings:
+    """What a table row's HTML depends on besides its cells."""
+
+    revealed: bool
+    scores_hidden: bool
+    show_costs: bool
+    colspan: int
+
+
+def _table_rows(rows: Sequence[RowView], settings: _RowSettings) -> Markup:
+    """The table's rows as HTML, each rendered once per content (``_row_html``)."""
+    return Markup("\n".join(_row_html(row, settings) for row in rows))
+
+
+@functools.lru_cache(maxsize=RENDERED_KEPT)
+def _row_html(row: RowView, settings: _RowSettings) -> str:
+    """One table row (with its tier band) as HTML, escaped by the template."""
+    return _environment().get_template("_row.html").render(
+        row=row, revealed=settings.revealed, scores_hidden=settings.scores_hidden,
+        show_costs=settings.show_costs, colspan=settings.colspan, gated_score=fixed(GATED_SCORE))
+
+
+def _chart_marks(drawn: Chart | None) -> Markup:
+    """The chart's marks as SVG, each rendered once per geometry (``_mark_svg``)."""
+    if drawn is None:
+        return Markup("")
+    return Markup("\n".join(_mark_svg(mark, drawn.width, drawn.row_height, drawn.plot_left)
+                             for mark in drawn.marks))
+
+
+@functools.lru_cache(maxsize=RENDERED_KEPT)
+def _mark_svg(mark: Mark, width: int, row_height: int, plot_left: int) -> str:
+    """One chart mark as SVG, escaped by the template."""
+    return _environment().get_template("_chart_mark.html").render(
+        mark=mark, width=width, row_height=row_height, plot_left=plot_left)
 
 
 @functools.lru_cache(maxsize=1)
@@ -206,6 +260,7 @@ def standings_text(board: Board) -> str:
             f"board.{ties}")
 
 
+@functools.lru_cache(maxsize=RENDERED_KEPT)
 def team_href(phase: str, team: str) -> str:
     """The link to a team's page (its name and phase in the query string, encoded)."""
     return "/team?" + urlencode({"phase": phase, "name": team})

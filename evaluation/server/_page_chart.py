@@ -6,6 +6,7 @@ elements, so every string in the chart is escaped like the rest of the page.
 
 from __future__ import annotations
 
+import functools
 import math
 import unicodedata
 from collections.abc import Sequence
@@ -196,7 +197,14 @@ def _mark(row: BoardRow, y: float, scale, low: float, high: float) -> Mark:
 def _label(row: BoardRow) -> str:
     """A chart label: the rank and the team's name, cut to fit the label column."""
     prefix = "" if row.is_baseline or row.rank is None else f"{row.rank}. "
-    return prefix + _truncate(_printable(row.team), LABEL_CELLS - len(prefix))
+    return prefix + _fitted(row.team, LABEL_CELLS - len(prefix))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fitted(team: str, cells: int) -> str:
+    """A team's name, printable and cut to ``cells`` display cells (kept: a board is drawn
+    again after every upload with the same names)."""
+    return _truncate(_printable(team), cells)
 
 
 def _title(row: BoardRow) -> str:
