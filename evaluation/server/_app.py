@@ -42,7 +42,7 @@ from evaluation.server._db_files import check_integrity, sqlite_path
 from evaluation.server._deps import BODY_TIMEOUT_S
 from evaluation.server._handlers import add_error_handlers
 from evaluation.server._security import SecurityHeaders
-from evaluation.server._standings_worker import STANDINGS_WAIT_S
+from evaluation.server._standings_worker import STANDINGS_MIN_INTERVAL_S, STANDINGS_WAIT_S
 from evaluation.server._store import Store
 from evaluation.server._store_lock import WRITE_WAIT_S
 
@@ -52,7 +52,8 @@ log = logging.getLogger("evaluation.server")
 def create_app(competition: Competition, db_url: str | Engine, *,
                clock: Callable[[], datetime] | None = None, prepare: bool = True,
                write_wait: float = WRITE_WAIT_S, body_timeout: float = BODY_TIMEOUT_S,
-               standings_wait: float = STANDINGS_WAIT_S) -> FastAPI:
+               standings_wait: float = STANDINGS_WAIT_S,
+               standings_interval: float = STANDINGS_MIN_INTERVAL_S) -> FastAPI:
     """The leaderboard app of ``competition`` on the database ``db_url``.
 
     Parameters
@@ -74,6 +75,12 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     standings_wait : float
         Most seconds a board request waits for its paired statistics, computed by a
         background thread, before it answers with the latest ones (marked as being updated).
+        It waits only when the board has no statistics yet, or when this is at least
+        ``FRESH_WAIT_S`` (1 s: the request then waits for the up-to-date statistics, as tests
+        do); else it answers at once with the latest ones.
+    standings_interval : float
+        Least seconds between the starts of two computations of a board's statistics asked
+        for by requests that do not wait (uploads meanwhile are computed together).
 
     Returns
     -------
@@ -91,6 +98,7 @@ def create_app(competition: Competition, db_url: str | Engine, *,
         check_integrity(path)  # a damaged file is refused with what to do
     store = Store(engine, competition, clock)
     store.standings_wait = standings_wait
+    store.standings_interval = standings_interval
     problems = store.readiness()
     if prepare:
         _prepare(store, problems)

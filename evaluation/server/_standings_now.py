@@ -2,7 +2,10 @@
 
 A request reads which rows have per-user values and their versions (one cheap query), asks the
 store's worker (``_standings_worker``) for the reading of that board and waits for it at most
-the store's ``standings_wait``; then it answers with the latest complete reading there is:
+the store's ``standings_wait`` when the board has no reading yet (or the wait asks for
+up-to-date statistics, ``FRESH_WAIT_S``); the worker starts a board's computations at most once
+per the store's ``standings_interval`` for the requests that do not wait. Then it answers with
+the latest complete reading there is:
 
 * up to date (computed for these rows): the statistics as computed;
 * stale (computed for an earlier board): ``Board.standings`` says they are being updated and
@@ -22,7 +25,13 @@ from dataclasses import replace
 
 from evaluation.server._board import Board, BoardRow, BoardStandings, RowStanding, TeamStanding
 from evaluation.server._scoring import references_sha256
-from evaluation.server._standings_worker import Kept, Latest, Target, worker_of
+from evaluation.server._standings_worker import (
+    STANDINGS_MIN_INTERVAL_S,
+    Kept,
+    Latest,
+    Target,
+    worker_of,
+)
 from evaluation.server._store_session import Database
 from evaluation.server._store_standings import (
     NO_VALUES,
@@ -42,7 +51,8 @@ from evaluation.server._store_standings import (
 NOT_READ = "not read yet"
 
 
-def board_now(db: Database, board: Board, source: ValuesSource, wait: float) -> Board:
+def board_now(db: Database, board: Board, source: ValuesSource, wait: float,
+              interval: float = STANDINGS_MIN_INTERVAL_S) -> Board:
     """``board`` with the latest statistics of its rows (see the module's docstring).
 
     Parameters
@@ -52,22 +62,26 @@ def board_now(db: Database, board: Board, source: ValuesSource, wait: float) -> 
         A board of the store, rows in the official order.
     source : ValuesSource
     wait : float
-        Most seconds to wait for the statistics of this very board.
+        Most seconds to wait for the statistics of this very board (only when the board has
+        none yet, or when it is at least ``FRESH_WAIT_S``).
+    interval : float
+        Least seconds between the starts of two computations of this board, when the request
+        does not wait.
 
     Returns
     -------
     Board
         Unchanged when its scores are hidden.
     """
-    return _now(db, board, source, wait)[0]
+    return _now(db, board, source, wait, interval)[0]
 
 
-def team_now(db: Database, board: Board, team: str, source: ValuesSource, wait: float
-             ) -> TeamStanding | None:
+def team_now(db: Database, board: Board, team: str, source: ValuesSource, wait: float,
+             interval: float = STANDINGS_MIN_INTERVAL_S) -> TeamStanding | None:
     """A team's page from the latest statistics of ``board`` (``board_now``): its win
     probabilities and the Pareto front among the teams whose statistics are current; None when
     the team has no row on the board."""
-    full, kept, current = _now(db, board, source, wait)
+    full, kept, current = _now(db, board, source, wait, interval)
     row = next((r for r in full.rows if r.team == team), None)
     if row is None:
         return None
@@ -78,7 +92,7 @@ def team_now(db: Database, board: Board, team: str, source: ValuesSource, wait: 
     return with_pairwise(base, kept.reading, board, shown=current)
 
 
-def _now(db: Database, board: Board, source: ValuesSource, wait: float
+def _now(db: Database, board: Board, source: ValuesSource, wait: float, interval: float
          ) -> tuple[Board, Kept | None, frozenset[str]]:
     """The board with its statistics, the reading they come from and the teams whose
     statistics in it are current."""
@@ -93,7 +107,7 @@ def _now(db: Database, board: Board, source: ValuesSource, wait: float
         return (_with(board, reading.rows, replace(reading.standings,
                                                    as_of=board.generated_at)),
                 None, frozenset())
-    target = _target(db, board, source, versions, inputs)
+    target = replace(_target(db, board, source, versions, inputs), interval=interval)
     latest = worker_of(db, _compute).latest(target, wait)
     return _shown(db, board, target, latest)
 

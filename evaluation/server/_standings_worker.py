@@ -1,11 +1,22 @@
 """The board's statistics computed off the request path: one background thread per store.
 
 A board request never computes the statistics: it asks this store's worker for the reading of
-its board (a ``Target``: the rows, the versions of their per-user values) and waits for it at
-most a short bound. The worker (a daemon thread, started on first need) computes the newest
-target of each board, team by team, and keeps the latest complete reading of each board
-(``Kept``), which the requests show, up to date or not. A computation that fails is logged and
-kept as the reason (``Failed``), shown until the board changes or ``RETRY_AFTER_S`` pass.
+its board (a ``Target``: the rows, the versions of their per-user values). The worker (a daemon
+thread, started on first need) computes the newest target of each board, team by team, and
+keeps the latest complete reading of each board (``Kept``), which the requests show, up to date
+or not. A computation that fails is logged and kept as the reason (``Failed``), shown until the
+board changes or ``RETRY_AFTER_S`` pass.
+
+When a request waits, and when the computation starts:
+
+* a request waits for the reading of its own board (at most its bound, ``wait``) only when its
+  board has no reading yet, or when the bound is ``FRESH_WAIT_S`` or more (a caller that asks
+  for up-to-date statistics, as the tests do); otherwise it answers at once with the latest
+  reading, marked as being updated;
+* a request that waits has its reading started at once; any other starts at most once per
+  ``Target.interval`` seconds after the previous start of the same board
+  (``STANDINGS_MIN_INTERVAL_S`` by default): uploads that arrive meanwhile are coalesced, and
+  only the newest board asked for is computed.
 
 The thread holds its worker through a weak reference between targets and leaves when the
 store is gone, when it is stopped (``stop_standings``, at the app's shutdown) or after
@@ -35,6 +46,13 @@ log = logging.getLogger("evaluation.server")
 #: Seconds a board request waits at most for its statistics before it answers with the
 #: latest reading there is (marked as being updated).
 STANDINGS_WAIT_S = 0.05
+#: A wait of at least this many seconds asks for the up-to-date statistics: the request waits
+#: for them even when a previous reading could be shown, and their computation starts at once.
+FRESH_WAIT_S = 1.0
+#: Least seconds between the starts of two computations of the same board, for requests that
+#: do not wait (the statistics of a board under a stream of uploads are at most this old, plus
+#: the time of one computation).
+STANDINGS_MIN_INTERVAL_S = 1.0
 #: Seconds the thread waits for work before it looks whether its store is still there.
 POLL_S = 1.0
 #: Seconds without work after which the thread leaves (the next target starts another).
@@ -54,7 +72,8 @@ class Target:
 
     ``inputs``: team -> (submission id, values version, score) for the rows with values;
     ``signature``: all that the reading depends on (two targets with the same one have the
-    same reading).
+    same reading); ``interval``: the least seconds since the previous computation of the same
+    board before this one starts, unless a request waits for it.
     """
 
     key: Key
@@ -63,6 +82,7 @@ class Target:
     versions: Mapping[int, Hashable]
     inputs: Mapping[str, tuple]
     source: ValuesSource
+    interval: float = STANDINGS_MIN_INTERVAL_S
 
 
 @dataclass(frozen=True)
@@ -117,6 +137,8 @@ class StandingsWorker:
         self._compute = compute
         self._cond = threading.Condition()
         self._pending: dict[Key, Target] = {}
+        self._due: dict[Key, float] = {}  # when each pending target may start (monotonic)
+        self._started: dict[Key, float] = {}  # when each board's last computation started
         self._running: dict[Key, Hashable] = {}
         self._progress: dict[Key, tuple[int, int]] = {}
         self._kept: dict[Key, Kept] = {}
@@ -127,11 +149,16 @@ class StandingsWorker:
 
     def latest(self, target: Target, wait: float) -> Latest:
         """The latest reading of ``target``'s board, after waiting at most ``wait`` seconds
-        for the reading of ``target`` itself (computed by the thread, asked for here)."""
+        for the reading of ``target`` itself (computed by the thread, asked for here) when the
+        board has no reading yet or ``wait`` is at least ``FRESH_WAIT_S`` (see the module's
+        docstring)."""
         with self._cond:
             if not self._current(target):
-                self._ask(target)
-                self._cond.wait_for(lambda: self._current(target), timeout=max(wait, 0.0))
+                waits = target.key not in self._kept or wait >= FRESH_WAIT_S
+                self._ask(target, now=waits)
+                if waits:
+                    self._cond.wait_for(lambda: self._current(target),
+                                        timeout=max(wait, 0.0))
             failed = self._failed.get(target.key)
             return Latest(kept=self._kept.get(target.key),
                           failed=failed if self._is_failure_of(failed, target) else None,
@@ -143,6 +170,7 @@ class StandingsWorker:
         with self._cond:
             self._stopped = True
             self._pending.clear()
+            self._due.clear()
             thread = self._thread
             self._cond.notify_all()
         if thread is not None and thread is not threading.current_thread():
@@ -159,12 +187,17 @@ class StandingsWorker:
         return (failed is not None and failed.signature == target.signature
                 and time.monotonic() - failed.at < RETRY_AFTER_S)
 
-    def _ask(self, target: Target) -> None:
-        """Make ``target`` the next computation of its board (unless it is under way)."""
-        if self._running.get(target.key) != target.signature:
-            self._pending[target.key] = target  # a newer board replaces an older one
+    def _ask(self, target: Target, now: bool) -> None:
+        """Make ``target`` the next computation of its board (unless it is under way), to
+        start at once (``now``) or ``target.interval`` after the board's previous start."""
+        key = target.key
+        if self._running.get(key) != target.signature:
+            self._pending[key] = target  # a newer board replaces an older one
+            due = 0.0 if now else self._started.get(key, -target.interval) + target.interval
+            self._due[key] = min(due, self._due.get(key, due))  # an earlier ask keeps its turn
         else:
-            self._pending.pop(target.key, None)  # under way: nothing older after it
+            self._pending.pop(key, None)  # under way: nothing older after it
+            self._due.pop(key, None)
         if self._thread is None or not self._thread.is_alive():
             self._stopped = False
             self._last_work = time.monotonic()
@@ -174,25 +207,35 @@ class StandingsWorker:
         self._cond.notify_all()
 
     def _next(self) -> Target | None:
-        """The next target to compute, waiting ``POLL_S`` at most; None when there is none.
+        """The next target due to start, waiting ``POLL_S`` at most (or until the first
+        pending target is due); None when none is due.
 
         Marks the thread gone (under the lock, so that a target asked for meanwhile starts
         another) when it is stopped or idle for ``IDLE_EXIT_S``."""
         with self._cond:
-            if not self._pending and not self._stopped:
-                self._cond.wait(POLL_S)
+            if not self._stopped and self._due_key() is None:
+                first = min(self._due.values(), default=None)
+                self._cond.wait(POLL_S if first is None else
+                                min(POLL_S, max(first - time.monotonic(), 0.0)))
             idle = time.monotonic() - self._last_work
             if self._stopped or (not self._pending and idle > IDLE_EXIT_S):
                 self._thread = None
                 raise _Stopped
-            if not self._pending:
+            key = self._due_key()
+            if key is None:
                 return None
-            key = next(iter(self._pending))
             target = self._pending.pop(key)
+            self._due.pop(key, None)
             self._running[key] = target.signature
             self._progress.pop(key, None)
-            self._last_work = time.monotonic()
+            self._last_work = self._started[key] = time.monotonic()
             return target
+
+    def _due_key(self) -> Key | None:
+        """A board whose pending target may start now (the one due first), or None."""
+        now = time.monotonic()
+        due = [(when, i, key) for i, (key, when) in enumerate(self._due.items()) if when <= now]
+        return min(due)[2] if due else None
 
     def _work(self, target: Target) -> None:
         """Compute ``target``'s reading and keep it (or why it failed)."""

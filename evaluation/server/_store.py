@@ -56,10 +56,14 @@ class Store(Database):
 
     Built as a :class:`Database` (the engine, the competition, the clock); each method is one
     function of the concern module that holds it. ``standings_wait``: the most seconds a board
-    waits for its statistics, computed in the background (``STANDINGS_WAIT_S``).
+    waits for its statistics, computed in the background (``STANDINGS_WAIT_S``), when it has
+    none yet or the wait is at least ``FRESH_WAIT_S``; ``standings_interval``: the least seconds
+    between two computations of a board's statistics started for requests that do not wait
+    (``STANDINGS_MIN_INTERVAL_S``).
     """
 
     standings_wait: float = _standings_worker.STANDINGS_WAIT_S
+    standings_interval: float = _standings_worker.STANDINGS_MIN_INTERVAL_S
 
     # ------------------------------------------------------------------ teams and tokens
 
@@ -130,14 +134,15 @@ class Store(Database):
               standings: bool = False) -> Board:
         """The board of a phase (see ``_store_board.board``); with ``standings``, its paired
         statistics too, the latest computed in the background (see
-        ``_standings_now.board_now``): waits ``standings_wait`` seconds at most for them."""
+        ``_standings_now.board_now``): waits ``standings_wait`` seconds at most for them
+        (when it waits: see ``_standings_worker``)."""
         from evaluation.server import _store_board
         board = _store_board.board(self, phase_name, admin=admin)
         if not standings:
             return board
         from evaluation.server import _standings_now, _store_standings
         return _standings_now.board_now(self, board, _store_standings.StoreValues(self),
-                                        self.standings_wait)
+                                        self.standings_wait, self.standings_interval)
 
     def team_standing(self, team: str, phase_name: str | None = None, *,
                       admin: bool = False) -> TeamStanding | None:
@@ -147,7 +152,7 @@ class Store(Database):
         from evaluation.server import _standings_now, _store_board, _store_standings
         board = _store_board.board(self, phase_name, admin=admin)
         return _standings_now.team_now(self, board, team, _store_standings.StoreValues(self),
-                                       self.standings_wait)
+                                       self.standings_wait, self.standings_interval)
 
     def stop_standings(self) -> None:
         """Stop the thread that computes the boards' statistics, if there is one (the next
