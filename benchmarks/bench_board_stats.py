@@ -215,6 +215,7 @@ def request_path(db: Database, competition, everyone: Board, source: Source, las
     changed = time.perf_counter() - start
     updating = shown.standings is not None and shown.standings.updating
     while shown.standings is not None and shown.standings.updating:
+        time.sleep(0.01)  # a request with a reading to show answers at once: do not spin
         shown = board_now(db, everyone, source, STANDINGS_WAIT_S)
     until = time.perf_counter() - start
     source.changed.discard(last)
