@@ -51,7 +51,14 @@ from evaluation.challenge import (
     phase2_score,
     users_sha256,
 )
-from evaluation.server import Board, BoardRow, BoardSettings, load_competition
+from evaluation.server import (
+    Board,
+    BoardRow,
+    BoardSettings,
+    FoldCost,
+    UserValues,
+    load_competition,
+)
 from evaluation.server._standings_now import board_now
 from evaluation.server._standings_worker import STANDINGS_WAIT_S, stop_standings
 from evaluation.server._store_session import Database
@@ -64,22 +71,6 @@ K = 100
 GROUPS = {"MRED_COUNTRY": 14, "MRED_USER_ACTIVITY": 4, "MRED_TRACK_POPULARITY": 5,
           "MRED_ARTIST_POPULARITY": 5, "MRED_GENDER": 3}
 WHEN = datetime(2026, 6, 1, tzinfo=timezone.utc)
-
-
-@dataclass
-class FoldCost:
-    train_seconds: float | None
-    predict_seconds: float | None
-    peak_rss_mib: float | None
-
-
-@dataclass
-class Values:
-    folds: list[UserScores]
-    user_hashes: list[str]
-    trusted: bool
-    costs: list[FoldCost] | None
-    costs_trusted: bool = False
 
 
 def slices(fold: int, n: int) -> dict[str, np.ndarray]:
@@ -122,9 +113,9 @@ class Source:
 
     def values(self, phase, ids, private):
         start, cpu = time.perf_counter(), time.process_time()
-        out = {i: Values(folds=[team_fold(i, f, skill(i, self.n_teams)) for f in range(4)],
-                         user_hashes=["users"] * 4, trusted=False,
-                         costs=[FoldCost(60.0, 5.0, 2048.0)] * 4) for i in ids}
+        out = {i: UserValues(folds=[team_fold(i, f, skill(i, self.n_teams)) for f in range(4)],
+                             user_hashes=["users"] * 4, trusted=False, labels=[{}] * 4,
+                             costs=[FoldCost(60.0, 5.0, 2048.0)] * 4) for i in ids}
         self.made_seconds += time.perf_counter() - start
         self.made_cpu += time.process_time() - cpu
         self.asked += list(ids)

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("sqlalchemy")
 
-from evaluation.challenge import UserScores, paired_resamples, team_replicates
-from evaluation.server import BoardSettings
+from evaluation.challenge import paired_resamples, team_replicates
+from evaluation.server import BoardSettings, FoldCost, UserValues
 from evaluation.server._board_csv import STANDING_COLUMNS, board_csv
 from evaluation.server._store_standings import (
     BASELINE,
@@ -31,26 +31,10 @@ SIZES = (60, 70)
 
 
 @dataclass
-class FoldCost:
-    train_seconds: float | None
-    predict_seconds: float | None
-    peak_rss_mib: float | None
-
-
-@dataclass
-class Values:
-    folds: list[UserScores]
-    user_hashes: list[str]
-    trusted: bool
-    costs: list[FoldCost] | None = None
-    costs_trusted: bool = False
-
-
-@dataclass
 class FakeSource:
     """Per-user values by submission id; counts what it was asked."""
 
-    by_id: dict[int, Values] = field(default_factory=dict)
+    by_id: dict[int, UserValues] = field(default_factory=dict)
     asked: list[list[int]] = field(default_factory=list)
     listed: int = 0
 
@@ -63,15 +47,16 @@ class FakeSource:
         return {i: self.by_id[i] for i in ids if i in self.by_id}
 
 
-def synthetic(rng, skill: float, trusted: bool = False, sizes=SIZES, hashes=("a", "b")) -> Values:
+def synthetic(rng, skill: float, trusted: bool = False, sizes=SIZES,
+              hashes=("a", "b")) -> UserValues:
     codes = np.random.default_rng(5)  # the users' groups: the same for every team
     shared = [{t: codes.integers(-2, 3, n).astype(np.int32) for t in
                ("MRED_COUNTRY", "MRED_USER_ACTIVITY", "MRED_TRACK_POPULARITY",
                 "MRED_ARTIST_POPULARITY", "MRED_GENDER")} for n in sizes]
     folds = [fold_users(rng, n, skill, c) for n, c in zip(sizes, shared)]
     costs = [FoldCost(10.0 + i, 2.0, 512.0) for i in range(len(sizes))]
-    return Values(folds=folds, user_hashes=list(hashes), trusted=trusted, costs=costs,
-                  costs_trusted=trusted)
+    return UserValues(folds=folds, user_hashes=list(hashes), trusted=trusted,
+                      labels=[{} for _ in folds], costs=costs, costs_trusted=trusted)
 
 
 @pytest.fixture
