@@ -172,6 +172,28 @@ def test_serve_refuses_bad_input_with_exit_2(tmp_path, capsys):
     code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
                            "--workers", "0")
     assert code == 2 and "--workers 0" in err
+    for bad in ("0", "nan", "7200"):
+        code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
+                               "--board-stats-interval", bad)
+        assert code == 2 and f"--board-stats-interval {bad}" in err
+
+
+def test_serve_gives_the_board_stats_interval_to_the_app(tmp_path, capsys, monkeypatch):
+    import uvicorn
+
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))
+    url = sqlite_url(tmp_path)
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
+                           "--board-stats-interval", "30")
+    assert code == 0, err
+    assert served[0].state.store.standings_interval == 30.0
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url)
+    assert code == 0, err
+    from evaluation.server._standings_worker import STANDINGS_MIN_INTERVAL_S
+    assert served[1].state.store.standings_interval == STANDINGS_MIN_INTERVAL_S
+    for app in served:
+        app.state.store.engine.dispose()
 
 
 def test_serve_refuses_a_bad_baseline_file_naming_it(tmp_path, capsys):
