@@ -147,9 +147,11 @@ def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[
 
 #: Every column but the blob.
 _LIGHT = tuple(c for c in UserValuesRow.__table__.c if c.name != "blob")
-#: The most memory the decoded values kept for later calls may take (bytes): 200 teams at full
-#: scale (4 folds of ~30k users: ~2.6 MB each) and room to spare.
-DECODED_CACHE_BYTES = 640 << 20
+#: The most memory the decoded values kept for later calls may take (bytes): about 25 teams at
+#: full scale (4 folds of ~30k users: ~2.6 MB each). The board keeps each submission's
+#: bootstrap replicates, not its values, so it decodes a blob once per submission; a board of
+#: every team's values would be ~0.5 GiB in each server process.
+DECODED_CACHE_BYTES = 64 << 20
 
 
 class _DecodedCache:
