@@ -11,7 +11,8 @@ encoding it, decoding it, and the server's whole check (decode and recompute the
 of every fold). Also prints the size per user of a real run of the example competition
 (synthetic data at scale "small") when ``--real`` is given, and with ``--board N`` the time
 the leaderboard takes to read N teams' values for a board (``Store.phase_user_values`` on
-SQLite: cold, every blob read and decoded; warm, from memory). Usage::
+SQLite: cold, every blob read and decoded; again, from memory as far as the server keeps
+decoded values). Usage::
 
     python benchmarks/bench_user_values.py [--users 29900] [--folds 4] [--repeat 3] [--real]
                                            [--board 200]
@@ -41,6 +42,7 @@ from evaluation.challenge import (  # noqa: E402
     users_sha256,
 )
 from evaluation.server._schema import MAX_BODY_BYTES  # noqa: E402
+from evaluation.server._store_user_values import DECODED_CACHE_BYTES  # noqa: E402
 
 K = 100
 #: Per slice: the share of users in each group, then IN_MR_ONLY (-1), then LEFT_OUT (-2).
@@ -171,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.board:
         cold, warm = board_seconds(args.board, folds)
         print(f"  a board of {args.board} teams' values: {cold:.2f} s cold (read and decode "
-              f"every blob), {warm:.3f} s warm (decoded values kept in memory)")
+              f"every blob), {warm:.3f} s again (decoded values kept in memory up to "
+              f"{DECODED_CACHE_BYTES >> 20} MiB; the board keeps replicates instead)")
     return 0
 
 
