@@ -16,7 +16,7 @@ the sandbox; the board reads them in place of the upload's, which stay for the r
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -156,23 +156,20 @@ def _trusted_values(report: ReproductionReport, results: dict, uploaded: list | 
         422 when a blob cannot be read against the submission's folds, does not add up to the
         report's own values, or pairs other test users than the upload's.
     """
+    costs = [c.model_dump() for c in report.costs] if report.costs is not None else None
     public = None
     if report.user_values is not None:
-        public = read_blob(report.user_values, results, where="user_values")
+        read = read_blob(report.user_values, results, where="user_values")
+        folds = read.folds or []
         tests = report.reproduced_tests()
-        check_agreement(public.folds or [], [tests.get(f, {}) for f in range(len(public.folds
-                                                                                 or []))],
-                        what="reproduced")
-        if uploaded is not None and list(uploaded) != public.users_sha256:
+        check_agreement(folds, [tests.get(f, {}) for f in range(len(folds))], what="reproduced")
+        if uploaded is not None and list(uploaded) != read.users_sha256:
             raise SubmissionRejected(
                 422, "user_values: the reproduction's test users are not the upload's (their "
                      "hashes differ); reproduce on the submission's own folds")
-    costs = [c.model_dump() for c in report.costs] if report.costs is not None else None
-    if public is None and costs is not None:
+        public = replace(read, costs=costs, folds=None)
+    elif costs is not None:
         public = CheckedValues(blob=None, k=None, n_users=None, users_sha256=None, costs=costs)
-    elif public is not None:
-        public = CheckedValues(blob=public.blob, k=public.k, n_users=public.n_users,
-                               users_sha256=public.users_sha256, costs=costs)
     private = None
     if report.private_user_values is not None:
         private = read_blob(report.private_user_values, results, where="private_user_values",
