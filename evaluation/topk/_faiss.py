@@ -115,8 +115,8 @@ def faiss_for(device: str):
         import faiss
     except ImportError:
         raise ConfigError(
-            "device='faiss' needs faiss-cpu, which is not installed: install the faiss extra "
-            "(`make faiss` in the harness's clone: uv pip install -e '.[faiss]' into .venv), "
-            "or use device='numpy'."
+            "device='faiss' needs faiss-cpu, which is not installed: install the faiss extra, "
+            "evalrs-harness[faiss] (`make faiss` in the harness's clone), or use "
+            "device='numpy'."
         ) from None
     return faiss
