@@ -24,7 +24,8 @@ SANDBOX_STAMP := $(VENV)/.sandbox
 # Installs Debian packages when missing and possible (root with apt-get); never fails the build.
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o=Dpkg::Use-Pty=0
 
-.PHONY: install submission test lint docs bench clean
+.PHONY: install submission test lint docs bench dist clean \
+	server ray faiss als torch docs-deps browser postgres sandbox
 
 # The environment is built with uv (seconds from a warm cache) and with pip only when uv cannot
 # be had. uv reads no pip.conf: it installs from PyPI, plus what a recipe adds with --find-links.
@@ -42,14 +43,23 @@ MAKE_VENV = $(if $(UV),$(UV) venv --quiet --allow-existing --python $(PYTHON) $(
 PIP_INSTALL = $(if $(UV),$(UV) pip install --quiet $(UV_COMPILE) --python $(PY),\
 	$(PY) -m pip install --quiet)
 
-# The harness itself is installed editable (its dependencies are the requirements above), so
-# that `import evaluation` works anywhere with the venv's Python: in notebooks/, in a script
-# outside the repository, in a Jupyter kernel.
-$(STAMP): requirements.txt requirements-dev.txt requirements-reclist.txt pyproject.toml
+# The harness is installed editable with its runtime dependencies and the contributors' tools
+# (pyproject.toml's [project] dependencies and its "dev" extra), so that `import evaluation`
+# works anywhere with the venv's Python: in notebooks/, in a script outside the repository, in a
+# Jupyter kernel. requirements.txt too: the participant's model's own dependencies go there
+# (a reproduction installs them from it). reclist==2.1.0 comes last, without its dependencies
+# (requirements-reclist.txt): its 2023 pins (gensim, pyarrow, matplotlib) do not import under
+# NumPy 2; what its core needs is among the harness's dependencies.
+$(STAMP): pyproject.toml requirements.txt requirements-reclist.txt
 	$(MAKE_VENV)
-	$(PIP_INSTALL) -r requirements-dev.txt
-	$(PIP_INSTALL) --no-deps -r requirements-reclist.txt -e .
+	$(PIP_INSTALL) -e ".[dev]" -r requirements.txt
+	$(PIP_INSTALL) --no-deps -r requirements-reclist.txt
 	touch $(STAMP)
+
+# Each optional part below is an extra of pyproject.toml installed into the venv with the
+# harness (`make server`, `make ray`, ...), or a Debian package; `make submission` installs none
+# of them and `make test` installs them all. When one cannot be installed, its tests skip and
+# say why.
 
 # torch is optional (the torch path of topk_from_embeddings). The tests exercise it when the
 # machine offers the CPU build (a local wheel; never the multi-GB CUDA download); else they skip.
@@ -58,37 +68,31 @@ $(TORCH_STAMP): $(STAMP)
 		|| echo "no local torch CPU wheel: torch tests will skip"
 	touch $(TORCH_STAMP)
 
-# The leaderboard service and its test tools (optional: `make submission` never installs them).
-# When it cannot install them, the server's tests skip with the reason.
-$(SERVER_STAMP): $(STAMP) requirements-server.txt requirements-server-test.txt
-	$(PIP_INSTALL) -r requirements-server-test.txt \
-		|| echo "could not install requirements-server-test.txt: the server tests will skip"
+# The leaderboard service (the "server" extra) and its test tools (the "server-test" extra).
+$(SERVER_STAMP): $(STAMP)
+	$(PIP_INSTALL) -e ".[server,server-test]" \
+		|| echo "could not install the server and server-test extras: the server tests will skip"
 	touch $(SERVER_STAMP)
 
-# Ray, for the executor="ray" tests (optional: `make submission` never installs it).
-# When it cannot install it, the Ray tests skip with the reason.
-$(RAY_STAMP): $(STAMP) requirements-ray.txt
-	$(PIP_INSTALL) -r requirements-ray.txt \
-		|| echo "could not install requirements-ray.txt: the Ray tests will skip"
+# Ray, for EvalRSRunner(..., executor="ray") and its tests (the "ray" extra).
+$(RAY_STAMP): $(STAMP)
+	$(PIP_INSTALL) -e ".[ray]" || echo "could not install the ray extra: the Ray tests will skip"
 	touch $(RAY_STAMP)
 
-# faiss-cpu, for the device="faiss" tests of topk_from_embeddings (optional: `make submission`
-# never installs it). When it cannot install it, the faiss tests skip with the reason.
-$(FAISS_STAMP): $(STAMP) requirements-faiss.txt
-	$(PIP_INSTALL) -r requirements-faiss.txt \
-		|| echo "could not install requirements-faiss.txt: the faiss tests will skip"
+# faiss-cpu, for topk_from_embeddings(..., device="faiss") and its tests (the "faiss" extra).
+$(FAISS_STAMP): $(STAMP)
+	$(PIP_INSTALL) -e ".[faiss]" \
+		|| echo "could not install the faiss extra: the faiss tests will skip"
 	touch $(FAISS_STAMP)
 
-# implicit, for the ALS recipe's test and the baselines benchmark (optional: `make submission`
-# never installs it). When it cannot install it, the ALS test skips with the reason.
-$(ALS_STAMP): $(STAMP) requirements-als.txt
-	$(PIP_INSTALL) -r requirements-als.txt \
-		|| echo "could not install requirements-als.txt: the ALS test will skip"
+# implicit, for the ALS recipe, its test and the baselines benchmark (the "als" extra).
+$(ALS_STAMP): $(STAMP)
+	$(PIP_INSTALL) -e ".[als]" || echo "could not install the als extra: the ALS test will skip"
 	touch $(ALS_STAMP)
 
-# MkDocs, Material and mkdocstrings, for the documentation site (docs/, mkdocs.yml).
-$(DOCS_STAMP): $(STAMP) requirements-docs.txt
-	$(PIP_INSTALL) -r requirements-docs.txt
+# MkDocs, Material and mkdocstrings, for the documentation site (the "docs" extra).
+$(DOCS_STAMP): $(STAMP)
+	$(PIP_INSTALL) -e ".[docs]"
 	touch $(DOCS_STAMP)
 
 # Debian's chromium + chromium-driver for the board page's browser test.
@@ -117,10 +121,11 @@ $(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under ma
 	fi
 	touch $(POSTGRES_STAMP)
 
-# Debian's bubblewrap, the sandbox `reproduce` runs participants' code in (tests/reproduce/test_sandbox.py
-# and the hostile-checkout tests run it for real).
-$(SANDBOX_STAMP): $(STAMP) requirements-reproduce.txt | $(POSTGRES_STAMP)  # one apt-get at a time
-	$(PIP_INSTALL) -r requirements-reproduce.txt \
+# Debian's bubblewrap, the sandbox `reproduce` runs participants' code in, and uv, which builds
+# the reproduction's environments (the "reproduce" extra): tests/reproduce/test_sandbox.py and
+# the hostile-checkout tests run them for real.
+$(SANDBOX_STAMP): $(STAMP) | $(POSTGRES_STAMP)  # one apt-get at a time
+	$(PIP_INSTALL) -e ".[reproduce]" \
 		|| echo "could not install uv: reproduction environments are built with pip"
 	@if command -v bwrap >/dev/null; then \
 		echo "bubblewrap found"; \
@@ -134,6 +139,17 @@ $(SANDBOX_STAMP): $(STAMP) requirements-reproduce.txt | $(POSTGRES_STAMP)  # one
 	touch $(SANDBOX_STAMP)
 
 install: $(STAMP)
+
+# One optional part each, into .venv (what `make test` installs them all for).
+server: $(SERVER_STAMP)
+ray: $(RAY_STAMP)
+faiss: $(FAISS_STAMP)
+als: $(ALS_STAMP)
+torch: $(TORCH_STAMP)
+docs-deps: $(DOCS_STAMP)
+browser: $(BROWSER_STAMP)
+postgres: $(POSTGRES_STAMP)
+sandbox: $(SANDBOX_STAMP)
 
 submission: install
 	$(PY) submission.py $(ARGS)
@@ -159,5 +175,11 @@ lint: install
 bench: install $(SERVER_STAMP) $(POSTGRES_STAMP) $(FAISS_STAMP) $(ALS_STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
+# The sdist and the wheel, built into dist/ by uv (isolated: setuptools from the package index
+# or uv's cache), or by pip (the wheel only) when uv cannot be had.
+dist: install
+	$(if $(UV),$(UV) build --quiet --out-dir dist,$(PY) -m pip wheel --quiet --no-deps -w dist .)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results .reclist site
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache results .reclist site dist build \
+		*.egg-info

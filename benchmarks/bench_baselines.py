@@ -101,8 +101,7 @@ def _models(arg: str | None) -> list[str]:
     if unknown:
         sys.exit(f"--models: unknown {unknown}; choose among {list(MODELS)}")
     if "ALSModel" in names and importlib.util.find_spec("implicit") is None:
-        print("ALSModel left out: implicit is not installed (pip install -r "
-              "requirements-als.txt)", file=sys.stderr)
+        print("ALSModel left out: implicit is not installed (make als)", file=sys.stderr)
         names.remove("ALSModel")
     return names
 

@@ -89,7 +89,7 @@ def main() -> int:
         import evaluation.server  # noqa: F401
     except ImportError as exc:
         print(f"bench_server: the server extra is missing ({exc.name}): "
-              f"pip install -r requirements-server-test.txt", file=sys.stderr)
+              f"make server", file=sys.stderr)
         return 2
 
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]

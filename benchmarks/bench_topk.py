@@ -135,7 +135,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown sides {unknown}; choose among {','.join(SIDES)}")
     if "faiss" in sides and not faiss_installed():
-        print("faiss-cpu is not installed (pip install -r requirements-faiss.txt): no faiss side")
+        print("faiss-cpu is not installed (make faiss): no faiss side")
         sides.remove("faiss")
     print(f"{args.users} users x {args.items} items x {args.dim} dims float32, k={args.k}, "
           f"{args.rounds} interleaved rounds; load average before: {os.getloadavg()}")

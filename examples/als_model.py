@@ -1,9 +1,8 @@
 """A matrix-factorisation model with ``implicit``'s ALS, as a participant would write one.
 
-Install the optional extra first (``pip install -r requirements-als.txt`` or
-``pip install "evalrs-harness[als]"``), then either copy the class into
-``submission/MyModel.py`` (``class MyModel(ALSModel)``) and run ``python submission.py --param
-factors=128``, or use it from Python::
+Install the optional ``als`` extra first (``make als``: ``implicit`` into ``.venv``), then
+either copy the class into ``submission/MyModel.py`` (``class MyModel(ALSModel)``) and run
+``python submission.py --param factors=128``, or use it from Python::
 
     from evaluation import ChallengeDataset, EvalRSRunner
     from examples.als_model import ALSModel   # the repository's root on sys.path (see below)

@@ -18,7 +18,7 @@ from evaluation.baselines import RandomModel
 from evaluation.errors import PredictionWarning
 
 pytest.importorskip("implicit", reason="the ALS example needs the optional 'als' extra "
-                                       "(pip install -r requirements-als.txt)")
+                                       "(make als)")
 
 from examples.als_model import ALSModel
 

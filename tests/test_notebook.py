@@ -43,7 +43,7 @@ def test_random_model_tutorial_executes(tmp_path, monkeypatch):
     except nbclient.exceptions.CellExecutionError as exc:
         if "No module named 'evaluation'" in str(exc):
             pytest.fail("the notebook cannot import the harness: it is not installed in the "
-                        "venv (run `make install`, which runs `pip install -e .`)")
+                        "venv (run `make install`, which installs it editable)")
         raise
     outputs = "".join(
         o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))

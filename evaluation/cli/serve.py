@@ -136,6 +136,6 @@ def import_server():
         import evaluation.server as server
     except ImportError as exc:
         raise ConfigError(f"the leaderboard server needs its extra dependencies ({exc.name or exc} "
-                          f"is missing): pip install '.[server]' (or -r "
-                          f"requirements-server.txt).") from None
+                          f"is missing): install the server extra, evalrs-harness[server] "
+                          f"(`make server` in the harness's clone).") from None
     return server

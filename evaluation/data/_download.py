@@ -15,11 +15,14 @@ import os
 import re
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import requests
 from tqdm.auto import tqdm
 
 from evaluation.errors import DownloadError
+
+if TYPE_CHECKING:
+    import requests
 
 CHUNK_SIZE = 1 << 16  # a dropped connection loses at most the chunk being read
 
@@ -32,6 +35,10 @@ def download(url: str, dest: str | os.PathLike, *, sha256: str | None = None,
     ``check_zip`` defaults to whether ``dest`` ends in ``.zip``. ``retries`` is how many times
     a dropped connection is resumed within this call. Returns ``dest``.
     """
+    # requests (~0.1 s to import) loads only when something is downloaded: scoring the embedded
+    # dataset, or data already cached, never needs it
+    import requests
+
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
@@ -44,7 +51,7 @@ def download(url: str, dest: str | os.PathLike, *, sha256: str | None = None,
                 if _fetch(http, url, part, progress=progress, timeout=timeout):
                     break
             except (requests.ConnectionError, requests.Timeout,
-                    requests.exceptions.ChunkedEncodingError) as exc:
+                    requests.exceptions.ChunkedEncodingError, _Truncated) as exc:
                 if attempt == retries:
                     have = part.stat().st_size if part.exists() else 0
                     raise DownloadError(
@@ -58,6 +65,10 @@ def download(url: str, dest: str | os.PathLike, *, sha256: str | None = None,
     verify_file(part, url=url, sha256=sha256, check_zip=check_zip)
     os.replace(part, dest)
     return dest
+
+
+class _Truncated(Exception):
+    """The connection closed before the announced size was received (resumed like a drop)."""
 
 
 def _fetch(http: requests.Session, url: str, part: Path, *, progress: bool,
@@ -98,8 +109,7 @@ def _fetch(http: requests.Session, url: str, part: Path, *, progress: bool,
             os.fsync(fh.fileno())
     size = part.stat().st_size
     if total is not None and size < total:
-        raise requests.exceptions.ChunkedEncodingError(
-            f"connection closed after {size:,} of {total:,} bytes")
+        raise _Truncated(f"connection closed after {size:,} of {total:,} bytes")
     if total is not None and size > total:
         part.unlink()
         raise DownloadError(f"download of {url}: received {size:,} bytes but the server "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evaluation.data._lfm import load_lfm
 from evaluation.data._local import load_local
 from evaluation.data._movielens import load_movielens
 from evaluation.data._schema import validate_tables
@@ -68,9 +69,6 @@ def load_source(source: str | os.PathLike = "synthetic", *, scale: str = "small"
     if source == "synthetic":
         return validate_tables(synthetic_tables(scale, seed))
     if source in ("lfm", "lfm2023"):
-        # requests (the download) loads only when the challenge data is asked for
-        from evaluation.data._lfm import load_lfm
-
         return load_lfm(url=url, sha256=sha256, cache_dir=cache_dir, progress=progress,
                         source=source)
     if source.startswith("movielens:"):

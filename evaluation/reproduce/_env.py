@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -30,10 +31,17 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 from evaluation._version import __version__
 from evaluation.errors import ConfigError
 from evaluation.reproduce import _sdists
 from evaluation.reproduce._requirements import read_requirements
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # a dependency of the harness on Python 3.10
+    import tomli as tomllib
 
 #: The participant's requirements file, at the top of the checkout.
 REQUIREMENTS_FILE = "requirements.txt"
@@ -42,7 +50,11 @@ COMPLETE_MARKER = ".evalrs-env-complete"
 #: The source tree of the harness this module belongs to (a checkout of its repository).
 HARNESS_ROOT = Path(__file__).resolve().parents[2]
 #: What of the harness's tree an installation needs.
-_HARNESS_FILES = ("pyproject.toml", "README.md")
+_HARNESS_FILES = ("pyproject.toml", "README.md", "LICENSE")
+#: The harness's distribution (its name in pyproject.toml and on the package index).
+HARNESS_DISTRIBUTION = "evalrs-harness"
+#: reclist==2.1.0, installed without its dependencies (its 2023 pins do not import under NumPy 2).
+RECLIST_FILE = "requirements-reclist.txt"
 #: Seconds one pip command may take.
 PIP_TIMEOUT = 1800
 
@@ -60,7 +72,7 @@ def harness_digest(root: Path = HARNESS_ROOT) -> str:
         if path.is_file() and "__pycache__" not in path.parts:
             h.update(str(path.relative_to(root)).encode() + b"\0")
             h.update(path.read_bytes() + b"\0")
-    for name in ("requirements.txt", "requirements-reclist.txt", *_HARNESS_FILES):
+    for name in (RECLIST_FILE, *_HARNESS_FILES):
         if (root / name).is_file():
             h.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
     return h.hexdigest()
@@ -89,6 +101,27 @@ def checkout_requirements(checkout: Path) -> bytes:
     return text.encode()
 
 
+def harness_requirements(root: Path = HARNESS_ROOT) -> tuple[str, ...]:
+    """The harness's runtime dependencies: ``[project] dependencies`` of ``root``'s
+    ``pyproject.toml`` when ``root`` is a source tree, else the installed distribution's
+    (``evalrs-harness`` installed from a wheel), extras left out."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        return tuple(project.get("dependencies", ()))
+    try:
+        declared = importlib.metadata.requires(HARNESS_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        return ()
+    runtime = []
+    for line in declared:
+        # an extra's requirement carries the marker `extra == "NAME"`; the runtime ones do not
+        marker = Requirement(line).marker
+        if marker is None or "extra" not in str(marker):
+            runtime.append(line)
+    return tuple(runtime)
+
+
 def find_uv() -> str | None:
     """The ``uv`` binary: the ``uv`` package's, else ``uv`` on PATH (None when neither)."""
     try:
@@ -104,10 +137,7 @@ def _requested(checkout: Path, harness_root: Path, folder: Path) -> tuple[Path, 
     the constraints into ``folder``; their paths."""
     text = checkout_requirements(checkout).decode()
     participant, _, constraints = text.partition("# constraints\n")
-    harness = harness_root / "requirements.txt"
-    if harness.is_file():
-        participant += "".join(f"{r}\n" for r in
-                               read_requirements(harness, harness_root).requirements)
+    participant += "".join(f"{r}\n" for r in harness_requirements(harness_root))
     requested = folder / "requested.in"
     requested.write_text(participant)
     if not constraints:
@@ -293,8 +323,8 @@ def _build_uv(env: Path, pinned: bytes, harness_root: Path, log_path: Path,
     install = [uv, "pip", "install", "--quiet", "--python", python, *_index_args(index_url)]
     _step(install + ["--only-binary", ":all:", "--no-deps", "-r", str(env / "pinned.txt")],
           log_path, "installing the pinned requirements (wheels only)")
-    if (harness_root / "requirements-reclist.txt").is_file():
-        _step(install + ["--no-deps", "-r", str(harness_root / "requirements-reclist.txt")],
+    if (harness_root / RECLIST_FILE).is_file():
+        _step(install + ["--no-deps", "-r", str(harness_root / RECLIST_FILE)],
               log_path, "installing reclist")
     _step(install + ["--no-deps", _harness_source(harness_root, env)], log_path,
           "installing the harness")
@@ -327,8 +357,8 @@ def _build_with_sdists(env: Path, plan: _sdists.SdistPlan, harness_root: Path, l
                                       built, log_path)
         _step(install + ["--no-deps", *map(str, wheels)], log_path,
               "installing the wheels built from the sdists in the sandbox")
-    if (harness_root / "requirements-reclist.txt").is_file():
-        _step(install + ["--no-deps", "-r", str(harness_root / "requirements-reclist.txt")],
+    if (harness_root / RECLIST_FILE).is_file():
+        _step(install + ["--no-deps", "-r", str(harness_root / RECLIST_FILE)],
               log_path, "installing reclist")
     _step(install + ["--no-deps", _harness_source(harness_root, env)], log_path,
           "installing the harness")
@@ -352,8 +382,8 @@ def _build(env: Path, checkout: Path, harness_root: Path, log_path: Path,
         # harness's needs fails here, with pip's explanation in the log
         _step(pip + requirements, log_path, "installing the participant's and the harness's "
                                             "requirements")
-    if (harness_root / "requirements-reclist.txt").is_file():
-        _step(pip + ["--no-deps", "-r", str(harness_root / "requirements-reclist.txt")],
+    if (harness_root / RECLIST_FILE).is_file():
+        _step(pip + ["--no-deps", "-r", str(harness_root / RECLIST_FILE)],
               log_path, "installing reclist")
     _step(pip + ["--no-deps", _harness_source(harness_root, env)], log_path,
           "installing the harness")

@@ -28,8 +28,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from evaluation.runner import PeakMemory, fold_seed, load_model_class, seed_global_generators
+from evaluation.reproduce._compare import fingerprint_differences
+from evaluation.runner import (
+    PeakMemory,
+    fold_seed,
+    load_model_class,
+    model_fingerprint,
+    seed_global_generators,
+)
 
 
 class Channel:
@@ -59,8 +67,6 @@ def prediction_arrays(raw) -> tuple[np.ndarray, list[str], np.ndarray]:
     TypeError
         When it is not a DataFrame of numbers indexed (or keyed) by user id.
     """
-    import pandas as pd
-
     if not isinstance(raw, pd.DataFrame):
         raise TypeError(f"predict() must return a pandas DataFrame; got {type(raw).__name__}")
     frame = raw
@@ -96,10 +102,6 @@ def main(argv: list[str]) -> int:
     model_class = load_model_class(Path.cwd())
     model = model_class(items=_load(inputs / "items.pkl"), top_k=config["k"],
                         **config.get("params", {}))
-    # after the model is built: the runner's imports take seconds on a loaded machine
-    from evaluation.reproduce._compare import fingerprint_differences
-    from evaluation.runner import model_fingerprint
-
     fingerprint = model_fingerprint(model, {})  # before any training, as the runner takes it
     channel.record({"fingerprint": fingerprint})
     expected = config.get("expected_fingerprint")

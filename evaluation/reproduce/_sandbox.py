@@ -34,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -299,8 +300,6 @@ def _unconfined(command, binds, environ, cwd):
     """The unsafe mode: the command as it is, with the binds' targets mapped to their sources
     through a scratch folder of symlinks (paths inside are rewritten where they start with a
     bind's target)."""
-    import tempfile
-
     scratch = Path(tempfile.mkdtemp(prefix="evalrs-unsafe-"))
     (scratch / "tmp").mkdir()
     mapping = {bind.target: str(bind.source) for bind in binds}

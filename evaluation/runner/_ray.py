@@ -31,8 +31,8 @@ from evaluation.errors import ConfigError, EvalRSError
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold
 
 #: How to get Ray, for the error raised when it is missing.
-INSTALL_HINT = ('pip install "evalrs-harness[ray]" (or pip install -r requirements-ray.txt; '
-                'the workers of a cluster need the same)')
+INSTALL_HINT = ("install the ray extra, evalrs-harness[ray] (`make ray` in the harness's "
+                "clone; the workers of a cluster need the same)")
 #: The keys ``ray_resources`` may have: Ray's per-task resources.
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory")
 #: Ray's own default: a task whose worker process dies is run again up to 3 times.

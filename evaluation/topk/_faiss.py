@@ -115,8 +115,8 @@ def faiss_for(device: str):
         import faiss
     except ImportError:
         raise ConfigError(
-            "device='faiss' needs faiss-cpu, which is not installed: pip install "
-            "'evalrs-harness[faiss]' (or pip install -r requirements-faiss.txt), or use "
+            "device='faiss' needs faiss-cpu, which is not installed: install the faiss extra, "
+            "evalrs-harness[faiss] (`make faiss` in the harness's clone), or use "
             "device='numpy'."
         ) from None
     return faiss

@@ -279,7 +279,7 @@ def test_a_verdict_the_server_refuses_is_an_error(checkouts, upload, tmp_path):
 @pytest.fixture()
 def local_ray():
     """A local Ray (2 CPUs, no dashboard) whose workers import this repository."""
-    ray = pytest.importorskip("ray", reason="Ray is an optional extra (requirements-ray.txt)")
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
     if ray.is_initialized():
         ray.shutdown()
     old = os.environ.get("PYTHONPATH")

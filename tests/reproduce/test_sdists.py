@@ -33,7 +33,7 @@ from evaluation.reproduce._sandbox import Bind, run_sandboxed, sandbox_problem
 PROBLEM = sandbox_problem()
 UV = find_uv()
 needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox: {PROBLEM}")
-needs_uv = pytest.mark.skipif(UV is None, reason="uv is not installed (pip install uv)")
+needs_uv = pytest.mark.skipif(UV is None, reason="uv is not installed (make sandbox)")
 PROBE = "evalrs-sdist-probe"
 BACKEND = "evalrs-probe-backend"
 

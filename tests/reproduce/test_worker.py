@@ -383,7 +383,7 @@ def _in_a_ray_task(row, payload, batch, seed):
 
 @pytest.mark.slow  # starts a local Ray (about 10 s)
 def test_jobs_as_ray_tasks(competition, tmp_path):
-    ray = pytest.importorskip("ray", reason="Ray is an optional extra (requirements-ray.txt)")
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
     app = create_app(with_phases(competition, reproduce="every"), sqlite_url(tmp_path))
     store = app.state.store
     admin = store.create_admin_token()

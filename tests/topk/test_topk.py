@@ -23,7 +23,7 @@ except ImportError:  # faiss-cpu is optional
     faiss = None
 
 needs_faiss = pytest.mark.skipif(
-    faiss is None, reason="faiss-cpu is not installed (optional: requirements-faiss.txt)"
+    faiss is None, reason="faiss-cpu is not installed (optional: make faiss)"
 )
 
 DEVICES = [
