@@ -24,14 +24,18 @@ from evaluation.challenge import (
     MRED_GENDER,
     applicable_tests,
     bootstrap,
-    hit_rate_from_ranks,
-    mrr_from_ranks,
     paired_resamples,
     phase1_score,
     team_replicates,
 )
 from evaluation.challenge._bootstrap import _interval
-from evaluation.metrics import hit_rate_at_k, mrr_at_k, relevance_matrix
+from evaluation.metrics import (
+    hit_rate_at_k,
+    hit_rate_from_ranks,
+    mrr_at_k,
+    mrr_from_ranks,
+    relevance_matrix,
+)
 from tests._stats_reference import (
     board,
     fold_mean_replicates,
