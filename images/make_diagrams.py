@@ -179,6 +179,7 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("challenge/", "data/", [(435, 310), (435, 460)]),
     ("challenge/", "predictions.py", [(730, 310), (730, 350)]),
     ("challenge/", "compat/", [(635, 310), (635, 570)]),
+    ("challenge/", "metrics/", [(635, 310), (635, 495), (650, 495)]),
     ("protocols/", "predictions.py", [(840, 310), (840, 350)]),
     ("protocols/", "metrics/", [(860, 310), (860, 460)]),
     ("protocols/", "splits/", [(860, 310), (860, 450), (600, 450), (600, 460)]),

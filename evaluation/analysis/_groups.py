@@ -1,8 +1,8 @@
 """The numbers behind a run's figures: miss rate per slice group and the scores' replicates.
 
 Both come from one bootstrap that draws exactly the resamples of the run's own intervals
-(:func:`evaluation.challenge.bootstrap`), drawn by the same functions
-(:func:`~evaluation.challenge.fold_streams`, :func:`~evaluation.challenge.resample_counts`).
+(:func:`evaluation.challenge.bootstrap`), drawn by the same function
+(:func:`~evaluation.challenge.resample_folds`).
 With the run's seed and ``n_boot`` the score replicates are the ones the run's interval was
 computed from, and the group intervals rest on the same resamples.
 """
@@ -24,9 +24,8 @@ from evaluation.challenge import (
     SLICE_EDGES,
     References,
     UserScores,
-    fold_streams,
     phase2_score,
-    resample_counts,
+    resample_folds,
 )
 from evaluation.errors import ConfigError
 
@@ -180,29 +179,29 @@ def replicates(folds: Sequence[Mapping], scores: Sequence[UserScores], *, n_boot
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed must be a non-negative int, got {seed!r}.")
     groups = slice_groups(folds, scores)
-    streams = fold_streams(seed, len(scores))
-    per_fold_tests = []
+    slices = list(groups.values())
+    designs = [_group_design(s, [(g.codes[f], g.in_mr[f], len(g.labels)) for g in slices])
+               for f, s in enumerate(scores)]
+    sums = [np.empty((n_boot, d.shape[1])) for d in designs]
+    per_fold_tests = [{t: np.full(n_boot, np.nan) for t in LEADERBOARD_TESTS} for _ in scores]
+
+    def apply(f: int, start: int, counts: np.ndarray) -> None:
+        stop = start + len(counts)
+        for t, values in scores[f].resampled_tests(counts).items():
+            if t in per_fold_tests[f]:
+                per_fold_tests[f][t][start:stop] = values
+        sums[f][start:stop] = counts.astype(np.float64) @ designs[f]
+
+    resample_folds([len(s) for s in scores], apply, n_boot=n_boot, seed=seed)
     # test -> per fold: (each group's miss rate on the fold, the same per replicate)
     per_fold_rates: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {t: [] for t in groups}
     for f, s in enumerate(scores):
-        rng = np.random.default_rng(streams[f])
-        design = _group_design(s, [(g.codes[f], g.in_mr[f], len(g.labels))
-                                   for g in groups.values()])
-        sums = np.empty((n_boot, design.shape[1]))
-        fold_tests = {t: np.full(n_boot, np.nan) for t in LEADERBOARD_TESTS}
-        for start, counts in resample_counts(rng, len(s), n_boot):
-            stop = start + len(counts)
-            for t, values in s.resampled_tests(counts).items():
-                if t in fold_tests:
-                    fold_tests[t][start:stop] = values
-            sums[start:stop] = counts.astype(np.float64) @ design
-        per_fold_tests.append(fold_tests)
-        unit = np.ones(len(s)) @ design
+        unit = np.ones(len(s)) @ designs[f]
         first = 0
         for t, g in groups.items():
             width = 2 * (len(g.labels) + 1)
             per_fold_rates[t].append((_rates(unit[None, first:first + width])[0],
-                                      _rates(sums[:, first:first + width])))
+                                      _rates(sums[f][:, first:first + width])))
             first += width
     # the mean over folds as the run takes it (same order of operations, same bits)
     tests = {t: np.mean([r[t] for r in per_fold_tests], axis=0) for t in LEADERBOARD_TESTS}
@@ -249,11 +248,9 @@ def score_replicates(reps: Replicates, references: References | None) -> np.ndar
     The same arithmetic as the run's interval: each replicate's fold-mean tests, their mean
     (phase 1) or the phase-2 score of them against ``references``.
     """
-    matrix = np.column_stack([reps.tests[t] for t in LEADERBOARD_TESTS])
     if references is None:
-        return np.nanmean(matrix, axis=1)
-    return np.array([phase2_score(dict(zip(LEADERBOARD_TESTS, row)), references)
-                     for row in matrix])
+        return np.nanmean(np.column_stack([reps.tests[t] for t in LEADERBOARD_TESTS]), axis=1)
+    return phase2_score(reps.tests, references)
 
 
 def slice_table(reps: Replicates, level: float = 0.95) -> pd.DataFrame:

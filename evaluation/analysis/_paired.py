@@ -6,13 +6,10 @@ statistic as the run's does: each test is computed per fold, then averaged over 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from statistics import NormalDist
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from evaluation.challenge import (
     BEING_LESS_WRONG,
@@ -24,9 +21,9 @@ from evaluation.challenge import (
     References,
     UserScores,
     applicable_tests,
-    fold_streams,
+    over_folds,
+    paired_test_replicates,
     phase2_score,
-    resample_counts,
 )
 from evaluation.errors import ConfigError
 
@@ -83,47 +80,12 @@ def paired_bootstrap(runs: Sequence[Sequence[UserScores]], references: Reference
     """
     n_folds = _check_runs(runs)
     names = [t for t in _available(runs) if t not in (not_applicable or {})]
-    streams = fold_streams(seed, n_folds)
-    reps = {t: np.zeros((len(runs), n_folds, n_boot)) for t in names}
-
-    def fold(f: int) -> None:
-        _fill(reps, runs, names, f, streams[f], n_boot, chunk)
-
-    # The folds already run in parallel threads: a multi-threaded BLAS inside each would only
-    # oversubscribe the cores (the integer-count products give the same bits either way).
-    with threadpool_limits(limits=1, user_api="blas"):
-        list(_per_fold(fold, n_folds))
-    replicates = {t: np.mean([reps[t][:, f] for f in range(n_folds)], axis=0) for t in names}
+    replicates = paired_test_replicates(runs, names, n_boot=n_boot, seed=seed, chunk=chunk)
     point = {t: np.array([np.mean([run[f].tests()[t][0] for f in range(n_folds)])
                           for run in runs]) for t in names}
     for values in (replicates, point):
         values.update(_scores(values, names, references, not_applicable))
     return replicates, point
-
-
-def _fill(reps: dict[str, np.ndarray], runs, names, f: int, stream, n_boot: int,
-          chunk: int) -> None:
-    """Write each run's replicates of fold ``f`` into ``reps`` (test -> runs x folds x n_boot)."""
-    rng = np.random.default_rng(stream)
-    n = len(runs[0][f])
-    for start, counts in resample_counts(rng, n, n_boot, chunk):
-        for r, run in enumerate(runs):
-            tests = run[f].resampled_tests(counts)
-            for t in names:
-                reps[t][r, f, start:start + len(counts)] = tests[t]
-
-
-def _per_fold(work, n_folds: int) -> list:
-    """``[work(0), ..., work(n_folds - 1)]``, the folds in parallel threads.
-
-    Each fold draws from its own stream and writes its own slots, so the results do not
-    depend on the scheduling; NumPy releases the GIL in the heavy parts.
-    """
-    workers = min(n_folds, os.cpu_count() or 1)
-    if workers == 1:
-        return [work(f) for f in range(n_folds)]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(work, range(n_folds)))
 
 
 def _scores(values: dict[str, np.ndarray], names: Sequence[str], references: References | None,
@@ -132,12 +94,10 @@ def _scores(values: dict[str, np.ndarray], names: Sequence[str], references: Ref
     scored = applicable_tests(not_applicable)
     if not set(scored) <= set(names):
         return {}
-    matrix = np.stack([values[t] for t in scored], axis=-1)
-    out = {"phase1_score": np.nanmean(matrix, axis=-1)}
+    out = {"phase1_score": np.nanmean(np.stack([values[t] for t in scored], axis=-1), axis=-1)}
     if references is not None:
-        flat = matrix.reshape(-1, len(scored))
-        p2 = [phase2_score(dict(zip(scored, row)), references, not_applicable) for row in flat]
-        out["phase2_score"] = np.array(p2).reshape(matrix.shape[:-1])
+        out["phase2_score"] = phase2_score({t: values[t] for t in scored}, references,
+                                           not_applicable)
     return out
 
 
@@ -306,7 +266,7 @@ def swap_test(baseline: Sequence[UserScores], other: Sequence[UserScores], *,
                 out[t][start:start + len(swaps)] = _ratio_difference(a[t], b[t], swaps)
         return out
 
-    for f, per_fold in enumerate(_per_fold(fold, n_folds)):
+    for f, per_fold in enumerate(over_folds(fold, n_folds)):
         a, b = _additive_columns(baseline[f]), _additive_columns(other[f])
         for t in ADDITIVE_TESTS:
             observed[t] += _observed_difference(a[t], b[t]) / n_folds

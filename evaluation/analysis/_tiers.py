@@ -1,8 +1,9 @@
 """The compared runs as a board reads them: tiers and rank intervals by the ranking score.
 
-The leaderboard's standings (``evaluation.standings``) fed with the paired bootstrap
-replicates of each run's score, so that a participant sees locally how a board would read
-their runs: which cannot be told apart (a tier), and which places each may really hold.
+The leaderboard's own reading of a board (``evaluation.standings.read_board``) fed with the
+paired bootstrap replicates of each run's score, the runs in board order (best score first,
+equal scores by run id), so that a participant sees locally how a board would read their
+runs: which cannot be told apart (a tier), and which places each may really hold.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.console import JustifyMethod
 from rich.table import Table
 
 from evaluation.analysis._results import LoadedRun
-from evaluation.standings import standings
+from evaluation.standings import read_board
 
 
 def run_standings(runs: Sequence[LoadedRun], replicates: Mapping[str, np.ndarray],
@@ -49,13 +50,15 @@ def run_standings(runs: Sequence[LoadedRun], replicates: Mapping[str, np.ndarray
     reps, values = np.asarray(replicates[score]), np.asarray(point[score])
     if not (np.isfinite(reps).all() and np.isfinite(values).all()):
         return None
-    board = standings([r.run_id for r in runs], reps, values, level=level,
-                      min_difference=min_difference)
-    by_id = {r.run_id: r for r in runs}
-    rows = [{"run_id": row["team"], "name": by_id[row["team"]].name,
-             "params": by_id[row["team"]].params, **{k: v for k, v in row.items()
-                                                     if k != "team"}}
-            for row in board.rows()]
+    ids = [r.run_id for r in runs]
+    order = sorted(range(len(runs)), key=lambda i: (-values[i], ids[i]))
+    board = read_board(values[order], reps[order], level=level, min_difference=min_difference)
+    rows = [{"run_id": ids[i], "name": runs[i].name, "params": runs[i].params, "place": place,
+             "score": float(values[i]), "tier": int(board.tier[place - 1]),
+             "rank_interval": [int(v) for v in board.rank_interval[place - 1]],
+             "win_probability": {ids[j]: float(board.win_probability[place - 1, k])
+                                 for k, j in enumerate(order) if j != i}}
+            for place, i in enumerate(order, start=1)]
     return {"score": score, "level": board.level, "min_difference": board.min_difference,
             "method": f"tiers and rank intervals from simultaneous {board.level:.0%} "
                       f"intervals of every pairwise difference (max-t over the paired "

@@ -12,6 +12,7 @@ import importlib
 from evaluation.challenge._aggregate import (
     aggregate,
     check_coverage,
+    group_scores,
     normalise,
     phase1_score,
     phase2_score,
@@ -22,12 +23,7 @@ from evaluation.challenge._applicable import (
     dataset_not_applicable,
     not_applicable_tests,
 )
-from evaluation.challenge._bootstrap import (
-    RESAMPLE_CHUNK,
-    bootstrap,
-    fold_streams,
-    resample_counts,
-)
+from evaluation.challenge._bootstrap import bootstrap
 from evaluation.challenge._counts import sum_by_key
 from evaluation.challenge._fold import ChallengeFold, Slice, country_slice, gender_slice
 from evaluation.challenge._mred import (
@@ -36,19 +32,24 @@ from evaluation.challenge._mred import (
     miss_rate_equality_difference,
     mred_from_codes,
 )
-from evaluation.challenge._paired_board import (
-    PairedResamples,
-    TeamReplicates,
-    paired_resamples,
-    team_replicates,
-)
-from evaluation.challenge._ranks import hit_ranks, hit_rate_from_ranks, mrr_from_ranks
+from evaluation.challenge._paired_board import TeamReplicates, team_replicates
+from evaluation.challenge._ranks import hit_ranks
 from evaluation.challenge._references import (
     REFERENCES_DIR,
     References,
     build_references,
     load_references,
     references_name,
+)
+from evaluation.challenge._resamples import (
+    RESAMPLE_CHUNK,
+    PairedResamples,
+    fold_streams,
+    over_folds,
+    paired_resamples,
+    paired_test_replicates,
+    resample_counts,
+    resample_folds,
 )
 from evaluation.challenge._scorer import FoldScorer
 from evaluation.challenge._scores import IN_MR_ONLY, LEFT_OUT, UserScores
@@ -166,23 +167,25 @@ __all__ = [
     "float32_bound",
     "fold_streams",
     "gender_slice",
+    "group_scores",
     "hit_ranks",
-    "hit_rate_from_ranks",
     "latent_diversity",
     "latent_diversity_scores",
     "load_references",
     "miss_rate_equality_difference",
     "mred_from_codes",
-    "mrr_from_ranks",
     "normalise",
     "not_applicable_tests",
+    "over_folds",
     "paired_resamples",
+    "paired_test_replicates",
     "phase1_score",
     "phase2_score",
     "ranks_from_rr",
     "read_predictions",
     "references_name",
     "resample_counts",
+    "resample_folds",
     "score",
     "scored_groups",
     "sum_by_key",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -40,22 +41,23 @@ def phase1_score(tests: Mapping[str, float], names: Sequence[str] = LEADERBOARD_
     return float(np.mean([tests[t] for t in names]))
 
 
-def normalise(tests: Mapping[str, float], references: References,
-              not_applicable: Mapping[str, str] | None = None) -> dict[str, float]:
+def normalise(tests: Mapping[str, Any], references: References,
+              not_applicable: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Each test of the references normalised as ``(x - baseline) / (best - baseline)``.
 
     Parameters
     ----------
     tests : Mapping
-        Test name -> value (fold means).
+        Test name -> value (fold means), or arrays of them.
     references : References
     not_applicable : Mapping, optional
         Tests left out (test -> reason): they are not normalised.
 
     Returns
     -------
-    dict of str to float
-        Test name -> normalised value, for every applicable test of ``references``.
+    dict
+        Test name -> normalised value (of the values' type), for every applicable test of
+        ``references``.
 
     Raises
     ------
@@ -141,14 +143,28 @@ def check_coverage(references: References, not_applicable: Mapping[str, str]) ->
         )
 
 
+@overload
 def phase2_score(tests: Mapping[str, float], references: References,
-                 not_applicable: Mapping[str, str] | None = None) -> float:
+                 not_applicable: Mapping[str, str] | None = None) -> float: ...
+
+
+@overload
+def phase2_score(tests: Mapping[str, np.ndarray], references: References,
+                 not_applicable: Mapping[str, str] | None = None) -> np.ndarray: ...
+
+
+def phase2_score(tests, references, not_applicable=None):
     """The phase-2 (leaderboard) score: the hit-rate gate, then the weighted group means.
+
+    One code path for a run's fold means and for arrays of them (a board's or an interval's
+    replicates): every value of the result is the score of the test values at the same index,
+    to the bit, whatever the shape.
 
     Parameters
     ----------
     tests : Mapping
-        Test name -> value (fold means).
+        Test name -> value (fold means), or arrays of one shape (e.g. one value per
+        replicate).
     references : References
     not_applicable : Mapping, optional
         Test -> reason, for the tests the dataset cannot measure: they are left out of their
@@ -157,9 +173,10 @@ def phase2_score(tests: Mapping[str, float], references: References,
 
     Returns
     -------
-    float
-        ``GATED_SCORE`` when HIT_RATE is below the threshold, else the weighted mean over
-        groups of the mean normalised value of each group's tests.
+    float or numpy.ndarray
+        A float for scalar test values, else an array of their shape: ``GATED_SCORE`` where
+        HIT_RATE is below the threshold, else the weighted mean over groups of the mean
+        normalised value of each group's tests (:func:`group_scores`).
 
     Raises
     ------
@@ -170,21 +187,55 @@ def phase2_score(tests: Mapping[str, float], references: References,
     _require(tests, [HIT_RATE])
     if not_applicable is not None:
         check_coverage(references, not_applicable)
-    if tests[HIT_RATE] < references.hit_rate_threshold:
-        return GATED_SCORE
-    norm = normalise(tests, references, not_applicable)
-    groups, weights = scored_groups(references, not_applicable)
-    total = sum(weights.values())
-    return float(
-        sum(
-            weights[g] * np.mean([norm[t] for t in members])
-            for g, members in groups.items()
-        )
-        / total
-    )
+    gated = np.asarray(tests[HIT_RATE]) < references.hit_rate_threshold
+    if gated.all():  # a gated run needs no other test
+        return _shaped(np.full(gated.shape, GATED_SCORE))
+    _, weights = scored_groups(references, not_applicable)
+    means = group_scores(tests, references, not_applicable)
+    # the groups added one after the other, then divided by the weights' total
+    weighted: np.ndarray | float = 0.0
+    for g, w in weights.items():
+        weighted = weighted + w * means[g]
+    return _shaped(np.where(gated, GATED_SCORE, weighted / sum(weights.values())))
 
 
-def _require(tests: Mapping[str, float], names: Sequence[str]) -> None:
+def group_scores(tests: Mapping[str, float] | Mapping[str, np.ndarray], references: References,
+                 not_applicable: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+    """Each phase-2 group's mean normalised test (not gated), for values of any shape.
+
+    Parameters
+    ----------
+    tests : Mapping
+        Test name -> value (fold means), or arrays of one shape.
+    references : References
+    not_applicable : Mapping, optional
+        Test -> reason, for the tests left out (see :func:`scored_groups`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Group -> its mean normalised test, of the tests' shape, in the references' order.
+
+    Raises
+    ------
+    ConfigError
+        When a test of the references is missing.
+    """
+    values = {t: np.asarray(tests[t], dtype=np.float64) for t in references.tests if t in tests}
+    norm = normalise(values, references, not_applicable)
+    groups, _ = scored_groups(references, not_applicable)
+    # a group's tests side by side on the last axis: each value's mean is the mean of its
+    # own tests, summed in the order (and with the bits) of a mean of scalars
+    return {g: np.asarray(np.mean(np.stack([norm[t] for t in members], axis=-1), axis=-1))
+            for g, members in groups.items()}
+
+
+def _shaped(values: np.ndarray) -> Any:
+    """A float for a 0-d array, else the array."""
+    return float(values) if values.ndim == 0 else values
+
+
+def _require(tests: Mapping[str, Any], names: Sequence[str]) -> None:
     """Nothing; a ``ConfigError`` naming the tests of ``names`` missing from ``tests``."""
     missing = [t for t in names if t not in tests]
     if missing:

@@ -6,18 +6,16 @@ per-user contributions (:class:`UserScores`), averaged over folds and turned int
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from evaluation._util.validation import check_int, check_number
 from evaluation.challenge._aggregate import phase1_score, phase2_score
 from evaluation.challenge._applicable import applicable_tests
 from evaluation.challenge._references import References
+from evaluation.challenge._resamples import RESAMPLE_CHUNK, paired_test_replicates
 from evaluation.challenge._scores import UserScores
 from evaluation.challenge._spec import (
     BEING_LESS_WRONG,
@@ -29,10 +27,6 @@ from evaluation.challenge._spec import (
 from evaluation.errors import ConfigError
 
 _NORMAL = NormalDist()
-
-#: Replicates the run's bootstrap draws at once per fold (bounds memory to chunk x users
-#: counts; it also decides which random numbers go to which replicate).
-RESAMPLE_CHUNK = 50
 
 
 def bootstrap(
@@ -92,7 +86,8 @@ def bootstrap(
     check_int("chunk", chunk, minimum=1, owner="bootstrap")
     skip = not_applicable or {}
     names = [t for t in _available_tests(folds) if t not in skip]
-    reps = _replicates(folds, names, n_boot=n_boot, seed=seed, chunk=chunk)
+    reps = {t: r[0] for t, r in paired_test_replicates([folds], names, n_boot=n_boot,
+                                                         seed=seed, chunk=chunk).items()}
     point = _fold_mean([f.tests() for f in folds], names)
     alpha = (1 - level) / 2
     out: dict = {"level": level, "n_boot": n_boot, "seed": seed, "method": "bias-corrected "
@@ -114,28 +109,6 @@ def _available_tests(folds: Sequence[UserScores]) -> list[str]:
     return [t for t in LEADERBOARD_TESTS if t in available]
 
 
-def _replicates(folds: Sequence[UserScores], names: Sequence[str], *, n_boot: int, seed: int,
-                chunk: int) -> dict[str, np.ndarray]:
-    """Test -> its ``n_boot`` replicates of the fold mean."""
-    # NumPy releases the GIL in the heavy parts: the folds' streams run in parallel threads
-    streams = fold_streams(seed, len(folds))
-
-    def resample(i: int) -> dict[str, np.ndarray]:
-        return _fold_replicates(folds[i], np.random.default_rng(streams[i]), n_boot, chunk,
-                                names)
-
-    workers = min(len(folds), os.cpu_count() or 1)
-    # The folds already run in parallel: a multi-threaded BLAS inside each thread would only
-    # oversubscribe the cores (seconds lost on a busy 2-core machine).
-    with threadpool_limits(limits=1, user_api="blas"):
-        if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                per_fold = list(pool.map(resample, range(len(folds))))
-        else:
-            per_fold = [resample(i) for i in range(len(folds))]
-    return {t: np.mean([r[t] for r in per_fold], axis=0) for t in names}
-
-
 def _score_intervals(reps: Mapping[str, np.ndarray], point: Mapping[str, float],
                      references: References | None, alpha: float, flagged: list[str],
                      not_applicable: Mapping[str, str] | None = None,
@@ -146,55 +119,11 @@ def _score_intervals(reps: Mapping[str, np.ndarray], point: Mapping[str, float],
     out = {"phase1_score": _interval(np.nanmean(matrix, axis=1), phase1_score(point, names),
                                      alpha, flagged, "phase1_score")}
     if references is not None:
-        p2 = np.array([
-            phase2_score(dict(zip(names, row)), references, not_applicable) for row in matrix
-        ])
+        p2 = phase2_score({t: reps[t] for t in names}, references, not_applicable)
         out["phase2_score"] = _interval(p2, phase2_score(point, references, not_applicable),
                                         alpha, flagged,
                                         "phase2_score")
     return out
-
-
-def _fold_replicates(scores: UserScores, rng: np.random.Generator, n_boot: int, chunk: int,
-                     names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Test -> its values on ``n_boot`` resamples (with replacement) of one fold's users."""
-    out = {t: np.empty(n_boot) for t in names}
-    for start, counts in resample_counts(rng, len(scores), n_boot, chunk):
-        tests = scores.resampled_tests(counts)
-        for t in names:
-            out[t][start:start + len(counts)] = tests[t]
-    return out
-
-
-def resample_counts(rng: np.random.Generator, n_users: int, n_boot: int,
-                    chunk: int = RESAMPLE_CHUNK) -> Iterator[tuple[int, np.ndarray]]:
-    """The run's bootstrap resamples of one fold's users, ``chunk`` replicates at a time.
-
-    Readers that redraw a run's resamples (paired comparisons, the report's slice intervals)
-    use this, with the fold's stream of :func:`fold_streams`, so that their replicates are
-    the run's own bit for bit: the chunking decides which random numbers go to which
-    replicate.
-
-    Yields
-    ------
-    tuple of (int, numpy.ndarray)
-        The first replicate's index and the ``b x n_users`` counts of how often each user
-        is drawn in each of the chunk's ``b`` resamples.
-    """
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
-        drawn = rng.integers(0, n_users, size=(b, n_users), dtype=np.int64)
-        counts = np.empty((b, n_users), dtype=np.intp)
-        for i in range(b):
-            # one resample at a time: its table of counts stays in cache
-            counts[i] = np.bincount(drawn[i], minlength=n_users)
-        yield start, counts
-
-
-def fold_streams(seed: int, n_folds: int) -> list[np.random.SeedSequence]:
-    """One independent random stream per fold (folds can be resampled in parallel threads
-    with results independent of the scheduling)."""
-    return np.random.SeedSequence(seed).spawn(n_folds)
 
 
 def _fold_mean(per_fold: Sequence[Mapping[str, np.ndarray]], names) -> dict[str, float]:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from evaluation.challenge._counts import sum_by_key
 from evaluation.challenge._mred import SliceMissRates, bin_by_edges, mred_from_codes
-from evaluation.challenge._ranks import hit_ranks, hit_rate_from_ranks, mrr_from_ranks
+from evaluation.challenge._ranks import hit_ranks
 from evaluation.challenge._spec import (
     COUNTRIES,
     MISSING_COUNTRY,
@@ -36,6 +36,7 @@ from evaluation.challenge._vectors import (
 )
 from evaluation.data import TrackVectors
 from evaluation.errors import DataError, ScoringWarning
+from evaluation.metrics import hit_rate_from_ranks, mrr_from_ranks
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
-"""Hit ranks: where each test user's target sits in their top-k list, and HIT_RATE and MRR.
+"""Hit ranks: where each test user's target sits in their top-k list.
 
 Every accuracy and slice test derives from one array: each test user's *hit rank*, the 1-based
 position of the target in the user's list (0 when it is not there; ``-1`` padding never hits;
-a target that appears twice counts at its first, best position).
+a target that appears twice counts at its first, best position). HIT_RATE and MRR are the
+metric library's (``evaluation.metrics.hit_rate_from_ranks``, ``mrr_from_ranks``).
 """
 
 from __future__ import annotations
@@ -49,42 +50,3 @@ def hit_ranks(predictions, targets, k: int | None = None) -> np.ndarray:
     first = equal.argmax(axis=1)  # first True: a duplicated target counts at its best rank
     hit = equal[np.arange(len(targets)), first] & (targets != -1)
     return np.where(hit, first + 1, 0).astype(np.int32)
-
-
-def hit_rate_from_ranks(ranks) -> float:
-    """HIT_RATE: the share of users whose target is in their list.
-
-    Parameters
-    ----------
-    ranks : array-like
-        Hit ranks (:func:`hit_ranks`).
-
-    Returns
-    -------
-    float
-        0.0 for no users.
-    """
-    ranks = np.asarray(ranks)
-    return float((ranks > 0).mean()) if len(ranks) else 0.0
-
-
-def mrr_from_ranks(ranks) -> float:
-    """MRR: the mean reciprocal rank of the target, 0 for a miss.
-
-    Parameters
-    ----------
-    ranks : array-like
-        Hit ranks (:func:`hit_ranks`).
-
-    Returns
-    -------
-    float
-        0.0 for no users.
-    """
-    ranks = np.asarray(ranks)
-    if not len(ranks):
-        return 0.0
-    rr = np.zeros(len(ranks), dtype=np.float64)
-    hit = ranks > 0
-    rr[hit] = 1.0 / ranks[hit]
-    return float(rr.mean())

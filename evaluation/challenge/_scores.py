@@ -16,6 +16,7 @@ from evaluation.challenge._spec import (
     MRR,
 )
 from evaluation.errors import ConfigError
+from evaluation.metrics import hits, reciprocal_ranks
 
 # Slice codes in UserScores.slices: a group index (>= 0), or one of these.
 IN_MR_ONLY = -1  # counts in the slice's overall miss rate, in no group (e.g. missing gender)
@@ -93,11 +94,8 @@ class UserScores:
         if not isinstance(fold, ChallengeFold):
             raise TypeError(f"UserScores.from_challenge_fold expects a ChallengeFold, got "
                             f"{type(fold).__name__}")
-        ranks = np.asarray(fold.ranks)
-        hit = ranks > 0
-        rr = np.zeros(len(ranks))
-        rr[hit] = 1.0 / ranks[hit]
-        return cls(hit=hit, rr=rr, slices=_slice_codes(fold),
+        return cls(hit=hits(fold.ranks), rr=reciprocal_ranks(fold.ranks),
+                   slices=_slice_codes(fold),
                    blw=np.asarray(fold.being_less_wrong_scores(), dtype=np.float64),
                    ld=np.asarray(fold.latent_diversity_scores(), dtype=np.float64))
 

@@ -26,6 +26,7 @@ import numpy as np
 from evaluation._util.validation import check_choice, check_k
 from evaluation.errors import ConfigError, show_values
 from evaluation.metrics._aggregate import check_aggregate, group_mean
+from evaluation.metrics._hits import hits, reciprocal_ranks
 from evaluation.metrics._relevance import Judged, judge
 
 GAINS = ("linear", "exp", "binary")
@@ -58,6 +59,12 @@ def _hits(j: Judged, k: int) -> np.ndarray:
     return j.hit[:, :k].sum(axis=1)
 
 
+def _first_ranks(j: Judged, k: int) -> np.ndarray:
+    """Each user's rank of their first relevant item in the top ``k``, 0 when none."""
+    hit = j.hit[:, :k]
+    return np.where(hit.any(axis=1), np.argmax(hit, axis=1) + 1, 0)
+
+
 def precision_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     """Share of the top-``k`` slots holding a relevant item (denominator ``k``).
 
@@ -85,10 +92,10 @@ def precision_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float
     """
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "global"), f"precision@{k}")
-    hits = _hits(j, k)
+    n_hits = _hits(j, k)
     if aggregate == "global":
-        return float(hits.sum() / (k * j.n_users)) if j.n_users else 0.0
-    return _user_mean(hits / k)
+        return float(n_hits.sum() / (k * j.n_users)) if j.n_users else 0.0
+    return _user_mean(n_hits / k)
 
 
 def recall_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
@@ -119,9 +126,9 @@ def recall_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "item", "global"), f"recall@{k}")
     if aggregate != "user":
-        return _point_values(j, ((j.point_rank > 0) & (j.point_rank <= k)).astype(float), aggregate)
-    hits = _hits(j, k)
-    recall = np.divide(hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
+        return _point_values(j, hits(j.point_rank, k).astype(float), aggregate)
+    n_hits = _hits(j, k)
+    recall = np.divide(n_hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
     return _user_mean(recall)
 
 
@@ -158,9 +165,9 @@ def f1_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
         p = precision_at_k(j, None, k, aggregate="global")
         r = recall_at_k(j, None, k, aggregate="global")
         return 2 * p * r / (p + r) if p + r > 0 else 0.0
-    hits = _hits(j, k)
-    precision = hits / k
-    recall = np.divide(hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
+    n_hits = _hits(j, k)
+    precision = n_hits / k
+    recall = np.divide(n_hits, j.n_relevant, out=np.zeros(j.n_users), where=j.n_relevant > 0)
     total = precision + recall
     return _user_mean(np.divide(2 * precision * recall, total, out=np.zeros(j.n_users),
                                 where=total > 0))
@@ -197,8 +204,8 @@ def hit_rate_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "item", "global"), f"hit_rate@{k}")
     if aggregate != "user":
-        return _point_values(j, ((j.point_rank > 0) & (j.point_rank <= k)).astype(float), aggregate)
-    return _user_mean((_hits(j, k) > 0).astype(float))
+        return _point_values(j, hits(j.point_rank, k).astype(float), aggregate)
+    return _user_mean(hits(_first_ranks(j, k)).astype(float))
 
 
 def mrr_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
@@ -231,13 +238,8 @@ def mrr_at_k(recs, relevance, k: int, *, aggregate: str = "user") -> float:
     j, k = _judged(recs, relevance, k)
     check_aggregate(aggregate, ("user", "item", "global"), f"mrr@{k}")
     if aggregate != "user":
-        rank = j.point_rank
-        rr = np.divide(1.0, rank, out=np.zeros(len(rank)), where=(rank > 0) & (rank <= k))
-        return _point_values(j, rr, aggregate)
-    hit = j.hit[:, :k]
-    first = np.argmax(hit, axis=1)
-    any_hit = hit.any(axis=1)
-    return _user_mean(np.where(any_hit, 1.0 / (first + 1), 0.0))
+        return _point_values(j, reciprocal_ranks(j.point_rank, k), aggregate)
+    return _user_mean(reciprocal_ranks(_first_ranks(j, k)))
 
 
 def _transform_gain(gain: np.ndarray, mode: str) -> np.ndarray:

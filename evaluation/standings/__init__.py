@@ -5,18 +5,17 @@ give simultaneous intervals for every pairwise difference; from them come tiers 
 cannot be told apart, with a minimum practical difference below which differences are ties),
 rank intervals and win probabilities. Beyond one weighted score: the Pareto front over the
 score's groups, the group weights under which each team would rank first, and a Borda
-consensus over the tests. NumPy only, so that the leaderboard service and the local
-``compare`` use the same code.
+consensus over the tests. NumPy only: :func:`read_board` is the one entry point of both the
+leaderboard service and the local ``compare``.
 """
 
-from evaluation.standings._board import METHOD, BoardReading, read_board
+from evaluation.standings._board import DEFAULT_LEVEL, METHOD, BoardReading, read_board
 from evaluation.standings._groups import borda, first_place_weights, pareto_front, region_share
 from evaluation.standings._pairwise import (
     PairwiseDifferences,
     simultaneous_differences,
     win_probabilities,
 )
-from evaluation.standings._standings import DEFAULT_LEVEL, Standings, standings
 from evaluation.standings._tiers import rank_intervals, separated, tiers
 
 __all__ = [
@@ -24,7 +23,6 @@ __all__ = [
     "DEFAULT_LEVEL",
     "METHOD",
     "PairwiseDifferences",
-    "Standings",
     "borda",
     "first_place_weights",
     "pareto_front",
@@ -33,7 +31,6 @@ __all__ = [
     "region_share",
     "separated",
     "simultaneous_differences",
-    "standings",
     "tiers",
     "win_probabilities",
 ]

@@ -14,6 +14,9 @@ from evaluation.standings._groups import borda, first_place_weights, pareto_fron
 from evaluation.standings._pairwise import simultaneous_differences, win_probabilities
 from evaluation.standings._tiers import rank_intervals, separated, tiers
 
+#: Joint coverage of the pairwise intervals unless a board says otherwise.
+DEFAULT_LEVEL = 0.95
+
 #: How the tiers and rank intervals control the error, in words for readers of a board.
 METHOD = ("simultaneous intervals of every pairwise score difference (bootstrap max-|t| over "
           "paired resamples of the test users within folds): the chance of any wrong call "
@@ -62,13 +65,14 @@ class BoardReading:
     min_difference: float
 
 
-def read_board(point: np.ndarray, replicates: np.ndarray, groups: np.ndarray,
-               tests: np.ndarray, *, eligible: np.ndarray | None = None,
-               level: float = 0.95, min_difference: float = 0.0) -> BoardReading:
+def read_board(point: np.ndarray, replicates: np.ndarray, groups: np.ndarray | None = None,
+               tests: np.ndarray | None = None, *, eligible: np.ndarray | None = None,
+               level: float = DEFAULT_LEVEL, min_difference: float = 0.0) -> BoardReading:
     """Read a board whose rows are already in the official order.
 
     The official order is the board's, whatever it is (its ties broken by its own rules):
-    tiers run down it, and nothing here reorders it.
+    tiers run down it, and nothing here reorders it. The leaderboard reads its boards here,
+    and ``compare`` the runs it compares (in the order of their scores).
 
     Parameters
     ----------
@@ -76,10 +80,13 @@ def read_board(point: np.ndarray, replicates: np.ndarray, groups: np.ndarray,
         Shape ``(n,)``: the scores the board ranks by, in its order.
     replicates : numpy.ndarray
         Shape ``(n, n_boot)``: each team's score on each paired resample.
-    groups : numpy.ndarray
-        Shape ``(n, n_groups)``: each team's group scores (higher is better).
-    tests : numpy.ndarray
-        Shape ``(n, n_tests)``: each team's test values, oriented higher is better.
+    groups : numpy.ndarray, optional
+        Shape ``(n, n_groups)``: each team's group scores (higher is better). Without them
+        (no groups): no team is first under some group weights, and no team dominates
+        another (every eligible team is on the Pareto front).
+    tests : numpy.ndarray, optional
+        Shape ``(n, n_tests)``: each team's test values, oriented higher is better. Without
+        them (no tests): every team has 0 Borda points.
     eligible : numpy.ndarray of bool, optional
         Teams that may be on the Pareto front or first under some weights (e.g. not gated);
         default all.
@@ -118,14 +125,14 @@ def read_board(point: np.ndarray, replicates: np.ndarray, groups: np.ndarray,
         min_difference=min_difference)
 
 
-def _checked(point: np.ndarray, replicates: np.ndarray, groups: np.ndarray,
-             tests: np.ndarray) -> tuple[np.ndarray, ...]:
+def _checked(point: np.ndarray, replicates: np.ndarray, groups: np.ndarray | None,
+             tests: np.ndarray | None) -> tuple[np.ndarray, ...]:
     """The inputs as float arrays, after checking their shapes and values."""
     point = np.asarray(point, dtype=np.float64)
     reps = np.asarray(replicates, dtype=np.float64)
-    groups = np.asarray(groups, dtype=np.float64)
-    tests = np.asarray(tests, dtype=np.float64)
     n = len(point)
+    groups = np.zeros((n, 0)) if groups is None else np.asarray(groups, dtype=np.float64)
+    tests = np.zeros((n, 0)) if tests is None else np.asarray(tests, dtype=np.float64)
     if point.ndim != 1 or reps.ndim != 2 or reps.shape[0] != n or reps.shape[1] < 2:
         raise ConfigError(f"read_board: replicates must have shape (n_teams={n}, n_boot >= 2) "
                           f"and point ({n},); got {reps.shape} and {point.shape}")

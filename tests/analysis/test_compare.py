@@ -10,6 +10,7 @@ import json
 import math
 import shutil
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,7 @@ from evaluation.analysis import (
     paired_bootstrap,
     swap_test,
 )
+from evaluation.analysis._tiers import run_standings
 from evaluation.baselines import PopularityModel, RandomModel
 from evaluation.challenge import (
     BEING_LESS_WRONG,
@@ -42,6 +44,7 @@ from evaluation.challenge import (
 from evaluation.cli import main
 from evaluation.errors import ConfigError, PredictionWarning
 from evaluation.runner import EvalRSRunner
+from evaluation.standings import read_board
 
 # --------------------------------------------------------------------------- helpers
 
@@ -503,9 +506,6 @@ def test_the_not_comparable_error_names_what_differs_in_full(tiny, two_runs, tmp
 
 
 def test_compare_reads_the_runs_as_a_board_tiers_and_rank_intervals(two_runs):
-    from evaluation.analysis import paired_bootstrap
-    from evaluation.standings import standings
-
     pop, rnd = (load_results(p) for p in two_runs)
     cmp = compare([pop, rnd], n_boot=200, seed=4, level=0.9, min_difference=0.01)
     board = cmp.standings
@@ -513,14 +513,15 @@ def test_compare_reads_the_runs_as_a_board_tiers_and_rank_intervals(two_runs):
     folds = [[run.user_scores(f) for f in range(pop.num_folds)] for run in (pop, rnd)]
     reps, point = paired_bootstrap(folds, pop.references, n_boot=200, seed=4,
                                    not_applicable=pop.not_applicable)
-    want = standings([pop.run_id, rnd.run_id], reps["phase2_score"], point["phase2_score"],
-                     level=0.9, min_difference=0.01)
+    order = np.argsort(-point["phase2_score"], kind="stable")
+    want = read_board(point["phase2_score"][order], reps["phase2_score"][order], level=0.9,
+                      min_difference=0.01)
     assert board["score"] == "phase2_score" and board["level"] == 0.9
     assert board["min_difference"] == 0.01
-    assert [r["run_id"] for r in board["rows"]] == list(want.teams)
+    assert [r["run_id"] for r in board["rows"]] == [(pop, rnd)[i].run_id for i in order]
     assert [r["tier"] for r in board["rows"]] == [int(t) for t in want.tier]
     assert [r["rank_interval"] for r in board["rows"]] == want.rank_interval.tolist()
-    assert [r["score"] for r in board["rows"]] == want.score.tolist()
+    assert [r["score"] for r in board["rows"]] == point["phase2_score"][order].tolist()
     # the board order is by score, and a run's place lies within its rank interval
     assert [r["score"] for r in board["rows"]] == sorted(point["phase2_score"], reverse=True)
     assert all(lo <= r["place"] <= hi for r in board["rows"] for lo, hi in [r["rank_interval"]])
@@ -542,3 +543,15 @@ def test_compare_command_takes_a_minimum_practical_difference(two_runs, tmp_path
     board = json.loads((tmp_path / "comparison.json").read_text())["standings"]
     assert {r["tier"] for r in board["rows"]} == {1} and board["min_difference"] == huge
     assert "differences below 1e+09 are ties" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_standings_order_ties_by_run_id_and_name_every_other_run():
+    reps = np.vstack([np.full(10, 0.2), np.full(10, 0.5), np.full(10, 0.5)])
+    runs = [SimpleNamespace(run_id=i, name=f"Model {i}", params={}) for i in ("z", "b", "a")]
+    board = run_standings(runs, {"phase1_score": reps}, {"phase1_score": reps[:, 0]},
+                          level=0.95)
+    rows = board["rows"]
+    assert [r["run_id"] for r in rows] == ["a", "b", "z"] and board["score"] == "phase1_score"
+    assert [r["place"] for r in rows] == [1, 2, 3] and rows[0]["name"] == "Model a"
+    assert rows[0]["win_probability"] == {"b": 0.5, "z": 1.0}
+    assert rows[2]["tier"] == 2 and rows[0]["tier"] == rows[1]["tier"] == 1

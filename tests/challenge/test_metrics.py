@@ -20,16 +20,15 @@ from evaluation.challenge import (
     being_less_wrong_scores,
     bin_by_edges,
     hit_ranks,
-    hit_rate_from_ranks,
     latent_diversity,
     latent_diversity_scores,
     miss_rate_equality_difference,
     mred_from_codes,
-    mrr_from_ranks,
     sum_by_key,
 )
 from evaluation.data import TrackVectors
 from evaluation.errors import DataError, ScoringWarning
+from evaluation.metrics import hit_rate_from_ranks, mrr_from_ranks
 
 # --------------------------------------------------------------------------- hit ranks
 

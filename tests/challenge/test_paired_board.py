@@ -5,14 +5,11 @@ server's; and pairing is what tells apart two teams that differ on a few users."
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 from evaluation.challenge import (
     LEADERBOARD_TESTS,
-    MRED_TESTS,
     References,
     UserScores,
     fold_streams,
@@ -24,34 +21,13 @@ from evaluation.challenge import (
 from evaluation.errors import ConfigError
 from evaluation.server import recompute
 from evaluation.standings import read_board, simultaneous_differences
-
-N_GROUPS = {"MRED_COUNTRY": 4, "MRED_USER_ACTIVITY": 3, "MRED_TRACK_POPULARITY": 3,
-            "MRED_ARTIST_POPULARITY": 2, "MRED_GENDER": 2}
-
-
-def references(threshold: float = 0.0) -> References:
-    baseline = {t: 0.0 for t in LEADERBOARD_TESTS} | {t: -0.5 for t in MRED_TESTS}
-    best = {t: 1.0 for t in LEADERBOARD_TESTS} | {t: 0.0 for t in MRED_TESTS}
-    return References(baseline=baseline, best=best, hit_rate_threshold=threshold)
-
-
-def fold_users(rng: np.random.Generator, n: int, skill: float, codes=None) -> UserScores:
-    """A fold of synthetic per-user values: a team of hit probability ``skill``."""
-    hit = rng.random(n) < skill
-    rr = np.where(hit, 1.0 / rng.integers(1, 50, n), 0.0)
-    if codes is None:
-        codes = {t: rng.integers(-2, g, n).astype(np.int32) for t, g in N_GROUPS.items()}
-    blw = np.where(hit | (rng.random(n) < 0.1), np.nan, rng.random(n))
-    ld = np.where(rng.random(n) < 0.05, np.nan, rng.normal(0.2, 0.1, n))
-    return UserScores(hit=hit, rr=rr, slices=codes, blw=blw, ld=ld)
-
-
-def board(rng: np.random.Generator, skills, sizes=(40, 55)) -> list[list[UserScores]]:
-    """Teams on the same folds and users (the slice groups are the users', shared)."""
-    codes = [{t: rng.integers(-2, g, n).astype(np.int32) for t, g in N_GROUPS.items()}
-             for n in sizes]
-    return [[fold_users(rng, n, s, c) for n, c in zip(sizes, codes)] for s in skills]
-
+from tests._stats_reference import (
+    board,
+    fold_users,
+    references,
+    slow_rank_intervals,
+    slow_win_probabilities,
+)
 
 # ------------------------------------------------------------------------- slow reference
 
@@ -95,29 +71,6 @@ def slow_replicates(teams, seed: int, n_boot: int, refs: References) -> np.ndarr
     return out
 
 
-def slow_win_probabilities(reps: np.ndarray) -> np.ndarray:
-    n, b = reps.shape
-    return np.array([[sum(1.0 if reps[i, r] > reps[j, r] else 0.5 if reps[i, r] == reps[j, r]
-                          else 0.0 for r in range(b)) / b for j in range(n)] for i in range(n)])
-
-
-def slow_rank_intervals(reps: np.ndarray, point: np.ndarray, level: float) -> np.ndarray:
-    """Rank intervals from the max-|t| simultaneous intervals, by loops over pairs and
-    replicates."""
-    n, b = reps.shape
-    se = np.zeros((n, n))
-    for i, j in itertools.product(range(n), range(n)):
-        se[i, j] = np.std(reps[i] - reps[j], ddof=1)
-        se[i, j] = 0.0 if se[i, j] < 1e-12 else se[i, j]
-    largest = [max([abs((reps[i, r] - reps[j, r]) - (point[i] - point[j])) / se[i, j]
-                    for i, j in itertools.product(range(n), range(n)) if se[i, j] > 0],
-                   default=0.0) for r in range(b)]
-    critical = np.sort(largest)[int(np.ceil(level * (b - 1)))]
-    beats = (point[:, None] - point[None, :]) - critical * se > 0
-    return np.array([[1 + sum(beats[j, i] for j in range(n)),
-                      n - sum(beats[i, j] for j in range(n))] for i in range(n)])
-
-
 # ------------------------------------------------------------------------- the tests
 
 
@@ -140,6 +93,14 @@ def test_replicates_rank_intervals_and_win_probabilities_equal_the_slow_referenc
     reps = np.array([g.replicates for g in got])
     slow = slow_replicates(teams, seed, n_boot, refs)
     np.testing.assert_allclose(reps, slow, rtol=1e-12, atol=1e-13)
+    # the score of each replicate is phase2_score's of its group means, to the bit: the
+    # weighted groups added one after the other, divided by the weights' total
+    weights = list(refs.weights.values())
+    for g in got:
+        weighted = 0.0
+        for w, row in zip(weights, g.group_replicates):
+            weighted = weighted + w * row
+        np.testing.assert_array_equal(g.replicates, weighted / sum(weights))
 
     point = np.array([g.score for g in got])
     order = np.argsort(-point, kind="stable")

@@ -15,9 +15,9 @@ from evaluation.standings import (
     first_place_weights,
     pareto_front,
     rank_intervals,
+    read_board,
     region_share,
     simultaneous_differences,
-    standings,
     tiers,
     win_probabilities,
 )
@@ -96,37 +96,34 @@ def test_a_minimum_practical_difference_makes_a_real_but_small_difference_a_tie(
     counts = rng.multinomial(20_000, np.full(20_000, 1 / 20_000), size=400)
     reps = users.astype(float) @ counts.T / 20_000
     point = users.mean(axis=1)
-    strict = standings(["a", "b"], reps, point)
+    strict = read_board(point, reps)
     assert strict.tier.tolist() == [1, 2]  # significant at this scale
     assert 0.005 < point[0] - point[1] < 0.02
-    loose = standings(["a", "b"], reps, point, min_difference=0.02)
+    loose = read_board(point, reps, min_difference=0.02)
     assert loose.tier.tolist() == [1, 1]  # but smaller than what matters
     assert loose.rank_interval.tolist() == [[1, 1], [2, 2]]  # the order itself is clear
 
 
-def test_board_order_ties_by_name_and_rows(rng):
-    reps = np.vstack([np.full(10, 0.2), np.full(10, 0.5), np.full(10, 0.5)])
-    s = standings(["z", "b", "a"], reps, reps[:, 0])
-    assert s.teams == ("a", "b", "z")
-    rows = s.rows()
-    assert [r["place"] for r in rows] == [1, 2, 3]
-    assert rows[0]["win_probability"] == {"b": 0.5, "z": 1.0}
-    assert rows[2]["tier"] == 2 and rows[0]["tier"] == rows[1]["tier"] == 1
+def test_equal_scores_win_half_the_time_and_share_a_tier():
+    reps = np.vstack([np.full(10, 0.5), np.full(10, 0.5), np.full(10, 0.2)])
+    reading = read_board(reps[:, 0], reps)
+    assert reading.win_probability[0].tolist() == [0.5, 0.5, 1.0]
+    assert reading.tier.tolist() == [1, 1, 2]
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"teams": ["a", "a"]}, "distinct"),
     ({"replicates": np.zeros((2, 1))}, r"n_boot >= 2"),
-    ({"point": np.zeros(3)}, r"point must have shape \(2,\)"),
+    ({"point": np.zeros(3)}, r"\(n_teams=3, n_boot >= 2\) and point \(3,\)"),
     ({"point": np.array([0.0, np.nan])}, "finite"),
-    ({"level": 1.0}, "'level' parameter of standings"),
-    ({"min_difference": -0.1}, "'min_difference' parameter of standings"),
+    ({"groups": np.zeros((3, 2))}, r"groups must have one row per team \(2\)"),
+    ({"level": 1.0}, "'level' parameter of read_board"),
+    ({"min_difference": -0.1}, "'min_difference' parameter of read_board"),
 ])
 def test_bad_input_is_refused_with_the_argument_named(kwargs, message):
-    args = {"teams": ["a", "b"], "replicates": np.zeros((2, 5)), "point": np.zeros(2)}
+    args = {"replicates": np.zeros((2, 5)), "point": np.zeros(2)}
     args.update(kwargs)
     with pytest.raises(ConfigError, match=message):
-        standings(args.pop("teams"), args.pop("replicates"), args.pop("point"), **args)
+        read_board(args.pop("point"), args.pop("replicates"), **args)
 
 
 # ------------------------------------------------------------------------- calibration
@@ -138,15 +135,21 @@ def _board(rng, hit_rates, n_users, n_boot):
     return hits.astype(float) @ counts.T / n_users, hits.mean(axis=1)
 
 
+def _read_in_score_order(teams, reps, point, **kwargs):
+    """The teams in board order (best score first) and the board read in that order."""
+    order = np.argsort(-point, kind="stable")
+    return [teams[i] for i in order], read_board(point[order], reps[order], **kwargs)
+
+
 def test_identical_teams_share_a_tier_and_the_board_wide_error_is_controlled():
     rng = np.random.default_rng(7)
     boards, false_boards, split_identical, power = 200, 0, 0, 0
     rates = [0.30, 0.30, 0.30, 0.20, 0.20]  # three identical leaders, two clearly worse
     for _ in range(boards):
         reps, point = _board(rng, rates, 1000, 200)
-        s = standings(["a", "b", "c", "d", "e"], reps, point, level=0.95)
-        by_team = dict(zip(s.teams, s.tier))
-        beats = {(s.teams[i], s.teams[j]) for i, j in zip(*np.nonzero(s.beats))}
+        teams, s = _read_in_score_order(list("abcde"), reps, point, level=0.95)
+        by_team = dict(zip(teams, s.tier))
+        beats = {(teams[i], teams[j]) for i, j in zip(*np.nonzero(s.beats))}
         same = {"a", "b", "c"}, {"d", "e"}
         wrong = any((x in g and y in g) or (x in same[1] and y in same[0])
                     for x, y in beats for g in same)
@@ -166,7 +169,8 @@ def test_a_miscalibrated_level_is_caught_by_the_same_simulation():
     false_boards = 0
     for _ in range(100):
         reps, point = _board(rng, [0.3] * 5, 600, 200)
-        false_boards += standings(list("abcde"), reps, point, level=0.5).beats.any()
+        false_boards += _read_in_score_order(list("abcde"), reps, point,
+                                             level=0.5)[1].beats.any()
     assert false_boards > 18
 
 
@@ -224,8 +228,6 @@ def test_borda_by_hand():
 
 
 def test_read_board_keeps_the_boards_order_and_reads_it_by_hand():
-    from evaluation.standings import read_board
-
     # the board's order puts B (tied with A on score, ahead by the board's own tie rule) first
     point = np.array([0.5, 0.5, 0.2])
     reps = np.array([[0.50, 0.51, 0.49, 0.50], [0.50, 0.49, 0.51, 0.50],
@@ -247,8 +249,6 @@ def test_read_board_keeps_the_boards_order_and_reads_it_by_hand():
 
 
 def test_read_board_leaves_ineligible_teams_off_the_front_and_first_place():
-    from evaluation.standings import read_board
-
     point = np.array([0.5, -100.0])
     reps = np.array([[0.5, 0.6], [-100.0, -100.0]])
     groups = np.array([[0.5, 0.5, 0.5], [0.9, 0.9, 0.9]])  # the gated team is better on all
@@ -257,3 +257,16 @@ def test_read_board_leaves_ineligible_teams_off_the_front_and_first_place():
     assert got.first_place_share.tolist() == [1.0, 0.0]
     with pytest.raises(ConfigError, match="finite"):
         read_board(np.array([np.nan]), np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 1)))
+
+
+def test_read_board_without_groups_or_tests_reads_the_score_alone():
+    # compare reads its runs by their score only: no groups, no tests
+    point = np.array([0.5, 0.4, 0.1])
+    reps = np.array([[0.5, 0.52, 0.48], [0.4, 0.41, 0.39], [0.1, 0.12, 0.08]])
+    got = read_board(point, reps, eligible=np.array([True, True, False]))
+    with_groups = read_board(point, reps, np.zeros((3, 1)), np.zeros((3, 1)))
+    for name in ("tier", "rank_interval", "win_probability", "beats"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(with_groups, name))
+    assert got.pareto.tolist() == [True, True, False]  # nobody dominates on no groups
+    assert not got.first_place.any() and (got.first_place_share == 0).all()
+    assert got.borda_points.tolist() == [0, 0, 0] and got.borda_rank.tolist() == [1, 1, 1]
