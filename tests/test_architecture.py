@@ -340,6 +340,19 @@ def test_every_dynamic_import_says_why_and_they_are_few():
                                          f"{MAX_DYNAMIC_IMPORTS}: import modules plainly"
 
 
+def test_the_package_s_names_imported_by_name_come_from_its_public_subpackages():
+    """``evaluation/__init__.py`` imports its public names on first use, by the table
+    ``_EXPORTS`` (its one dynamic import): each entry names a public subpackage (or module) of
+    the package that offers the name (in its ``__all__``, where it has one)."""
+    import evaluation
+
+    for name, module in evaluation._EXPORTS.items():
+        full = f"{PACKAGE}.{module}"
+        assert full in MODULES and _private_owner(full) is None, (name, module)
+        offered = importlib.import_module(full)
+        assert name in getattr(offered, "__all__", vars(offered)), (name, module)
+
+
 def test_the_dynamic_import_rule_sees_an_unjustified_one():
     name = "evaluation.challenge._probe"
     TREES[name] = ast.parse("import importlib\n\ndef f():\n"

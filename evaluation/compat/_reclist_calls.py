@@ -48,11 +48,6 @@ class Fold2022(RecDataset):
                   users=dataset.df_users, items=dataset.df_tracks)
 
 
-def _init_of(cls: type) -> Any:
-    """The ``__init__`` a call of ``cls`` runs (found along the MRO)."""
-    return next(vars(k)["__init__"] for k in cls.__mro__ if "__init__" in vars(k))
-
-
 def build_reclist(cls: type, dataset: Any, fold: int, predictions: pd.DataFrame,
                   **options: Any) -> Any:
     """The 2022 call of ``cls``, whose ``__init__`` is ``(self, model, dataset, ...)``.
@@ -75,7 +70,7 @@ def build_reclist(cls: type, dataset: Any, fold: int, predictions: pd.DataFrame,
               f"spelling: drop the __init__ (or take (dataset, fold, predictions, **kwargs) "
               f"and pass them on to EvalRSRecList.__init__)", stacklevel=4)
     bundle = Fold2022(dataset, fold, predictions, options)
-    if "y_preds" in inspect.signature(_init_of(cls)).parameters:
+    if "y_preds" in inspect.signature(cls).parameters:
         return cls(model=None, dataset=bundle, y_preds=predictions)
     return cls(model=None, dataset=bundle)
 
