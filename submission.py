@@ -44,7 +44,7 @@ except ImportError as exc:
     # over or instead of the harness: say so, instead of a traceback from deep inside it.
     import importlib.util
 
-    _detector = Path(__file__).resolve().parent / "evaluation" / "compat" / "_vendored.py"
+    _detector = Path(__file__).resolve().parent / "evaluation" / "_util" / "vendored.py"
     _spec = importlib.util.spec_from_file_location("_evalrs_vendored", _detector)
     if not _detector.exists() or _spec is None or _spec.loader is None:
         raise

@@ -2,23 +2,19 @@
 custom tests) and ``EvalRSDataset``.
 
 Kept so that code written for EvalRS 2022 runs unchanged; using it warns once
-(``DeprecationWarning``) with the modern import. See ``evaluation.compat``.
+(``DeprecationWarning``) with the modern import. An entry point of ``evaluation.compat``:
+it goes with that package.
 """
 
-from evaluation.compat import legacy_module_getattr
+from reclist.reclist import RecList, rec_test
 
-#: name -> (the module that defines it, its attribute there), looked up on first use
-_OFFERED = {
-    "EvalRSRecList": ("evaluation.challenge", "EvalRSRecList2022"),
-    "EvalRSDataset": ("evaluation.compat._modules", "RecDataset"),
-    "TOP_K_CHALLENGE": ("evaluation.compat._legacy_utils", "TOP_K_CHALLENGE"),
-    "rec_test": ("reclist.reclist", "rec_test"),
-    "RecList": ("reclist.reclist", "RecList"),
-}
-#: what the warning names instead
-_MODERN = (
-    "from evaluation import EvalRSRecList (tests: from reclist.reclist import "
-    "rec_test)"
-)
+from evaluation import compat
 
-__getattr__ = legacy_module_getattr("evaluation.EvalRSRecList", _OFFERED, _MODERN)
+__getattr__ = compat.legacy_module_getattr(
+    "evaluation.EvalRSRecList",
+    {"EvalRSRecList": compat.EvalRSRecList2022, "EvalRSDataset": compat.RecDataset,
+     "TOP_K_CHALLENGE": compat.TOP_K_CHALLENGE, "rec_test": rec_test, "RecList": RecList},
+    "from evaluation import EvalRSRecList (tests: from reclist.reclist import rec_test)")
+
+# the offered names come from __getattr__ only, so that using them warns
+del RecList, rec_test, compat

@@ -2,24 +2,21 @@
 ``ChallengeDataset`` taking their 2022 arguments.
 
 Kept so that code written for EvalRS 2022 and 2023 runs unchanged; using it warns once
-(``DeprecationWarning``) with the modern import. See ``evaluation.compat``.
+(``DeprecationWarning``) with the modern import. An entry point of ``evaluation.compat``:
+it goes with that package.
 """
 
-from evaluation.compat import legacy_module_getattr
+from evaluation import compat
 
-#: name -> (the module that defines it, its attribute there), looked up on first use
-_OFFERED = {
-    "ChallengeDataset": ("evaluation.runner", "LegacyChallengeDataset"),
-    "EvalRSRunner": ("evaluation.runner", "LegacyEvalRSRunner"),
-    "EvalRSRecList": ("evaluation.challenge", "EvalRSRecList2022"),
-    "EvalRSDataset": ("evaluation.compat._modules", "RecDataset"),
-    "LEADERBOARD_TESTS": ("evaluation.compat._legacy_utils", "LEADERBOARD_TESTS"),
-    "TOP_K_CHALLENGE": ("evaluation.compat._legacy_utils", "TOP_K_CHALLENGE"),
-}
-#: what the warning names instead
-_MODERN = (
+__getattr__ = compat.legacy_module_getattr(
+    "evaluation.EvalRSRunner",
+    {"ChallengeDataset": compat.LegacyChallengeDataset,
+     "EvalRSRunner": compat.LegacyEvalRSRunner,
+     "EvalRSRecList": compat.EvalRSRecList2022, "EvalRSDataset": compat.RecDataset,
+     "LEADERBOARD_TESTS": compat.LEADERBOARD_TESTS,
+     "TOP_K_CHALLENGE": compat.TOP_K_CHALLENGE},
     "from evaluation import EvalRSRunner, ChallengeDataset (and EvalRSRunner(dataset,"
-    " upload=UploadSettings(...)))"
-)
+    " upload=UploadSettings(...)))")
 
-__getattr__ = legacy_module_getattr("evaluation.EvalRSRunner", _OFFERED, _MODERN)
+# the offered names come from __getattr__ only, so that using them warns
+del compat

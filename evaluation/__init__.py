@@ -1,7 +1,10 @@
 """EvalRS: a competition-grade evaluation harness for recommender systems.
 
 The public API is listed in ``__all__``; names are imported on first use so that
-``import evaluation`` (and the CLI's ``--help``) stays fast.
+``import evaluation`` (and the CLI's ``--help``) stays fast: importing every subpackage
+takes about thirty times as long (pandas, pyarrow, rich...). The mechanism is PEP 562's
+module ``__getattr__``, which imports the subpackage named in ``_EXPORTS``; the package's
+import rules (``tests/test_architecture.py``) read that table.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evaluation._version import __version__ as __version__
 
@@ -19,101 +22,104 @@ if TYPE_CHECKING:
     from evaluation.challenge import EvalRSRecList as EvalRSRecList
     from evaluation.runner import EvalRSRunner as EvalRSRunner
 
-# public name -> module that defines it
+# public name -> the subpackage (or module) of ``evaluation`` that defines it
 _EXPORTS: dict[str, str] = {
     # errors
-    "ConfigError": "evaluation.errors",
-    "DataError": "evaluation.errors",
-    "DownloadError": "evaluation.errors",
-    "EvalRSError": "evaluation.errors",
-    "FoldCacheWarning": "evaluation.errors",
-    "PredictionError": "evaluation.errors",
-    "UploadError": "evaluation.errors",
-    "PredictionWarning": "evaluation.errors",
-    "RunWarning": "evaluation.errors",
-    "ScoringWarning": "evaluation.errors",
-    "SubmissionRejected": "evaluation.errors",
-    "SyntheticCacheWarning": "evaluation.errors",
+    "ConfigError": "errors",
+    "DataError": "errors",
+    "DownloadError": "errors",
+    "EvalRSError": "errors",
+    "FoldCacheWarning": "errors",
+    "PredictionError": "errors",
+    "UploadError": "errors",
+    "PredictionWarning": "errors",
+    "RunWarning": "errors",
+    "ScoringWarning": "errors",
+    "SubmissionRejected": "errors",
+    "SyntheticCacheWarning": "errors",
     # data
-    "Tables": "evaluation.data",
-    "TrackVectors": "evaluation.data",
-    "load_source": "evaluation.data",
-    "read_tables": "evaluation.data",
-    "synthetic_tables": "evaluation.data",
-    "validate_tables": "evaluation.data",
-    "write_tables": "evaluation.data",
+    "Tables": "data",
+    "TrackVectors": "data",
+    "load_source": "data",
+    "read_tables": "data",
+    "synthetic_tables": "data",
+    "validate_tables": "data",
+    "write_tables": "data",
     # dataset and folds
-    "ChallengeDataset": "evaluation.dataset",
+    "ChallengeDataset": "dataset",
     # models, predictions and scoring
-    "EvalRSRecList": "evaluation.challenge",
-    "RecModel": "evaluation.model",
-    "predictions_frame": "evaluation.predictions",
-    "score": "evaluation.challenge",
-    "validate_predictions": "evaluation.predictions",
+    "EvalRSRecList": "challenge",
+    "RecModel": "model",
+    "predictions_frame": "predictions",
+    "score": "challenge",
+    "validate_predictions": "predictions",
     # runner, leaderboard and reference models
-    "CBOWModel": "evaluation.baselines",
-    "EvalRSRunner": "evaluation.runner",
-    "RunResult": "evaluation.runner",
-    "UploadSettings": "evaluation.runner",
-    "PopularityModel": "evaluation.baselines",
-    "RandomModel": "evaluation.baselines",
-    "References": "evaluation.challenge",
-    "load_references": "evaluation.challenge",
+    "CBOWModel": "baselines",
+    "EvalRSRunner": "runner",
+    "RunResult": "runner",
+    "UploadSettings": "runner",
+    "PopularityModel": "baselines",
+    "RandomModel": "baselines",
+    "References": "challenge",
+    "load_references": "challenge",
     # beyond leave-one-out: temporal splits, leakage audit, replay, rating prediction
-    "BiasModel": "evaluation.baselines",
-    "LeakageAudit": "evaluation.splits",
-    "ReplayResult": "evaluation.protocols",
-    "Split": "evaluation.splits",
-    "SplitResult": "evaluation.protocols",
-    "audit_leakage": "evaluation.splits",
-    "evaluate_split": "evaluation.protocols",
-    "global_time_split": "evaluation.splits",
-    "rating_errors": "evaluation.protocols",
-    "replay": "evaluation.protocols",
-    "temporal_user_split": "evaluation.splits",
+    "BiasModel": "baselines",
+    "LeakageAudit": "splits",
+    "ReplayResult": "protocols",
+    "Split": "splits",
+    "SplitResult": "protocols",
+    "audit_leakage": "splits",
+    "evaluate_split": "protocols",
+    "global_time_split": "splits",
+    "rating_errors": "protocols",
+    "replay": "protocols",
+    "temporal_user_split": "splits",
     # metric library, sampled negatives, top-k from embeddings
-    "METRICS": "evaluation.metrics",
-    "SampledResult": "evaluation.protocols",
-    "evaluate_ranking": "evaluation.metrics",
-    "evaluate_ratings": "evaluation.metrics",
-    "evaluate_sampled": "evaluation.protocols",
-    "get_metric": "evaluation.metrics",
-    "ranking_inputs": "evaluation.metrics",
-    "relevance_matrix": "evaluation.metrics",
-    "topk_from_embeddings": "evaluation.topk",
+    "METRICS": "metrics",
+    "SampledResult": "protocols",
+    "evaluate_ranking": "metrics",
+    "evaluate_ratings": "metrics",
+    "evaluate_sampled": "protocols",
+    "get_metric": "metrics",
+    "ranking_inputs": "metrics",
+    "relevance_matrix": "metrics",
+    "topk_from_embeddings": "topk",
     # finished runs read back and compared
-    "Comparison": "evaluation.analysis",
-    "LoadedRun": "evaluation.analysis",
-    "compare": "evaluation.analysis",
-    "load_results": "evaluation.analysis",
+    "Comparison": "analysis",
+    "LoadedRun": "analysis",
+    "compare": "analysis",
+    "load_results": "analysis",
     # figures and the HTML report of finished runs
-    "forest_plot": "evaluation.analysis",
-    "plot_score_distribution": "evaluation.analysis",
-    "plot_slices": "evaluation.analysis",
-    "plot_tests": "evaluation.analysis",
-    "write_report": "evaluation.analysis",
+    "forest_plot": "analysis",
+    "plot_score_distribution": "analysis",
+    "plot_slices": "analysis",
+    "plot_tests": "analysis",
+    "write_report": "analysis",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 # ``from reclist.abstractions import RecModel``, the first line of every 2022 model file,
-# finds a module where the installed reclist has none (see evaluation.compat).
-from evaluation.compat import install_reclist_modules  # noqa: E402
+# finds a module where the installed reclist has none: a finder that loads the compatibility
+# layer (evaluation.compat) only when old code imports such a module.
+from evaluation._util import old_modules  # noqa: E402
 
-install_reclist_modules({"RecModel": ("evaluation.model", "RecModel"),
-                         "EvalRSReclist": ("evaluation.challenge", "EvalRSRecList2022")})
+old_modules.install()
 
 #: The 2022 module paths named like a class of this package (evaluation/EvalRSRunner.py).
 _OLD_MODULES_NAMED_LIKE_CLASSES = frozenset({"EvalRSRunner", "EvalRSRecList"})
 
 
 class _Package(types.ModuleType):
-    """This package's module type: importing ``evaluation.EvalRSRunner`` (the 2022 module)
-    leaves ``evaluation.EvalRSRunner`` the class.
+    """This package's module type: importing the 2022 module ``evaluation.EvalRSRunner``
+    leaves ``evaluation.EvalRSRunner`` the class (the same for ``EvalRSRecList``).
 
-    Python sets a submodule as an attribute of its package once imported; for the two 2022
-    modules named like classes that would turn ``from evaluation import EvalRSRunner`` into
-    the module for the rest of the process. The module stays in ``sys.modules``.
+    Why: Python sets a submodule as an attribute of its package once imported (after the
+    submodule ran, so the submodule cannot undo it), which would turn
+    ``from evaluation import EvalRSRunner`` into the 2022 module for the rest of the process.
+    The one hook on that assignment is the package's ``__setattr__``: a module's type is set
+    as Python's documentation shows for customising module attribute access. The module
+    stays in ``sys.modules``, where ``from evaluation.EvalRSRunner import ...`` finds it.
     """
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -125,11 +131,14 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
+    """The public name ``name`` (see ``_EXPORTS``), imported on first use."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'evaluation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    # importlib: this package's own subpackages, below it, by the table above (PEP 562); a
+    # static import per name would only spell the table out again.
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 

@@ -29,7 +29,8 @@ from evaluation.splits import (
 #: What scoring may do with a list naming a track twice (``validate_predictions``'s
 #: ``repeated``).
 REPEATED_ITEMS = ("first", "error")
-#: The 2022/2023 keyword arguments that ``evaluation.compat`` maps.
+#: The 2022/2023 keyword arguments that ``evaluation.compat`` maps (its
+#: ``OLD_DATASET_ARGUMENTS``; named here so that a modern call never loads that package).
 _OLD_ARGUMENTS = ("dataset_out_path", "folded_dataset_split", "force_download",
                   "min_user_item_freq", "sample_users_perc")
 
@@ -115,7 +116,9 @@ class ChallengeDataset:
         **source_options: Any,
     ) -> None:
         if any(o in source_options for o in _OLD_ARGUMENTS):
-            # the 2022/2023 arguments, mapped to their equivalents (or refused, saying why)
+            # the 2022/2023 arguments, mapped to their equivalents (or refused, saying why).
+            # Deferred on purpose: old arguments enter here; the compatibility layer, which
+            # stands above this module, is loaded only for them.
             from evaluation.compat import dataset_arguments
 
             frac, k_core, source_options = dataset_arguments(
@@ -195,6 +198,8 @@ class ChallengeDataset:
         The name 2022 and 2023 code used for the ``song2vec.wv`` vectors. ``ConfigError``
         when the dataset has no track vectors.
         """
+        # Deferred on purpose: a 2022/2023 attribute; the compatibility layer, which stands
+        # above this module, is loaded only when old code reads it.
         from evaluation.compat import keyed_vectors
 
         return keyed_vectors(self)
@@ -206,6 +211,7 @@ class ChallengeDataset:
         The 2022/2023 attribute: ``KeyedVectors.load(os.path.join(dataset.path_to_dataset,
         "song2vec.wv"))`` reads :attr:`song2vec`. Written once under the cache directory.
         """
+        # Deferred on purpose: as for song2vec.
         from evaluation.compat import vectors_folder
 
         return os.fspath(vectors_folder(self))

@@ -109,15 +109,18 @@ def prediction_format() -> str:
 # ---------------------------------------------------------------------------- architecture
 
 FLOW = "#d9822b"  # one fold's path, drawn over the grey import arrows
-ROWS = {6: 20, 5: 130, 4: 240, 3: 350, 2: 460, 1: 570}  # layer -> top of its boxes
+ROWS = {7: 20, 6: 130, 5: 240, 4: 350, 3: 460, 2: 570, 1: 680}  # layer -> top of its boxes
 BOX_H = 70
 WIDTH = 1200  # of the picture; the boxes span x = 120 .. 1150, arrows run down the right margin
-LAYER_NAMES = {6: ("entry points",), 5: ("running",), 4: ("scoring and", "protocols"),
+LAYER_NAMES = {7: ("2022/2023", "code"), 6: ("entry points",), 5: ("running",),
+               4: ("scoring and", "protocols"),
                3: ("contracts", "and the", "dataset"),
                2: ("data, splits,", "metrics,", "standings"), 1: ("foundation",)}
 
 # name -> (layer, x, width, lines): the packages of evaluation/, foundation at the bottom
 PACKAGES = {
+    "compat/": (7, 120, 470, ["EvalRS 2022/2023 code run unchanged: old module paths,",
+                              "arguments, reclist 0.x modules, the 2022 RecList"]),
     "submission.py": (6, 410, 180, ["python submission.py", "(submission/MyModel.py)"]),
     "cli/": (6, 620, 300, ["data · score · references · submit",
                            "serve · admin · reproduce · compare · report"]),
@@ -144,8 +147,6 @@ PACKAGES = {
     "errors.py": (1, 120, 180, ["every error and warning"]),
     "_util/": (1, 330, 260, ["atomic · jsonable · paths · int64",
                              "validation · arrays · verified · hugepages"]),
-    "compat/": (1, 610, 540, ["EvalRS 2022/2023 compatibility:",
-                              "paths · arguments · helpers · vendored"]),
 }
 RESULTS = (6, 120, 260, "results/<run id>/", ["fold_f.json, results.json",
                                               "upload to the leaderboard"])
@@ -154,52 +155,54 @@ RESULTS = (6, 120, 260, "results/<run id>/", ["fold_f.json, results.json",
 # arrow from above, nor do the packages cli/ imports for its commands. Arrows into one box may
 # share their last stretch, like branches joining a trunk.
 IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
-    ("submission.py", "cli/", [(590, 55), (620, 55)]),
-    ("submission.py", "runner/", [(500, 90), (500, 130)]),
-    ("submission.py", "contract/", [(580, 90), (580, 104), (1170, 104), (1170, 330),
-                                    (1100, 330), (1100, 350)]),
-    ("cli/", "runner/", [(770, 90), (770, 130)]),
-    ("server/", "contract/", [(1150, 55), (1170, 55), (1170, 330), (1100, 330), (1100, 350)]),
-    ("server/", "challenge/", [(970, 90), (970, 116), (915, 116), (915, 230), (770, 230),
-                               (770, 240)]),
-    ("reproduce/", "runner/", [(300, 165), (330, 165)]),
-    ("reproduce/", "challenge/", [(280, 200), (280, 230), (370, 230), (370, 240)]),
-    ("reproduce/", "contract/", [(140, 200), (140, 216), (1100, 216), (1100, 350)]),
-    ("analysis/", "runner/", [(930, 165), (900, 165)]),
-    ("analysis/", "challenge/", [(945, 200), (945, 230), (770, 230), (770, 240)]),
-    ("analysis/", "contract/", [(1100, 200), (1100, 350)]),
-    ("runner/", "dataset.py", [(340, 200), (340, 350)]),
-    ("runner/", "challenge/", [(560, 200), (560, 240)]),
-    ("runner/", "predictions.py", [(800, 200), (800, 350)]),
-    ("runner/", "protocols/", [(870, 200), (870, 240)]),
-    ("runner/", "contract/", [(890, 200), (890, 216), (1100, 216), (1100, 350)]),
-    ("runner/", "compat/", [(818, 200), (818, 335), (880, 335), (880, 570)]),
-    ("baselines/", "topk/", [(175, 310), (175, 350)]),
-    ("baselines/", "model.py", [(280, 310), (280, 330), (480, 330), (480, 350)]),
-    ("challenge/", "data/", [(435, 310), (435, 460)]),
-    ("challenge/", "predictions.py", [(730, 310), (730, 350)]),
-    ("challenge/", "compat/", [(635, 310), (635, 570)]),
-    ("challenge/", "metrics/", [(635, 310), (635, 495), (650, 495)]),
-    ("protocols/", "predictions.py", [(840, 310), (840, 350)]),
-    ("protocols/", "metrics/", [(860, 310), (860, 460)]),
-    ("protocols/", "splits/", [(860, 310), (860, 450), (600, 450), (600, 460)]),
-    ("dataset.py", "data/", [(300, 420), (300, 460)]),
-    ("dataset.py", "splits/", [(400, 420), (400, 440), (480, 440), (480, 460)]),
-    ("dataset.py", "compat/", [(400, 420), (400, 440), (635, 440), (635, 570)]),
-    ("_util/", "errors.py", [(330, 605), (300, 605)]),
-    ("reproduce/", "dataset.py", [(300, 190), (315, 190), (315, 350)]),
-    ("reproduce/", "compat/", [(120, 185), (108, 185), (108, 555), (620, 555), (620, 570)]),
-    ("analysis/", "standings/", [(1135, 200), (1135, 460)]),
-    ("server/", "standings/", [(1150, 75), (1182, 75), (1182, 440), (1143, 440), (1143, 460)]),
+    ("compat/", "runner/", [(395, 90), (395, 240)]),
+    ("compat/", "challenge/", [(395, 90), (395, 220), (315, 220), (315, 330), (370, 330),
+                               (370, 350)]),
+    ("compat/", "dataset.py", [(395, 90), (395, 220), (315, 220), (315, 460)]),
+    ("compat/", "model.py", [(395, 90), (395, 220), (315, 220), (315, 440), (480, 440),
+                             (480, 460)]),
+    ("submission.py", "cli/", [(590, 165), (620, 165)]),
+    ("submission.py", "runner/", [(500, 200), (500, 240)]),
+    ("submission.py", "contract/", [(580, 200), (580, 214), (1170, 214), (1170, 440),
+                                    (1100, 440), (1100, 460)]),
+    ("cli/", "runner/", [(770, 200), (770, 240)]),
+    ("server/", "contract/", [(1150, 165), (1170, 165), (1170, 440), (1100, 440), (1100, 460)]),
+    ("server/", "challenge/", [(970, 200), (970, 226), (915, 226), (915, 340), (770, 340),
+                               (770, 350)]),
+    ("reproduce/", "runner/", [(300, 275), (330, 275)]),
+    ("reproduce/", "challenge/", [(280, 310), (280, 340), (370, 340), (370, 350)]),
+    ("reproduce/", "contract/", [(140, 310), (140, 326), (1100, 326), (1100, 460)]),
+    ("analysis/", "runner/", [(930, 275), (900, 275)]),
+    ("analysis/", "challenge/", [(945, 310), (945, 340), (770, 340), (770, 350)]),
+    ("analysis/", "contract/", [(1100, 310), (1100, 460)]),
+    ("runner/", "dataset.py", [(340, 310), (340, 460)]),
+    ("runner/", "challenge/", [(560, 310), (560, 350)]),
+    ("runner/", "predictions.py", [(800, 310), (800, 460)]),
+    ("runner/", "protocols/", [(870, 310), (870, 350)]),
+    ("runner/", "contract/", [(890, 310), (890, 326), (1100, 326), (1100, 460)]),
+    ("baselines/", "topk/", [(175, 420), (175, 460)]),
+    ("baselines/", "model.py", [(280, 420), (280, 440), (480, 440), (480, 460)]),
+    ("challenge/", "data/", [(435, 420), (435, 570)]),
+    ("challenge/", "predictions.py", [(730, 420), (730, 460)]),
+    ("protocols/", "predictions.py", [(840, 420), (840, 460)]),
+    ("challenge/", "metrics/", [(635, 420), (635, 605), (650, 605)]),
+    ("protocols/", "metrics/", [(860, 420), (860, 570)]),
+    ("protocols/", "splits/", [(860, 420), (860, 560), (600, 560), (600, 570)]),
+    ("dataset.py", "data/", [(300, 530), (300, 570)]),
+    ("dataset.py", "splits/", [(400, 530), (400, 550), (480, 550), (480, 570)]),
+    ("_util/", "errors.py", [(330, 715), (300, 715)]),
+    ("reproduce/", "dataset.py", [(300, 300), (315, 300), (315, 460)]),
+    ("analysis/", "standings/", [(1135, 310), (1135, 570)]),
+    ("server/", "standings/", [(1150, 185), (1182, 185), (1182, 550), (1143, 550), (1143, 570)]),
 ]
 
 # one fold's path: step number -> (box it happens in, arrow to the next step)
 FOLD_PATH = [
-    ("dataset.py", [(420, 385), (450, 385)]),
-    ("model.py", [(620, 385), (650, 385)]),
-    ("predictions.py", [(780, 350), (780, 310)]),
-    ("challenge/", [(660, 240), (660, 200)]),
-    ("runner/", [(360, 130), (360, 90)]),
+    ("dataset.py", [(420, 495), (450, 495)]),
+    ("model.py", [(620, 495), (650, 495)]),
+    ("predictions.py", [(780, 460), (780, 420)]),
+    ("challenge/", [(660, 350), (660, 310)]),
+    ("runner/", [(360, 240), (360, 200)]),
     (RESULTS[3], []),
 ]
 FOLD_STEPS = [
@@ -285,7 +288,7 @@ def architecture() -> str:
     imports = [path(points) for _, _, points in IMPORTS]
     parts = [flow_head, *layer_bands(), *package_boxes(), *imports, *fold_path(),
              *legend(ROWS[1] + BOX_H + 36)]
-    return svg(WIDTH, 790, "\n".join(parts))
+    return svg(WIDTH, 900, "\n".join(parts))
 
 
 def main() -> None:

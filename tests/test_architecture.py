@@ -10,6 +10,10 @@
   imports only the standard library and the harness's pure helpers (``evaluation.errors``,
   ``evaluation._version``, ``evaluation._util``); the runner and the server both stand on it
   and import nothing of each other.
+* Every dynamic import (``importlib.import_module``, ``__import__``) says why in a comment, and
+  there are at most a few: the rules above cannot see them.
+* ``evaluation.compat`` (the 2022/2023 layer) stands above the harness: a modern module imports
+  it only inside the function where an old object enters, saying so in a comment.
 """
 
 from __future__ import annotations
@@ -283,3 +287,130 @@ def test_importing_the_contract_loads_no_third_party_package():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=120, check=True)
     assert out.stdout.strip() == "", f"importing evaluation.contract loads {out.stdout}"
+
+
+# --------------------------------------------------------------------------- dynamic imports
+
+#: The comment that justifies a dynamic import, on its line or just above it.
+JUSTIFIED_DYNAMIC_IMPORT = "# importlib:"
+#: At most this many dynamic imports in the whole package.
+MAX_DYNAMIC_IMPORTS = 5
+
+
+def _dynamic_imports(module: str) -> list[ast.Call]:
+    """The calls of ``importlib.import_module``, ``import_module`` and ``__import__`` in
+    ``module``: imports that the rules above cannot see."""
+    found = []
+    for node in ast.walk(TREES[module]):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name in ("import_module", "__import__"):
+            found.append(node)
+    return found
+
+
+def _justified(module: str, line: int) -> bool:
+    """Whether the line ``line`` of ``module``, or one of the three above it, carries the
+    comment that justifies a dynamic import."""
+    lines = MODULES[module].read_text().splitlines()
+    return any(JUSTIFIED_DYNAMIC_IMPORT in text for text in lines[max(0, line - 4):line])
+
+
+def _unjustified_dynamic_imports() -> tuple[list[str], int]:
+    """``(each dynamic import without its comment, how many there are in all)``."""
+    bad, count = [], 0
+    for module in MODULES:
+        for call in _dynamic_imports(module):
+            count += 1
+            if not _justified(module, call.lineno):
+                bad.append(f"{MODULES[module].relative_to(ROOT)}:{call.lineno}: "
+                           f"{ast.unparse(call)}")
+    return bad, count
+
+
+def test_every_dynamic_import_says_why_and_they_are_few():
+    """An import by name at run time (``importlib.import_module``) hides a dependency from
+    the rules above: each one needs a comment saying why a plain import would not do."""
+    bad, count = _unjustified_dynamic_imports()
+    assert not bad, (f"dynamic imports without a '{JUSTIFIED_DYNAMIC_IMPORT} why' comment "
+                     f"(import the module plainly, or say why not):\n" + "\n".join(bad))
+    assert count <= MAX_DYNAMIC_IMPORTS, f"{count} dynamic imports; at most " \
+                                         f"{MAX_DYNAMIC_IMPORTS}: import modules plainly"
+
+
+def test_the_package_s_names_imported_by_name_come_from_its_public_subpackages():
+    """``evaluation/__init__.py`` imports its public names on first use, by the table
+    ``_EXPORTS`` (its one dynamic import): each entry names a public subpackage (or module) of
+    the package that offers the name (in its ``__all__``, where it has one)."""
+    import evaluation
+
+    for name, module in evaluation._EXPORTS.items():
+        full = f"{PACKAGE}.{module}"
+        assert full in MODULES and _private_owner(full) is None, (name, module)
+        offered = importlib.import_module(full)
+        assert name in getattr(offered, "__all__", vars(offered)), (name, module)
+
+
+def test_the_dynamic_import_rule_sees_an_unjustified_one():
+    name = "evaluation.challenge._probe"
+    TREES[name] = ast.parse("import importlib\n\ndef f():\n"
+                            "    return importlib.import_module('evaluation.runner')\n")
+    MODULES[name] = MODULES["evaluation.challenge"]  # a file without the comment there
+    try:
+        bad, _ = _unjustified_dynamic_imports()
+        assert any("importlib.import_module('evaluation.runner')" in b for b in bad)
+    finally:
+        del TREES[name], MODULES[name]
+
+
+# --------------------------------------------------------------------------- the compat boundary
+
+COMPAT = "evaluation.compat"
+#: The old module paths: entry points of the compatibility layer, which go with it.
+COMPAT_ENTRY_MODULES = ("evaluation.EvalRSRunner", "evaluation.EvalRSRecList",
+                        "evaluation.utils")
+#: The comment that justifies an import inside a function of the package's own modules.
+DEFERRED = "Deferred on purpose"
+
+
+def _imports_of_compat_outside_it() -> list[str]:
+    """Each import of ``evaluation.compat`` by a modern module that is not inside a function
+    with a comment saying why (the layer stands above every modern module)."""
+    bad = []
+    for module, tree in TREES.items():
+        if _within(module, (COMPAT, *COMPAT_ENTRY_MODULES)):
+            continue
+        top = {id(n) for n in _top_level_imports(tree)}
+        lines = MODULES[module].read_text().splitlines()
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if not any(_within(t, (COMPAT,)) for t in _targets(module, node)):
+                continue
+            said = any(DEFERRED in text or JUSTIFIED_DYNAMIC_IMPORT in text
+                       for text in lines[max(0, node.lineno - 5):node.lineno])
+            if id(node) in top or not said:
+                bad.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: "
+                           f"{ast.unparse(node)}")
+    return bad
+
+
+def test_modern_modules_load_the_compatibility_layer_only_where_old_code_enters():
+    """``evaluation.compat`` stands above the harness: a modern module imports it only inside
+    the function where an old object enters, with a comment saying so, never at module level
+    (so that a modern run never loads it and the folder can be deleted)."""
+    bad = _imports_of_compat_outside_it()
+    assert not bad, "imports of evaluation.compat by modern modules:\n" + "\n".join(bad)
+
+
+def test_the_compat_boundary_rule_sees_a_module_level_import():
+    name = "evaluation.runner._probe"
+    TREES[name] = ast.parse("from evaluation.compat import warn_once\n")
+    MODULES[name] = MODULES["evaluation.runner"]
+    try:
+        assert _imports_of_compat_outside_it() == [
+            "evaluation/runner/__init__.py:1: from evaluation.compat import warn_once"]
+    finally:
+        del TREES[name], MODULES[name]

@@ -25,10 +25,9 @@ from evaluation.analysis._paired import (
 )
 from evaluation.analysis._results import SCORES, LoadedRun, load_results
 from evaluation.analysis._tiers import run_standings, standings_heading, standings_table
-from evaluation.challenge import EvalRSRecList
+from evaluation.challenge import TESTS
 from evaluation.contract import params_text
 from evaluation.errors import ConfigError
-from evaluation.runner import reclist_tests
 
 #: The columns of ``Comparison.to_frame()``, in order.
 COLUMNS: tuple[str, ...] = (
@@ -300,7 +299,7 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
 def _left_out(runs: Sequence[LoadedRun], compared: Sequence[str]) -> dict[str, list[str]]:
     """Each custom test of some run (one the harness's RecList lacks), with the run ids that
     have it: no custom test is compared."""
-    own = set(reclist_tests(EvalRSRecList)) | set(compared)
+    own = set(TESTS) | set(compared)
     found: dict[str, list[str]] = {}
     for run in runs:
         for test in run.tests:

@@ -3,11 +3,12 @@ kernels, the per-fold scoring state, per-user scores and bootstrap intervals, th
 values, scoring saved predictions, and the RecList that reports the tests.
 
 Importing this package does not import ``reclist``: ``EvalRSRecList``, the one name that needs
-it, is imported on first use. ``ScoringWarning`` lives in :mod:`evaluation.errors` and is
-offered here too.
+it, is imported on first use (by the module ``__getattr__`` below); a fold is scored without
+it (:class:`FoldScorer`). ``ScoringWarning`` lives in :mod:`evaluation.errors` and is offered
+here too.
 """
 
-import importlib
+from typing import TYPE_CHECKING, Any
 
 from evaluation.challenge._aggregate import (
     aggregate,
@@ -101,11 +102,9 @@ from evaluation.challenge._vectors import (
 )
 from evaluation.errors import ScoringWarning
 
-# name -> module, imported on first use: these load reclist
-_LAZY = {
-    "EvalRSRecList": "evaluation.challenge._reclist",
-    "EvalRSRecList2022": "evaluation.challenge._reclist",
-}
+if TYPE_CHECKING:
+    # for type checkers only: at run time the name comes from __getattr__ below
+    from evaluation.challenge._reclist import EvalRSRecList as EvalRSRecList
 
 __all__ = [
     "ARTIST_POPULARITY_EDGES",
@@ -117,7 +116,6 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DIVERSITY_WEIGHT",
     "EvalRSRecList",
-    "EvalRSRecList2022",
     "FoldScorer",
     "FoldUsers",
     "GATED_SCORE",
@@ -195,11 +193,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """The lazily imported name ``name`` (see ``_LAZY``); ``AttributeError`` for others."""
-    module = _LAZY.get(name)
-    if module is None:
+def __getattr__(name: str) -> Any:
+    """``EvalRSRecList``, imported on first use (it loads reclist, which scoring a fold does
+    not need); ``AttributeError`` for any other name."""
+    if name != "EvalRSRecList":
         raise AttributeError(f"module 'evaluation.challenge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    # Deferred on purpose (PEP 562): reclist is loaded only by code that uses a RecList.
+    from evaluation.challenge._reclist import EvalRSRecList
+
+    globals()[name] = EvalRSRecList
+    return EvalRSRecList

@@ -26,10 +26,11 @@ validated predictions, indexed by ``user_id``), ``self.y_test`` (target ``track_
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -54,8 +55,7 @@ from evaluation.challenge._spec import (
     STATS,
     TESTS,
 )
-from evaluation.compat import RecListHelpers2022, unpack_call
-from evaluation.errors import EvalRSError, ScoringWarning
+from evaluation.errors import ConfigError, EvalRSError, ScoringWarning
 
 
 def _printable(value: Any) -> Any:
@@ -79,15 +79,38 @@ def _fits_once_nonfinite_dropped(value: Any) -> bool:
     return True
 
 
-class EvalRSRecList(RecListHelpers2022, RecList):
+def _init_of(cls: type) -> Any:
+    """The ``__init__`` a call of ``cls`` runs (found along the MRO)."""
+    return next(vars(k)["__init__"] for k in cls.__mro__ if "__init__" in vars(k))
+
+
+def _takes_2022_arguments(cls: type) -> bool:
+    """Whether ``cls.__init__`` is the 2022 constructor ``(self, model, dataset, ...)``."""
+    try:
+        params = list(inspect.signature(_init_of(cls)).parameters)
+    except (TypeError, ValueError):
+        return False
+    return params[1:3] == ["model", "dataset"]
+
+
+def _old_call(fold: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether ``EvalRSRecList.__init__`` got a 2022 or 2023 call: no fold number (2023, or
+    the 2022 ``(model, dataset, y_preds)``), or the 2022 keywords."""
+    is_fold = isinstance(fold, (int, np.integer)) and not isinstance(fold, bool)
+    return not is_fold or "model" in kwargs or "y_preds" in kwargs
+
+
+class EvalRSRecList(RecList):
     """The challenge's tests on one fold, as a reclist ``RecList``.
 
-    2022 and 2023 code works unchanged: the 2022 names (``_x_train``, ``_x_test``,
-    ``_y_test``, ``_y_preds``, ``product_data``, ``_dense_repr``) and helpers
-    (``miss_rate_at_k_slice``, ``miss_rate_equality_difference``, ``mrr_at_k_slice``,
-    ``cosine_sim``) are there; a subclass with the 2022 constructor
-    ``__init__(self, model, dataset, y_preds=None)`` is built by the runner; the 2023 call
-    without ``fold`` scores fold 0 (with a ``DeprecationWarning``).
+    2022 and 2023 code works unchanged: the 2022 names ``_x_train``, ``_y_test`` and
+    ``_y_preds`` are there; a subclass with the 2022 constructor
+    ``__init__(self, model, dataset, y_preds=None)`` is built by :meth:`for_fold` (the
+    runner's call); the 2023 call without ``fold`` scores fold 0 (with a
+    ``DeprecationWarning``). Those two calls are converted by ``evaluation.compat``, loaded
+    only for them. The 2022 helpers (``product_data``, ``_dense_repr``,
+    ``miss_rate_at_k_slice``, ...) come with the 2022 path,
+    ``from evaluation.EvalRSRecList import EvalRSRecList``.
 
     Parameters
     ----------
@@ -109,7 +132,7 @@ class EvalRSRecList(RecListHelpers2022, RecList):
     """
 
     #: What a test of a subclass returning NaN or an infinity does: ``"error"`` stops the
-    #: run naming the test; ``"warn"`` (the 2022 behaviour: :class:`EvalRSRecList2022`, which
+    #: run naming the test; ``"warn"`` (the 2022 behaviour, which
     #: ``from evaluation.EvalRSRecList import EvalRSRecList`` gives) keeps it, as ``null`` in
     #: the results, with a ``ScoringWarning``. The challenge's own tests never return one.
     nonfinite_results: str = "error"
@@ -122,8 +145,18 @@ class EvalRSRecList(RecListHelpers2022, RecList):
                  meta_data_folder: str | os.PathLike | None = None,
                  logger: LOGGER = LOGGER.LOCAL,
                  metadata_store: METADATA_STORE = METADATA_STORE.LOCAL, **kwargs: Any) -> None:
-        # the 2022 form (model, fold's frames, y_preds) and the 2023 form (no fold)
-        dataset, fold, predictions, carried = unpack_call(dataset, fold, predictions, kwargs)
+        carried: dict[str, Any] = {}
+        if _old_call(fold, kwargs):
+            # Deferred on purpose: the 2022 form (model, fold's frames, y_preds) and the 2023
+            # form (no fold) enter here; the compatibility layer, which stands above this
+            # package, is loaded only for them.
+            from evaluation.compat import unpack_call
+
+            dataset, fold, predictions, carried = unpack_call(dataset, fold, predictions,
+                                                              kwargs)
+        if predictions is None:
+            raise ConfigError("EvalRSRecList needs predictions: the model's predict() output "
+                              "for the fold's test users (predictions=...).")
         if carried:
             model_name = carried.get("model_name", model_name)
             k, x_train, y_test = (carried.get("k", k), carried.get("x_train", x_train),
@@ -131,9 +164,10 @@ class EvalRSRecList(RecListHelpers2022, RecList):
             validate = carried.get("validate", validate)
             warn_training_items = carried.get("warn_training_items", warn_training_items)
             meta_data_folder = carried.get("meta_data_folder", meta_data_folder)
-        # 2023: the similarity model is the dataset's track vectors here (self._dense_repr)
+        # 2023: the similarity model (the dataset's track vectors)
         self.similarity_model = kwargs.pop("similarity_model", None)
-        self.scorer = FoldScorer(dataset, fold, predictions, k=k, x_train=x_train,
+        # a fold number by now (_old_call)
+        self.scorer = FoldScorer(dataset, cast(int, fold), predictions, k=k, x_train=x_train,
                                  y_test=y_test, validate=validate,
                                  warn_training_items=warn_training_items)
         # what a test of a subclass may use (see the module's docstring)
@@ -143,6 +177,32 @@ class EvalRSRecList(RecListHelpers2022, RecList):
         self.META_DATA_FOLDER = str(
             meta_data_folder or os.environ.get("RECLIST_META_DATA_FOLDER", ".reclist"))
         super().__init__(model_name, logger, metadata_store, **kwargs)
+
+    @classmethod
+    def for_fold(cls, dataset, fold: int, predictions: pd.DataFrame,
+                 **options: Any) -> EvalRSRecList:
+        """The RecList of one fold, as the runner builds it: ``cls(dataset, fold,
+        predictions, **options)``, or the 2022 call for a class with the 2022 constructor
+        ``__init__(self, model, dataset, y_preds=None)``.
+
+        Parameters
+        ----------
+        dataset, fold, predictions, **options
+            As for ``EvalRSRecList``.
+
+        Returns
+        -------
+        EvalRSRecList
+            The RecList of the fold.
+        """
+        if not _takes_2022_arguments(cls):
+            return cls(dataset, fold, predictions, **options)
+        # Deferred on purpose: a 2022 class enters here; the compatibility layer, which
+        # stands above this package, is loaded only for it.
+        from evaluation.compat import build_reclist
+
+        rl: EvalRSRecList = build_reclist(cls, dataset, fold, predictions, **options)
+        return rl
 
     # ----------------------------------------------------------------- what tests can use
 
@@ -268,7 +328,7 @@ class EvalRSRecList(RecListHelpers2022, RecList):
         """The tests in report order: the challenge's first, then added ones by name.
 
         Found on the class, as reclist does on the instance, so that looking for them does
-        not compute the properties (``_dense_repr`` builds the KeyedVectors).
+        not compute the properties (the 2022 ``_dense_repr`` builds the KeyedVectors).
         """
         tests = {}
         for name in dir(type(self)):
@@ -320,10 +380,3 @@ class EvalRSRecList(RecListHelpers2022, RecList):
             plt.close(fig)  # saved already; keep pyplot from accumulating one figure per test
         return figures
 
-
-class EvalRSRecList2022(EvalRSRecList):
-    """``EvalRSRecList`` as the 2022 path (``from evaluation.EvalRSRecList import
-    EvalRSRecList``) gives it: a test a subclass adds may return NaN or an infinity, as
-    2022 accepted; the value is kept as ``null`` with a ``ScoringWarning``."""
-
-    nonfinite_results = "warn"

@@ -44,7 +44,7 @@ def official_copy_problem(root: str | os.PathLike) -> str | None:
     copied over (or found before) the harness it would shadow it. The message names the files
     and says what to do (see ``evaluation.compat``).
     """
-    from evaluation.compat import vendored_evaluation
+    from evaluation._util.vendored import vendored_evaluation
 
     return vendored_evaluation(root)
 
@@ -61,6 +61,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalrs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES if only not in COMMAND_MODULES else [only]:
+        # importlib: this package's command modules, by COMMAND_MODULES; only those asked for
         importlib.import_module(f"evaluation.cli.{name}").register(sub)
     return parser
 

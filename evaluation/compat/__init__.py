@@ -8,47 +8,64 @@ recognition of a copied official ``evaluation/`` folder. Each old spelling warns
 process (``DeprecationWarning``) with its modern one; each difference from 2022 that changes
 a number is said once (``UserWarning``).
 
-Names are imported on first use (the package is imported by ``evaluation`` itself, and by
-modules that the legacy classes build on).
+This package stands above every other one: it builds on the runner, the dataset and the
+RecList, and no modern module imports it at module level. Old objects are converted where
+they enter, and only there is this package loaded: the old module paths import it; the
+finder of ``evaluation._util.old_modules`` (``reclist.abstractions``...), ``ChallengeDataset``
+(an old argument, ``song2vec``, ``path_to_dataset``) and ``EvalRSRecList`` (the 2022 and 2023
+calls) import it when old code reaches them. A modern run never loads it.
+``vendored_evaluation`` (a copied official ``evaluation/`` folder) lives in
+``evaluation._util.vendored``, which imports nothing of the harness; it is offered here too.
 """
 
-from __future__ import annotations
+from evaluation._util.old_modules import LegacyReclistFinder
+from evaluation._util.once import forget_warnings, warn_once
+from evaluation._util.vendored import vendored_evaluation
+from evaluation.compat._arguments import OLD_DATASET_ARGUMENTS, dataset_arguments
+from evaluation.compat._helpers import RecListHelpers2022, first_hit_positions
+from evaluation.compat._legacy_utils import (
+    LEADERBOARD_TESTS,
+    LFM_DATASET_PATH,
+    TOP_K_CHALLENGE,
+    decompress_zipfile,
+    download_with_progress,
+    get_cache_directory,
+    upload_submission,
+)
+from evaluation.compat._modules import RecDataset, fill_old_module
+from evaluation.compat._paths import legacy_module_getattr
+from evaluation.compat._reclist_2022 import EvalRSRecList2022
+from evaluation.compat._reclist_calls import Fold2022, build_reclist, unpack_call
+from evaluation.compat._runner import LegacyChallengeDataset, LegacyEvalRSRunner
+from evaluation.compat._simple_model import EvalRSSimpleModel
+from evaluation.compat._vectors import keyed_vectors, vectors_folder
 
-import importlib
-from typing import Any
-
-# public name -> private module that defines it
-_EXPORTS: dict[str, str] = {
-    "Fold2022": "evaluation.compat._reclist_calls",
-    "LegacyReclistFinder": "evaluation.compat._modules",
-    "OLD_DATASET_ARGUMENTS": "evaluation.compat._arguments",
-    "RecDataset": "evaluation.compat._modules",
-    "RecListHelpers2022": "evaluation.compat._helpers",
-    "build_reclist": "evaluation.compat._reclist_calls",
-    "check_reclist": "evaluation.compat._reclist_calls",
-    "dataset_arguments": "evaluation.compat._arguments",
-    "first_hit_positions": "evaluation.compat._helpers",
-    "forget_warnings": "evaluation.compat._once",
-    "install_reclist_modules": "evaluation.compat._modules",
-    "keyed_vectors": "evaluation.compat._vectors",
-    "legacy_module_getattr": "evaluation.compat._paths",
-    "takes_2022_arguments": "evaluation.compat._reclist_calls",
-    "unpack_call": "evaluation.compat._reclist_calls",
-    "vectors_folder": "evaluation.compat._vectors",
-    "vendored_evaluation": "evaluation.compat._vendored",
-    "warn_once": "evaluation.compat._once",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evaluation.compat' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__ = [
+    "EvalRSRecList2022",
+    "EvalRSSimpleModel",
+    "Fold2022",
+    "LEADERBOARD_TESTS",
+    "LFM_DATASET_PATH",
+    "LegacyChallengeDataset",
+    "LegacyEvalRSRunner",
+    "LegacyReclistFinder",
+    "OLD_DATASET_ARGUMENTS",
+    "RecDataset",
+    "RecListHelpers2022",
+    "TOP_K_CHALLENGE",
+    "build_reclist",
+    "dataset_arguments",
+    "decompress_zipfile",
+    "download_with_progress",
+    "fill_old_module",
+    "first_hit_positions",
+    "forget_warnings",
+    "get_cache_directory",
+    "keyed_vectors",
+    "legacy_module_getattr",
+    "unpack_call",
+    "upload_submission",
+    "vectors_folder",
+    "vendored_evaluation",
+    "warn_once",
+]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from evaluation.compat._once import warn_once
+from evaluation._util.once import warn_once
 from evaluation.errors import ConfigError
 
 #: The old ``ChallengeDataset`` arguments :func:`dataset_arguments` knows.

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation.compat._once import warn_once
+from evaluation._util.once import warn_once
 from evaluation.compat._vectors import keyed_vectors
 
 

@@ -2,21 +2,20 @@
 ``evaluation.utils``: the module ``__getattr__`` that each of those thin modules installs
 with its own table of names.
 
-Each path warns once per process (``DeprecationWarning``) with the modern import. The names
-are looked up on first use, by their public module (the classes with the 2022 signatures
-live with the classes they extend: ``evaluation.runner`` and ``evaluation.challenge``).
+Each path warns once per process (``DeprecationWarning``) with the modern import. The objects
+are imported by the thin module itself (plain imports, which the package's import rules see);
+the ``__getattr__`` hands them out, so that the warning is given on use.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evaluation.compat._once import warn_once
+from evaluation._util.once import warn_once
 
 
-def legacy_module_getattr(old: str, offered: Mapping[str, tuple[str, str]],
+def legacy_module_getattr(old: str, offered: Mapping[str, Any],
                           modern: str) -> Callable[[str], Any]:
     """The module ``__getattr__`` of the old path ``old``.
 
@@ -26,8 +25,7 @@ def legacy_module_getattr(old: str, offered: Mapping[str, tuple[str, str]],
         ``"evaluation.EvalRSRunner"``, ``"evaluation.EvalRSRecList"`` or
         ``"evaluation.utils"``.
     offered : mapping
-        Name -> (the module that defines it, its attribute there): looked up on first use,
-        so that the old module (above the packages it names) imports nothing until asked.
+        Name -> the 2022 object the old path gives under that name.
     modern : str
         The modern spelling, which the warning and the errors name.
 
@@ -46,7 +44,6 @@ def legacy_module_getattr(old: str, offered: Mapping[str, tuple[str, str]],
                                  f"{sorted(offered)}. Modern spelling: {modern}")
         warn_once(f"module:{old}", f"{old} is the 2022/2023 module path, kept for old code. "
                   f"Modern spelling: {modern}", stacklevel=2)
-        module, attribute = offered[name]
-        return getattr(importlib.import_module(module), attribute)
+        return offered[name]
 
     return __getattr__

@@ -19,7 +19,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from evaluation.compat import vendored_evaluation
+from evaluation._util.vendored import vendored_evaluation
 from evaluation.errors import ConfigError
 
 #: The largest checkout reproduced, in bytes (its files, as stored).

@@ -8,7 +8,6 @@ from evaluation.runner._checks import reclist_tests
 from evaluation.runner._eligibility import ineligible_because, retarget
 from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._fold import fold_seed, seed_global_generators
-from evaluation.runner._legacy import LegacyChallengeDataset, LegacyEvalRSRunner
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner
 from evaluation.runner._profile import PeakMemory, environment
 from evaluation.runner._ray import import_ray
@@ -36,8 +35,6 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_N_BOOT",
     "EvalRSRunner",
-    "LegacyChallengeDataset",
-    "LegacyEvalRSRunner",
     "OFFICIAL_COMPETITION",
     "PeakMemory",
     "RunResult",

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,7 @@ from tqdm.auto import tqdm
 
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
-from evaluation.challenge import MRED_SLICES, EvalRSRecList, UserScores, users_sha256
-from evaluation.compat import build_reclist
+from evaluation.challenge import MRED_SLICES, FoldScorer, UserScores, users_sha256
 from evaluation.contract import (
     REPEATED_LISTS_KEY,
     SLICE_LABELS_KEY,
@@ -56,8 +56,9 @@ class FoldJob:
         Score only the first ``limit`` test users (0: all).
     k : int
         Length of the recommendation lists.
-    reclist_cls : type
-        The RecList class to score with.
+    reclist_cls : type or None
+        A custom RecList class to score with; None for the challenge's own tests, scored
+        without reclist unless ``reports`` asks for reclist's loop.
     reports : bool
         Run reclist's own loop (its table and its report folder).
     verbose : bool
@@ -79,7 +80,7 @@ class FoldJob:
     seed: int
     limit: int
     k: int
-    reclist_cls: type
+    reclist_cls: type | None
     reports: bool
     verbose: bool
     progress: bool
@@ -202,7 +203,7 @@ def _validate(raw, test_df: pd.DataFrame, dataset: ChallengeDataset, train_df: p
 SCORING_COLUMNS = ("user_id", "track_id", "artist_id", "user_track_count")
 
 
-def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type) -> pd.DataFrame:
+def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type | None) -> pd.DataFrame:
     """What validation and scoring keep of the fold's training rows once the model is done.
 
     The challenge's RecList reads four of the columns and not the index: keeping only those
@@ -210,7 +211,7 @@ def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type) -> pd.DataFrame:
     kept no reference to its copy of the frame). A custom RecList keeps the whole frame,
     since its tests may read any column of ``x_train``.
     """
-    if reclist_cls is not EvalRSRecList:
+    if reclist_cls is not None:
         return train_df
     columns = [c for c in SCORING_COLUMNS if c in train_df.columns]
     # copy=False: the arrays themselves, not a consolidated copy of them
@@ -218,11 +219,25 @@ def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type) -> pd.DataFrame:
 
 
 def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictions):
-    """Run the RecList on one fold: its tests as JSON-ready values, details, the fold."""
-    # build_reclist: also a custom RecList with the 2022 constructor (model, dataset, y_preds)
-    rl = build_reclist(job.reclist_cls, dataset, job.fold, predictions, model_name=job.name,
-                       k=job.k, x_train=train_df, y_test=test_df, validate=False,
-                       meta_data_folder=job.report_dir)
+    """Score one fold: its tests as JSON-ready values, details, the fold.
+
+    The challenge's own tests are scored by a ``FoldScorer``; a custom RecList, or reclist's
+    own loop (``reports``), by the RecList, which wraps the same scorer (the same numbers).
+    """
+    if job.reclist_cls is None and not job.reports:
+        scorer = FoldScorer(dataset, job.fold, predictions, k=job.k, x_train=train_df,
+                            y_test=test_df, validate=False)
+        return scorer.results(), scorer.details(), scorer.state
+    cls: Any = job.reclist_cls
+    if cls is None:
+        # Deferred on purpose: reclist is loaded only when its report is asked for.
+        from evaluation.challenge import EvalRSRecList
+
+        cls = EvalRSRecList
+    # for_fold: also a custom RecList with the 2022 constructor (model, dataset, y_preds)
+    rl = cls.for_fold(dataset, job.fold, predictions, model_name=job.name, k=job.k,
+                      x_train=train_df, y_test=test_df, validate=False,
+                      meta_data_folder=job.report_dir)
     if job.reports:
         # reclist's own loop prints its table and writes its report folder (plots, JSON).
         out = contextlib.nullcontext() if job.verbose else \

@@ -25,10 +25,11 @@ from tqdm.auto import tqdm
 from evaluation._util import atomic as _atomic
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
+from evaluation._util.once import warn_once
 from evaluation._util.validation import check_int, check_k
 from evaluation._version import __version__
 from evaluation.challenge import (
-    EvalRSRecList,
+    TESTS,
     References,
     UserScores,
     aggregate,
@@ -36,7 +37,6 @@ from evaluation.challenge import (
     check_coverage,
     dataset_not_applicable,
 )
-from evaluation.compat import check_reclist, warn_once
 from evaluation.contract import (
     FINGERPRINT_KEY,
     FOLD_PARAMS_KEY,
@@ -76,8 +76,13 @@ from evaluation.runner._summary import (
     training_items_note,
 )
 from evaluation.runner._target import resolve_competition
+from evaluation.runner._trial import check_reclist
 
 DEFAULT_N_BOOT = 500
+#: The RecList a run records when it scores the challenge's own tests (``reclist_cls``
+#: None): the class that scored them before a fold was scored without reclist. Part of the
+#: run's key, so it stays, and earlier runs resume.
+DEFAULT_RECLIST = "evaluation.challenge._reclist.EvalRSRecList"
 
 
 class EvalRSRunner:
@@ -183,8 +188,9 @@ class EvalRSRunner:
     # ------------------------------------------------------------------ configuration
 
     @staticmethod
-    def _reclist_class(reclist_cls, custom_RecList):
-        """The RecList class to score with: ``reclist_cls``, the deprecated name, or the default."""
+    def _reclist_class(reclist_cls, custom_RecList) -> type | None:
+        """The custom RecList class to score with (``reclist_cls`` or the deprecated name);
+        None for the challenge's own tests, which a fold scores without reclist."""
         if custom_RecList is not None:
             if reclist_cls is not None:
                 raise ConfigError("evaluate() got both reclist_cls and custom_RecList; pass "
@@ -195,11 +201,15 @@ class EvalRSRunner:
                       "(the keyword will be removed in the next release)", stacklevel=3)
             reclist_cls = custom_RecList
         if reclist_cls is None:
-            return EvalRSRecList
+            return None
+        # Deferred on purpose: reclist, which EvalRSRecList subclasses, is loaded only for a
+        # custom RecList (whose module imported it already).
+        from evaluation.challenge import EvalRSRecList
+
         if not (isinstance(reclist_cls, type) and issubclass(reclist_cls, EvalRSRecList)):
             raise ConfigError(f"reclist_cls must be a subclass of EvalRSRecList (so that it "
                               f"keeps the leaderboard tests); got {reclist_cls!r}.")
-        return reclist_cls
+        return None if reclist_cls is EvalRSRecList else reclist_cls
 
     # ------------------------------------------------------------------ the run
 
@@ -272,10 +282,10 @@ class EvalRSRunner:
         limit = check_int("limit", limit, minimum=0, owner="EvalRSRunner.evaluate")
         check_model(model)
         reclist_cls = self._reclist_class(reclist_cls, custom_RecList)
-        if reclist_cls is not EvalRSRecList:
+        if reclist_cls is not None:
             # a mistake in a custom test shows now, in seconds, not after a fold has trained
             check_reclist(self.dataset, reclist_cls, k=self.k)
-        tests = reclist_tests(reclist_cls)
+        tests = sorted(TESTS) if reclist_cls is None else reclist_tests(reclist_cls)
         not_applicable = self._not_applicable()
         # again: the folder may have changed since the runner was made, and no fold should
         # be computed before it is known that its results can be saved
@@ -351,7 +361,8 @@ class EvalRSRunner:
         # The training arguments enter the key through the fingerprint (by content); their
         # repr, which abbreviates arrays and may hold memory addresses, is only recorded.
         config = {"run_hash": rhash, "model": name, "seed": seed, "limit": limit, "k": self.k,
-                  "reclist": f"{reclist_cls.__module__}.{reclist_cls.__qualname__}",
+                  "reclist": DEFAULT_RECLIST if reclist_cls is None
+                  else f"{reclist_cls.__module__}.{reclist_cls.__qualname__}",
                   "model_fingerprint": fingerprint["sha256"]}
         if settings:
             config["settings"] = check_run_settings(settings)
@@ -537,7 +548,8 @@ class _Run:
     seed: int
     limit: int
     tests: list[str]
-    reclist_cls: type
+    #: a custom RecList; None for the challenge's own tests
+    reclist_cls: type | None
     config: dict
     fingerprint: dict
     kwargs_repr: dict

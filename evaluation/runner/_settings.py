@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluation.challenge import EvalRSRecList
 from evaluation.errors import ConfigError
 
 # A value that is not TOML but reads as a word (a name, a path, a URL) is taken as a string:
@@ -188,6 +187,7 @@ def import_reclist(spec: str) -> type:
         raise ConfigError(f"--reclist {spec!r}: expected module:Class, e.g. --reclist "
                           f"myreclist:MyRecList (myreclist.py next to submission.py).")
     try:
+        # importlib: the participant's module, named on the command line (not the harness's)
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and module_name.startswith(exc.name):
@@ -200,6 +200,10 @@ def import_reclist(spec: str) -> type:
     if found is None:
         raise ConfigError(f"--reclist {spec!r}: module {module_name} has no {class_name!r}; "
                           f"check the class name.")
+    # Deferred on purpose: reclist, which EvalRSRecList subclasses, is loaded only for a
+    # custom RecList (whose module imported it already).
+    from evaluation.challenge import EvalRSRecList
+
     if not (isinstance(found, type) and issubclass(found, EvalRSRecList)):
         raise ConfigError(f"--reclist {spec!r}: {class_name} is not a subclass of "
                           f"evaluation.EvalRSRecList (which keeps the leaderboard tests); "

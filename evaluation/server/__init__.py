@@ -151,6 +151,8 @@ def __getattr__(name: str) -> Any:
         module, attribute = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    # importlib: this package's own modules, by the table above (PEP 562), so that
+    # importing the server package stays light
     value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value
     return value

@@ -20,6 +20,7 @@ import pytest
 from reclist.charts import CHART_TYPE
 from reclist.reclist import rec_test
 
+from evaluation._util.once import forget_warnings
 from evaluation.baselines import PopularityModel, RandomModel
 from evaluation.challenge import (
     LEADERBOARD_TESTS,
@@ -29,7 +30,6 @@ from evaluation.challenge import (
     load_references,
     phase2_score,
 )
-from evaluation.compat import forget_warnings
 from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (

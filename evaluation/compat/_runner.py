@@ -12,11 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from evaluation.compat import warn_once
+from evaluation._util.once import warn_once
 from evaluation.dataset import ChallengeDataset
-from evaluation.runner._loop import EvalRSRunner
-from evaluation.runner._result import RunResult
-from evaluation.runner._submit import UploadSettings
+from evaluation.runner import EvalRSRunner, RunResult, UploadSettings
 
 #: Arguments only the 2023 ``ChallengeDataset`` took.
 _ARGUMENTS_2023 = ("dataset_out_path", "folded_dataset_split", "min_user_item_freq",

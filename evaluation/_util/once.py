@@ -1,7 +1,8 @@
-"""Warnings of the compatibility layer, each kind shown once per process.
+"""Warnings shown once per process: a deprecated spelling, a difference from 2022.
 
 A 2022 notebook calls the old names in loops and once per fold; the warning that says what
-the modern spelling is helps once, not four hundred times.
+the modern spelling is helps once, not four hundred times. The runner (its deprecated
+keywords) and the 2022/2023 compatibility layer share this record.
 """
 
 from __future__ import annotations
