@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from evaluation.server.db import add_team
+from evaluation.server.store import phase_board, pin_baselines, submit
+
 #: What the readers ask for: the page and the board's JSON.
 BOARD_PATHS = {"page": "/", "api": "/api/v1/leaderboard"}
 
@@ -48,17 +51,18 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
     import sqlalchemy as sa
 
     from benchmarks._uploads import base_submission, encode, variant
-    from evaluation.server import Store, SubmissionRow, load_competition, make_engine, upgrade
+    from evaluation.server.core import load_competition
+    from evaluation.server.db import Database, SubmissionRow, make_engine, upgrade
 
     engine = make_engine(db_url)
     try:
         upgrade(engine)
-        store = Store(engine, load_competition(competition))
-        store.pin_baselines()
-        made = [store.add_team(f"Seed team {i:03d}", f"s{i}@example.org") for i in range(teams)]
+        store = Database(engine, load_competition(competition))
+        pin_baselines(store)
+        made = [add_team(store, f"Seed team {i:03d}", f"s{i}@example.org") for i in range(teams)]
         tokens = {info.name: token for info, token in made}
         ids = [info.id for info, _ in made]
-        first = store.submit(ids[0], encode(variant(base_submission(), "Seed-0", 0.0)))
+        first = submit(store, ids[0], encode(variant(base_submission(), "Seed-0", 0.0)))
         with engine.connect() as conn:
             stored = dict(conn.execute(sa.select(SubmissionRow.__table__).where(
                 SubmissionRow.id == first.submission_id)).mappings().one())
@@ -105,9 +109,9 @@ def _seed_values(store, stored: dict, n_users: int) -> None:
     import sqlalchemy as sa
 
     from evaluation.challenge import encode_user_values, user_values_bytes
-    from evaluation.server import UserValuesRow
+    from evaluation.server.db import UserValuesRow
 
-    best = [r for r in store.board(stored["phase"]).rows if not r.is_baseline]
+    best = [r for r in phase_board(store, stored["phase"]).rows if not r.is_baseline]
     now = datetime.now(timezone.utc)
     rows = []
     for i, row in enumerate(best):

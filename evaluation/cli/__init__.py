@@ -44,6 +44,8 @@ def official_copy_problem(root: str | os.PathLike) -> str | None:
     copied over (or found before) the harness it would shadow it. The message names the files
     and says what to do (see ``evaluation.compat``).
     """
+    # imported when asked (only submission.py asks, before its run): no command needs the
+    # compatibility package, whose public API stands in for the official 2022/2023 ones
     from evaluation.compat import vendored_evaluation
 
     return vendored_evaluation(root)
@@ -126,3 +128,19 @@ def _participant_frames(tb):
                 return tb
         tb = tb.tb_next
     return None
+
+
+__all__ = [
+    "COMMAND_MODULES",
+    "EXIT_BAD_INPUT",
+    "EXIT_EXCEPTION",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_ELIGIBLE",
+    "EXIT_OK",
+    "EXIT_STATUS_HELP",
+    "EXIT_UPLOAD_FAILED",
+    "build_parser",
+    "guarded",
+    "main",
+    "official_copy_problem",
+]
