@@ -17,9 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from evaluation.server.db import add_team
-from evaluation.server.store import phase_board, pin_baselines, submit
-
 #: What the readers ask for: the page and the board's JSON.
 BOARD_PATHS = {"page": "/", "api": "/api/v1/leaderboard"}
 
@@ -52,7 +49,8 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
 
     from benchmarks._uploads import base_submission, encode, variant
     from evaluation.server.core import load_competition
-    from evaluation.server.db import Database, SubmissionRow, make_engine, upgrade
+    from evaluation.server.db import Database, SubmissionRow, add_team, make_engine, upgrade
+    from evaluation.server.store import pin_baselines, submit
 
     engine = make_engine(db_url)
     try:
@@ -110,6 +108,7 @@ def _seed_values(store, stored: dict, n_users: int) -> None:
 
     from evaluation.challenge import encode_user_values, user_values_bytes
     from evaluation.server.db import UserValuesRow
+    from evaluation.server.store import phase_board
 
     best = [r for r in phase_board(store, stored["phase"]).rows if not r.is_baseline]
     now = datetime.now(timezone.utc)

@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 
 from evaluation.cli._commands import command
-from evaluation.cli.reproduce import (
-    add_executor_options,
-    add_run_options,
-    add_server_options,
-)
+from evaluation.cli.reproduce import add_executor_options, add_run_options, add_server_options
 
 EPILOG = """\
 A job is queued on the leaderboard for every final selection a team marks (and for every

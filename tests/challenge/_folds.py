@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation.challenge import (
-    UserScores,
-)
+from evaluation.challenge import UserScores
 
 N_GROUPS = {"MRED_COUNTRY": 4, "MRED_USER_ACTIVITY": 3, "MRED_TRACK_POPULARITY": 3,
             "MRED_ARTIST_POPULARITY": 2, "MRED_GENDER": 2}

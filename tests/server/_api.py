@@ -13,21 +13,9 @@ import httpx
 from fastapi.testclient import TestClient
 
 from evaluation.server.api import create_app
-from evaluation.server.core import (
-    BoardSettings,
-    load_competition,
-)
-from evaluation.server.db import (
-    add_team,
-)
-from tests.server._helpers import (
-    EXAMPLE,
-    Clock,
-    encode,
-    fold_tests,
-    sqlite_url,
-    variant,
-)
+from evaluation.server.core import BoardSettings, load_competition
+from evaluation.server.db import add_team
+from tests.server._helpers import EXAMPLE, Clock, encode, fold_tests, sqlite_url, variant
 from tests.server._live_server import live_server
 from tests.server._user_values import synthetic_fold, with_user_values
 

@@ -12,27 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.challenge import (
-    LEADERBOARD_TESTS,
-    aggregate,
-)
+from evaluation.challenge import LEADERBOARD_TESTS, aggregate
 from evaluation.cli import main
-from evaluation.server.core import (
-    BoardSettings,
-    load_competition,
-)
-from evaluation.server.db import (
-    Database,
-    add_team,
-    make_engine,
-    upgrade,
-)
-from evaluation.server.store import (
-    FoldCost,
-    UserValues,
-    pin_baselines,
-    submit,
-)
+from evaluation.server.core import BoardSettings, load_competition
+from evaluation.server.db import Database, add_team, make_engine, upgrade
+from evaluation.server.store import FoldCost, UserValues, pin_baselines, submit
 from tests.challenge._folds import fold_users
 
 SIZES = (60, 70)

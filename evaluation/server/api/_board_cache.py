@@ -1,7 +1,7 @@
 """Boards a server process made, answered again while nothing they show has changed.
 
 An entry is a rendered board (the page, the JSON or the CSV) of one phase, for the public or
-for an organizer, with the database's board version (``_store_changes``) read before the board
+for an organizer, with the database's board version (``board_version``) read before the board
 was made: a request that reads the same version gets the same answer, whichever process wrote
 last. An entry is also made afresh after ``MAX_AGE_S`` seconds (the board's time stays recent).
 Without a version (PostgreSQL) every board is made afresh. A board whose statistics are still

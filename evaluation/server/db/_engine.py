@@ -21,7 +21,7 @@ from evaluation.server.db._lock import READ_ONLY, WRITE_WAIT_S, WriteBusy, time_
 #: Where the Alembic scripts are (``env.py``, ``versions/``); shipped inside the package.
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 #: How long an SQLite connection waits for another's lock before giving up (ms); a write waits
-#: only until its deadline (``WRITE_WAIT_S`` in all, see ``_store_lock``).
+#: only until its deadline (``WRITE_WAIT_S`` in all, see ``_lock``).
 SQLITE_BUSY_TIMEOUT_MS = int(WRITE_WAIT_S * 1000)
 #: Connections each process keeps open (and may open beyond that under load).
 POOL_SIZE = 10

@@ -9,12 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluation.server.core import TeamStanding
-from evaluation.server.page._board_page import (
-    _environment,
-    cost_lines,
-    standings_status,
-    team_href,
-)
+from evaluation.server.page._board_page import _environment, cost_lines, standings_status, team_href
 from evaluation.server.page._cells import fixed
 
 #: How an opponent reads, by ``Opponent.told_apart``.

@@ -1,7 +1,7 @@
 """What a board request shows of the paired statistics: the latest reading, never computed here.
 
 A request reads which rows have per-user values and their versions (one cheap query), asks the
-store's worker (``_standings_worker``) for the reading of that board and waits for it at most
+store's worker (``_worker``) for the reading of that board and waits for it at most
 the store's ``standings_wait`` when the board has no reading yet (or the wait asks for
 up-to-date statistics, ``FRESH_WAIT_S``); the worker starts a board's computations at most once
 per the store's ``standings_interval`` for the requests that do not wait. Then it answers with

@@ -12,8 +12,8 @@ A row without per-user values (a client older than them, a baseline, no private 
 test users than the board's) is left out of the comparisons, with the reason shown. Nothing is
 computed for a board whose scores are hidden: the answer cannot depend on them.
 
-The board's requests do not compute here: a background thread does (``_standings_worker``),
-and a request shows the latest reading it made (``_standings_now``).
+The board's requests do not compute here: a background thread does (``_worker``),
+and a request shows the latest reading it made (``_now``).
 """
 
 from __future__ import annotations

@@ -37,12 +37,7 @@ from evaluation.server.core import (
     strict_json,
 )
 from evaluation.server.db import ReproductionRow, SubmissionRow, UserValuesRow
-from evaluation.server.store._user_values import (
-    REPRODUCTION,
-    UPLOAD,
-    blob_sha256,
-    check_same_users,
-)
+from evaluation.server.store._user_values import REPRODUCTION, UPLOAD, blob_sha256, check_same_users
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database

@@ -1,8 +1,9 @@
 """What a team and the organizers are shown of a stored submission: an upload's receipt, a
 submission's view, its stored body.
 
-The scores follow the visibility rule (``_store_reveals``): a phase's public scores are shown to
-its teams when the phase is public or revealed, the private scores only once it is revealed.
+The scores follow the visibility rule (``evaluation.server.db.visibility``): a phase's public
+scores are shown to its teams when the phase is public or revealed, the private scores only
+once it is revealed.
 """
 
 from __future__ import annotations
