@@ -1,1 +1,1 @@
-"""The leaderboard database's Alembic migrations (run by ``evaluation.server.upgrade``)."""
+"""The leaderboard database's Alembic migrations (run by ``evaluation.server.db.upgrade``)."""

@@ -1,6 +1,6 @@
 """Alembic's environment for the leaderboard database.
 
-``evaluation.server.upgrade`` runs the migrations on a connection it passes in
+``evaluation.server.db.upgrade`` runs the migrations on a connection it passes in
 ``config.attributes["connection"]`` (the engine of ``make_engine``, with SQLite's settings).
 Without one (the ``alembic`` command with an ``alembic.ini`` whose ``sqlalchemy.url`` is set,
 e.g. to write a new revision with ``--autogenerate``), an engine is made from that URL.
