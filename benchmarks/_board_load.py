@@ -48,17 +48,19 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
     import sqlalchemy as sa
 
     from benchmarks._uploads import base_submission, encode, variant
-    from evaluation.server import Store, SubmissionRow, load_competition, make_engine, upgrade
+    from evaluation.server.core import load_competition
+    from evaluation.server.db import Database, SubmissionRow, add_team, make_engine, upgrade
+    from evaluation.server.store import pin_baselines, submit
 
     engine = make_engine(db_url)
     try:
         upgrade(engine)
-        store = Store(engine, load_competition(competition))
-        store.pin_baselines()
-        made = [store.add_team(f"Seed team {i:03d}", f"s{i}@example.org") for i in range(teams)]
+        store = Database(engine, load_competition(competition))
+        pin_baselines(store)
+        made = [add_team(store, f"Seed team {i:03d}", f"s{i}@example.org") for i in range(teams)]
         tokens = {info.name: token for info, token in made}
         ids = [info.id for info, _ in made]
-        first = store.submit(ids[0], encode(variant(base_submission(), "Seed-0", 0.0)))
+        first = submit(store, ids[0], encode(variant(base_submission(), "Seed-0", 0.0)))
         with engine.connect() as conn:
             stored = dict(conn.execute(sa.select(SubmissionRow.__table__).where(
                 SubmissionRow.id == first.submission_id)).mappings().one())
@@ -105,9 +107,10 @@ def _seed_values(store, stored: dict, n_users: int) -> None:
     import sqlalchemy as sa
 
     from evaluation.challenge import encode_user_values, user_values_bytes
-    from evaluation.server import UserValuesRow
+    from evaluation.server.db import UserValuesRow
+    from evaluation.server.store import phase_board
 
-    best = [r for r in store.board(stored["phase"]).rows if not r.is_baseline]
+    best = [r for r in phase_board(store, stored["phase"]).rows if not r.is_baseline]
     now = datetime.now(timezone.utc)
     rows = []
     for i, row in enumerate(best):

@@ -51,18 +51,10 @@ from evaluation.challenge import (
     phase2_score,
     users_sha256,
 )
-from evaluation.server import (
-    Board,
-    BoardRow,
-    BoardSettings,
-    FoldCost,
-    UserValues,
-    load_competition,
-)
-from evaluation.server._standings_now import board_now
-from evaluation.server._standings_worker import STANDINGS_WAIT_S, stop_standings
-from evaluation.server._store_session import Database
-from evaluation.server._store_standings import with_standings
+from evaluation.server.core import Board, BoardRow, BoardSettings, load_competition
+from evaluation.server.db import STANDINGS_WAIT_S, Database
+from evaluation.server.standings import board_now, stop_standings, with_standings
+from evaluation.server.store import FoldCost, UserValues
 
 REPO = Path(__file__).resolve().parents[1]
 FOLD_USERS = (29_912, 29_871, 29_930, 29_889)

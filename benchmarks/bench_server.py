@@ -296,13 +296,13 @@ def report(results: dict[str, list[dict]], args, notes: list[str]) -> None:
 
 
 def _add_teams(db_url: str, count: int) -> dict[str, str]:
-    from evaluation.server import Store, make_engine, upgrade
+    from evaluation.server.db import Database, add_team, make_engine, upgrade
 
     engine = make_engine(db_url)
     try:
         upgrade(engine)
-        store = Store(engine)
-        return {f"Bench team {i}": store.add_team(f"Bench team {i}", f"b{i}@example.org")[1]
+        store = Database(engine)
+        return {f"Bench team {i}": add_team(store, f"Bench team {i}", f"b{i}@example.org")[1]
                 for i in range(count)}
     finally:
         engine.dispose()

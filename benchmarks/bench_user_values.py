@@ -10,7 +10,7 @@ to compare with the server's ``MAX_BODY_BYTES``) and the median of ``--repeat`` 
 encoding it, decoding it, and the server's whole check (decode and recompute the nine tests
 of every fold). Also prints the size per user of a real run of the example competition
 (synthetic data at scale "small") when ``--real`` is given, and with ``--board N`` the time
-the leaderboard takes to read N teams' values for a board (``Store.phase_user_values`` on
+the leaderboard takes to read N teams' values for a board (``Database.phase_user_values`` on
 SQLite: cold, every blob read and decoded; again, from memory as far as the server keeps
 decoded values). Usage::
 
@@ -41,8 +41,11 @@ from evaluation.challenge import (  # noqa: E402
     user_values_bytes,
     users_sha256,
 )
-from evaluation.server._schema import MAX_BODY_BYTES  # noqa: E402
-from evaluation.server._store_user_values import DECODED_CACHE_BYTES  # noqa: E402
+from evaluation.server.core import MAX_BODY_BYTES  # noqa: E402
+from evaluation.server.store import (  # noqa: E402
+    DECODED_CACHE_BYTES,
+    phase_user_values,
+)
 
 K = 100
 #: Per slice: the share of users in each group, then IN_MR_ONLY (-1), then LEFT_OUT (-2).
@@ -111,8 +114,8 @@ def board_seconds(n_teams: int, folds: list[FoldUsers]) -> tuple[float, float]:
 
     from sqlalchemy import create_engine, insert
 
-    from evaluation.server import Store, UserValuesRow, upgrade
-    from evaluation.server._store_user_values import _CACHE, blob_sha256
+    from evaluation.server.db import Database, UserValuesRow, upgrade
+    from evaluation.server.store._user_values import _CACHE, blob_sha256
 
     raw = zlib.decompress(user_values_bytes(encode_user_values(folds, K)))
     now = datetime.now(timezone.utc)
@@ -120,7 +123,7 @@ def board_seconds(n_teams: int, folds: list[FoldUsers]) -> tuple[float, float]:
         # a plain engine: SQLite's foreign keys stay off, so no submission rows are needed
         engine = create_engine(f"sqlite:///{folder}/board.db")
         upgrade(engine)
-        store = Store(engine)
+        store = Database(engine)
         rows = []
         for team in range(n_teams):
             # a distinct blob per team (decoded values are kept by content): the team's number
@@ -137,10 +140,10 @@ def board_seconds(n_teams: int, folds: list[FoldUsers]) -> tuple[float, float]:
         ids = list(range(1, n_teams + 1))
         _CACHE.clear()
         t0 = time.perf_counter()
-        store.phase_user_values("public", ids)
+        phase_user_values(store, "public", ids)
         cold = time.perf_counter() - t0
         t0 = time.perf_counter()
-        store.phase_user_values("public", ids)
+        phase_user_values(store, "public", ids)
         warm = time.perf_counter() - t0
         engine.dispose()
     return cold, warm

@@ -1,15 +1,20 @@
 """Fixtures every test folder shares: seeded RNG, the real datasets in ../shared/data (skipped
 when absent), per-session caches, a headless Chromium (``driver``, skipped with the reason when
-Chromium or its driver is missing). The server's PostgreSQL fixtures are in tests/server/."""
+Chromium or its driver is missing), and the leaderboard server's (tests/server and
+tests/reproduce): its example competition, a throwaway PostgreSQL server (skipped with the reason
+when none can be started) and a fresh database, SQLite or PostgreSQL, per test."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+# The same PostgreSQL set-up as benchmarks/bench_server.py (the repository root is on pythonpath).
+from benchmarks._postgres import PostgresUnavailable, start_postgres
 from tests._browser import driver  # noqa: F401  (a fixture shared by the page tests)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,4 +41,66 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("EVALRS_CACHE_DIR", str(cache))
     monkeypatch.setenv("RECLIST_META_DATA_FOLDER", str(tmp_path_factory.getbasetemp() / ".reclist"))
 
+
+# ---------------------------------------------------------------------------- the server's
+
+
+@pytest.fixture(scope="session")
+def competition():
+    """The example competition (competition.example.toml), loaded once: a frozen value that the
+    tests change only through copies (``dataclasses.replace``)."""
+    pytest.importorskip("pydantic")
+    from evaluation.server.core import load_competition  # the server extra is optional
+    from tests.server._helpers import EXAMPLE
+
+    return load_competition(EXAMPLE)
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """SQLAlchemy URL (``postgresql+psycopg://...``) of an empty database on a real PostgreSQL.
+
+    One server for the whole session, started from the machine's PostgreSQL binaries in a
+    temporary directory on 127.0.0.1 and removed at the end; the tests skip with the reason
+    (and the tail of PostgreSQL's log) when there are no binaries or it does not start.
+    """
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no PostgreSQL server for this test: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+_DATABASE_NUMBERS = itertools.count(1)
+
+
+@pytest.fixture
+def postgres_database(postgres_url):
+    """URL of a new, empty database of its own on the session's PostgreSQL server, dropped after.
+
+    For tests that must not see what other tests stored through ``postgres_url``.
+    """
+    sa = pytest.importorskip("sqlalchemy")
+    pytest.importorskip("psycopg")
+    name = f"test_{next(_DATABASE_NUMBERS)}"
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    """An empty database: an SQLite file, or a database of its own on a real PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'leaderboard.db'}"
+    return request.getfixturevalue("postgres_database")
 

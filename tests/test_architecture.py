@@ -414,3 +414,97 @@ def test_the_compat_boundary_rule_sees_a_module_level_import():
             "evaluation/runner/__init__.py:1: from evaluation.compat import warn_once"]
     finally:
         del TREES[name], MODULES[name]
+
+
+# --------------------------------------------------------------------------- the server's layout
+
+SERVER = "evaluation.server"
+#: Most module-level imports one after another among the server's modules (a name imported
+#: from a subpackage's ``__init__`` counts from the module that defines it): a deep chain
+#: makes every module drag in the whole server.
+MAX_SERVER_CHAIN = 6
+#: Imports of the package's own modules inside a function, in the server and the command
+#: line, each with its reason beside it: (file, imported module).
+IMPORTS_IN_FUNCTIONS: set[tuple[str, str]] = set()
+
+
+def _defining_module(package: str, name: str) -> str:
+    """The module that defines ``name`` re-exported by ``package``'s ``__init__`` (the package
+    itself when it defines it or does not re-export it)."""
+    for node in _top_level_imports(TREES[package]):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name
+                                                    for a in node.names):
+            source = _resolve(package, node)
+            if source in MODULES and MODULES[source].name == "__init__.py" \
+                    and source != package:
+                return _defining_module(source, name)
+            return source if source in MODULES else package
+    return package
+
+
+def _server_graph() -> dict[str, set[str]]:
+    """The server's module-level imports, a re-exported name followed to its module."""
+    graph: dict[str, set[str]] = {}
+    for module, tree in TREES.items():
+        if not _within(module, (SERVER,)) or MODULES[module].name == "__init__.py":
+            continue
+        found = graph.setdefault(module, set())
+        for node in _top_level_imports(tree):
+            for target in _targets(module, node):
+                if not _within(target, (SERVER,)):
+                    continue
+                if MODULES.get(target, Path()).name == "__init__.py" \
+                        and isinstance(node, ast.ImportFrom):
+                    found.update(_defining_module(target, a.name) for a in node.names
+                                 if f"{target}.{a.name}" not in MODULES)
+                else:
+                    found.add(target)
+        found.discard(module)
+    return graph
+
+
+def _longest_chain(graph: dict[str, set[str]]) -> list[str]:
+    """The longest path of imports in ``graph`` (it has no cycle: see above)."""
+    longest: dict[str, list[str]] = {}
+
+    def visit(module: str) -> list[str]:
+        if module not in longest:
+            below = [visit(t) for t in sorted(graph.get(module, ())) if t in graph]
+            longest[module] = [module] + max(below, key=len, default=[])
+        return longest[module]
+
+    return max((visit(m) for m in sorted(graph)), key=len, default=[])
+
+
+def test_chain_helper_finds_the_longest_path():
+    assert _longest_chain({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == ["a", "b", "c"]
+
+
+def test_the_servers_import_chains_are_short():
+    chain = _longest_chain(_server_graph())
+    assert len(chain) - 1 <= MAX_SERVER_CHAIN, (
+        f"a chain of {len(chain) - 1} module-level imports in the server (at most "
+        f"{MAX_SERVER_CHAIN}): {' -> '.join(chain)}; import what a module needs from a lower "
+        f"layer (db, core) rather than through a module that imports more")
+
+
+def _imports_in_functions(module: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of each import of a package module inside a function of ``module``."""
+    found = []
+    for node in ast.walk(TREES[module]):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    found += [(inner.lineno, t) for t in _targets(module, inner)]
+    return found
+
+
+def test_the_server_and_the_command_line_import_the_package_at_module_level():
+    found = {(str(MODULES[m].relative_to(ROOT)), target, line)
+             for m in MODULES if _within(m, (SERVER, "evaluation.cli"))
+             for line, target in _imports_in_functions(m)}
+    bad = sorted(f"{path}:{line} imports {target}" for path, target, line in found
+                 if (path, target) not in IMPORTS_IN_FUNCTIONS)
+    assert not bad, ("imports of the package inside functions (import at the top; a command "
+                     "whose work needs an optional extra is loaded by "
+                     "evaluation.cli._commands.command):\n" + "\n".join(bad))

@@ -11,6 +11,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from evaluation._util.vendored import vendored_evaluation
 from evaluation._version import __version__
 from evaluation.errors import EvalRSError, UploadError
 
@@ -44,8 +45,6 @@ def official_copy_problem(root: str | os.PathLike) -> str | None:
     copied over (or found before) the harness it would shadow it. The message names the files
     and says what to do (see ``evaluation.compat``).
     """
-    from evaluation._util.vendored import vendored_evaluation
-
     return vendored_evaluation(root)
 
 
@@ -127,3 +126,19 @@ def _participant_frames(tb):
                 return tb
         tb = tb.tb_next
     return None
+
+
+__all__ = [
+    "COMMAND_MODULES",
+    "EXIT_BAD_INPUT",
+    "EXIT_EXCEPTION",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_ELIGIBLE",
+    "EXIT_OK",
+    "EXIT_STATUS_HELP",
+    "EXIT_UPLOAD_FAILED",
+    "build_parser",
+    "guarded",
+    "main",
+    "official_copy_problem",
+]

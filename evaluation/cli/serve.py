@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
-
-from evaluation.errors import ConfigError
+from evaluation.cli._commands import SERVER_EXTRA, command
 
 #: The database when ``--db`` is not given: a file in the current folder.
 DEFAULT_DB = "sqlite:///leaderboard.db"
@@ -31,7 +26,7 @@ def register(subparsers) -> None:
         description="Run the leaderboard: migrate the database's schema, pin the "
                     "competition's baselines on the board, then serve the API "
                     "(/api/v1/submissions, /api/v1/leaderboard, /healthz, /readyz, /docs) and the "
-                    "board's page (/). Needs `pip install .[server]`.",
+                    "board's page (/). Needs the server extra (`make server`).",
     )
     p.add_argument("--competition", required=True, metavar="FILE",
                    help="the competition file (TOML), e.g. competition.toml")
@@ -53,89 +48,4 @@ def register(subparsers) -> None:
     p.add_argument("--access-log", action="store_true",
                    help="log every request (one line each; off by default: it costs about as "
                         "much CPU as storing an upload)")
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Check everything, then serve until interrupted.
-
-    Raises
-    ------
-    ConfigError
-        When the server extra is missing, the competition file or a baseline is invalid, the
-        database cannot be opened, or the port is out of range (exit status 2).
-    """
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port {args.port} is not a port number (0 to 65535).")
-    if not 1 <= args.workers <= MAX_WORKERS:
-        raise ConfigError(f"--workers {args.workers}: give 1 to {MAX_WORKERS} processes (about "
-                          f"one per core).")
-    interval = _stats_interval(args.board_stats_interval)
-    server = import_server()
-    import uvicorn
-
-    competition = server.load_competition(args.competition)
-    # migrates the schema and pins the baselines, once, before any worker starts
-    app = server.create_app(competition, args.db, **interval)
-    print(f"leaderboard of {competition.name!r} on http://{args.host}:{args.port}/ "
-          f"(database {server.shown_url(args.db)}; API docs at /docs; {args.workers} "
-          f"process(es))", file=sys.stderr)
-    options = dict(host=args.host, port=args.port, log_level="info",
-                   access_log=args.access_log, proxy_headers=False, server_header=False,
-                   **connection_limits())
-    if args.workers == 1:
-        uvicorn.run(app, **options)
-    else:
-        app.state.store.engine.dispose()  # this process only supervises the workers
-        # each worker process builds its own app (and engine) from these, without preparing
-        os.environ[WORKER_ENV] = json.dumps({"competition": str(args.competition),
-                                             "db": args.db, **interval})
-        uvicorn.run("evaluation.cli.serve:worker_app", factory=True, workers=args.workers,
-                    **options)
-    return 0
-
-
-def connection_limits() -> dict:
-    """uvicorn's settings that bound what a connection may hold: an idle keep-alive connection
-    is closed after ``KEEP_ALIVE_S``, a request's headers must arrive within
-    ``HEADER_TIMEOUT_S`` (``HeaderDeadlineProtocol``; the body has the app's own deadline), and
-    at most ``MAX_CONNECTIONS`` requests per process are served at once (503 beyond)."""
-    from evaluation.server import HeaderDeadlineProtocol
-
-    return dict(http=HeaderDeadlineProtocol, timeout_keep_alive=KEEP_ALIVE_S,
-                limit_concurrency=MAX_CONNECTIONS, timeout_graceful_shutdown=10)
-
-
-def worker_app():
-    """The app of one worker process of ``serve --workers N`` (uvicorn's factory).
-
-    The parent process has migrated the schema and pinned the baselines already.
-    """
-    settings = json.loads(os.environ[WORKER_ENV])
-    server = import_server()
-    interval = {k: v for k, v in settings.items() if k == "standings_interval"}
-    return server.create_app(server.load_competition(settings["competition"]),
-                             settings["db"], prepare=False, **interval)
-
-
-def _stats_interval(seconds: float | None) -> dict[str, float]:
-    """``create_app``'s keyword for ``--board-stats-interval`` (none: the server's default);
-    ``ConfigError`` out of ``STATS_INTERVAL_RANGE``."""
-    if seconds is None:
-        return {}
-    low, high = STATS_INTERVAL_RANGE
-    if not low <= seconds <= high:  # also refuses nan
-        raise ConfigError(f"--board-stats-interval {seconds:g}: give {low:g} to {high:g} "
-                          f"seconds between the starts of a board's statistics.")
-    return {"standings_interval": seconds}
-
-
-def import_server():
-    """The ``evaluation.server`` package; ``ConfigError`` naming the extra when it is missing."""
-    try:
-        import evaluation.server as server
-    except ImportError as exc:
-        raise ConfigError(f"the leaderboard server needs its extra dependencies ({exc.name or exc} "
-                          f"is missing): install the server extra, evalrs-harness[server] "
-                          f"(`make server` in the harness's clone).") from None
-    return server
+    p.set_defaults(func=command("_serve_app", "run", SERVER_EXTRA))

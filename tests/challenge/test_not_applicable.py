@@ -313,8 +313,7 @@ def test_shipped_movielens_100k_na_when_present():
 
 def test_server_refuses_a_run_with_not_applicable_tests(ml_run):
     pytest.importorskip("pydantic")
-    from evaluation.server._schema import parse_submission
-    from evaluation.server._scoring import recompute
+    from evaluation.server.core import parse_submission, recompute
 
     _, result, _ = ml_run
     body = {"run_id": result.run_id, "run_hash": result.run_hash, "results": result.to_dict()}

@@ -21,7 +21,9 @@ httpx = pytest.importorskip("httpx")
 
 from evaluation.cli import main  # noqa: E402
 from evaluation.reproduce import env_python, prepare_env  # noqa: E402
-from evaluation.server import create_app, load_competition  # noqa: E402
+from evaluation.server.api import create_app  # noqa: E402
+from evaluation.server.core import load_competition  # noqa: E402
+from evaluation.server.db import add_team, create_admin_token, reveal_phase  # noqa: E402
 from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
 
@@ -68,8 +70,8 @@ def test_upload_reproduce_badge_and_fingerprint_mismatch(tmp_path, built_env, mo
     competition = load_competition(REPO / "competition.toml")
     app = create_app(competition, f"sqlite:///{tmp_path / 'board.db'}")
     store = app.state.store
-    team_token = store.add_team("Team A", "team@example.org")[1]
-    admin_token = store.create_admin_token()
+    team_token = add_team(store, "Team A", "team@example.org")[1]
+    admin_token = create_admin_token(store)
     token_file = tmp_path / "admin.token"
     token_file.write_text(admin_token + "\n")
     seed_file = tmp_path / "private.seed"
@@ -100,7 +102,7 @@ def test_upload_reproduce_badge_and_fingerprint_mismatch(tmp_path, built_env, mo
         # the phase is not revealed: no private score anywhere public
         assert row.get("private_score") is None
         # once revealed, the private score sent by --private is on the board
-        store.reveal_phase("public")
+        reveal_phase(store, "public")
         row = [r for r in http.get("/api/v1/leaderboard").json()["rows"]
                if r["team"] == "Team A"][0]
         assert isinstance(row["private_score"], float)

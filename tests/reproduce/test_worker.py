@@ -38,28 +38,17 @@ from evaluation.reproduce import (  # noqa: E402
     find_checkout,
     sandbox_problem,
 )
-from evaluation.server import create_app, load_competition  # noqa: E402
+from evaluation.server.api import create_app  # noqa: E402
+from evaluation.server.core import load_competition  # noqa: E402
+from evaluation.server.db import add_team, create_admin_token, list_teams, new_team_token  # noqa: E402
+from evaluation.server.store import mark_final, own_submissions, submit  # noqa: E402
 from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
+from tests.server._helpers import encode, sqlite_url, variant, with_phases  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
-from tests.server.conftest import postgres_database, postgres_url  # noqa: E402, F401
-from tests.server.test_jobs import with_phases  # noqa: E402
-from tests.server.test_store import EXAMPLE, encode, sqlite_url, variant  # noqa: E402
 
 JOBS = "/api/v1/jobs"
 SUBMIT = "/api/v1/submissions"
 PROBLEM = sandbox_problem()
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path)
-    return request.getfixturevalue("postgres_database")
 
 
 def checkout_of(root: Path, team: str) -> Path:
@@ -89,13 +78,13 @@ REPORT = {"verdict": "reproduced", "table": [], "fingerprint_matches": True}
 def test_two_workers_drain_100_jobs_each_run_exactly_once(db_url, competition, tmp_path):
     app = create_app(with_phases(competition, reproduce="every"), db_url)
     store = app.state.store
-    admin = store.create_admin_token()
+    admin = create_admin_token(store)
     ids = []
     for t in range(20):  # 20 teams of 5 uploads: a job each
-        team = store.add_team(f"team-{t}", "t@example.org")[0].id
+        team = add_team(store, f"team-{t}", "t@example.org")[0].id
         checkout_of(tmp_path, f"team-{t}")
         for i in range(5):
-            ids.append(store.submit(team, encode(variant(f"t{t}-{i}", 1 + i / 10)))
+            ids.append(submit(store, team, encode(variant(f"t{t}-{i}", 1 + i / 10)))
                        .submission_id)
     calls: list[tuple[str, int]] = []
     lock = threading.Lock()
@@ -123,7 +112,7 @@ def test_two_workers_drain_100_jobs_each_run_exactly_once(db_url, competition, t
         assert not any(thread.is_alive() for thread in threads)
         finished = jobs(url, admin)
         team_view = httpx.get(url + SUBMIT, headers={
-            "Authorization": f"Bearer {store.new_team_token('team-0')[1]}"}).json()
+            "Authorization": f"Bearer {new_team_token(store, 'team-0')[1]}"}).json()
     runs = sorted(sid for _, sid in calls)
     assert runs == sorted(ids)  # each job run exactly once
     assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {
@@ -158,11 +147,11 @@ def _running(process: subprocess.Popen) -> str:
 def _final_job(app, tmp_path: Path) -> tuple[int, str, Path]:
     """Team Alice's final selection (its job queued), her checkout, an admin token file."""
     store = app.state.store
-    team = store.add_team("Alice", "a@example.org")[0].id
-    sid = store.submit(team, encode(variant("a-1"))).submission_id
-    store.mark_final(team, sid)
+    team = add_team(store, "Alice", "a@example.org")[0].id
+    sid = submit(store, team, encode(variant("a-1"))).submission_id
+    mark_final(store, team, sid)
     checkout_of(tmp_path / "checkouts", "Alice")
-    admin = store.create_admin_token()
+    admin = create_admin_token(store)
     (tmp_path / "admin.token").write_text(admin + "\n")
     return sid, admin, tmp_path / "admin.token"
 
@@ -248,10 +237,10 @@ def test_where_a_submissions_code_comes_from(tmp_path, competition):
     # through the worker: the job fails at once with the reason, it is not retried
     app = create_app(competition, sqlite_url(tmp_path))
     store = app.state.store
-    nobody = store.add_team("Nobody", "n@example.org")[0].id
-    sid = store.submit(nobody, encode(variant("n-1"))).submission_id
-    store.mark_final(nobody, sid)
-    admin = store.create_admin_token()
+    nobody = add_team(store, "Nobody", "n@example.org")[0].id
+    sid = submit(store, nobody, encode(variant("n-1"))).submission_id
+    mark_final(store, nobody, sid)
+    admin = create_admin_token(store)
     with live_server(app) as url:
         worker = Worker(LeaderboardClient(url, admin), settings(root, "w", once=True),
                         runner=lambda *args: pytest.fail("nothing runs"),
@@ -284,7 +273,7 @@ def test_command_line_argument_errors(tmp_path, capsys):
 
 def test_a_token_the_queue_refuses_stops_the_worker(competition, tmp_path, capsys):
     app = create_app(competition, sqlite_url(tmp_path))
-    team_token = app.state.store.add_team("Alice", "a@example.org")[1]
+    team_token = add_team(app.state.store, "Alice", "a@example.org")[1]
     (tmp_path / "team.token").write_text(team_token)
     with live_server(app) as url:
         status = main(["worker", "--server", url, "--admin-token-file",
@@ -337,16 +326,16 @@ def test_the_worker_reproduces_in_the_sandbox(tmp_path, capsys):
     app = create_app(load_competition(competition_file), sqlite_url(tmp_path))
     store = app.state.store
     body = _tiny_upload(competition_file, tmp_path / "results")
-    alpha = store.add_team("alpha", "a@example.org")
-    beta = store.add_team("beta", "b@example.org")
+    alpha = add_team(store, "alpha", "a@example.org")
+    beta = add_team(store, "beta", "b@example.org")
     ids = {}
     for team, _ in (alpha, beta):  # the same upload: beta claims alpha's numbers, other code
-        ids[team.name] = store.submit(team.id, body).submission_id
-        store.mark_final(team.id, ids[team.name])
+        ids[team.name] = submit(store, team.id, body).submission_id
+        mark_final(store, team.id, ids[team.name])
     checkouts = tmp_path / "checkouts"
     make_checkout(checkouts / "alpha")
     make_checkout(checkouts / "beta", template_model_with("self.other = 3  # changed"))
-    admin = store.create_admin_token()
+    admin = create_admin_token(store)
     (tmp_path / "admin.token").write_text(admin)
     with live_server(app) as url:
         status = main(["worker", "--server", url, "--admin-token-file",
@@ -386,12 +375,12 @@ def test_jobs_as_ray_tasks(competition, tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
     app = create_app(with_phases(competition, reproduce="every"), sqlite_url(tmp_path))
     store = app.state.store
-    admin = store.create_admin_token()
+    admin = create_admin_token(store)
     ids = []
     for t in range(2):
-        team = store.add_team(f"team-{t}", "t@example.org")[0].id
+        team = add_team(store, f"team-{t}", "t@example.org")[0].id
         checkout_of(tmp_path, f"team-{t}")
-        ids += [store.submit(team, encode(variant(f"t{t}-{i}", 1 + i / 10))).submission_id
+        ids += [submit(store, team, encode(variant(f"t{t}-{i}", 1 + i / 10))).submission_id
                 for i in range(3)]
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
@@ -412,5 +401,5 @@ def test_jobs_as_ray_tasks(competition, tmp_path):
             os.environ["PYTHONPATH"] = old
     assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {
         sid: ("reproduced", 1) for sid in ids}
-    tails = {s.log_tail for s in store.own_submissions(store.list_teams()[-1].id)}
+    tails = {s.log_tail for s in own_submissions(store, list_teams(store)[-1].id)}
     assert len(tails) == 3 and not any(f"process {os.getpid()}" in t for t in tails)

@@ -17,8 +17,10 @@ pytest.importorskip("alembic")
 
 from evaluation.cli import main
 from evaluation.errors import ConfigError
-from evaluation.server import Store, create_app, load_competition, make_engine
-from tests.server.test_store import EXAMPLE, sqlite_url
+from evaluation.server.api import create_app
+from evaluation.server.core import load_competition
+from evaluation.server.db import Database, add_team, authenticate, list_teams, make_engine
+from tests.server._helpers import EXAMPLE, sqlite_url
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -30,7 +32,7 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 def teams(url: str) -> list[str]:
     engine = make_engine(url)
     try:
-        return [t.name for t in Store(engine).list_teams() if not t.is_baseline]
+        return [t.name for t in list_teams(Database(engine)) if not t.is_baseline]
     finally:
         engine.dispose()
 
@@ -73,17 +75,17 @@ def test_organizer_tokens_are_listed_and_revoked(tmp_path, capsys):
     lines = out.splitlines()[1:]
     assert [line.split()[:2] for line in lines] == [["1", "revoked"], ["2", "active"]]
     assert not any(t in out for t in tokens)
-    store = Store(make_engine(url))
-    assert store.authenticate(tokens[0]) is None and store.authenticate(tokens[1]).admin
+    store = Database(make_engine(url))
+    assert authenticate(store, tokens[0]) is None and authenticate(store, tokens[1]).admin
     code, _, err = run_cli(capsys, "admin", "--db", url, "token", "revoke", "99999999999")
     assert code == 2 and "no organizer token 99999999999" in err
 
 
 CRASH = """
 import os, signal, sys
-from evaluation.server import Store, make_engine
-store = Store(make_engine(sys.argv[1]))
-store.add_team("After the backup", "late@example.org")
+from evaluation.server.db import Database, add_team, make_engine
+store = Database(make_engine(sys.argv[1]))
+add_team(store, "After the backup", "late@example.org")
 os.kill(os.getpid(), signal.SIGKILL)  # the write-ahead log with that team stays
 """
 
@@ -122,7 +124,7 @@ def test_restore_after_a_crash_that_left_a_write_ahead_log(tmp_path, capsys):
     assert any(p.name.startswith("leaderboard.db.replaced-") for p in tmp_path.iterdir())
     # the server starts on it and the database keeps working
     app = create_app(load_competition(EXAMPLE), url)
-    app.state.store.add_team("After the restore", "r@e.org")
+    add_team(app.state.store, "After the restore", "r@e.org")
     app.state.store.engine.dispose()
     assert teams(url) == ["Before", "After the restore"]
     code, out, _ = run_cli(capsys, "admin", "--db", url, "db", "check")
@@ -143,7 +145,7 @@ def test_a_damaged_database_is_refused_at_start_with_what_to_do(tmp_path, capsys
     path = tmp_path / "leaderboard.db"
     app = create_app(load_competition(EXAMPLE), url)
     for i in range(40):
-        app.state.store.add_team(f"Team {i}", f"t{i}@e.org")
+        add_team(app.state.store, f"Team {i}", f"t{i}@e.org")
     app.state.store.engine.dispose()
     _damage(path)
     with pytest.raises(ConfigError, match="is damaged .*admin --db .* db restore BACKUP"):
@@ -160,8 +162,7 @@ def test_a_damaged_database_is_refused_at_start_with_what_to_do(tmp_path, capsys
 def test_the_schema_heads_are_alembics_and_is_current_reads_them(tmp_path):
     from alembic.script import ScriptDirectory
 
-    from evaluation.server import is_current, upgrade
-    from evaluation.server._db import MIGRATIONS_DIR, schema_heads
+    from evaluation.server.db import MIGRATIONS_DIR, is_current, schema_heads, upgrade
 
     assert schema_heads() == set(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads())
     engine = make_engine(sqlite_url(tmp_path))

@@ -7,11 +7,9 @@ a 4xx with ``{"status": "rejected", "reason": ...}``, never a 500 or a traceback
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import warnings
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -19,15 +17,17 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
 from sqlalchemy.exc import OperationalError  # noqa: E402
 
 from evaluation.challenge import aggregate  # noqa: E402
-from evaluation.server import MAX_BODY_BYTES, create_app, load_competition  # noqa: E402
-from tests.server._live_server import live_server  # noqa: E402
-from tests.server.test_store import (  # noqa: E402
+from evaluation.server.api import create_app  # noqa: E402
+from evaluation.server.core import MAX_BODY_BYTES  # noqa: E402
+from evaluation.server.db import add_team, create_admin_token, list_teams, revoke_team  # noqa: E402
+from tests.server._api import SUBMIT, Api, assert_rejected, httpx, serving  # noqa: E402
+from tests.server._helpers import (  # noqa: E402
     NOON,
     Clock,
     baseline_document,
@@ -36,6 +36,7 @@ from tests.server.test_store import (  # noqa: E402
     sqlite_url,
     variant,
 )
+from tests.server._live_server import live_server  # noqa: E402
 
 with warnings.catch_warnings():  # starlette suggests httpx2 for its test client; httpx works
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -44,47 +45,6 @@ with warnings.catch_warnings():  # starlette suggests httpx2 for its test client
 
 RECEIPT_KEYS = {"status", "submission_id", "phase", "phase1_score", "leaderboard_score",
                 "interval", "rank", "flagged", "message"}
-SUBMIT = "/api/v1/submissions"
-
-
-@pytest.fixture(scope="module")
-def competition():
-    from tests.server.test_store import EXAMPLE
-    return load_competition(EXAMPLE)
-
-
-@dataclass
-class Api:
-    """A client of the app (in process or live), its store and its clock."""
-
-    client: httpx.Client
-    store: object
-    clock: Clock
-    live: bool
-
-    def team(self, name: str) -> str:
-        """Add a team; returns its token."""
-        return self.store.add_team(name, "team@example.org")[1]
-
-    def post(self, body, token: str | None = None, **headers):
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        return self.client.post(SUBMIT, content=body, headers=headers)
-
-    def get(self, path: str, token: str | None = None, **params):
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return self.client.get(path, headers=headers, params=params)
-
-
-@contextlib.contextmanager
-def serving(app, live: bool):
-    """An httpx client of ``app``: in process (TestClient) or through a live uvicorn."""
-    if live:
-        with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
-            yield client
-    else:
-        with TestClient(app, raise_server_exceptions=False) as client:
-            yield client
 
 
 @pytest.fixture(params=["testclient", "live"])
@@ -94,14 +54,6 @@ def api(request, tmp_path, competition):
     live = request.param == "live"
     with serving(app, live) as client:
         yield Api(client, app.state.store, clock, live)
-
-
-def assert_rejected(response, status: int) -> dict:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["status"] == "rejected" and isinstance(body["reason"], str) and body["reason"]
-    assert "Traceback" not in response.text
-    return body
 
 
 # ---------------------------------------------------------------------------- submissions
@@ -162,7 +114,7 @@ def test_idempotency_key_other_than_the_run_id_is_refused(api):
 
 
 def test_admin_token_cannot_submit(api):
-    admin = api.store.create_admin_token()
+    admin = create_admin_token(api.store)
     assert "organizer" in assert_rejected(api.post(encode(variant("A-1")), admin),
                                           403)["reason"]
 
@@ -173,7 +125,7 @@ def test_admin_token_cannot_submit(api):
 def test_every_bad_token_gets_the_same_401(api):
     token = api.team("Holders")
     revoked = api.team("Revoked")
-    api.store.revoke_team("Revoked")
+    revoke_team(api.store, "Revoked")
     body = encode(variant("Auth-1"))
     variants = [
         {}, {"Authorization": "Basic dXNlcjpwYXNz"}, {"Authorization": "Bearer"},
@@ -237,7 +189,7 @@ def test_a_lying_content_length_does_not_lift_the_limit(tmp_path, competition):
     # only in process: an HTTP server reads as many bytes as Content-Length says, so over a
     # socket a lie makes the rest of the body a malformed next request
     app = create_app(competition, sqlite_url(tmp_path), clock=Clock())
-    token = app.state.store.add_team("Liars", "l@example.org")[1]
+    token = add_team(app.state.store, "Liars", "l@example.org")[1]
     with TestClient(app, raise_server_exceptions=False) as client:
         big = b" " * (MAX_BODY_BYTES + 10)
         request = client.build_request("POST", SUBMIT, content=big,
@@ -313,7 +265,7 @@ def test_hostile_bodies_are_refused_cleanly(api):
         answer = assert_rejected(response, status)
         assert len(answer["reason"]) < 2000, name
     # none of them was stored, and the server still works
-    assert api.store.list_teams()[-1].submissions == 0
+    assert list_teams(api.store)[-1].submissions == 0
     assert api.get("/healthz").json() == {"status": "ok"}
 
 
@@ -362,7 +314,7 @@ def test_closed_phase_answers_403_naming_the_times(api):
 
 def test_leaderboard_phases_hidden_scores_and_admin(api):
     token = api.team("Finalists")
-    admin = api.store.create_admin_token()
+    admin = create_admin_token(api.store)
     public = api.get("/api/v1/leaderboard").json()
     assert public["phase"] == "public" and public["phases"] == ["public", "final"]
     assert [r["team"] for r in public["rows"]] == ["Popularity", "Random"]
@@ -398,7 +350,7 @@ def test_a_submission_is_visible_to_its_team_and_organizers_only(api):
     missing = assert_rejected(api.get(f"{SUBMIT}/999999", mine), 404)
     # the same answer for another team's submission and a missing one
     assert hidden["reason"].replace(str(other), "N") == missing["reason"].replace("999999", "N")
-    admin = api.store.create_admin_token()
+    admin = create_admin_token(api.store)
     assert api.get(f"{SUBMIT}/{other}", admin).json()["team"] == "Theirs"
     assert api.get(f"{SUBMIT}/1", admin).json()["is_baseline"] is True
     body = assert_rejected(api.get(f"{SUBMIT}/abc", mine), 422)
@@ -429,7 +381,8 @@ def test_database_trouble_is_503_and_bugs_are_500_without_traceback(tmp_path, co
         raise RuntimeError("secret internal detail")
 
     monkeypatch.setattr(store, "ping", locked)
-    monkeypatch.setattr(store, "board", broken)
+    # what the app's board cache calls to make a board
+    monkeypatch.setattr("evaluation.server.api._board_cache.board_with_standings", broken)
     with TestClient(app, raise_server_exceptions=False) as client:
         busy = client.get("/healthz")
         assert busy.status_code == 503 and busy.headers["Retry-After"] == "2"
@@ -437,14 +390,6 @@ def test_database_trouble_is_503_and_bugs_are_500_without_traceback(tmp_path, co
         failed = client.get("/api/v1/leaderboard")
         assert failed.status_code == 500 and failed.json()["status"] == "error"
         assert "secret internal detail" not in failed.text and "Traceback" not in failed.text
-
-
-def test_page_answers_503_when_the_page_module_is_missing(tmp_path, competition, monkeypatch):
-    import sys
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock())
-    monkeypatch.setitem(sys.modules, "evaluation.server._page", None)  # import fails
-    with TestClient(app, raise_server_exceptions=False) as client:
-        assert assert_rejected(client.get("/"), 503)["reason"] == "page not available"
 
 
 # ---------------------------------------------------------------------------- concurrency
@@ -481,16 +426,16 @@ def _post_together(base: str, bodies: list[bytes], token: str) -> list:
 
 def test_live_daily_limit_and_idempotency_are_exact_under_concurrency(live_api):
     base, store = live_api
-    _, token = store.add_team("Crowd", "c@example.org")
+    _, token = add_team(store, "Crowd", "c@example.org")
     answers = _post_together(base, [encode(variant(f"C-{i}", 1 + i / 100)) for i in range(20)],
                              token)
     codes = sorted(a.status_code for a in answers)
     assert codes == [201] * 5 + [429] * 15, codes
     assert all(a.headers.get("Retry-After") == str(12 * 3600) for a in answers
                if a.status_code == 429)
-    assert store.list_teams()[-1].submissions == 5
-    _, token = store.add_team("Echo", "e@example.org")
+    assert list_teams(store)[-1].submissions == 5
+    _, token = add_team(store, "Echo", "e@example.org")
     answers = _post_together(base, [encode(variant("E-1"))] * 20, token)
     assert sorted(a.status_code for a in answers) == [200] * 19 + [201]
     assert len({a.json()["submission_id"] for a in answers}) == 1
-    assert store.list_teams()[-1].submissions == 1
+    assert list_teams(store)[-1].submissions == 1

@@ -14,9 +14,10 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
-from evaluation.server import create_app, load_competition
-from tests.server.test_api import Api, serving
-from tests.server.test_store import EXAMPLE, Clock, encode, sqlite_url, variant
+from evaluation.server.api import create_app
+from evaluation.server.core import load_competition
+from tests.server._api import Api, serving
+from tests.server._helpers import EXAMPLE, Clock, encode, sqlite_url, variant
 
 NAMES = ("=HYPERLINK(\"http://x\",\"y\")", "+cmd", "-2+3", "@SUM(A1)", "Plain")
 

@@ -23,17 +23,11 @@ pytest.importorskip("httpx")
 
 import sqlalchemy as sa
 
-from evaluation.server import SubmissionRow, TeamRow, create_app
-from tests.server.test_store import (
-    NOON,
-    Clock,
-    competition,  # noqa: F401  (a fixture)
-    db_url,  # noqa: F401  (a fixture)
-    encode,
-    open_store,
-    sqlite_url,
-    variant,
-)
+from evaluation.server.api import create_app
+from evaluation.server.db import SubmissionRow, TeamRow, add_team, authenticate, reveal_phase
+from evaluation.server.standings import board_with_standings
+from evaluation.server.store import phase_board, submit
+from tests.server._helpers import NOON, Clock, encode, open_store, sqlite_url, variant
 
 with warnings.catch_warnings():  # starlette suggests httpx2 for its test client; httpx works
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -43,9 +37,9 @@ with warnings.catch_warnings():  # starlette suggests httpx2 for its test client
 def _seed(store, teams: int, submissions: int, seed: int) -> None:
     """``teams`` teams and ``submissions`` copies of one scored upload, with scores, phase-1
     scores and times drawn from a few values each, so that every tie-break is reached."""
-    ids = [store.authenticate(store.add_team(f"Team {i:02d}", "t@example.org")[1]).team_id
+    ids = [authenticate(store, add_team(store, f"Team {i:02d}", "t@example.org")[1]).team_id
            for i in range(teams)]
-    first = store.submit(ids[0], encode(variant("seed-0")))
+    first = submit(store, ids[0], encode(variant("seed-0")))
     with store.engine.connect() as conn:
         row = dict(conn.execute(sa.select(SubmissionRow.__table__).where(
             SubmissionRow.id == first.submission_id)).mappings().one())
@@ -79,10 +73,10 @@ def _reference(store, phase: str) -> list[tuple[str, int, int, object]]:
             for name in order]
 
 
-def test_board_rows_are_each_teams_best_by_the_rule_with_ties(db_url, competition):  # noqa: F811
+def test_board_rows_are_each_teams_best_by_the_rule_with_ties(db_url, competition):
     store = open_store(db_url, competition)
     _seed(store, teams=12, submissions=300, seed=7)
-    board = store.board("public")
+    board = phase_board(store, "public")
     got = [(r.team, r.submission_id, r.submissions, r.last_submitted) for r in board.rows]
     assert got == _reference(store, "public")
     ranks = [r.rank for r in board.rows if not r.is_baseline]
@@ -91,15 +85,15 @@ def test_board_rows_are_each_teams_best_by_the_rule_with_ties(db_url, competitio
     scores = [r.leaderboard_score for r in board.rows if not r.is_baseline]
     assert len(set(scores)) < len(scores)
     # an organizer's board of the hidden phase takes the same path
-    assert [r.submission_id for r in store.board("public", admin=True).rows] == \
+    assert [r.submission_id for r in phase_board(store, "public", admin=True).rows] == \
         [r.submission_id for r in board.rows]
     store.engine.dispose()
 
 
-def test_the_board_reads_its_index_not_the_submissions_bodies(tmp_path, competition):  # noqa: F811
+def test_the_board_reads_its_index_not_the_submissions_bodies(tmp_path, competition):
     from sqlalchemy.dialects import sqlite
 
-    from evaluation.server._store_board import _public_query
+    from evaluation.server.store._board import _public_query
 
     store = open_store(sqlite_url(tmp_path), competition)
     sql = str(_public_query("public").compile(dialect=sqlite.dialect(),
@@ -114,7 +108,7 @@ def test_the_board_reads_its_index_not_the_submissions_bodies(tmp_path, competit
 
 
 @pytest.fixture
-def served(tmp_path, competition):  # noqa: F811
+def served(tmp_path, competition):
     """An app on an SQLite file, its test client, and a second store on the same file (with
     an engine of its own, as another server process or an ``admin`` command has)."""
     url = sqlite_url(tmp_path)
@@ -138,20 +132,20 @@ def _bodies(client) -> dict[str, bytes]:
 def test_boards_are_answered_again_until_any_process_writes(served, monkeypatch):
     client, store, other, _ = served
     made = []
-    board = type(store).board
 
-    def counting(self, *args, **kwargs):
+    def counting(db, *args, **kwargs):
         made.append(args)
-        return board(self, *args, **kwargs)
+        return board_with_standings(db, *args, **kwargs)
 
-    monkeypatch.setattr(type(store), "board", counting)
+    # what the app's board cache calls to make a board
+    monkeypatch.setattr("evaluation.server.api._board_cache.board_with_standings", counting)
     first = _bodies(client)
     assert len(made) == 3  # page, JSON, CSV (the two CSV routes share one)
     assert _bodies(client) == first and len(made) == 3
     # an upload through another engine: every board is made again and shows it
-    _, token = other.add_team("Newcomer", "n@example.org")
+    _, token = add_team(other, "Newcomer", "n@example.org")
     assert b"Newcomer" not in first["/api/v1/leaderboard"]  # a team without a submission
-    other.submit(other.authenticate(token).team_id, encode(variant("new-1")))
+    submit(other, authenticate(other, token).team_id, encode(variant("new-1")))
     second = _bodies(client)
     assert all(b"Newcomer" in body for body in second.values())
     assert len(made) == 6
@@ -159,9 +153,9 @@ def test_boards_are_answered_again_until_any_process_writes(served, monkeypatch)
 
 def test_a_write_from_an_outside_tool_changes_the_board_at_once(served):
     client, _, other, path = served
-    _, token = other.add_team("Outsider", "o@example.org")
-    sid = other.submit(other.authenticate(token).team_id,
-                       encode(variant("out-1"))).submission_id
+    _, token = add_team(other, "Outsider", "o@example.org")
+    sid = submit(other, authenticate(other, token).team_id,
+                 encode(variant("out-1"))).submission_id
     before = client.get("/api/v1/leaderboard").json()
     row = next(r for r in before["rows"] if r["team"] == "Outsider")
     assert row["reproduction"] == "pending"
@@ -171,7 +165,7 @@ def test_a_write_from_an_outside_tool_changes_the_board_at_once(served):
     assert next(r for r in after["rows"] if r["team"] == "Outsider")["reproduction"] == \
         "reproduced"
     # a reveal and a renamed team, too
-    other.reveal_phase("public")
+    reveal_phase(other, "public")
     assert client.get("/api/v1/leaderboard").json()["revealed"] is True
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE teams SET name = 'Renamed' WHERE name = 'Outsider'")
@@ -179,15 +173,15 @@ def test_a_write_from_an_outside_tool_changes_the_board_at_once(served):
 
 
 def test_without_the_triggers_every_board_is_made_afresh(served):
-    from evaluation.server._store_changes import board_version
+    from evaluation.server.db import board_version
 
     client, store, other, path = served
     assert board_version(store) is not None
     with sqlite3.connect(path) as conn:  # a later migration that rebuilt the table drops them
         conn.execute("DROP TRIGGER board_change_submissions_update")
     assert board_version(store) is None
-    _, token = other.add_team("Late", "l@example.org")
-    sid = other.submit(other.authenticate(token).team_id, encode(variant("late-1"))).submission_id
+    _, token = add_team(other, "Late", "l@example.org")
+    sid = submit(other, authenticate(other, token).team_id, encode(variant("late-1"))).submission_id
     client.get("/api/v1/leaderboard")
     with sqlite3.connect(path) as conn:  # raises no version now
         conn.execute("UPDATE submissions SET flagged = 1 WHERE id = ?", (sid,))
@@ -206,13 +200,13 @@ def test_the_clock_picks_the_phase_of_a_board_answered_again(served):
 
 
 def test_an_answer_kept_longer_than_its_age_is_made_again(served, monkeypatch):
-    from evaluation.server._board_cache import BoardCache
+    from evaluation.server.api import BoardCache
 
     _, store, _, _ = served
     made = []
     cache = BoardCache(store, max_age=5.0)
     clock = [100.0]
-    monkeypatch.setattr("evaluation.server._board_cache.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("evaluation.server.api._board_cache.time.monotonic", lambda: clock[0])
 
     def render(board):
         made.append(board.generated_at)
@@ -232,18 +226,19 @@ def test_the_benchmarks_seed_fills_the_board_it_says(tmp_path):
 
     from benchmarks._board_load import seed
     from benchmarks._uploads import competition_copy
-    from evaluation.server import Store, load_competition, make_engine
+    from evaluation.server.core import load_competition
+    from evaluation.server.db import Database, make_engine
 
     path = competition_copy(tmp_path, daily_limit=10**6, open_at=datetime.now(timezone.utc))
     url = sqlite_url(tmp_path)
     tokens = seed(url, path, teams=20, submissions=100)
     assert len(tokens) == 20 and len(set(tokens.values())) == 20
-    store = Store(make_engine(url), load_competition(path))
-    rows = store.board().rows
+    store = Database(make_engine(url), load_competition(path))
+    rows = phase_board(store).rows
     teams = [r for r in rows if not r.is_baseline]
     assert len(teams) == 20 and sum(r.submissions for r in teams) == 100
     assert len({r.leaderboard_score for r in teams}) == 20  # scores spread: a best to find
-    assert store.authenticate(tokens["Seed team 007"]).team_id is not None
+    assert authenticate(store, tokens["Seed team 007"]).team_id is not None
     store.engine.dispose()
 
 
@@ -252,14 +247,15 @@ def test_the_benchmarks_seed_gives_the_best_submissions_per_user_values(tmp_path
 
     from benchmarks._board_load import seed
     from benchmarks._uploads import competition_copy
-    from evaluation.server import Store, load_competition, make_engine
-    from evaluation.server._store_standings import StoreValues, with_standings
+    from evaluation.server.core import load_competition
+    from evaluation.server.db import Database, make_engine
+    from evaluation.server.standings import StoreValues, with_standings
 
     path = competition_copy(tmp_path, daily_limit=10**6, open_at=datetime.now(timezone.utc))
     url = sqlite_url(tmp_path)
     seed(url, path, teams=6, submissions=30, values_users=200)
-    store = Store(make_engine(url), load_competition(path))
-    board = with_standings(store, store.board(), StoreValues(store))
+    store = Database(make_engine(url), load_competition(path))
+    board = with_standings(store, phase_board(store), StoreValues(store))
     teams = [r for r in board.rows if not r.is_baseline]
     assert board.standings is not None and board.standings.compared == 6
     assert all(r.standing.tier is not None and r.standing.values == "self-reported"

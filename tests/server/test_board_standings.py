@@ -4,7 +4,7 @@ out (with the reason) the rows they cannot compare, compute each submission's re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("sqlalchemy")
 
 from evaluation.challenge import paired_resamples, team_replicates
-from evaluation.server import BoardSettings, FoldCost, UserValues
-from evaluation.server._board_csv import STANDING_COLUMNS, board_csv
-from evaluation.server._store_standings import (
+from evaluation.server.db import add_team
+from evaluation.server.page import STANDING_COLUMNS, board_csv
+from evaluation.server.standings import (
     BASELINE,
     NO_VALUES,
     OTHER_USERS,
@@ -23,62 +23,27 @@ from evaluation.server._store_standings import (
     team_standing,
     with_standings,
 )
+from evaluation.server.store import phase_board, submit
 from evaluation.standings import read_board
-from tests.challenge.test_paired_board import fold_users
-from tests.server.test_store import Clock, encode, open_store, sqlite_url, variant
-
-SIZES = (60, 70)
-
-
-@dataclass
-class FakeSource:
-    """Per-user values by submission id; counts what it was asked."""
-
-    by_id: dict[int, UserValues] = field(default_factory=dict)
-    asked: list[list[int]] = field(default_factory=list)
-    listed: int = 0
-
-    def versions(self, phase, ids, private):
-        self.listed += 1
-        return {i: self.by_id[i].trusted for i in ids if i in self.by_id}
-
-    def values(self, phase, ids, private):
-        self.asked.append(sorted(ids))
-        return {i: self.by_id[i] for i in ids if i in self.by_id}
-
-
-def synthetic(rng, skill: float, trusted: bool = False, sizes=SIZES,
-              hashes=("a", "b")) -> UserValues:
-    codes = np.random.default_rng(5)  # the users' groups: the same for every team
-    shared = [{t: codes.integers(-2, 3, n).astype(np.int32) for t in
-               ("MRED_COUNTRY", "MRED_USER_ACTIVITY", "MRED_TRACK_POPULARITY",
-                "MRED_ARTIST_POPULARITY", "MRED_GENDER")} for n in sizes]
-    folds = [fold_users(rng, n, skill, c) for n, c in zip(sizes, shared)]
-    costs = [FoldCost(10.0 + i, 2.0, 512.0) for i in range(len(sizes))]
-    return UserValues(folds=folds, user_hashes=list(hashes), trusted=trusted,
-                      labels=[{} for _ in folds], costs=costs, costs_trusted=trusted)
+from tests.server._helpers import (
+    SIZES,
+    Clock,
+    FakeSource,
+    encode,
+    open_store,
+    sqlite_url,
+    standings_competition,
+    submit_teams,
+    synthetic,
+    variant,
+)
 
 
 @pytest.fixture
 def store(tmp_path):
-    store = open_store(sqlite_url(tmp_path), _competition(), Clock())
+    store = open_store(sqlite_url(tmp_path), standings_competition(), Clock())
     yield store
     store.engine.dispose()
-
-
-def _competition():
-    from evaluation.server import load_competition
-    from tests.server.test_store import EXAMPLE
-    competition = load_competition(EXAMPLE)
-    return replace(competition, board=BoardSettings(n_boot=200, seed=3, min_difference=0.0))
-
-
-def submit_teams(store, names_scales):
-    ids = {}
-    for name, scale in names_scales:
-        team, _ = store.add_team(name, f"{len(ids)}@example.org")
-        ids[name] = store.submit(team.id, encode(variant(f"run-{len(ids)}", scale))).submission_id
-    return ids
 
 
 def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_compare(
@@ -90,9 +55,9 @@ def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_co
                          ids["Gamma"]: synthetic(rng, 0.4),
                          ids["Delta"]: synthetic(rng, 0.1),
                          ids["Elsewhere"]: synthetic(rng, 0.5, hashes=("x", "y"))})
-    board = with_standings(store, store.board(), source)
+    board = with_standings(store, phase_board(store), source)
     by_team = {row.team: row for row in board.rows}
-    assert [r.team for r in board.rows] == [r.team for r in store.board().rows]  # same order
+    assert [r.team for r in board.rows] == [r.team for r in phase_board(store).rows]  # same order
     assert board.standings is not None and board.standings.compared == 4
     assert board.standings.groups == ("accuracy", "fairness", "behavioural")
     assert by_team["Old client"].standing.left_out == NO_VALUES
@@ -133,22 +98,22 @@ def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_co
 def test_an_upload_computes_only_the_new_teams_replicates(store, rng):
     ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2)])
     source = FakeSource({ids["Alpha"]: synthetic(rng, 0.6), ids["Beta"]: synthetic(rng, 0.4)})
-    first = with_standings(store, store.board(), source)
+    first = with_standings(store, phase_board(store), source)
     assert sorted(sum(source.asked, [])) == sorted(ids.values())
     asked = list(source.asked)
-    again = with_standings(store, store.board(), source)
+    again = with_standings(store, phase_board(store), source)
     assert source.asked == asked  # nothing read again
     assert again.standings == first.standings
-    team, _ = store.add_team("Gamma", "g@example.org")
-    new = store.submit(team.id, encode(variant("run-gamma", 1.25))).submission_id
+    team, _ = add_team(store, "Gamma", "g@example.org")
+    new = submit(store, team.id, encode(variant("run-gamma", 1.25))).submission_id
     source.by_id[new] = synthetic(rng, 0.5)
-    board = with_standings(store, store.board(), source)
+    board = with_standings(store, phase_board(store), source)
     assert source.asked[-1] == [new]
     assert board.standings.compared == 3
     assert len(cache_of(store).resamples) == 1  # drawn once
     # a reproduction's trusted values replace the upload's: that team is computed again
     source.by_id[ids["Beta"]] = replace(source.by_id[ids["Beta"]], trusted=True)
-    board = with_standings(store, store.board(), source)
+    board = with_standings(store, phase_board(store), source)
     assert source.asked[-1] == [ids["Beta"]]
     assert {r.team: r.standing.values for r in board.rows if not r.is_baseline}["Beta"] == \
         "trusted"
@@ -158,7 +123,7 @@ def test_a_hidden_board_computes_and_shows_nothing(store, rng):
     store.clock.now = datetime(2028, 1, 5, tzinfo=timezone.utc)  # the hidden final phase
     ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2)])
     source = FakeSource({i: synthetic(rng, 0.5) for i in ids.values()})
-    hidden = store.board("final")
+    hidden = phase_board(store, "final")
     assert with_standings(store, hidden, source) == hidden
     assert source.listed == 0 and source.asked == []
     page = team_standing(store, hidden, "Alpha", source)
@@ -166,7 +131,7 @@ def test_a_hidden_board_computes_and_shows_nothing(store, rng):
     assert page.row.leaderboard_score is None
     assert source.listed == 0
     # an organizer's view of the same board has scores: the statistics are computed
-    shown = with_standings(store, store.board("final", admin=True), source)
+    shown = with_standings(store, phase_board(store, "final", admin=True), source)
     assert shown.standings is not None and shown.standings.compared == 2
 
 
@@ -174,9 +139,9 @@ def test_a_teams_page_has_its_win_probabilities_and_place_on_the_front(store, rn
     ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2), ("Gamma", 1.1)])
     source = FakeSource({ids["Alpha"]: synthetic(rng, 0.7), ids["Beta"]: synthetic(rng, 0.4),
                          ids["Gamma"]: synthetic(rng, 0.1)})
-    page = team_standing(store, store.board(), "Beta", source)
+    page = team_standing(store, phase_board(store), "Beta", source)
     assert [o.team for o in page.opponents] == ["Alpha", "Gamma"]
-    board = with_standings(store, store.board(), source)
+    board = with_standings(store, phase_board(store), source)
     reading = cache_of(store).readings[("public", False)][1]
     i = reading.teams.index("Beta")
     for o in page.opponents:
@@ -186,7 +151,7 @@ def test_a_teams_page_has_its_win_probabilities_and_place_on_the_front(store, rn
     assert page.groups == board.standings.groups
     assert {m.team: m.pareto for m in page.teams} == {
         r.team: r.standing.pareto for r in board.rows if not r.is_baseline}
-    assert team_standing(store, store.board(), "Nobody", source) is None
+    assert team_standing(store, phase_board(store), "Nobody", source) is None
 
 
 def test_a_revealed_board_compares_the_private_scores_with_the_private_values(store, rng):
@@ -196,7 +161,7 @@ def test_a_revealed_board_compares_the_private_scores_with_the_private_values(st
     values = source.values
     source.values = lambda phase, batch, private: calls.append(private) or values(
         phase, batch, private)
-    public = store.board()
+    public = phase_board(store)
     # the private ranking (as a reveal orders it): Gamma, then Alpha; Beta has no private score
     private = {"Gamma": 0.9, "Alpha": 0.4}
     rows = sorted(public.rows, key=lambda r: (r.team not in private, -private.get(r.team, 0)))

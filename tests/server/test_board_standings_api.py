@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import replace
 
 import pytest
 
@@ -15,42 +14,18 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 
-from evaluation.server import BoardSettings, create_app, load_competition
-from tests.server._user_values import synthetic_fold, with_user_values
-from tests.server.test_api import Api, serving
-from tests.server.test_page import IMG_NAME, SCRIPT_NAME, parse
-from tests.server.test_store import EXAMPLE, Clock, encode, sqlite_url, variant
-
-N_USERS = 300
-
-
-def team_folds(seed: int, hit_rate: float) -> list:
-    """Four folds of one team on the board's users: the users' slice groups are the board's,
-    the team's hits its own."""
-    out = []
-    for f in range(4):
-        users = synthetic_fold(1000 + f, N_USERS)  # the users: their groups
-        own = synthetic_fold(seed * 10 + f, N_USERS, hit_rate=hit_rate)
-        out.append(replace(own, scores=replace(own.scores, slices=users.scores.slices)))
-    return out
-
-
-def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = True) -> int:
-    doc = variant(f"run-{seed}")
-    if values:
-        doc = with_user_values(doc, team_folds(seed, hit_rate))
-    reply = api.post(encode(doc), api.team(name))
-    assert reply.status_code == 201, reply.text
-    return reply.json()["submission_id"]
-
-
-def make_api(tmp_path, clock=None, standings_wait: float = 30.0):
-    """The app on a fresh database; its board requests wait for their statistics (computed in
-    the background) up to ``standings_wait`` seconds: the tiny boards here are read at once."""
-    competition = replace(load_competition(EXAMPLE), board=BoardSettings(n_boot=200, seed=1))
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock or Clock(),
-                     standings_wait=standings_wait)
-    return app, competition
+from tests.server._api import (  # noqa: F401
+    IMG_NAME,
+    N_USERS,
+    SCRIPT_NAME,
+    Api,
+    hidden_answers,
+    make_api,
+    parse,
+    serving,
+    team_folds,
+    upload,
+)
 
 
 @pytest.fixture
@@ -118,27 +93,9 @@ def test_a_teams_page_and_json_show_its_win_probabilities(api):
     assert api.get("/api/v1/leaderboard/team", name="Nobody").status_code == 404
 
 
-def _hidden_answers(tmp_path, hit_rates) -> dict[str, str]:
-    """Every answer about the hidden final phase, with the teams' uploads scoring by
-    ``hit_rates``."""
-    clock = Clock()
-    clock.now = clock.now.replace(year=2028, month=1, day=5)
-    tmp_path.mkdir()
-    app, _ = make_api(tmp_path, clock)
-    with serving(app, False) as client:
-        api = Api(client, app.state.store, clock, False)
-        for i, rate in enumerate(hit_rates):
-            upload(api, f"Team {i}", i + 1, rate)
-        paths = [("/api/v1/leaderboard", {"phase": "final"}),
-                 ("/leaderboard.csv", {"phase": "final"}), ("/", {"phase": "final"}),
-                 ("/api/v1/leaderboard/team", {"phase": "final", "name": "Team 0"}),
-                 ("/team", {"phase": "final", "name": "Team 0"})]
-        return {path: api.get(path, **params).text for path, params in paths}
-
-
 def test_a_hidden_phase_reveals_none_of_it_and_does_not_depend_on_its_scores(tmp_path):
-    first = _hidden_answers(tmp_path / "a", (0.6, 0.3, 0.1))
-    second = _hidden_answers(tmp_path / "b", (0.1, 0.3, 0.6))
+    first = hidden_answers(tmp_path / "a", (0.6, 0.3, 0.1))
+    second = hidden_answers(tmp_path / "b", (0.1, 0.3, 0.6))
     assert first == second
     assert '"standings":null' in first["/api/v1/leaderboard"].replace(" ", "")
     assert "Tier 1" not in first["/"] and 'class="tier-band"' not in first["/"]

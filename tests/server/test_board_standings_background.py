@@ -23,20 +23,24 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 
-from evaluation.server import _standings_worker, _store_standings
-from evaluation.server._standings_now import board_now
-from evaluation.server._store_standings import StoreValues, with_standings
-from tests.server._user_values import with_user_values
-from tests.server.test_api import Api, serving
-from tests.server.test_board_standings import (
+from evaluation.server.db import add_team, list_teams
+from evaluation.server.standings import StoreValues, board_now, with_standings
+from evaluation.server.standings import _reading as _store_standings
+from evaluation.server.standings import _worker as _standings_worker
+from evaluation.server.store import phase_board, submit
+from tests.server._api import Api, hidden_answers, make_api, parse, serving, team_folds
+from tests.server._helpers import (
+    Clock,
     FakeSource,
-    _competition,
+    encode,
+    open_store,
+    sqlite_url,
+    standings_competition,
     submit_teams,
     synthetic,
+    variant,
 )
-from tests.server.test_board_standings_api import _hidden_answers, make_api, team_folds
-from tests.server.test_page import parse
-from tests.server.test_store import Clock, encode, open_store, sqlite_url, variant
+from tests.server._user_values import with_user_values
 
 #: The bound a request waits for its statistics here (the default's order).
 SHORT = 0.05
@@ -144,7 +148,7 @@ def test_a_request_during_a_computation_shows_the_previous_reading_marked_updati
     assert not rows_after["Gamma"]["standing"]["being_computed"]
     # the same as computed in the request itself (the engine's own path)
     made = api.store
-    reference = with_standings(made, made.board(), StoreValues(made))
+    reference = with_standings(made, phase_board(made), StoreValues(made))
     assert after["compared"] == reference.standings.compared
     for row in reference.rows:
         got = rows_after[row.team]["standing"]
@@ -189,7 +193,7 @@ def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
 
 @pytest.fixture
 def store(tmp_path):
-    made = open_store(sqlite_url(tmp_path), _competition(), Clock())
+    made = open_store(sqlite_url(tmp_path), standings_competition(), Clock())
     yield made
     made.engine.dispose()
 
@@ -203,20 +207,20 @@ def test_no_row_shows_a_tier_of_another_submission_or_other_values(store, rng, m
     ids = submit_teams(store, [("Alpha", 1.1), ("Beta", 1.2), ("Gamma", 1.05)])
     source = FakeSource({ids["Alpha"]: synthetic(rng, 0.2), ids["Beta"]: synthetic(rng, 0.5),
                          ids["Gamma"]: synthetic(rng, 0.4)})
-    first = board_now(store, store.board(), source, 30.0)
+    first = board_now(store, phase_board(store), source, 30.0)
     assert first.standings is not None and not first.standings.updating
     old = {r.team: (r.submission_id, r.standing) for r in first.rows}
     # a second board: Alpha's better submission, Gamma's values replaced (a reproduction's),
     # a new team; Beta unchanged
-    team, _ = store.add_team("Delta", "d@example.org")
-    delta = store.submit(team.id, encode(variant("run-delta", 1.15))).submission_id
-    alpha = store.submit(_team_id(store, "Alpha"),
+    team, _ = add_team(store, "Delta", "d@example.org")
+    delta = submit(store, team.id, encode(variant("run-delta", 1.15))).submission_id
+    alpha = submit(store, _team_id(store, "Alpha"),
                          encode(variant("run-alpha-2", 1.3))).submission_id
     source.by_id[alpha] = synthetic(rng, 0.9)
     source.by_id[delta] = synthetic(rng, 0.3)
     source.by_id[ids["Gamma"]] = replace(source.by_id[ids["Gamma"]], trusted=True)
     Gate(monkeypatch)  # never opened here: the second reading is never computed
-    board = board_now(store, store.board(), source, SHORT)
+    board = board_now(store, phase_board(store), source, SHORT)
     assert board.standings.updating and board.standings.as_of == first.generated_at
     by_team = {r.team: r for r in board.rows}
     assert by_team["Alpha"].submission_id == alpha != old["Alpha"][0]
@@ -236,7 +240,7 @@ def test_no_row_shows_a_tier_of_another_submission_or_other_values(store, rng, m
 
 
 def _team_id(where, name: str) -> int:
-    return next(t.id for t in where.list_teams() if t.name == name)
+    return next(t.id for t in list_teams(where) if t.name == name)
 
 
 def test_a_failed_computation_is_logged_and_shown(api, monkeypatch, caplog):
@@ -264,7 +268,7 @@ def test_a_hidden_board_asks_the_thread_for_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(_standings_worker.StandingsWorker, "latest",
                         lambda self, target, wait: asked.append(target) or latest(
                             self, target, wait))
-    answers = _hidden_answers(tmp_path / "a", (0.6, 0.3))
+    answers = hidden_answers(tmp_path / "a", (0.6, 0.3))
     assert gate.calls == 0 and asked == []  # nothing asked of the thread, nothing computed
     assert "being computed" not in answers["/"]
     assert '"updating"' not in answers["/api/v1/leaderboard"]  # no statistics at all
@@ -289,10 +293,10 @@ def test_the_thread_ends_with_its_app_and_with_its_store(tmp_path):
     assert not thread.is_alive()  # stopped at the app's shutdown
 
     (tmp_path / "store").mkdir()
-    gone = open_store(sqlite_url(tmp_path / "store"), _competition(), Clock())
+    gone = open_store(sqlite_url(tmp_path / "store"), standings_competition(), Clock())
     ids = submit_teams(gone, [("Alpha", 1.3)])
     source = FakeSource({ids["Alpha"]: synthetic(np.random.default_rng(1), 0.5)})
-    board_now(gone, gone.board(), source, 30.0)
+    board_now(gone, phase_board(gone), source, 30.0)
     threads = set(_statistics_threads()) - before
     assert len(threads) == 1
     gone.engine.dispose()

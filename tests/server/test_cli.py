@@ -23,24 +23,16 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 pytest.importorskip("uvicorn")
 
-from evaluation.cli import main
-from evaluation.server import Store, make_engine
-from tests.server.test_store import BASELINES, EXAMPLE, sqlite_url
+from evaluation.server.db import Database, authenticate, list_teams, make_engine
+from tests.server._helpers import BASELINES, EXAMPLE, run_cli, sqlite_url
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_MODULES = ("fastapi", "starlette", "sqlalchemy", "alembic", "uvicorn", "jinja2",
                   "psycopg", "evaluation.server")
 
 
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run ``python -m evaluation ARGV`` in process; returns (exit status, stdout, stderr)."""
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def store_of(url: str) -> Store:
-    return Store(make_engine(url))
+def store_of(url: str) -> Database:
+    return Database(make_engine(url))
 
 
 # ---------------------------------------------------------------------------- help
@@ -76,7 +68,7 @@ def test_team_add_prints_the_token_once_and_it_works(tmp_path, capsys):
     token = re.search(r"^token: (\S+)$", out, re.M).group(1)
     assert len(token) == 43 and out.count(token) == 1
     assert "shown only now" in out
-    caller = store_of(url).authenticate(token)
+    caller = authenticate(store_of(url), token)
     assert caller is not None and caller.team == "Équipe 東京 🚀"
     code, out, err = run_cli(capsys, "admin", "--db", url, "team", "list")
     assert code == 0 and "Équipe 東京 🚀 <team@example.org>" in out and "active" in out
@@ -97,7 +89,7 @@ def test_duplicate_and_bad_names_exit_2(tmp_path, capsys):
     code, _, err = run_cli(capsys, "admin", "--db", url, "team", "add", "Beta", "--email",
                            "not-an-email")
     assert code == 2 and "not an address" in err
-    assert [t.name for t in store_of(url).list_teams()] == ["Alpha"]
+    assert [t.name for t in list_teams(store_of(url))] == ["Alpha"]
 
 
 def test_revoke_list_and_admin_token(tmp_path, capsys):
@@ -109,7 +101,7 @@ def test_revoke_list_and_admin_token(tmp_path, capsys):
     # --db is accepted after the subcommand too
     code, out, err = run_cli(capsys, "admin", "team", "revoke", "Gamma", "--db", url)
     assert code == 0 and "revoked" in out, err
-    assert store_of(url).authenticate(token) is None
+    assert authenticate(store_of(url), token) is None
     _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "list")
     assert re.search(r"revoked\s+0\s+\S+ \S+\s+Gamma <g@example.org>", out)
     code, _, err = run_cli(capsys, "admin", "--db", url, "team", "revoke", "Nobody")
@@ -117,7 +109,7 @@ def test_revoke_list_and_admin_token(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "admin", "--db", url, "token", "create")
     admin = re.search(r"^organizer token: (\S+)$", out, re.M).group(1)
     assert code == 0 and "shown only now" in out
-    assert store_of(url).authenticate(admin).admin
+    assert authenticate(store_of(url), admin).admin
 
 
 def test_team_token_replaces_a_lost_token(tmp_path, capsys):
@@ -132,8 +124,8 @@ def test_team_token_replaces_a_lost_token(tmp_path, capsys):
     new = re.search(r"^token: (\S+)$", out, re.M).group(1)
     assert new != old and out.count(new) == 1 and "old one is refused" in out
     store = store_of(url)
-    assert store.authenticate(old) is None  # the lost token stays refused
-    caller = store.authenticate(new)
+    assert authenticate(store, old) is None  # the lost token stays refused
+    caller = authenticate(store, new)
     assert caller is not None and caller.team == "Delta"  # active again, same team
     _, out, _ = run_cli(capsys, "admin", "--db", url, "team", "list")
     assert re.search(r"active\s+0\s+\S+ \S+\s+Delta <d@example.org>", out)
@@ -190,7 +182,7 @@ def test_serve_gives_the_board_stats_interval_to_the_app(tmp_path, capsys, monke
     assert served[0].state.store.standings_interval == 30.0
     code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url)
     assert code == 0, err
-    from evaluation.server._standings_worker import STANDINGS_MIN_INTERVAL_S
+    from evaluation.server.db import STANDINGS_MIN_INTERVAL_S
     assert served[1].state.store.standings_interval == STANDINGS_MIN_INTERVAL_S
     for app in served:
         app.state.store.engine.dispose()

@@ -19,13 +19,15 @@ import evaluation  # noqa: E402
 from evaluation.challenge import REFERENCES_DIR, load_references  # noqa: E402
 from evaluation.contract import run_hash  # noqa: E402
 from evaluation.errors import ConfigError, SubmissionRejected  # noqa: E402
-from evaluation.server._competition import load_competition  # noqa: E402
-from evaluation.server._schema import parse_submission  # noqa: E402
+from evaluation.server.core import (  # noqa: E402
+    load_competition,
+    parse_submission,
+)
+from tests.server._helpers import JAN, UTC, document, phase, toml_text, toml_value, write  # noqa: E402, F401
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "competition.toml"
 POPULARITY = REPO / "competition" / "baselines" / "popularity.json"
-UTC = timezone.utc
 
 
 @pytest.fixture(scope="module")
@@ -182,64 +184,6 @@ def test_malformed_payloads_are_refused_not_crashed(example, payload):
 
 
 # --------------------------------------------------------------------------- phases in time
-
-
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(value)
-
-
-def toml_text(doc: dict) -> str:
-    """A TOML document: plain keys, then tables, then arrays of tables (values inline)."""
-    lines = [f"{k} = {toml_value(v)}" for k, v in doc.items()
-             if not isinstance(v, dict) and not (isinstance(v, list) and v
-                                                 and isinstance(v[0], dict))]
-    for k, v in doc.items():
-        if isinstance(v, dict):
-            lines += [f"[{k}]"] + [f"{kk} = {toml_value(vv)}" for kk, vv in v.items()]
-    for k, v in doc.items():
-        if isinstance(v, list) and v and isinstance(v[0], dict):
-            for table in v:
-                lines += [f"[[{k}]]"] + [f"{kk} = {toml_value(vv)}" for kk, vv in table.items()]
-    return "\n".join(lines) + "\n"
-
-
-def phase(name, opens, closes, **extra) -> dict:
-    return {"name": name, "opens": opens, "closes": closes, "references": "synthetic-small",
-            "daily_limit": 3, "public": True, **extra}
-
-
-JAN = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-def document(example) -> dict:
-    """A valid competition document (without baselines: fast to load)."""
-    return {
-        "name": "Test competition",
-        "source": "synthetic:small",
-        "harness_versions": list(example.harness_versions),
-        "dataset": {"fingerprint": example.dataset_fingerprint,
-                    "fold_params": dict(example.fold_params)},
-        "phases": [phase("warmup", JAN, JAN + timedelta(days=10)),
-                   phase("main", JAN + timedelta(days=20), JAN + timedelta(days=30))],
-    }
-
-
-def write(tmp_path: Path, doc: dict | str, name: str = "competition.toml") -> Path:
-    path = tmp_path / name
-    path.write_text(doc if isinstance(doc, str) else toml_text(doc), encoding="utf-8")
-    return path
 
 
 def test_phases_in_time(tmp_path, example):
@@ -432,7 +376,7 @@ def test_a_competition_can_refuse_runs_that_had_repeated_items(tmp_path, example
 
 
 def test_the_board_settings_default_and_read(tmp_path, example):
-    from evaluation.server import BoardSettings
+    from evaluation.server.core import BoardSettings
     assert load_competition(write(tmp_path, document(example))).board == BoardSettings()
     doc = document(example)
     doc["board"] = {"min_difference": 0.005, "level": 0.9, "n_boot": 500, "seed": 7}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -19,18 +18,27 @@ pytest.importorskip("uvicorn")
 
 import sqlalchemy as sa
 
-import evaluation.server
 from evaluation.errors import SubmissionRejected
-from evaluation.server import load_competition, make_engine, recompute, upgrade
-from tests.server.test_api import SUBMIT, Api
-from tests.server.test_cli import run_cli
-from tests.server.test_private import private_folds, private_report
-from tests.server.test_store import EXAMPLE, encode, open_store, sqlite_url, variant
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
+from evaluation.server.core import recompute
+from evaluation.server.db import (
+    MIGRATIONS_DIR,
+    add_team,
+    create_admin_token,
+    make_engine,
+    reveal_phase,
+    upgrade,
+)
+from evaluation.server.store import mark_final, phase_board, record_reproduction, submit
+from tests.server._api import SUBMIT, Api
+from tests.server._helpers import (
+    encode,
+    open_store,
+    private_folds,
+    private_report,
+    run_cli,
+    sqlite_url,
+    variant,
+)
 
 
 def private_score(document: dict, hit: float, mrr: float, competition) -> float:
@@ -46,7 +54,7 @@ def team_row(api: Api, team: str) -> dict:
 def test_the_private_ranking_uses_the_final_selections(live, competition, capsys,
                                                         monkeypatch, tmp_path):
     alice, bob = live.team("Alice"), live.team("Bob")
-    admin = live.store.create_admin_token()
+    admin = create_admin_token(live.store)
     # Alice: a weak run (best private score), a middle one (no private score), a strong one
     runs = {"weak": (1.0, (2.0, 3.0)), "middle": (1.1, None), "strong": (1.3, (1.0, 0.8))}
     ids, private = {}, {}
@@ -65,7 +73,7 @@ def test_the_private_ranking_uses_the_final_selections(live, competition, capsys
             private[label] = private_score(document, *hidden_scales, competition)
     assert private["weak"] > private["strong"]
     bob_id = live.post(encode(variant("b-1", 1.2)), bob).json()["submission_id"]
-    live.store.reveal_phase("public")
+    reveal_phase(live.store, "public")
 
     # no marks: Alice's two best public runs (strong, middle) count, not the weak one
     row = team_row(live, "Alice")
@@ -117,41 +125,33 @@ def test_the_private_ranking_uses_the_final_selections(live, competition, capsys
     assert closed.status_code == 403 and "frozen" in closed.json()["reason"]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    """An empty database: an SQLite file, or a database of its own on a real PostgreSQL."""
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path)
-    return request.getfixturevalue("postgres_database")
-
-
 def test_final_selections_on_each_backend(db_url, competition):
     """The candidates' SQL (windows over each team's submissions) and the mark's lock of the
     team's row, through the store, on SQLite and PostgreSQL."""
     store = open_store(db_url, competition)
     try:
-        team = store.add_team("P", "team@example.org")[0].id
+        team = add_team(store, "P", "team@example.org")[0].id
         ids = {}
         for i, scale in enumerate((1.0, 1.1, 1.3)):
             document = variant(f"P-{i}", scale)
-            ids[i] = store.submit(team, encode(document)).submission_id
+            ids[i] = submit(store, team, encode(document)).submission_id
             if i != 1:  # the weakest and the strongest are reproduced; 0 scores best privately
                 hit, mrr = (2.0, 3.0) if i == 0 else (1.0, 0.8)
-                store.record_reproduction(ids[i], json.dumps(private_report(
+                record_reproduction(store, ids[i], json.dumps(private_report(
                     private_folds(document, hit, mrr))).encode())
-        store.reveal_phase("public")
+        reveal_phase(store, "public")
 
         def chosen() -> int:
-            return next(r.submission_id for r in store.board("public").rows if r.team == "P")
+            return next(r.submission_id for r in phase_board(store, "public").rows if r.team == "P")
 
         assert chosen() == ids[2]  # unmarked: the two best public ones (2, 1)
-        assert store.mark_final(team, ids[0]).selections == (ids[0],)
+        assert mark_final(store, team, ids[0]).selections == (ids[0],)
         assert chosen() == ids[0]
-        assert store.mark_final(team, ids[1]).selections == (ids[0], ids[1])
+        assert mark_final(store, team, ids[1]).selections == (ids[0], ids[1])
         with pytest.raises(SubmissionRejected) as refused:
-            store.mark_final(team, ids[2])
+            mark_final(store, team, ids[2])
         assert refused.value.status == 409
-        assert store.mark_final(team, ids[0], final=False).selections == (ids[1],)
+        assert mark_final(store, team, ids[0], final=False).selections == (ids[1],)
         assert chosen() == ids[1]
     finally:
         store.engine.dispose()
@@ -165,7 +165,7 @@ def test_migration_0004_goes_down_and_up(tmp_path):
     try:
         upgrade(engine)
         config = Config()
-        migrations = Path(evaluation.server.__file__).parent / "migrations"
+        migrations = MIGRATIONS_DIR
         config.set_main_option("script_location", str(migrations))
         with engine.begin() as connection:
             config.attributes["connection"] = connection

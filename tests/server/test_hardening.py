@@ -21,23 +21,13 @@ pytest.importorskip("sqlalchemy")
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
-from evaluation.server import create_app, load_competition  # noqa: E402
+from evaluation.server.api import create_app  # noqa: E402
+from evaluation.server.db import add_team, authenticate, create_admin_token, list_teams  # noqa: E402
+from evaluation.server.store import get_submission, submit  # noqa: E402
+from tests.server._helpers import EXAMPLE, NOON, Clock, encode, sqlite_url, variant  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
-from tests.server.test_store import EXAMPLE, NOON, Clock, encode, sqlite_url, variant  # noqa: E402
 
 SUBMIT = "/api/v1/submissions"
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path)
-    return request.getfixturevalue("postgres_database")
 
 
 def bearer(token: str) -> dict:
@@ -52,8 +42,8 @@ def bearer(token: str) -> dict:
 def test_ids_out_of_range_are_refused_on_every_route(db_url, competition, sid):
     app = create_app(competition, db_url, clock=Clock(NOON))
     store = app.state.store
-    admin = store.create_admin_token()
-    _, team = store.add_team("Ids", "ids@example.org")
+    admin = create_admin_token(store)
+    _, team = add_team(store, "Ids", "ids@example.org")
     with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         answers = [
             client.get(f"{SUBMIT}/{sid}", headers=bearer(team)),
@@ -90,8 +80,8 @@ def test_a_hidden_board_neither_identifies_nor_orders_submissions_by_score(tmp_p
     app = create_app(competition, sqlite_url(tmp_path), clock=clock)
     store = app.state.store
     # alphabetical order is the reverse of the order by score
-    _, alpha = store.add_team("Alpha", "a@example.org")
-    _, zed = store.add_team("Zed", "z@example.org")
+    _, alpha = add_team(store, "Alpha", "a@example.org")
+    _, zed = add_team(store, "Zed", "z@example.org")
     uploads = [(alpha, "A-low", 0.5), (alpha, "A-high", 0.9), (alpha, "A-mid", 0.7),
                (zed, "Z-high", 1.5)]
     ids, times = [], []
@@ -104,12 +94,12 @@ def test_a_hidden_board_neither_identifies_nor_orders_submissions_by_score(tmp_p
             assert answer.status_code == 201, answer.text
             assert answer.json()["leaderboard_score"] is None
             ids.append(answer.json()["submission_id"])
-            times.append(store.get_submission(ids[-1], store.authenticate(
-                store.create_admin_token())).submitted_at)
+            admin = authenticate(store, create_admin_token(store))
+            times.append(get_submission(store, ids[-1], admin).submitted_at)
             clock.now = clock.now + step
         board = client.get("/api/v1/leaderboard", params={"phase": final.name})
         admin = client.get("/api/v1/leaderboard", params={"phase": final.name},
-                           headers=bearer(store.create_admin_token()))
+                           headers=bearer(create_admin_token(store)))
     assert board.status_code == 200, board.text
     rows = [r for r in board.json()["rows"] if not r["is_baseline"]]
     assert [r["team"] for r in rows] == ["Alpha", "Zed"]
@@ -191,7 +181,7 @@ def test_a_held_sqlite_write_lock_bounds_every_write_and_never_stalls_reads(tmp_
                                                                             competition):
     url = sqlite_url(tmp_path)
     app = create_app(competition, url, clock=Clock(NOON), write_wait=WAIT)
-    _, token = app.state.store.add_team("Waiters", "w@example.org")
+    _, token = add_team(app.state.store, "Waiters", "w@example.org")
     path = url.removeprefix("sqlite:///")
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, path, "30"],
                               stdout=subprocess.PIPE, text=True)
@@ -217,8 +207,8 @@ def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_datab
     import sqlalchemy as sa
     app = create_app(competition, postgres_database, clock=Clock(NOON), write_wait=WAIT)
     store = app.state.store
-    held, token = store.add_team("Held", "h@example.org")
-    _, other = store.add_team("Free", "f@example.org")
+    held, token = add_team(store, "Held", "h@example.org")
+    _, other = add_team(store, "Free", "f@example.org")
     engine = sa.create_engine(postgres_database)
     try:
         with engine.connect() as conn, conn.begin():
@@ -240,9 +230,11 @@ def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_datab
 
 PREPARE = """
 import sys
-from evaluation.server import create_app, load_competition
+from evaluation.server.api import create_app
+from evaluation.server.core import load_competition
+from evaluation.server.db import add_team
 app = create_app(load_competition(sys.argv[1]), sys.argv[2])
-open(sys.argv[3], "w").write(app.state.store.add_team("Disk", "d@example.org")[1])
+open(sys.argv[3], "w").write(add_team(app.state.store, "Disk", "d@example.org")[1])
 if sys.argv[4] == "crash":  # as a killed server: the write-ahead log and its index stay
     import os, signal
     os.kill(os.getpid(), signal.SIGKILL)
@@ -384,7 +376,7 @@ def served(app, **config):
     port."""
     import uvicorn
 
-    from evaluation.cli.serve import connection_limits
+    from evaluation.cli._serve_app import connection_limits
 
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                            **{**connection_limits(), **config}))
@@ -423,7 +415,7 @@ def test_every_answer_has_the_security_headers_and_docs_load_no_script(tmp_path,
 
 def test_content_length_with_transfer_encoding_is_refused(tmp_path, competition):
     app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
-    _, token = app.state.store.add_team("Smuggler", "s@example.org")
+    _, token = add_team(app.state.store, "Smuggler", "s@example.org")
     body = encode(variant("Smuggle-1"))
     chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
     with served(app) as port:
@@ -437,7 +429,7 @@ def test_content_length_with_transfer_encoding_is_refused(tmp_path, competition)
     assert b"Content-Length and Transfer-Encoding" in got
     assert plain.startswith(b"HTTP/1.1 201"), plain[:300]  # chunked alone is fine
     # only the plain upload was stored
-    assert [t.submissions for t in app.state.store.list_teams() if t.name == "Smuggler"] == [1]
+    assert [t.submissions for t in list_teams(app.state.store) if t.name == "Smuggler"] == [1]
 
 
 def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_path,
@@ -445,9 +437,9 @@ def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_p
     public = competition.phases[0]
     app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
     store = app.state.store
-    _, token = store.add_team("Busy Team", "b@example.org")
+    _, token = add_team(store, "Busy Team", "b@example.org")
     for i in range(public.daily_limit):
-        store.submit(store.authenticate(token).team_id, encode(variant(f"Used-{i}")), None)
+        submit(store, authenticate(store, token).team_id, encode(variant(f"Used-{i}")), None)
     head = (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             f"Content-Length: 900000\r\n")
     with served(app) as port:
@@ -470,8 +462,8 @@ def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_p
 
 def test_idle_slow_and_dripping_connections_are_cut_off(tmp_path, competition):
     app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON), body_timeout=1.5)
-    _, token = app.state.store.add_team("Slow", "s@example.org")
-    from evaluation.server import HeaderDeadlineProtocol
+    _, token = add_team(app.state.store, "Slow", "s@example.org")
+    from evaluation.server.api import HeaderDeadlineProtocol
 
     class Quick(HeaderDeadlineProtocol):
         header_timeout = 1.5

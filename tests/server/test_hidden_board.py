@@ -23,16 +23,11 @@ pytest.importorskip("uvicorn")
 
 import sqlalchemy as sa  # noqa: E402
 
-from evaluation.server import SubmissionRow, create_app  # noqa: E402
+from evaluation.server.api import create_app  # noqa: E402
+from evaluation.server.db import SubmissionRow, add_team, authenticate, create_admin_token  # noqa: E402
+from evaluation.server.store import phase_board, submit  # noqa: E402
+from tests.server._helpers import Clock, encode, open_store, sqlite_url, variant  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
-from tests.server.test_store import (  # noqa: E402
-    Clock,
-    competition,  # noqa: F401  (a fixture)
-    encode,
-    open_store,
-    sqlite_url,
-    variant,
-)
 
 #: Inside the example's hidden phase "final" (2028-01-01 to 2028-02-01, 2 uploads a day).
 DAY = datetime(2028, 1, 3, 9, 0, tzinfo=timezone.utc)
@@ -45,22 +40,22 @@ PATHS = ("/", "/?phase=final", "/api/v1/leaderboard", "/api/v1/leaderboard?phase
          "/api/v1/leaderboard?phase=final&format=csv")
 
 
-def _database(folder, competition, which: str):  # noqa: F811
+def _database(folder, competition, which: str):
     """An app whose database holds the uploads of ``SCALES[which]`` (same times, run ids
     and reproduction states in both), and its organizer's token."""
     folder.mkdir()
     clock = Clock(DAY)
     store = open_store(sqlite_url(folder), competition, clock)
-    ids = {name: store.authenticate(store.add_team(name, "t@example.org")[1]).team_id
+    ids = {name: authenticate(store, add_team(store, name, "t@example.org")[1]).team_id
            for name in TEAMS}
     for day in range(2):
         for minute, name in enumerate(TEAMS):
             clock.now = DAY + timedelta(days=day, minutes=minute)
-            store.submit(ids[name], encode(variant(f"{name}-{day}", SCALES[which][name][day])))
+            submit(store, ids[name], encode(variant(f"{name}-{day}", SCALES[which][name][day])))
     with store.writing() as session:  # a reproduction of one upload, the same in both
         session.execute(sa.update(SubmissionRow).where(SubmissionRow.run_id == "Cygnus-0")
                         .values(reproduction="reproduced"))
-    admin = store.create_admin_token()
+    admin = create_admin_token(store)
     store.engine.dispose()
     clock.now = DAY + timedelta(days=2)
     return create_app(competition, sqlite_url(folder), clock=clock), admin
@@ -80,7 +75,7 @@ def _answers(app, admin: str) -> tuple[dict, dict]:
     return anonymous, organizer
 
 
-def test_a_hidden_board_is_the_same_bytes_whatever_the_scores(tmp_path, competition):  # noqa: F811
+def test_a_hidden_board_is_the_same_bytes_whatever_the_scores(tmp_path, competition):
     app_a, admin_a = _database(tmp_path / "a", competition, "a")
     app_b, admin_b = _database(tmp_path / "b", competition, "b")
     seen_a, organizer_a = _answers(app_a, admin_a)
@@ -100,13 +95,13 @@ def test_a_hidden_board_is_the_same_bytes_whatever_the_scores(tmp_path, competit
     assert rows[:3] == list(TEAMS)
 
 
-def test_a_hidden_board_reads_no_score(tmp_path, competition):  # noqa: F811
+def test_a_hidden_board_reads_no_score(tmp_path, competition):
     """Its time cannot depend on a score it never reads: the statements of a hidden board name
     no score column; an organizer's board of the same phase does."""
     clock = Clock(DAY)
     store = open_store(sqlite_url(tmp_path), competition, clock)
-    _, token = store.add_team("Solo", "s@example.org")
-    store.submit(store.authenticate(token).team_id, encode(variant("solo-1", 1.2)))
+    _, token = add_team(store, "Solo", "s@example.org")
+    submit(store, authenticate(store, token).team_id, encode(variant("solo-1", 1.2)))
     statements: list[str] = []
 
     def record(conn, cursor, statement, *args) -> None:
@@ -114,9 +109,9 @@ def test_a_hidden_board_reads_no_score(tmp_path, competition):  # noqa: F811
 
     sa.event.listen(store.engine, "before_cursor_execute", record)
     try:
-        hidden = store.board("final")
+        hidden = phase_board(store, "final")
         shown, statements[:] = list(statements), []
-        store.board("final", admin=True)
+        phase_board(store, "final", admin=True)
     finally:
         sa.event.remove(store.engine, "before_cursor_execute", record)
     assert all(r.leaderboard_score is None for r in hidden.rows)

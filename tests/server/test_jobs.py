@@ -7,10 +7,8 @@ an old database with data.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -21,44 +19,48 @@ pytest.importorskip("uvicorn")
 
 import sqlalchemy as sa
 
-import evaluation.server
 from evaluation.errors import ConfigError, SubmissionRejected
-from evaluation.server import create_app, load_competition, make_engine, upgrade
-from tests.server.test_api import SUBMIT, Api, serving
-from tests.server.test_cli import run_cli
-from tests.server.test_competition import document, write
-from tests.server.test_private import private_folds, private_report
-from tests.server.test_store import (
+from evaluation.server.api import create_app
+from evaluation.server.core import load_competition, recompute
+from evaluation.server.db import (
+    MIGRATIONS_DIR,
+    Database,
+    add_team,
+    create_admin_token,
+    make_engine,
+    reveal_phase,
+    upgrade,
+)
+from evaluation.server.store import (
+    claim_job,
+    job_counts,
+    list_jobs,
+    mark_final,
+    own_submissions,
+    record_reproduction,
+    retry_job,
+    submit,
+)
+from tests.server._api import SUBMIT, Api, serving
+from tests.server._helpers import (
     EXAMPLE,
     HEAD_REVISION,
     Clock,
+    document,
     encode,
     open_store,
+    private_folds,
+    private_report,
+    run_cli,
     sqlite_url,
     variant,
+    with_phases,
+    write,
 )
 
 JOBS = "/api/v1/jobs"
 REPORT = {"verdict": "reproduced", "table": [], "log_tail": "ran\nverdict: reproduced",
           "fingerprint_matches": True}
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
-
-
-def with_phases(competition, **changes):
-    """``competition`` with every phase changed by ``changes`` (e.g. reproduce="every")."""
-    return dataclasses.replace(competition, phases=tuple(
-        dataclasses.replace(p, **changes) for p in competition.phases))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path)
-    return request.getfixturevalue("postgres_database")
 
 
 @pytest.fixture
@@ -131,42 +133,42 @@ def test_the_competition_file_says_which_submissions_are_reproduced(tmp_path, co
 def test_final_selections_and_uploads_queue_jobs(db_url, competition):
     store = open_store(db_url, competition)
     try:
-        team = store.add_team("P", "team@example.org")[0].id
-        first = store.submit(team, encode(variant("p-1", 1.0))).submission_id
-        second = store.submit(team, encode(variant("p-2", 1.1))).submission_id
-        assert store.jobs() == []  # the example reproduces the final selections only
-        store.mark_final(team, first)
-        [job] = store.jobs()
+        team = add_team(store, "P", "team@example.org")[0].id
+        first = submit(store, team, encode(variant("p-1", 1.0))).submission_id
+        second = submit(store, team, encode(variant("p-2", 1.1))).submission_id
+        assert list_jobs(store) == []  # the example reproduces the final selections only
+        mark_final(store, team, first)
+        [job] = list_jobs(store)
         assert (job.submission_id, job.state, job.origin, job.private, job.attempts,
                 job.phase, job.team) == (first, "queued", "final", False, 0, "public", "P")
-        store.mark_final(team, first, final=False)  # not started: cancelled
-        assert store.jobs() == []
-        store.mark_final(team, first)
-        store.mark_final(team, second)
-        assert [j.submission_id for j in store.jobs()] == [first, second]
+        mark_final(store, team, first, final=False)  # not started: cancelled
+        assert list_jobs(store) == []
+        mark_final(store, team, first)
+        mark_final(store, team, second)
+        assert [j.submission_id for j in list_jobs(store)] == [first, second]
         # a job a worker took stays when its selection is unmarked
-        lease = store.claim_job(b'{"worker": "w"}')
+        lease = claim_job(store, b'{"worker": "w"}')
         assert lease is not None and lease.job.submission_id == first
-        store.mark_final(team, first, final=False)
-        assert [(j.submission_id, j.state) for j in store.jobs()] == [
+        mark_final(store, team, first, final=False)
+        assert [(j.submission_id, j.state) for j in list_jobs(store)] == [
             (first, "running"), (second, "queued")]
-        assert store.job_counts() == {"public": {"queued": 1, "running": 1, "reproduced": 0,
+        assert job_counts(store) == {"public": {"queued": 1, "running": 1, "reproduced": 0,
                                                  "not reproduced": 0, "failed": 0}}
         # a phase that reproduces every upload queues each at once; "none" queues nothing
         store.competition = with_phases(competition, reproduce="every")
-        third = store.submit(team, encode(variant("p-3", 1.2))).submission_id
-        assert [(j.submission_id, j.origin) for j in store.jobs(state="queued")] == [
+        third = submit(store, team, encode(variant("p-3", 1.2))).submission_id
+        assert [(j.submission_id, j.origin) for j in list_jobs(store, state="queued")] == [
             (second, "final"), (third, "upload")]
-        store.mark_final(team, first)  # frees a place among the two final selections
-        store.mark_final(team, second, final=False)
-        store.mark_final(team, third)
-        store.mark_final(team, third, final=False)  # queued for its upload: not cancelled
-        assert [(j.submission_id, j.state, j.origin) for j in store.jobs()] == [
+        mark_final(store, team, first)  # frees a place among the two final selections
+        mark_final(store, team, second, final=False)
+        mark_final(store, team, third)
+        mark_final(store, team, third, final=False)  # queued for its upload: not cancelled
+        assert [(j.submission_id, j.state, j.origin) for j in list_jobs(store)] == [
             (first, "running", "final"), (third, "queued", "upload")]
         store.competition = with_phases(competition, reproduce="none")
-        fourth = store.submit(team, encode(variant("p-4", 1.3))).submission_id
-        store.mark_final(team, fourth)
-        assert [j.submission_id for j in store.jobs()] == [first, third]
+        fourth = submit(store, team, encode(variant("p-4", 1.3))).submission_id
+        mark_final(store, team, fourth)
+        assert [j.submission_id for j in list_jobs(store)] == [first, third]
     finally:
         store.engine.dispose()
 
@@ -176,7 +178,7 @@ def test_final_selections_and_uploads_queue_jobs(db_url, competition):
 
 def test_a_lease_taken_over_cannot_heartbeat_or_finish(live):
     alice = live.team("Alice")
-    admin = live.store.create_admin_token()
+    admin = create_admin_token(live.store)
     sid = submit_final(live, alice, "a-1")
     # organizers only: a team's token gets 404, none 401
     assert live.client.post(f"{JOBS}/claim", headers=bearer(alice)).status_code == 404
@@ -230,7 +232,7 @@ def test_a_lease_taken_over_cannot_heartbeat_or_finish(live):
 def test_private_jobs_go_to_workers_with_the_seed_and_bring_private_scores(live,
                                                                             competition):
     alice = live.team("Alice")
-    admin = live.store.create_admin_token()
+    admin = create_admin_token(live.store)
     live.clock.now = live.clock.now.replace(year=2028, month=1, day=5)  # the hidden phase
     document = variant("a-final", 1.0)
     reply = live.post(encode(document), alice)
@@ -243,16 +245,16 @@ def test_private_jobs_go_to_workers_with_the_seed_and_bring_private_scores(live,
     done = post(live, admin, job["job"]["job_id"], "finish",
                 {"lease": job["lease"], "report": private_report(folds)})
     assert done.status_code == 200, done.text
-    live.store.reveal_phase("final")
+    reveal_phase(live.store, "final")
     row = next(r for r in live.get("/api/v1/leaderboard", phase="final").json()["rows"]
                if r["team"] == "Alice")
-    expected = evaluation.server.recompute(folds, competition.phase("final").references)
+    expected = recompute(folds, competition.phase("final").references)
     assert row["private_score"] == expected.leaderboard_score
 
 
 def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
     alice = live.team("Alice")
-    admin = live.store.create_admin_token()
+    admin = create_admin_token(live.store)
     sid = submit_final(live, alice, "a-1")
     for attempt in (1, 2, 3):
         job = claim(live, admin, "w")
@@ -308,7 +310,7 @@ def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
 
 def test_a_team_sees_its_own_jobs_and_log_tails_only(live, capsys, monkeypatch, tmp_path):
     alice, bob = live.team("Alice"), live.team("Bob")
-    admin = live.store.create_admin_token()
+    admin = create_admin_token(live.store)
     a1 = submit_final(live, alice, "a-1")
     a2 = live.post(encode(variant("a-2", 1.1)), alice).json()["submission_id"]
     b1 = submit_final(live, bob, "b-1")
@@ -365,20 +367,20 @@ def test_an_old_database_with_data_upgrades(db_url, competition):
     engine = make_engine(db_url)
     try:
         config = Config()
-        migrations = Path(evaluation.server.__file__).parent / "migrations"
+        migrations = MIGRATIONS_DIR
         config.set_main_option("script_location", str(migrations))
         # the data of a store of the old schema: teams, submissions, a recorded verdict, a
         # final mark (no job is queued while the phase reproduces none), made by today's store
         # and then taken down to revision 0004, the last one without jobs
         upgrade(engine)
-        store = evaluation.server.Store(engine, with_phases(competition, reproduce="none"),
+        store = Database(engine, with_phases(competition, reproduce="none"),
                                         Clock())
-        team = store.add_team("Old", "old@example.org")[0].id
+        team = add_team(store, "Old", "old@example.org")[0].id
         document = variant("old-1", 1.0)
-        sid = store.submit(team, encode(document)).submission_id
-        store.record_reproduction(sid, json.dumps(private_report(
+        sid = submit(store, team, encode(document)).submission_id
+        record_reproduction(store, sid, json.dumps(private_report(
             private_folds(document, 1.2, 0.9))).encode())
-        store.mark_final(team, sid)
+        mark_final(store, team, sid)
         with engine.begin() as connection:
             config.attributes["connection"] = connection
             command.downgrade(config, "0004")
@@ -389,15 +391,15 @@ def test_an_old_database_with_data_upgrades(db_url, competition):
             jobs = conn.execute(sa.text("SELECT count(*) FROM reproduction_jobs")).scalar()
         assert (version, jobs) == (HEAD_REVISION, 0)
         store.competition = competition
-        [own] = store.own_submissions(team)
+        [own] = own_submissions(store, team)
         assert (own.submission_id, own.final, own.reproduction) == (sid, True, "reproduced")
         assert own.reproduction_status is None and own.log_tail == ""
         # the new table works on the old data: unmark and mark again queue its job
-        store.mark_final(team, sid, final=False)
-        store.mark_final(team, sid)
-        assert [(j.submission_id, j.state) for j in store.jobs()] == [(sid, "queued")]
+        mark_final(store, team, sid, final=False)
+        mark_final(store, team, sid)
+        assert [(j.submission_id, j.state) for j in list_jobs(store)] == [(sid, "queued")]
         with pytest.raises(SubmissionRejected):
-            store.retry_job(store.jobs()[0].job_id)  # queued: nothing to retry
+            retry_job(store, list_jobs(store)[0].job_id)  # queued: nothing to retry
         # and down again: the table goes, the data stays
         with engine.begin() as connection:
             config.attributes["connection"] = connection
@@ -415,20 +417,20 @@ def test_admin_jobs_queue_adds_the_selections_of_teams_that_marked_none(tmp_path
     url = sqlite_url(tmp_path)
     store = open_store(url, competition)
     try:
-        a = store.add_team("A", "a@example.org")[0].id
-        b = store.add_team("B", "b@example.org")[0].id
-        a1 = store.submit(a, encode(variant("a-1", 1.0))).submission_id
-        store.submit(a, encode(variant("a-2", 1.3)))
-        store.mark_final(a, a1)  # A's choice: its weaker run, queued already
-        b_ids = [store.submit(b, encode(variant(f"b-{i}", scale))).submission_id
+        a = add_team(store, "A", "a@example.org")[0].id
+        b = add_team(store, "B", "b@example.org")[0].id
+        a1 = submit(store, a, encode(variant("a-1", 1.0))).submission_id
+        submit(store, a, encode(variant("a-2", 1.3)))
+        mark_final(store, a, a1)  # A's choice: its weaker run, queued already
+        b_ids = [submit(store, b, encode(variant(f"b-{i}", scale))).submission_id
                  for i, scale in enumerate((1.0, 1.3, 1.2))]
         code, out, err = run_cli(capsys, "admin", "--db", url, "jobs", "queue", "public",
                                  "--competition", str(EXAMPLE))
         assert code == 0, err
         # B marked none: its two best public runs (1.3, 1.2) count, so they are queued
         assert f"2 job(s) queued for phase 'public': submissions {b_ids[1]}, {b_ids[2]}" in out
-        assert sorted(j.submission_id for j in store.jobs()) == sorted([a1, *b_ids[1:]])
-        assert {j.origin for j in store.jobs() if j.submission_id != a1} == {"organizer"}
+        assert sorted(j.submission_id for j in list_jobs(store)) == sorted([a1, *b_ids[1:]])
+        assert {j.origin for j in list_jobs(store) if j.submission_id != a1} == {"organizer"}
         code, out, err = run_cli(capsys, "admin", "--db", url, "jobs", "queue", "public",
                                  "--competition", str(EXAMPLE))
         assert code == 0 and "has a job already" in out

@@ -33,13 +33,10 @@ pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 sa = pytest.importorskip("sqlalchemy")
 
-from evaluation.server import (  # noqa: E402
-    Store,
-    create_app,
-    load_competition,
-    make_engine,
-    upgrade,
-)
+from evaluation.server.api import create_app  # noqa: E402
+from evaluation.server.core import load_competition  # noqa: E402
+from evaluation.server.db import Database, add_team, list_teams, make_engine, upgrade  # noqa: E402
+from evaluation.server.store import submit  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,8 +55,8 @@ def add_teams(db_url: str, count: int, competition=None) -> dict[str, str]:
     engine = make_engine(db_url)
     try:
         upgrade(engine)
-        store = Store(engine, competition)
-        return {f"Load team {i}": store.add_team(f"Load team {i}", f"team{i}@example.org")[1]
+        store = Database(engine, competition)
+        return {f"Load team {i}": add_team(store, f"Load team {i}", f"team{i}@example.org")[1]
                 for i in range(count)}
     finally:
         engine.dispose()
@@ -304,9 +301,9 @@ def test_variants_are_distinct_valid_runs_of_the_competition(tmp_path):
     base = base_submission()
     db_url = f"sqlite:///{tmp_path / 'v.db'}"
     teams = add_teams(db_url, 1, competition)
-    store = Store(make_engine(db_url), competition, clock=lambda: NOON)
-    (team_id,) = [t.id for t in store.list_teams() if t.name in teams]
-    receipts = [store.submit(team_id, encode(variant(base, f"V-{i}", i * 1e-3)), f"V-{i}")
+    store = Database(make_engine(db_url), competition, clock=lambda: NOON)
+    (team_id,) = [t.id for t in list_teams(store) if t.name in teams]
+    receipts = [submit(store, team_id, encode(variant(base, f"V-{i}", i * 1e-3)), f"V-{i}")
                 for i in range(3)]
     assert [r.status for r in receipts] == ["accepted"] * 3
     assert len({r.submission_id for r in receipts}) == 3

@@ -18,15 +18,10 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
-from evaluation.server import load_competition, recompute
-from tests.server.test_api import SUBMIT
-from tests.server.test_cli import run_cli
-from tests.server.test_store import EXAMPLE, encode, fold_tests, variant
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
+from evaluation.server.core import recompute
+from evaluation.server.db import create_admin_token
+from tests.server._api import SUBMIT
+from tests.server._helpers import encode, fold_tests, run_cli, variant
 
 
 def labelled(run_id: str, scale: float, name: str | None, description: str | None) -> dict:
@@ -75,7 +70,7 @@ def test_a_team_lists_its_own_submissions(live, competition, capsys, monkeypatch
     assert unknown.status_code == 404 and "nope" in unknown.json()["reason"]
 
     assert live.get(SUBMIT).status_code == 401
-    organizer = live.store.create_admin_token()
+    organizer = create_admin_token(live.store)
     refused = live.get(SUBMIT, organizer)
     assert refused.status_code == 403 and "token" in refused.json()["reason"]
 

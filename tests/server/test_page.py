@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatch
-from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -26,88 +25,17 @@ import pytest
 pytest.importorskip("jinja2", reason="the board page needs the server extra (jinja2)")
 
 from evaluation.challenge import LEADERBOARD_TESTS
-from evaluation.server._board import Board, BoardRow
-from evaluation.server._page import render_board
+from evaluation.server.core import Board, BoardRow
+from evaluation.server.db import add_team
+from evaluation.server.page import render_board
+from tests.server._api import IMG_NAME, SCRIPT_NAME, Node, TreeBuilder, parse  # noqa: F401
 from tests.server._live_server import live_server
 
 REPO = Path(__file__).resolve().parents[2]
 WHEN = datetime(2025, 3, 1, 12, 30, 45, tzinfo=timezone.utc)
-SCRIPT_NAME = "<script>alert(1)</script>"
-IMG_NAME = '"><img src=x onerror=alert(1)>'
 
 
 # --- a small DOM built with the standard library's HTML parser ---------------------------------
-
-
-class Node:
-    """An element: its tag, attributes and children (elements or text)."""
-
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None):
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node | str] = []
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def clean(self) -> str:
-        """The text with whitespace runs collapsed."""
-        return " ".join(self.text().split())
-
-    def iter(self) -> Iterator[Node]:
-        yield self
-        for child in self.children:
-            if isinstance(child, Node):
-                yield from child.iter()
-
-    def find_all(self, tag: str, cls: str | None = None) -> list[Node]:
-        return [
-            n for n in self.iter()
-            if n.tag == tag and (cls is None or cls in (n.attrs.get("class") or "").split())
-        ]
-
-    def find(self, tag: str, cls: str | None = None) -> Node:
-        found = self.find_all(tag, cls)
-        assert found, f"no <{tag} class={cls!r}> in the page"
-        return found[0]
-
-    def by_id(self, ident: str) -> Node | None:
-        return next((n for n in self.iter() if n.attrs.get("id") == ident), None)
-
-
-class TreeBuilder(HTMLParser):
-    VOID = {"meta", "link", "br", "img", "input", "hr", "wbr", "source", "area", "base", "col"}
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {}, None)
-        self.current = self.root
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, dict(attrs), self.current)
-        self.current.children.append(node)
-        if tag not in self.VOID:
-            self.current = node
-
-    def handle_startendtag(self, tag, attrs):
-        self.current.children.append(Node(tag, dict(attrs), self.current))
-
-    def handle_endtag(self, tag):
-        node = self.current
-        while node is not None and node.tag != tag:
-            node = node.parent
-        assert node is not None and node.parent is not None, f"stray </{tag}>"
-        self.current = node.parent
-
-    def handle_data(self, data):
-        self.current.children.append(data)
-
-
-def parse(html: str) -> Node:
-    builder = TreeBuilder()
-    builder.feed(html)
-    builder.close()
-    assert builder.current is builder.root, f"unclosed <{builder.current.tag}>"
-    return builder.root
 
 
 # --- boards built by hand ----------------------------------------------------------------------
@@ -484,8 +412,8 @@ def test_templates_ship_with_the_package():
     """Every template file matches a package-data pattern of pyproject.toml."""
     tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
-    patterns = config["tool"]["setuptools"]["package-data"]["evaluation.server"]
-    folder = REPO / "evaluation" / "server"
+    patterns = config["tool"]["setuptools"]["package-data"]["evaluation.server.page"]
+    folder = REPO / "evaluation" / "server" / "page"
     files = [p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir()]
     assert "templates/board.html" in files
     assert all(any(fnmatch(f, pat) for pat in patterns) for f in files), (files, patterns)
@@ -649,13 +577,14 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from evaluation.server import create_app, load_competition
+    from evaluation.server.api import create_app
+    from evaluation.server.core import load_competition
 
     competition = load_competition(REPO / "competition.toml")
     app = create_app(competition, f"sqlite:///{tmp_path / 'board.db'}", clock=lambda: NOW)
     store = app.state.store
-    honest, honest_token = store.add_team("Équipe Ω 東京", "omega@example.org")
-    hostile, hostile_token = store.add_team(SCRIPT_NAME, "x@example.org")
+    honest, honest_token = add_team(store, "Équipe Ω 東京", "omega@example.org")
+    hostile, hostile_token = add_team(store, SCRIPT_NAME, "x@example.org")
     popularity, first = baseline_payload("popularity")
     _, second = baseline_payload("popularity", run_id="popularity-again")
     # A claimed score that differs from the recomputed one: stored, and flagged.
@@ -711,7 +640,7 @@ def standings_board(revealed: bool = False) -> Board:
     left out and a baseline."""
     from dataclasses import replace
 
-    from evaluation.server._board import BoardStandings, RowCosts, RowStanding
+    from evaluation.server.core import BoardStandings, RowCosts, RowStanding
 
     costs = RowCosts(train_seconds=1234.5, predict_seconds=98.7, peak_rss_mib=12345.0,
                      train_seconds_per_fold=(1234.5,), predict_seconds_per_fold=(98.7,),

@@ -25,9 +25,9 @@ pytest.importorskip("fastapi")
 from fastapi.responses import JSONResponse
 
 from evaluation.challenge import LEADERBOARD_TESTS
-from evaluation.server._answers import board_json
-from evaluation.server._board import Board, BoardRow, BoardStandings, RowCosts, RowStanding
-from evaluation.server._page import render_board
+from evaluation.server.api import board_json
+from evaluation.server.core import Board, BoardRow, BoardStandings, RowCosts, RowStanding
+from evaluation.server.page import render_board
 
 START = datetime(2026, 5, 1, tzinfo=timezone.utc)
 REPRODUCTION = ("pending", "reproduced", "not reproduced", "an unknown state")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -25,40 +24,35 @@ pytest.importorskip("uvicorn")
 
 import sqlalchemy as sa
 
-import evaluation.server
 from evaluation.challenge import aggregate
 from evaluation.errors import ConfigError
-from evaluation.server import create_app, load_competition, make_engine, recompute, upgrade
-from tests.server.test_api import SUBMIT, Api, serving
-from tests.server.test_cli import run_cli
-from tests.server.test_store import (
+from evaluation.server.api import create_app
+from evaluation.server.core import recompute
+from evaluation.server.db import (
+    MIGRATIONS_DIR,
+    add_team,
+    create_admin_token,
+    list_teams,
+    make_engine,
+    publications,
+    reveal_phase,
+    reveals,
+    upgrade,
+)
+from evaluation.server.store import phase_board, record_reproduction, submit
+from tests.server._api import SUBMIT, Api, serving
+from tests.server._helpers import (
     EXAMPLE,
     Clock,
     encode,
     fold_tests,
     open_store,
+    private_folds,
+    private_report,
+    run_cli,
     sqlite_url,
     variant,
 )
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
-
-
-def private_folds(document: dict, hit: float, mrr: float) -> list[dict]:
-    """The run's per-fold tests with HIT_RATE and MRR scaled: the model on other folds."""
-    folds = copy.deepcopy(fold_tests(document))
-    for f in folds:
-        f["HIT_RATE"] *= hit
-        f["MRR"] *= mrr
-    return folds
-
-
-def private_report(folds: list[dict]) -> dict:
-    return {"verdict": "reproduced", "private": True, "table": [], "log_tail": "",
-            "fingerprint_matches": True, "private_fold_tests": folds}
 
 
 def digits(value: float) -> set[str]:
@@ -82,7 +76,7 @@ def setting(tmp_path, competition):
 def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competition, capsys):
     api, db = setting
     references = competition.phase("public").references
-    admin = api.store.create_admin_token()
+    admin = create_admin_token(api.store)
     answers: list[str] = []  # every answer before the reveal
 
     def keep(response):
@@ -201,7 +195,7 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
     scores to everyone, baselines included; the page and ``admin phase list`` state it, and
     ``reveal`` needs --yes for a phase that has not closed or has no private score."""
     api, db = live_setting
-    admin, token = api.store.create_admin_token(), api.team("Finalist")
+    admin, token = create_admin_token(api.store), api.team("Finalist")
     document = variant("Final-1", 1.2)
     answer = api.post(encode(document), token).json()
     sid = answer["submission_id"]
@@ -210,7 +204,7 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
     # nothing to reveal yet: refused without --yes, and nothing changes
     code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final")
     assert code == 1 and "no submission of phase 'final' has a private score" in err
-    assert "add --yes" in err and api.store.reveals() == {}
+    assert "add --yes" in err and reveals(api.store) == {}
 
     folds = private_folds(document, 1.5, 1.5)
     reply = api.client.post(f"{SUBMIT}/{sid}/reproduction",
@@ -242,7 +236,7 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
     code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
                            "--competition", str(EXAMPLE))
     assert code == 1 and "phase 'final' has not closed" in err and "2028-02-01 00:00" in err
-    assert api.store.reveals() == {}
+    assert reveals(api.store) == {}
     code, out, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
                              "--competition", str(EXAMPLE), "--yes")
     assert code == 0 and "has not closed" in err and "'final' revealed at" in out
@@ -271,7 +265,7 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
     """``admin phase publish`` shows a hidden phase's public scores to everyone, its private
     scores stay hidden until the reveal; it needs --yes for an open or a public phase."""
     api, db = live_setting
-    admin, token = api.store.create_admin_token(), api.team("Finalist")
+    admin, token = create_admin_token(api.store), api.team("Finalist")
     document = variant("Final-1", 1.2)
     sid = api.post(encode(document), token).json()["submission_id"]
     folds = private_folds(document, 1.5, 1.5)
@@ -283,7 +277,7 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
     cli = ("admin", "--db", db, "phase", "publish")
 
     code, _, err = run_cli(capsys, *cli, "public", "--competition", str(EXAMPLE))
-    assert code == 1 and "is public already" in err and api.store.publications() == {}
+    assert code == 1 and "is public already" in err and publications(api.store) == {}
     code, _, err = run_cli(capsys, *cli, "final", "--competition", str(EXAMPLE))
     assert code == 1 and "phase 'final' has not closed" in err and "add --yes" in err
     assert all(r["leaderboard_score"] is None
@@ -309,14 +303,6 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
                      r"\(published\)", out, re.M)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    """An empty database: an SQLite file, or a database of its own on a real PostgreSQL."""
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path)
-    return request.getfixturevalue("postgres_database")
-
-
 def test_revealed_order_on_each_backend(db_url, competition):
     """The revealed board's order comes from SQL (a window over each team's submissions):
     checked on SQLite and PostgreSQL, through the store."""
@@ -325,35 +311,35 @@ def test_revealed_order_on_each_backend(db_url, competition):
         references = competition.phase("public").references
         ids = {}
         for name, runs in (("P", (1.0, 1.3)), ("Q", (1.2,)), ("R", (1.1,))):
-            team_id = store.add_team(name, "team@example.org")[0].id
+            team_id = add_team(store, name, "team@example.org")[0].id
             for i, scale in enumerate(runs):
                 document = variant(f"{name}-{i}", scale)
-                ids[name, i] = (store.submit(team_id, encode(document)).submission_id,
+                ids[name, i] = (submit(store, team_id, encode(document)).submission_id,
                                 document)
         # P's weaker run gets the best private score; R none: P, Q, R after the reveal
         for key, (hit, mrr) in ((("P", 0), (2.0, 3.0)), (("Q", 0), (1.0, 0.8))):
             sid, document = ids[key]
             folds = private_folds(document, hit, mrr)
-            store.record_reproduction(sid, json.dumps(private_report(folds)).encode())
-        before = [r.team for r in store.board("public").rows if not r.is_baseline]
+            record_reproduction(store, sid, json.dumps(private_report(folds)).encode())
+        before = [r.team for r in phase_board(store, "public").rows if not r.is_baseline]
         assert before == ["P", "Q", "R"]  # by public score: P's 1.3 run, Q 1.2, R 1.1
-        assert store.board("public").rows[0].submission_id == ids["P", 1][0]
-        assert store.reveal_phase("public")[1] is True
-        assert store.reveal_phase("public")[1] is False
-        assert set(store.reveals()) == {"public"}
-        rows = [r for r in store.board("public").rows if not r.is_baseline]
+        assert phase_board(store, "public").rows[0].submission_id == ids["P", 1][0]
+        assert reveal_phase(store, "public")[1] is True
+        assert reveal_phase(store, "public")[1] is False
+        assert set(reveals(store)) == {"public"}
+        rows = [r for r in phase_board(store, "public").rows if not r.is_baseline]
         assert [(r.team, r.rank, r.submission_id) for r in rows] == [
             ("P", 1, ids["P", 0][0]), ("Q", 2, ids["Q", 0][0]), ("R", 3, ids["R", 0][0])]
         # a receipt after the reveal gives the revealed board's place (R is third, not first)
-        team_r = next(t.id for t in store.list_teams() if t.name == "R")
-        receipt = store.submit(team_r, encode(variant("R-2", 1.4)))
+        team_r = next(t.id for t in list_teams(store) if t.name == "R")
+        receipt = submit(store, team_r, encode(variant("R-2", 1.4)))
         assert receipt.rank == 3 and receipt.leaderboard_score is not None
         private_p = private_folds(ids["P", 0][1], 2.0, 3.0)
         assert rows[0].private_score == pytest.approx(
             aggregate(private_p, references)["phase2_score"], rel=1e-12)
         assert rows[2].private_score is None and rows[2].leaderboard_score is not None
         with pytest.raises(ConfigError, match="no phase named 'nope'"):
-            store.reveal_phase("nope")
+            reveal_phase(store, "nope")
     finally:
         store.engine.dispose()
 
@@ -368,7 +354,7 @@ def test_migration_0003_goes_down_and_up(tmp_path):
         upgrade(engine)
         config = Config()
         # the scripts shipped in the package (what ``upgrade`` runs)
-        migrations = Path(evaluation.server.__file__).parent / "migrations"
+        migrations = MIGRATIONS_DIR
         config.set_main_option("script_location", str(migrations))
         with engine.begin() as connection:
             config.attributes["connection"] = connection

@@ -22,28 +22,12 @@ pytest.importorskip("uvicorn")
 import sqlalchemy as sa
 
 from evaluation.challenge import LEADERBOARD_TESTS
-from evaluation.server import (
-    MAX_LOG_TAIL_BYTES,
-    MAX_REPORT_BYTES,
-    ReproductionRow,
-    SubmissionRow,
-    create_app,
-    load_competition,
-)
-from tests.server.test_api import SUBMIT, Api, assert_rejected, serving
-from tests.server.test_store import (
-    EXAMPLE,
-    Clock,
-    encode,
-    fold_tests,
-    sqlite_url,
-    variant,
-)
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
+from evaluation.server.api import create_app
+from evaluation.server.core import MAX_LOG_TAIL_BYTES, MAX_REPORT_BYTES
+from evaluation.server.db import ReproductionRow, SubmissionRow, create_admin_token
+from evaluation.server.store import phase_board
+from tests.server._api import SUBMIT, Api, assert_rejected, post_report, report, serving
+from tests.server._helpers import Clock, encode, fold_tests, sqlite_url, variant
 
 
 def make_api(tmp_path, competition):
@@ -66,23 +50,6 @@ def local_api(tmp_path, competition):
         yield Api(client, app.state.store, clock, False)
 
 
-def report(document: dict, verdict: str = "reproduced", **fields) -> dict:
-    """A reproduction report of ``document``: every fold's tests reproduced exactly."""
-    table = [{"test": t, "fold": i, "uploaded": v, "reproduced": v, "difference": 0.0,
-              "within": True}
-             for i, tests in enumerate(fold_tests(document)) for t, v in tests.items()]
-    return {"verdict": verdict, "private": False, "table": table,
-            "log_tail": "fold 3 done\nall folds done\n", "fingerprint_matches": True,
-            "harness_version": "0.1.0", **fields}
-
-
-def post_report(api: Api, submission_id: int, body, token: str | None):
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return api.client.post(f"{SUBMIT}/{submission_id}/reproduction", content=content,
-                           headers=headers)
-
-
 def board_row(api: Api, team: str) -> dict:
     rows = api.get("/api/v1/leaderboard").json()["rows"]
     return next(r for r in rows if r["team"] == team)
@@ -90,7 +57,7 @@ def board_row(api: Api, team: str) -> dict:
 
 def test_payload_verdicts_badge_and_history(api):
     """The whole organizer flow, in process and on a live server."""
-    token, admin = api.team("Alpha"), api.store.create_admin_token()
+    token, admin = api.team("Alpha"), create_admin_token(api.store)
     document = variant("Alpha-1", 1.1)
     sid = api.post(encode(document), token).json()["submission_id"]
 
@@ -192,7 +159,7 @@ def _bad_reports(document: dict) -> list[tuple[str, bytes, int, str]]:
 
 def test_bad_reports_are_refused_naming_the_field(local_api):
     api = local_api
-    token, admin = api.team("Beta"), api.store.create_admin_token()
+    token, admin = api.team("Beta"), create_admin_token(api.store)
     document = variant("Beta-1")
     sid = api.post(encode(document), token).json()["submission_id"]
     for what, body, status, word in _bad_reports(document):
@@ -214,8 +181,8 @@ def test_a_changed_baseline_takes_its_verdicts_along(tmp_path, competition):
     app, _ = make_api(tmp_path, competition)
     store = app.state.store
     with serving(app, False) as client:
-        admin = store.create_admin_token()
-        baseline = store.board("public").rows[0]
+        admin = create_admin_token(store)
+        baseline = phase_board(store, "public").rows[0]
         assert baseline.is_baseline
         reply = client.post(f"{SUBMIT}/{baseline.submission_id}/reproduction",
                             headers={"Authorization": f"Bearer {admin}"},

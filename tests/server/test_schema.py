@@ -17,12 +17,7 @@ for _module in ("pydantic", "fastapi", "sqlalchemy"):  # the server extra
 from evaluation.challenge import LEADERBOARD_TESTS  # noqa: E402
 from evaluation.contract import RESULTS_FORMAT  # noqa: E402
 from evaluation.errors import SubmissionRejected  # noqa: E402
-from evaluation.server._schema import (  # noqa: E402
-    MAX_BODY_BYTES,
-    MAX_DEPTH,
-    TEST_RANGES,
-    parse_submission,
-)
+from evaluation.server.core import MAX_BODY_BYTES, MAX_DEPTH, TEST_RANGES, parse_submission  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BASELINE = REPO / "competition" / "baselines" / "popularity.json"

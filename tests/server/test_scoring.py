@@ -25,11 +25,11 @@ from evaluation.challenge import (  # noqa: E402
     phase2_score,
 )
 from evaluation.errors import SubmissionRejected  # noqa: E402
-from evaluation.server._schema import parse_submission  # noqa: E402
-from evaluation.server._scoring import (  # noqa: E402
+from evaluation.server.core import (  # noqa: E402
     EXACT_MAX_FOLDS,
     N_RESAMPLES,
     claimed_differs,
+    parse_submission,
     recompute,
 )
 

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluation.server._standings_worker import FRESH_WAIT_S, StandingsWorker, Target
+from evaluation.server.standings import FRESH_WAIT_S, StandingsWorker, Target
 
 START = SimpleNamespace(generated_at=None)  # a board: the worker reads only its time
 KEY = ("phase-1", False)

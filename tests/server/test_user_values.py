@@ -1,5 +1,5 @@
 """Per-user values on the leaderboard: an upload's are checked against its folds and stored,
-read back through ``Store.user_scores``; a reproduction's replace them as trusted.
+read back through ``Database.user_scores``; a reproduction's replace them as trusted.
 
 Run on SQLite and, when the test suite can start one, on a real PostgreSQL.
 """
@@ -27,23 +27,28 @@ from evaluation.challenge import (
     users_sha256,
 )
 from evaluation.errors import SubmissionRejected
-from evaluation.server import (
-    Store,
+from evaluation.server.core import load_competition
+from evaluation.server.db import (
+    MIGRATIONS_DIR,
+    Database,
     SubmissionRow,
-    UserValues,
     UserValuesRow,
-    load_competition,
+    add_team,
+    create_admin_token,
+    list_teams,
 )
+from evaluation.server.store import (
+    UserValues,
+    phase_user_values,
+    record_reproduction,
+    submit,
+    user_scores,
+)
+from tests.server._api import assert_rejected
+from tests.server._helpers import EXAMPLE, encode, open_store, sqlite_url, variant
 from tests.server._user_values import synthetic_fold, with_user_values
-from tests.server.test_api import assert_rejected
-from tests.server.test_store import EXAMPLE, encode, open_store, sqlite_url, variant
 
 N_USERS = 400
-
-
-@pytest.fixture(scope="module")
-def competition():
-    return load_competition(EXAMPLE)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -73,17 +78,17 @@ def assert_same(values: UserValues, folds: list) -> None:
     assert values.user_hashes == [f.users_sha256 for f in folds]
 
 
-def test_an_honest_upload_is_stored_and_read_back(store: Store):
-    store.add_team("Alpha", "a@example.org")
-    team = store.list_teams()[-1].id
+def test_an_honest_upload_is_stored_and_read_back(store: Database):
+    add_team(store, "Alpha", "a@example.org")
+    team = list_teams(store)[-1].id
     document, folds = honest("Alpha-1", 1)
-    sid = store.submit(team, encode(document)).submission_id
-    values = store.user_scores(sid)
+    sid = submit(store, team, encode(document)).submission_id
+    values = user_scores(store, sid)
     assert values is not None and not values.trusted
     assert_same(values, folds)
     assert values.labels[0]["MRED_COUNTRY"] == ("a", "b", "c", "d")
-    assert store.user_scores(sid, private=True) is None
-    assert store.phase_user_values("public", [sid, 999999]).keys() == {sid}
+    assert user_scores(store, sid, private=True) is None
+    assert phase_user_values(store, "public", [sid, 999999]).keys() == {sid}
     # the stored body leaves the blob to user_values (stored once, compressed)
     with store.engine.connect() as conn:
         payload = conn.execute(sa.select(SubmissionRow.payload)
@@ -91,8 +96,8 @@ def test_an_honest_upload_is_stored_and_read_back(store: Store):
     assert "user_values" not in payload
 
 
-def test_the_board_decodes_each_blob_once(store: Store, monkeypatch):
-    from evaluation.server import _store_user_values
+def test_the_board_decodes_each_blob_once(store: Database, monkeypatch):
+    from evaluation.server.store import _user_values as _store_user_values
 
     _store_user_values._CACHE.clear()  # blobs are keyed by content: another test's are equal
     decoded = []
@@ -101,32 +106,32 @@ def test_the_board_decodes_each_blob_once(store: Store, monkeypatch):
                         lambda *a, **k: decoded.append(1) or real(*a, **k))
     ids, sent = [], {}
     for seed, name in enumerate(("Alpha", "Beta", "Gamma"), start=10):
-        token_team = store.add_team(name, "t@example.org")[0].id
+        token_team = add_team(store, name, "t@example.org")[0].id
         document, folds = honest(f"{name}-1", seed)
-        sid = store.submit(token_team, encode(document)).submission_id
+        sid = submit(store, token_team, encode(document)).submission_id
         ids.append(sid)
         sent[sid] = folds
-    first = store.phase_user_values("public", ids)
+    first = phase_user_values(store, "public", ids)
     assert sorted(first) == ids and len(decoded) == 3
-    again = store.phase_user_values("public", ids)
+    again = phase_user_values(store, "public", ids)
     assert len(decoded) == 3  # from memory
     for sid in ids:
         assert_same(again[sid], sent[sid])
         assert not again[sid].folds[0].rr.flags.writeable  # shared: read-only
-    assert store.phase_user_values("another phase", ids) == {}
+    assert phase_user_values(store, "another phase", ids) == {}
 
 
-def test_a_reproduction_replaces_them_on_both_backends(store: Store):
-    from tests.server.test_reproduction import report
+def test_a_reproduction_replaces_them_on_both_backends(store: Database):
+    from tests.server._api import report
 
-    store.add_team("Alpha", "a@example.org")
-    team = store.list_teams()[-1].id
+    add_team(store, "Alpha", "a@example.org")
+    team = list_teams(store)[-1].id
     document, folds = honest("Alpha-1", 4)
-    sid = store.submit(team, encode(document)).submission_id
+    sid = submit(store, team, encode(document)).submission_id
     costs = [{"train_seconds": 2.0, "predict_seconds": 0.5, "peak_rss_mib": 512.0}] * 4
     body = report(document, user_values=document["user_values"], costs=costs)
-    store.record_reproduction(sid, json.dumps(body).encode())
-    values = store.user_scores(sid)
+    record_reproduction(store, sid, json.dumps(body).encode())
+    values = user_scores(store, sid)
     assert values.trusted and values.costs_trusted
     assert [c.peak_rss_mib for c in values.costs] == [512.0] * 4
     assert_same(values, folds)
@@ -135,12 +140,12 @@ def test_a_reproduction_replaces_them_on_both_backends(store: Store):
              for f in folds]
     moved = report(document, user_values=encode_user_values(other, 100))
     with pytest.raises(SubmissionRejected, match="not the upload's"):
-        store.record_reproduction(sid, json.dumps(moved).encode())
+        record_reproduction(store, sid, json.dumps(moved).encode())
 
 
-def test_values_that_do_not_add_up_are_refused(store: Store):
-    store.add_team("Alpha", "a@example.org")
-    team = store.list_teams()[-1].id
+def test_values_that_do_not_add_up_are_refused(store: Database):
+    add_team(store, "Alpha", "a@example.org")
+    team = list_teams(store)[-1].id
     document, folds = honest("Alpha-1", 2)
     # one user's rank changes (a hit moves from rank 1 to rank 2): MRR no longer adds up
     s = folds[2].scores
@@ -152,7 +157,7 @@ def test_values_that_do_not_add_up_are_refused(store: Store):
     blob = encode_user_values([folds[0], folds[1], changed, folds[3]], 100)
     document["user_values"] = blob
     with pytest.raises(SubmissionRejected) as refused:
-        store.submit(team, encode(document))
+        submit(store, team, encode(document))
     assert refused.value.status == 422
     reason = refused.value.reason
     assert "fold 2" in reason and "MRR" in reason and "unedited" in reason
@@ -199,7 +204,7 @@ def edited_blob(payload: dict, edit) -> str:
 def test_a_real_runs_upload_is_checked_stored_and_read_back(live, real_run):
     payload, run_dir = real_run
     sid = live.post(encode(payload), live.team("Alpha")).json()["submission_id"]
-    values = live.store.user_scores(sid)
+    values = user_scores(live.store, sid)
     assert values is not None and not values.trusted and not values.costs_trusted
     for number, got in enumerate(values.folds):
         with np.load(run_dir / f"fold_{number}_users.npz") as npz:
@@ -242,7 +247,7 @@ def _other_users(number: int, fold: FoldUsers) -> FoldUsers:
 
 
 def test_other_test_users_are_refused_once_a_trusted_run_set_them(live, real_run):
-    from tests.server.test_reproduction import post_report, report
+    from tests.server._api import post_report, report
 
     payload, _ = real_run
     moved = {**payload, "user_values": edited_blob(payload, _other_users)}
@@ -253,7 +258,7 @@ def test_other_test_users_are_refused_once_a_trusted_run_set_them(live, real_run
     sid = live.post(encode(payload), live.team("Alpha")).json()["submission_id"]
     # the organizers' reproduction of Alpha's run sets the phase's users
     answer = post_report(live, sid, report(payload, user_values=payload["user_values"]),
-                         live.store.create_admin_token())
+                         create_admin_token(live.store))
     assert answer.status_code == 200, answer.text
     again = {**moved, "run_id": "moved-again",
              "results": {**moved["results"], "run_id": "moved-again"}}
@@ -265,15 +270,15 @@ def test_an_older_client_without_values_is_accepted_without_them(live, real_run)
     payload, _ = real_run
     old = {k: v for k, v in payload.items() if k != "user_values"}
     sid = live.post(encode(old), live.team("Delta")).json()["submission_id"]
-    assert live.store.user_scores(sid) is None
-    assert live.store.phase_user_values("public", [sid]) == {}
+    assert user_scores(live.store, sid) is None
+    assert phase_user_values(live.store, "public", [sid]) == {}
 
 
 def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
-    from tests.server.test_reproduction import post_report, report
+    from tests.server._api import post_report, report
 
     payload, _ = real_run
-    token, admin = live.team("Alpha"), live.store.create_admin_token()
+    token, admin = live.team("Alpha"), create_admin_token(live.store)
     sid = live.post(encode(payload), token).json()["submission_id"]
     costs = [{"train_seconds": 1.5, "predict_seconds": 0.25, "peak_rss_mib": 300.0}] * 4
     # values that do not add up to the report's own table are refused
@@ -283,7 +288,7 @@ def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
         f.labels))
     refused = post_report(live, sid, report(payload, user_values=wrong, costs=costs), admin)
     assert "LATENT_DIVERSITY" in assert_rejected(refused, 422)["reason"]
-    assert not live.store.user_scores(sid).trusted
+    assert not user_scores(live.store, sid).trusted
 
     body = report(payload, user_values=payload["user_values"], costs=costs, private=True,
                   private_fold_tests=[{t: f["tests"][t] for t in LEADERBOARD_TESTS}
@@ -291,10 +296,10 @@ def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
                   private_user_values=payload["user_values"])
     answer = post_report(live, sid, body, admin)
     assert answer.status_code == 200, answer.text
-    values = live.store.user_scores(sid)
+    values = user_scores(live.store, sid)
     assert values.trusted and values.costs_trusted
     assert [c.train_seconds for c in values.costs] == [1.5] * 4
-    private = live.store.user_scores(sid, private=True)
+    private = user_scores(live.store, sid, private=True)
     assert private is not None and private.trusted
     np.testing.assert_array_equal(private.folds[0].rr, values.folds[0].rr)
     with live.store.engine.connect() as conn:
@@ -311,8 +316,7 @@ def test_migration_0006_goes_down_and_up(tmp_path):
     from alembic import command
     from alembic.config import Config
 
-    import evaluation.server
-    from evaluation.server import make_engine, upgrade
+    from evaluation.server.db import make_engine, upgrade
 
     engine = make_engine(sqlite_url(tmp_path))
     try:
@@ -320,7 +324,7 @@ def test_migration_0006_goes_down_and_up(tmp_path):
         assert "user_values" in sa.inspect(engine).get_table_names()
         config = Config()
         config.set_main_option("script_location",
-                               str(Path(evaluation.server.__file__).parent / "migrations"))
+                               str(MIGRATIONS_DIR))
         with engine.begin() as connection:
             config.attributes["connection"] = connection
             command.downgrade(config, "0004")
@@ -343,15 +347,15 @@ def test_a_baseline_with_values_anchors_the_phases_test_users(tmp_path, real_run
     board.write_text(head + f'[[baselines]]\nname = "Popularity"\nfile = "{baseline}"\n')
     store = open_store(sqlite_url(tmp_path), load_competition(board))
     try:
-        pinned = store.phase_user_values("public", [1, 2, 3])
+        pinned = phase_user_values(store, "public", [1, 2, 3])
         (values,) = pinned.values()
         assert values.trusted and values.costs_trusted
         assert values.user_hashes == [f["test_users_sha256"] for f in payload["results"]["folds"]]
         # the first upload of the phase is held to the baseline's test users
-        store.add_team("Alpha", "a@example.org")
-        team = store.list_teams()[-1].id
+        add_team(store, "Alpha", "a@example.org")
+        team = list_teams(store)[-1].id
         document, _ = honest("Alpha-1", 3)  # synthetic users: other hashes, same run hash
         with pytest.raises(SubmissionRejected, match="test users"):
-            store.submit(team, encode(document))
+            submit(store, team, encode(document))
     finally:
         store.engine.dispose()

@@ -1,0 +1,129 @@
+"""The submissions: upload a run, list a team's own, read one back, and (organizers) read its
+stored body.
+
+Another team's submission and a missing one get the same 404, and so does a team's token
+asking for a stored body.
+"""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server.api._answers import (
+    REFUSALS,
+    ReceiptModel,
+    Rejected,
+    final_json,
+    own_json,
+    receipt_json,
+    submission_json,
+)
+from evaluation.server.api._deps import CallerDep, StoreDep, SubmissionId, read_body, run_write
+from evaluation.server.core import Submission
+from evaluation.server.db import Caller, Database
+from evaluation.server.store import (
+    SubmissionView,
+    check_before_body,
+    mark_final,
+    own_submissions,
+    payload,
+    refuse_unless_stored,
+    submit,
+)
+from evaluation.server.store import get_submission as submission_view
+
+router = APIRouter()
+
+try:
+    _REQUEST_SCHEMA = Submission.model_json_schema(by_alias=True)
+except Exception:  # the docs only; never stops the server
+    _REQUEST_SCHEMA = {"type": "object"}
+
+
+@router.post(
+    "/api/v1/submissions", status_code=201, response_model=ReceiptModel,
+    responses={200: {"model": ReceiptModel, "description": "a repeat of a stored run"},
+               **REFUSALS},
+    openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": _REQUEST_SCHEMA}}}},
+    summary="Submit a run (the submission.json that the runner writes)",
+)
+async def post_submission(
+    request: Request,
+    caller: CallerDep,
+    store: StoreDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token cannot submit; use a team's "
+                                      "token")
+    # the token (a dependency) and the daily limit are checked before the body is read: a
+    # refused upload costs no reading and no parsing
+    refusal = await run_in_threadpool(check_before_body, store, caller.team_id, idempotency_key)
+    body = await read_body(request)
+    if refusal is not None:  # at the limit, without a key: only a repeat is answered
+        await run_in_threadpool(refuse_unless_stored, store, caller.team_id, body, refusal)
+    receipt = await run_write(request, submit, store, caller.team_id, body, idempotency_key)
+    return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
+
+
+@router.get("/api/v1/submissions", responses={401: {"model": Rejected},
+                                               403: {"model": Rejected}},
+            summary="The team's own submissions, newest first (a team's token; ?phase=P: "
+                    "that phase's only)")
+def list_submissions(caller: CallerDep, store: StoreDep,
+                     phase: str | None = None) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token has no submissions of its own; "
+                                      "list a team's with its token, or read the board")
+    return JSONResponse(own_json(own_submissions(store, caller.team_id, phase)))
+
+
+@router.put("/api/v1/submissions/{submission_id}/final", responses=REFUSALS,
+            summary="Mark one of the team's submissions as a final selection (a team's token)")
+async def put_final(submission_id: SubmissionId, request: Request, caller: CallerDep,
+                    store: StoreDep) -> JSONResponse:
+    return await _mark(request, caller, store, submission_id, True)
+
+
+@router.delete("/api/v1/submissions/{submission_id}/final", responses=REFUSALS,
+               summary="Unmark a final selection of the team (a team's token)")
+async def delete_final(submission_id: SubmissionId, request: Request, caller: CallerDep,
+                       store: StoreDep) -> JSONResponse:
+    return await _mark(request, caller, store, submission_id, False)
+
+
+async def _mark(request: Request, caller: Caller, store: Database, submission_id: int,
+                final: bool) -> JSONResponse:
+    if caller.team_id is None:
+        raise SubmissionRejected(403, "an organizer's token marks no final selections; use "
+                                      "the team's token")
+    mark = await run_write(request, mark_final, store, caller.team_id, submission_id, final)
+    return JSONResponse(final_json(mark))
+
+
+@router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,
+            responses={401: {"model": Rejected}, 404: {"model": Rejected}},
+            summary="One submission: the team's own, or any with an organizer's token")
+def get_submission(submission_id: SubmissionId, caller: CallerDep,
+                   store: StoreDep) -> JSONResponse:
+    view = submission_view(store, submission_id, caller)
+    if view is None:  # another team's and a missing one look the same
+        raise SubmissionRejected(404, f"no submission {submission_id} of your team")
+    return JSONResponse(submission_json(view))
+
+
+@router.get("/api/v1/submissions/{submission_id}/payload",
+            responses={200: {"content": {"application/json": {}},
+                             "description": "the stored body (canonical JSON)"},
+                       401: {"model": Rejected}, 404: {"model": Rejected}},
+            summary="The body of a submission as stored (organizers)")
+def get_payload(submission_id: SubmissionId, caller: CallerDep, store: StoreDep) -> Response:
+    body = payload(store, submission_id, caller)
+    if body is None:  # a team's token and a missing submission look the same
+        raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "
+                                      f"read (organizers only)")
+    return Response(body, media_type="application/json")

@@ -1,0 +1,110 @@
+"""What the competition and a submission are: parsed, checked and scored, with no database.
+
+It owns the competition file (its phases, board settings and baselines), the schema of an
+uploaded submission and of a reproduction report, the requests of the reproduction workers,
+the scoring of a submission from its per-user values (and whether its claimed scores differ),
+the checks of those per-user values, and the board's data model (``Board``, its rows and
+paired statistics, a team's standing) that the store fills and the API and the page show.
+"""
+
+from __future__ import annotations
+
+from evaluation.server.core._board import (
+    REPRODUCTION_STATES,
+    Board,
+    BoardRow,
+    BoardStandings,
+    FrontMember,
+    Opponent,
+    RowCosts,
+    RowStanding,
+    TeamStanding,
+)
+from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
+from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
+from evaluation.server.core._job_requests import (
+    MAX_FINISH_BYTES,
+    ClaimRequest,
+    FinishRequest,
+    HeartbeatRequest,
+    read_request,
+)
+from evaluation.server.core._reproduction import (
+    MAX_LOG_TAIL_BYTES,
+    VERDICTS,
+    ReproductionReport,
+    check_reproduction,
+    parse_reproduction,
+)
+from evaluation.server.core._schema import (
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    MAX_REPORT_BYTES,
+    TEST_RANGES,
+    Submission,
+    canonical_json,
+    parse_submission,
+    read_submission,
+    strict_json,
+)
+from evaluation.server.core._scoring import (
+    EXACT_MAX_FOLDS,
+    N_RESAMPLES,
+    Scores,
+    claimed_differs,
+    recompute,
+    references_sha256,
+)
+from evaluation.server.core._user_values import (
+    CheckedValues,
+    check_agreement,
+    read_blob,
+    read_uploaded,
+)
+
+__all__ = [
+    "BaselineSpec",
+    "Board",
+    "BoardRow",
+    "BoardSettings",
+    "BoardStandings",
+    "CheckedValues",
+    "ClaimRequest",
+    "Competition",
+    "DEFAULT_REPRODUCE_ATTEMPTS",
+    "EXACT_MAX_FOLDS",
+    "FinishRequest",
+    "FrontMember",
+    "HeartbeatRequest",
+    "MAX_BODY_BYTES",
+    "MAX_DEPTH",
+    "MAX_FINISH_BYTES",
+    "MAX_LOG_TAIL_BYTES",
+    "MAX_REPORT_BYTES",
+    "N_RESAMPLES",
+    "Opponent",
+    "Phase",
+    "REPRODUCTION_STATES",
+    "ReproductionReport",
+    "RowCosts",
+    "RowStanding",
+    "Scores",
+    "Submission",
+    "TEST_RANGES",
+    "TeamStanding",
+    "VERDICTS",
+    "canonical_json",
+    "check_agreement",
+    "check_reproduction",
+    "claimed_differs",
+    "load_competition",
+    "parse_reproduction",
+    "parse_submission",
+    "read_blob",
+    "read_request",
+    "read_submission",
+    "read_uploaded",
+    "recompute",
+    "references_sha256",
+    "strict_json",
+]

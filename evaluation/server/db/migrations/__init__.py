@@ -1,0 +1,1 @@
+"""The leaderboard database's Alembic migrations (run by ``evaluation.server.db.upgrade``)."""

@@ -1,1 +1,0 @@
-"""The leaderboard database's Alembic migrations (run by ``evaluation.server.upgrade``)."""

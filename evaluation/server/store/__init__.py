@@ -1,0 +1,77 @@
+"""The records that scoring makes, in the database: submissions and what they bring.
+
+It owns an upload checked, scored and stored once within the daily limit (its receipt, a
+submission's view and stored body, a team's own submissions), each submission's per-user values
+and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
+the organizers' reproductions and the private scores they bring, the reproduction queue
+(jobs, leases, the workers' verdicts), the teams' final selections, and the rows of a phase's
+board in the official order. Each function takes the ``Database`` it works on.
+"""
+
+from __future__ import annotations
+
+from evaluation.server.store._baselines import pin_baselines
+from evaluation.server.store._board import phase_board
+from evaluation.server.store._finals import FinalMark, mark_final, queue_selections
+from evaluation.server.store._jobs import (
+    JOB_STATES,
+    JobView,
+    Lease,
+    job_counts,
+    list_jobs,
+    retry_job,
+)
+from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
+from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._reproductions import record_reproduction
+from evaluation.server.store._submissions import check_before_body, refuse_unless_stored, submit
+from evaluation.server.store._user_values import (
+    DECODED_CACHE_BYTES,
+    UPLOAD,
+    FoldCost,
+    UserValues,
+    phase_user_values,
+    user_scores,
+)
+from evaluation.server.store._views import (
+    OwnSubmission,
+    Receipt,
+    SubmissionView,
+    get_submission,
+    own_submissions,
+    payload,
+)
+
+__all__ = [
+    "DECODED_CACHE_BYTES",
+    "FinalMark",
+    "FoldCost",
+    "JOB_STATES",
+    "JobView",
+    "Lease",
+    "LimitReached",
+    "OwnSubmission",
+    "Receipt",
+    "SubmissionView",
+    "UPLOAD",
+    "UserValues",
+    "check_before_body",
+    "claim_job",
+    "finish_job",
+    "get_submission",
+    "heartbeat_job",
+    "job_counts",
+    "list_jobs",
+    "mark_final",
+    "own_submissions",
+    "payload",
+    "phase_board",
+    "phase_user_values",
+    "pin_baselines",
+    "queue_selections",
+    "record_reproduction",
+    "refuse_unless_stored",
+    "retry_job",
+    "submit",
+    "user_scores",
+]

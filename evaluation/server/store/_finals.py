@@ -1,0 +1,115 @@
+"""Final selections: the submissions a team marks as final in a phase, which its private
+ranking uses.
+
+A team marks up to the phase's ``final_selections`` of its submissions while the phase is open;
+a team that marks none is judged on its best public ones (as many, best leaderboard score
+first). The marks are counted and set in one transaction that holds the team's row, so that
+two marks at once cannot pass the limit; the same transaction queues a marked submission's
+reproduction job, or cancels it when unmarked before a worker took it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server.db import ReproductionJobRow, SubmissionRow, TeamRow, iso
+from evaluation.server.store._board import final_candidates
+from evaluation.server.store._jobs import new_job, queue_final
+
+if TYPE_CHECKING:  # annotations only: a function's handle on the database
+    from evaluation.server.db import Database
+
+
+@dataclass(frozen=True)
+class FinalMark:
+    """The answer to a mark or an unmark: the submission, whether it is final now, and the
+    team's final selections of its phase (ids, oldest mark first) out of ``allowed``."""
+
+    submission_id: int
+    phase: str
+    final: bool
+    changed: bool
+    selections: tuple[int, ...]
+    allowed: int
+    message: str
+
+
+def mark_final(db: Database, team_id: int, submission_id: int, final: bool = True
+               ) -> FinalMark:
+    """Mark (``final``) or unmark one of the team's submissions as a final selection.
+
+    Raises
+    ------
+    SubmissionRejected
+        404 when the submission is not the team's; 403 when its phase has closed (the
+        selections are frozen) or is no longer in the competition file; 409 when marking
+        would pass the phase's ``final_selections``.
+    """
+    competition = db.require_competition()
+    now = db.now()
+    with db.writing() as session:
+        # the team's row: one mark at a time per team (PostgreSQL; SQLite's writer is alone)
+        session.execute(select(TeamRow.id).where(TeamRow.id == team_id).with_for_update())
+        row = session.scalars(select(SubmissionRow).where(
+            SubmissionRow.id == submission_id, SubmissionRow.team_id == team_id)).one_or_none()
+        if row is None:
+            raise SubmissionRejected(404, f"no submission {submission_id} of your team")
+        phase_name = row.phase
+        phases = {p.name: p for p in competition.phases}
+        phase = phases.get(phase_name)
+        if phase is None or now >= phase.closes:
+            when = "" if phase is None else f" on {iso(phase.closes)}"
+            raise SubmissionRejected(403, f"phase {phase_name!r} has closed{when}: its final "
+                                          f"selections are frozen")
+        marked = list(session.scalars(select(SubmissionRow.id).where(
+            SubmissionRow.team_id == team_id, SubmissionRow.phase == phase_name,
+            SubmissionRow.final_at.is_not(None)).order_by(SubmissionRow.final_at,
+                                                          SubmissionRow.id)))
+        changed = (row.final_at is None) == final
+        if changed and final and len(marked) >= phase.final_selections:
+            raise SubmissionRejected(
+                409, f"your team has marked {len(marked)} of {phase.final_selections} final "
+                     f"selections of phase {phase_name!r} already (submissions "
+                     f"{', '.join(map(str, marked))}); unmark one first "
+                     f"(python -m evaluation final ID --unmark)")
+        if changed:
+            row.final_at = now if final else None
+            queue_final(session, row, phase, now, final)
+            marked = [i for i in marked if i != submission_id] + ([submission_id] if final
+                                                                  else [])
+    state = "marked as final" if final else "not final"
+    message = (f"submission {submission_id} is {state}" + ("" if changed else " already")
+               + f"; your team's final selections of phase {phase_name!r}: "
+               + (", ".join(map(str, marked)) or "none (your best public ones count)")
+               + f" ({len(marked)} of {phase.final_selections})")
+    return FinalMark(submission_id=submission_id, phase=phase_name, final=final,
+                     changed=changed, selections=tuple(marked),
+                     allowed=phase.final_selections, message=message + ".")
+
+
+def queue_selections(db: Database, phase_name: str) -> list[int]:
+    """Queue a reproduction job for each submission the private ranking of ``phase_name``
+    may use that has none: the teams' final selections, and the best public ones of each team
+    that marked none (``final_candidates``; baselines left out). Returns their ids.
+
+    Raises
+    ------
+    SubmissionRejected
+        404 when the competition file has no such phase.
+    """
+    phase = db.require_competition().phase(phase_name)
+    now = db.now()
+    with db.writing() as session:
+        ids = list(session.scalars(
+            select(SubmissionRow.id).join(TeamRow, TeamRow.id == SubmissionRow.team_id)
+            .where(SubmissionRow.id.in_(final_candidates(phase.name, phase.final_selections)),
+                   TeamRow.is_baseline.is_(False),
+                   ~select(ReproductionJobRow.id).where(
+                       ReproductionJobRow.submission_id == SubmissionRow.id).exists())
+            .order_by(SubmissionRow.id)))
+        session.add_all(new_job(sid, phase, "organizer", now) for sid in ids)
+    return ids

@@ -1,0 +1,199 @@
+"""The reproduction queue: its jobs, how they are queued, listed and queued again.
+
+A job is queued for a submission when its team marks it as a final selection (and cancelled
+when the team unmarks it before a worker took it), or at its upload when its phase says
+``reproduce = "every"``; an organizer may queue a failed one again. The workers claim, hold
+and finish them in ``_leases``.
+
+An infrastructure failure (the server could not be reached, the environment could not be
+built, the sandbox failed) queues the job again until it has run the competition's
+``reproduce_attempts`` times; then it is "failed", with the reason. A failure of the
+submission itself (no checkout for it) fails the job at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from evaluation.errors import SubmissionRejected
+from evaluation.server.core import DEFAULT_REPRODUCE_ATTEMPTS
+from evaluation.server.db import MAX_REASON, ReproductionJobRow, SubmissionRow, TeamRow
+
+if TYPE_CHECKING:  # annotations only: the queue needs no competition file's parsing
+    from evaluation.server.core import Phase
+    from evaluation.server.db import Database
+
+#: A job's states, in the order of its life.
+QUEUED, RUNNING, FAILED = "queued", "running", "failed"
+JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", FAILED)
+#: What queued a job.
+ORIGINS = ("final", "upload", "organizer")
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A job as the organizers' listing and a worker's claim show it."""
+
+    job_id: int
+    submission_id: int
+    team: str
+    phase: str
+    private: bool
+    origin: str
+    state: str
+    reason: str | None
+    attempts: int
+    worker: str | None
+    lease_expires_at: datetime | None
+    heartbeat_at: datetime | None
+    queued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A claimed job: the job, the lease id its worker must send back, and when it ends."""
+
+    job: JobView
+    lease: str
+    expires_at: datetime
+
+
+# --------------------------------------------------------------------------- queueing
+
+
+def queue_final(session: Session, row: SubmissionRow, phase: Phase, now: datetime,
+                final: bool) -> None:
+    """A final selection marked (``final``) or unmarked: queue its job, or cancel it while
+    no worker took it (a job queued for another reason stays)."""
+    if phase.reproduce == "none":
+        return
+    job = session.scalars(select(ReproductionJobRow).where(
+        ReproductionJobRow.submission_id == row.id).with_for_update()).one_or_none()
+    if final and job is None:
+        session.add(new_job(row.id, phase, "final", now))
+    elif not final and job is not None and job.origin == "final" and job.state == QUEUED:
+        session.delete(job)
+
+
+def queue_upload(conn: Connection, submission_id: int, phase: Phase, now: datetime) -> None:
+    """Queue the job of a new upload when its phase reproduces every upload (``conn``: the
+    upload's transaction)."""
+    if phase.reproduce == "every":
+        conn.execute(insert(ReproductionJobRow).values(
+            submission_id=submission_id, phase=phase.name, private=phase.private_folds,
+            origin="upload", state=QUEUED, attempts=0, queued_at=now))
+
+
+def new_job(submission_id: int, phase: Phase, origin: str, now: datetime
+            ) -> ReproductionJobRow:
+    """A queued job of ``submission_id`` (``origin``: what queued it)."""
+    return ReproductionJobRow(submission_id=submission_id, phase=phase.name,
+                              private=phase.private_folds, origin=origin, state=QUEUED,
+                              attempts=0, queued_at=now)
+
+
+def retry_job(db: Database, job_id: int) -> JobView:
+    """Queue a failed job again, its attempts reset (an organizer fixed the cause).
+
+    Raises
+    ------
+    SubmissionRejected
+        404 for no such job; 409 when it has not failed.
+    """
+    with db.writing() as session:
+        job = session.scalars(select(ReproductionJobRow).where(
+            ReproductionJobRow.id == job_id).with_for_update()).one_or_none()
+        if job is None:
+            raise SubmissionRejected(404, f"no reproduction job {job_id}")
+        if job.state != FAILED:
+            raise SubmissionRejected(409, f"reproduction job {job_id} is {job.state}, not "
+                                          f"failed: only a failed job is queued again")
+        job.attempts, job.origin, job.finished_at = 0, "organizer", None
+        requeue_job(job, None)
+        job.queued_at = db.now()
+        return job_view(job, job_team(session, job.submission_id))
+
+
+def list_jobs(db: Database, phase: str | None = None, state: str | None = None) -> list[JobView]:
+    """The jobs (of ``phase``, in ``state`` when given), oldest first."""
+    if state is not None and state not in JOB_STATES:
+        raise SubmissionRejected(422, f"no job state {state[:40]!r}; the states are "
+                                      f"{', '.join(JOB_STATES)}")
+    query = (select(ReproductionJobRow, TeamRow.name)
+             .join(SubmissionRow, SubmissionRow.id == ReproductionJobRow.submission_id)
+             .join(TeamRow, TeamRow.id == SubmissionRow.team_id)
+             .order_by(ReproductionJobRow.id))
+    if phase is not None:
+        query = query.where(ReproductionJobRow.phase == phase)
+    if state is not None:
+        query = query.where(ReproductionJobRow.state == state)
+    with db.reading() as session:
+        return [job_view(job, team) for job, team in session.execute(query)]
+
+
+def job_counts(db: Database) -> dict[str, dict[str, int]]:
+    """``{phase: {state: jobs}}`` of every phase with jobs (every state present, 0 or more)."""
+    with db.reading() as session:
+        found = session.execute(select(ReproductionJobRow.phase, ReproductionJobRow.state,
+                                       func.count()).group_by(ReproductionJobRow.phase,
+                                                              ReproductionJobRow.state)).all()
+    counts: dict[str, dict[str, int]] = {}
+    for phase, state, count in found:
+        counts.setdefault(phase, dict.fromkeys(JOB_STATES, 0))[state] = count
+    return counts
+
+
+def team_jobs(db: Database, team_id: int) -> dict[int, tuple[str, str | None]]:
+    """``{submission_id: (state, reason)}`` of the jobs of team ``team_id``'s submissions."""
+    with db.reading() as session:
+        found = session.execute(
+            select(ReproductionJobRow.submission_id, ReproductionJobRow.state,
+                   ReproductionJobRow.reason)
+            .join(SubmissionRow, SubmissionRow.id == ReproductionJobRow.submission_id)
+            .where(SubmissionRow.team_id == team_id)).all()
+    return {sid: (state, reason) for sid, state, reason in found}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def attempts_allowed(db: Database) -> int:
+    """The runs a job may take (the competition's ``reproduce_attempts``)."""
+    if db.competition is None:
+        return DEFAULT_REPRODUCE_ATTEMPTS
+    return db.competition.reproduce_attempts
+
+
+def requeue_job(job: ReproductionJobRow, reason: str | None) -> None:
+    job.state, job.reason = QUEUED, None if reason is None else reason[:MAX_REASON]
+    job.lease_id = job.lease_owner = None
+    job.lease_expires_at = None
+
+
+def end_job(job: ReproductionJobRow, state: str, now: datetime, reason: str | None) -> None:
+    job.state, job.finished_at = state, now
+    job.reason = None if reason is None else reason[:MAX_REASON]
+    job.lease_id = None
+    job.lease_expires_at = None
+
+
+def job_team(session: Session, submission_id: int) -> str:
+    return session.execute(select(TeamRow.name).join(SubmissionRow).where(
+        SubmissionRow.id == submission_id)).scalar_one()
+
+
+def job_view(job: ReproductionJobRow, team: str) -> JobView:
+    return JobView(job_id=job.id, submission_id=job.submission_id, team=team, phase=job.phase,
+                   private=job.private, origin=job.origin, state=job.state, reason=job.reason,
+                   attempts=job.attempts, worker=job.lease_owner,
+                   lease_expires_at=job.lease_expires_at, heartbeat_at=job.heartbeat_at,
+                   queued_at=job.queued_at, started_at=job.started_at,
+                   finished_at=job.finished_at)

@@ -1,0 +1,248 @@
+"""Receiving a submission: check it, score it, and store it once, within the team's daily limit.
+
+``submit`` is where a submission's rules meet the database. Everything that does not need the
+database (parsing, the run's checks, the phase, the recomputed scores) happens first; then one
+transaction locks the team's row, looks for the run under its idempotency key, counts the
+team's submissions of the day and inserts. On PostgreSQL the lock is ``SELECT ... FOR UPDATE``
+on the team's row; on SQLite every write transaction starts with ``BEGIN IMMEDIATE`` (see
+``make_engine``), which serialises the writers. So two uploads of one team never both pass the
+daily limit, and one run is stored once, however many threads or processes send it; a unique
+constraint on (team, phase, run) backs the idempotency in the schema as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from datetime import datetime, time, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY
+from evaluation.errors import SubmissionRejected
+from evaluation.server.core import (
+    CheckedValues,
+    Competition,
+    Phase,
+    Scores,
+    Submission,
+    canonical_json,
+    claimed_differs,
+    read_submission,
+    read_uploaded,
+    recompute,
+)
+from evaluation.server.db import SubmissionRow, TeamRow, UserValuesRow, iso
+from evaluation.server.store._jobs import queue_upload
+from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._user_values import UPLOAD, blob_sha256, check_same_users
+from evaluation.server.store._views import STORED_FIELDS, Receipt, Stored, receipt
+
+if TYPE_CHECKING:  # annotations only: a function's handle on the database
+    from evaluation.server.db import Database
+
+# The statements of ``_insert`` (parameters team_id, phase, run_id, start, end), built once:
+# Core statements on a connection, without the ORM's unit of work on the hot path.
+_TEAM_FOR_UPDATE = (select(TeamRow.name, TeamRow.is_baseline)
+                    .where(TeamRow.id == bindparam("team_id")).with_for_update())
+_TEAM = select(TeamRow.name, TeamRow.is_baseline).where(TeamRow.id == bindparam("team_id"))
+_EXISTING = select(*(getattr(SubmissionRow, f) for f in STORED_FIELDS)).where(
+    SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
+    SubmissionRow.run_id == bindparam("run_id"))
+_COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
+    SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
+    SubmissionRow.submitted_at >= bindparam("start"),
+    SubmissionRow.submitted_at < bindparam("end"))
+_INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
+_INSERT_VALUES = insert(UserValuesRow)
+
+
+def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None = None
+           ) -> Receipt:
+    """Check, score and store a team's submission.
+
+    Parameters
+    ----------
+    db : Database
+    team_id : int
+        The submitting team (authenticated by the caller).
+    body : bytes
+        The upload: the ``submission.json`` the runner writes.
+    idempotency_key : str, optional
+        The client's ``Idempotency-Key``; when given it must be the run id.
+
+    Returns
+    -------
+    Receipt
+        "accepted" (a new submission) or "duplicate" (this run was stored already with the
+        same body: nothing is counted again).
+
+    Raises
+    ------
+    SubmissionRejected
+        422 for an invalid payload or another competition's run, 403 when no phase is open,
+        409 for another body under a run id already stored, 429 (``LimitReached``) when the
+        team has used its submissions of the day.
+    """
+    competition = db.require_competition()
+    now = db.now()
+    submission, document = read_submission(body)
+    if idempotency_key is not None and idempotency_key != submission.run_id:
+        raise SubmissionRejected(
+            422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
+                 f"submission's run_id {submission.run_id!r}; send the run id as the key.")
+    competition.check_run(document)
+    phase = competition.phase_at(now)
+    if phase is None:
+        raise SubmissionRejected(403, _closed_reason(competition, now))
+    scores = recompute(submission.fold_tests(), phase.references)
+    uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
+    values = _columns(team_id, phase, submission, document, scores, now)
+    extra = _values_row(phase, submission, uploaded, now)
+    try:
+        stored, new, used = _insert(db, values, phase, now, extra)
+    except IntegrityError:
+        # only when the schema's unique constraint caught what the lock should have: the
+        # other insert has committed, so the repeat is answered from it
+        stored, new, used = _insert(db, values, phase, now, extra)
+    return receipt(db, stored, new, phase, used)
+
+
+def check_before_body(db: Database, team_id: int, idempotency_key: str | None = None
+                      ) -> LimitReached | None:
+    """Refuse an upload before its body is read when it would be refused anyway: no phase is
+    open, or the team has used its submissions of the day. A read: ``submit`` checks again
+    under the lock.
+
+    At the daily limit, a repeat of a stored run is still answered "duplicate": with an
+    ``idempotency_key`` (the run id) the stored run is looked up now; without one, the refusal
+    is returned, for ``refuse_unless_stored`` to decide once the body is in.
+
+    Raises
+    ------
+    SubmissionRejected
+        403 when no phase is open; 429 (``LimitReached``) at the daily limit when
+        ``idempotency_key`` names no stored run.
+    """
+    competition = db.require_competition()
+    now = db.now()
+    phase = competition.phase_at(now)
+    if phase is None:
+        raise SubmissionRejected(403, _closed_reason(competition, now))
+    start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
+    end = start + timedelta(days=1)
+    keys = {"team_id": team_id, "phase": phase.name}
+    with db.read_engine.connect() as conn:
+        team = conn.execute(_TEAM, keys).one()
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        if team.is_baseline or used < phase.daily_limit:
+            return None
+        refusal = _limit_reached(team.name, used, phase, now, end)
+        if idempotency_key is None:
+            return refusal
+        if conn.execute(_EXISTING, {**keys, "run_id": idempotency_key}).one_or_none() is None:
+            raise refusal
+    return None
+
+
+def refuse_unless_stored(db: Database, team_id: int, body: bytes, refusal: LimitReached
+                         ) -> None:
+    """Raise ``refusal`` unless ``body`` is a run the team stored already in the current phase
+    (found by its ``run_id``, read without checking the rest of the body)."""
+    try:
+        run_id = json.loads(body).get("run_id")
+    except (ValueError, AttributeError):
+        raise refusal from None
+    phase = db.require_competition().phase_at(db.now())
+    if not isinstance(run_id, str) or phase is None:
+        raise refusal
+    with db.read_engine.connect() as conn:
+        stored = conn.execute(_EXISTING, {"team_id": team_id, "phase": phase.name,
+                                          "run_id": run_id}).one_or_none()
+    if stored is None:
+        raise refusal
+
+
+def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datetime
+                   ) -> LimitReached:
+    wait = max(1, math.ceil((end - now).total_seconds()))
+    return LimitReached(
+        f"daily limit reached: team {team!r} has made {used} of {phase.daily_limit} "
+        f"submissions to phase {phase.name!r} today (UTC); the next is accepted from "
+        f"{iso(end)}, in {wait} s.", wait)
+
+
+def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
+             scores: Scores, now: datetime) -> dict[str, Any]:
+    """The columns of the submission's row.
+
+    ``body_sha256`` hashes the whole body (a resend is a repeat only when all of it is equal);
+    ``payload`` keeps it without its per-user values, which ``user_values`` holds once,
+    compressed.
+    """
+    body_sha256 = hashlib.sha256(canonical_json(document).encode("ascii")).hexdigest()
+    payload = canonical_json({k: v for k, v in document.items() if k != USER_VALUES_KEY})
+    return dict(
+        team_id=team_id, phase=phase.name, run_id=submission.run_id,
+        body_sha256=body_sha256, payload=payload,
+        submitted_at=now, phase1_score=scores.phase1_score,
+        leaderboard_score=scores.leaderboard_score, interval_low=scores.interval[0],
+        interval_high=scores.interval[1], tests=dict(scores.tests),
+        num_folds=scores.num_folds, claimed_score=submission.claimed().get("leaderboard_score"),
+        flagged=bool(claimed_differs(submission, scores)), reproduction="pending")
+
+
+def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
+                now: datetime) -> dict[str, Any] | None:
+    """The columns of the upload's ``user_values`` row (None when it has neither per-user
+    values nor costs)."""
+    if uploaded.blob is None and uploaded.costs is None:
+        return None
+    return dict(source=UPLOAD, private=False, trusted=False, phase=phase.name,
+                run_hash=submission.run_hash, k=uploaded.k, n_users=uploaded.n_users,
+                users_sha256=uploaded.users_sha256, blob=uploaded.blob,
+                blob_sha256=blob_sha256(uploaded.blob), costs=uploaded.costs, recorded_at=now)
+
+
+def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
+            extra: dict[str, Any] | None = None) -> tuple[Stored, bool, int]:
+    """Store a submission (the columns' ``values``, and its ``user_values`` row ``extra``)
+    unless its run is there; returns (the stored submission, new?, submissions of the team in
+    the phase today)."""
+    start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
+    end = start + timedelta(days=1)
+    keys = {"team_id": values["team_id"], "phase": values["phase"]}
+    with db.write_lock, db.engine.begin() as conn:
+        # the lock that makes counting and inserting one step (PostgreSQL; on SQLite the
+        # transaction's BEGIN IMMEDIATE holds the database's write lock already)
+        team = conn.execute(_TEAM_FOR_UPDATE, keys).one()
+        existing = conn.execute(_EXISTING, {**keys, "run_id": values["run_id"]}).one_or_none()
+        if existing is not None:
+            if existing.body_sha256 != values["body_sha256"]:
+                raise SubmissionRejected(
+                    409, f"run {values['run_id']} was submitted already (submission "
+                         f"{existing.id}, {iso(existing.submitted_at)}) with another body; a "
+                         f"run id names one result. Submit a changed run as a new run (a new "
+                         f"run id), or send the stored file unchanged.")
+            return Stored(**existing._mapping), False, 0
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        if used >= phase.daily_limit and not team.is_baseline:
+            raise _limit_reached(team.name, used, phase, now, end)
+        if extra is not None:
+            check_same_users(conn, extra["phase"], extra["run_hash"], extra["users_sha256"])
+        new_id = conn.execute(_INSERT, values).scalar_one()
+        queue_upload(conn, new_id, phase, now)
+        if extra is not None:
+            conn.execute(_INSERT_VALUES, {**extra, "submission_id": new_id})
+    stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
+    return stored, True, used + 1
+
+
+def _closed_reason(competition: Competition, now: datetime) -> str:
+    phases = "; ".join(f"{p.name!r} from {iso(p.opens)} until {iso(p.closes)}"
+                       for p in competition.phases)
+    return (f"no phase of {competition.name!r} is open now ({iso(now)}); submissions are "
+            f"accepted in: {phases} (UTC).")

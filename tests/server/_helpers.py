@@ -1,0 +1,230 @@
+"""What the server's tests share: the example competition and runs, a clock, databases,
+the command line, competition files and reproduction reports."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.challenge import LEADERBOARD_TESTS, aggregate
+from evaluation.cli import main
+from evaluation.server.core import BoardSettings, load_competition
+from evaluation.server.db import Database, add_team, make_engine, upgrade
+from evaluation.server.store import FoldCost, UserValues, pin_baselines, submit
+from tests._stats_reference import fold_users
+
+SIZES = (60, 70)
+
+
+@dataclass
+class FakeSource:
+    """Per-user values by submission id; counts what it was asked."""
+
+    by_id: dict[int, UserValues] = field(default_factory=dict)
+    asked: list[list[int]] = field(default_factory=list)
+    listed: int = 0
+
+    def versions(self, phase, ids, private):
+        self.listed += 1
+        return {i: self.by_id[i].trusted for i in ids if i in self.by_id}
+
+    def values(self, phase, ids, private):
+        self.asked.append(sorted(ids))
+        return {i: self.by_id[i] for i in ids if i in self.by_id}
+
+
+def synthetic(rng, skill: float, trusted: bool = False, sizes=SIZES,
+              hashes=("a", "b")) -> UserValues:
+    codes = np.random.default_rng(5)  # the users' groups: the same for every team
+    shared = [{t: codes.integers(-2, 3, n).astype(np.int32) for t in
+               ("MRED_COUNTRY", "MRED_USER_ACTIVITY", "MRED_TRACK_POPULARITY",
+                "MRED_ARTIST_POPULARITY", "MRED_GENDER")} for n in sizes]
+    folds = [fold_users(rng, n, skill, c) for n, c in zip(sizes, shared)]
+    costs = [FoldCost(10.0 + i, 2.0, 512.0) for i in range(len(sizes))]
+    return UserValues(folds=folds, user_hashes=list(hashes), trusted=trusted,
+                      labels=[{} for _ in folds], costs=costs, costs_trusted=trusted)
+
+
+def standings_competition():
+    from tests.server._helpers import EXAMPLE
+    competition = load_competition(EXAMPLE)
+    return replace(competition, board=BoardSettings(n_boot=200, seed=3, min_difference=0.0))
+
+
+def submit_teams(store, names_scales):
+    ids = {}
+    for name, scale in names_scales:
+        team, _ = add_team(store, name, f"{len(ids)}@example.org")
+        ids[name] = submit(store, team.id, encode(variant(f"run-{len(ids)}", scale))).submission_id
+    return ids
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run ``python -m evaluation ARGV`` in process; returns (exit status, stdout, stderr)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+UTC = timezone.utc
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(value)
+
+
+def toml_text(doc: dict) -> str:
+    """A TOML document: plain keys, then tables, then arrays of tables (values inline)."""
+    lines = [f"{k} = {toml_value(v)}" for k, v in doc.items()
+             if not isinstance(v, dict) and not (isinstance(v, list) and v
+                                                 and isinstance(v[0], dict))]
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines += [f"[{k}]"] + [f"{kk} = {toml_value(vv)}" for kk, vv in v.items()]
+    for k, v in doc.items():
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            for table in v:
+                lines += [f"[[{k}]]"] + [f"{kk} = {toml_value(vv)}" for kk, vv in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def phase(name, opens, closes, **extra) -> dict:
+    return {"name": name, "opens": opens, "closes": closes, "references": "synthetic-small",
+            "daily_limit": 3, "public": True, **extra}
+
+
+JAN = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+def document(example) -> dict:
+    """A valid competition document (without baselines: fast to load)."""
+    return {
+        "name": "Test competition",
+        "source": "synthetic:small",
+        "harness_versions": list(example.harness_versions),
+        "dataset": {"fingerprint": example.dataset_fingerprint,
+                    "fold_params": dict(example.fold_params)},
+        "phases": [phase("warmup", JAN, JAN + timedelta(days=10)),
+                   phase("main", JAN + timedelta(days=20), JAN + timedelta(days=30))],
+    }
+
+
+def write(tmp_path: Path, doc: dict | str, name: str = "competition.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else toml_text(doc), encoding="utf-8")
+    return path
+
+
+def with_phases(competition, **changes):
+    """``competition`` with every phase changed by ``changes`` (e.g. reproduce="every")."""
+    return dataclasses.replace(competition, phases=tuple(
+        dataclasses.replace(p, **changes) for p in competition.phases))
+
+
+def private_folds(document: dict, hit: float, mrr: float) -> list[dict]:
+    """The run's per-fold tests with HIT_RATE and MRR scaled: the model on other folds."""
+    folds = copy.deepcopy(fold_tests(document))
+    for f in folds:
+        f["HIT_RATE"] *= hit
+        f["MRR"] *= mrr
+    return folds
+
+
+def private_report(folds: list[dict]) -> dict:
+    return {"verdict": "reproduced", "private": True, "table": [], "log_tail": "",
+            "fingerprint_matches": True, "private_fold_tests": folds}
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+EXAMPLE = REPO / "competition.toml"
+
+
+#: The newest migration: what a fresh or upgraded database says it is at.
+HEAD_REVISION = "0007"
+
+
+BASELINES = REPO / "competition" / "baselines"
+
+
+#: Inside the example's public phase (2026-01-01 to 2028-01-01), at noon UTC.
+NOON = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+
+class Clock:
+    """A clock the test moves: ``clock()`` is the time, ``clock.now`` sets it."""
+
+    def __init__(self, now: datetime = NOON) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def baseline_document(name: str = "popularity") -> dict:
+    """A baseline file of the example competition: a valid submission for any team."""
+    return json.loads((BASELINES / f"{name}.json").read_text())
+
+
+def fold_tests(document: dict) -> list[dict]:
+    folds = sorted(document["results"]["folds"], key=lambda f: f["fold"])
+    return [{t: f["tests"][t] for t in LEADERBOARD_TESTS} for f in folds]
+
+
+def variant(run_id: str, scale: float = 1.0, references=None, base: dict | None = None) -> dict:
+    """Another valid run: the baseline with ``run_id`` and every fold's HIT_RATE times
+    ``scale``; its claimed scores are the harness's (``aggregate``) when ``references`` are
+    given, else removed (a claim of None claims nothing)."""
+    doc = copy.deepcopy(base or baseline_document())
+    doc["run_id"] = doc["results"]["run_id"] = run_id
+    for fold in doc["results"]["folds"]:
+        fold["tests"]["HIT_RATE"] = min(1.0, fold["tests"]["HIT_RATE"] * scale)
+    results = doc["results"]
+    if references is None:
+        doc["leaderboard_score"] = None
+        for key in ("leaderboard_score", "phase1_score", "phase2_score"):
+            results[key] = None
+        for key in ("phase1_score", "phase2_score"):
+            results["aggregate"].pop(key, None)
+    else:
+        agg = aggregate(fold_tests(doc), references)
+        doc["leaderboard_score"] = results["leaderboard_score"] = agg["phase2_score"]
+        results["phase2_score"] = results["aggregate"]["phase2_score"] = agg["phase2_score"]
+        results["phase1_score"] = results["aggregate"]["phase1_score"] = agg["phase1_score"]
+    return doc
+
+
+def encode(document: dict) -> bytes:
+    return json.dumps(document).encode("utf-8")
+
+
+def sqlite_url(folder: Path) -> str:
+    return f"sqlite:///{folder / 'leaderboard.db'}"
+
+
+def open_store(url: str, competition, clock=None, pin: bool = True) -> Database:
+    engine = make_engine(url)
+    upgrade(engine)
+    store = Database(engine, competition, clock or Clock())
+    if pin:
+        pin_baselines(store)
+    return store
