@@ -34,10 +34,10 @@ def command(module: str, name: str, extra: tuple[str, str, str] | None = None
         except ImportError as exc:
             if extra is None or (exc.name or "").split(".")[0] == "evaluation":
                 raise
-            what, name_, target = extra
+            what, name_, make_target = extra
             raise ConfigError(f"{what} needs its extra dependencies ({exc.name or exc} is "
                               f"missing): install the {name_} extra, evalrs-harness[{name_}] "
-                              f"(`make {target}` in the harness's clone).") from None
+                              f"(`make {make_target}` in the harness's clone).") from None
         return getattr(target, name)(args)
 
     run.__name__ = name
