@@ -16,9 +16,9 @@ from fastapi.responses import JSONResponse
 from evaluation.errors import SubmissionRejected
 from evaluation.server.api._answers import REFUSALS, job_json, jobs_json, lease_json
 from evaluation.server.api._deps import MAX_ROW_ID, CallerDep, StoreDep, read_body, run_write
-from evaluation.server.core import MAX_FINISH_BYTES
 from evaluation.server.db import Caller
 from evaluation.server.store import (
+    MAX_FINISH_BYTES,
     claim_job,
     finish_job,
     heartbeat_job,

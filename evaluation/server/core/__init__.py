@@ -22,13 +22,6 @@ from evaluation.server.core._board import (
 )
 from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
 from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
-from evaluation.server.core._job_requests import (
-    MAX_FINISH_BYTES,
-    ClaimRequest,
-    FinishRequest,
-    HeartbeatRequest,
-    read_request,
-)
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,
     VERDICTS,
@@ -43,6 +36,7 @@ from evaluation.server.core._schema import (
     TEST_RANGES,
     Submission,
     canonical_json,
+    describe_invalid,
     parse_submission,
     read_submission,
     strict_json,
@@ -69,16 +63,12 @@ __all__ = [
     "BoardSettings",
     "BoardStandings",
     "CheckedValues",
-    "ClaimRequest",
     "Competition",
     "DEFAULT_REPRODUCE_ATTEMPTS",
     "EXACT_MAX_FOLDS",
-    "FinishRequest",
     "FrontMember",
-    "HeartbeatRequest",
     "MAX_BODY_BYTES",
     "MAX_DEPTH",
-    "MAX_FINISH_BYTES",
     "MAX_LOG_TAIL_BYTES",
     "MAX_REPORT_BYTES",
     "N_RESAMPLES",
@@ -97,11 +87,11 @@ __all__ = [
     "check_agreement",
     "check_reproduction",
     "claimed_differs",
+    "describe_invalid",
     "load_competition",
     "parse_reproduction",
     "parse_submission",
     "read_blob",
-    "read_request",
     "read_submission",
     "read_uploaded",
     "recompute",

@@ -28,7 +28,12 @@ from pydantic import (
 
 from evaluation.contract import MAX_FOLDS
 from evaluation.errors import SubmissionRejected
-from evaluation.server.core._schema import MAX_REPORT_BYTES, FoldTests, _describe, strict_json
+from evaluation.server.core._schema import (
+    MAX_REPORT_BYTES,
+    FoldTests,
+    describe_invalid,
+    strict_json,
+)
 
 #: The verdicts a reproduction can send (the board's badge shows them; "pending" is the rest).
 VERDICTS = ("reproduced", "not reproduced")
@@ -166,7 +171,7 @@ def check_reproduction(data: object, num_folds: int) -> ReproductionReport:
     try:
         report = ReproductionReport.model_validate(data)
     except ValidationError as exc:
-        raise SubmissionRejected(422, "invalid reproduction report: " + _describe(exc)) \
+        raise SubmissionRejected(422, "invalid reproduction report: " + describe_invalid(exc)) \
             from None
     if report.private_fold_tests is not None and len(report.private_fold_tests) != num_folds:
         raise SubmissionRejected(

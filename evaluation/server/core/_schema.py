@@ -319,7 +319,7 @@ def _check_text(text: str, what: str) -> None:
 # --------------------------------------------------------------------------- the reason
 
 
-def _describe(exc: ValidationError) -> str:
+def describe_invalid(exc: ValidationError) -> str:
     """The first problems of a pydantic error, said as the contract says its refusals:
     ``path: rule (got value)``, joined by "; "."""
     problems = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 from evaluation.server.store._baselines import pin_baselines
 from evaluation.server.store._board import phase_board
 from evaluation.server.store._finals import FinalMark, mark_final, queue_selections
+from evaluation.server.store._job_requests import MAX_FINISH_BYTES
 from evaluation.server.store._jobs import (
     JOB_STATES,
     JobView,
@@ -50,6 +51,7 @@ __all__ = [
     "JobView",
     "Lease",
     "LimitReached",
+    "MAX_FINISH_BYTES",
     "OwnSubmission",
     "Receipt",
     "SubmissionView",

@@ -21,14 +21,14 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server.core import (
+from evaluation.server.db import ReproductionJobRow, iso
+from evaluation.server.store._job_requests import (
     MAX_FINISH_BYTES,
     ClaimRequest,
     FinishRequest,
     HeartbeatRequest,
     read_request,
 )
-from evaluation.server.db import ReproductionJobRow, iso
 from evaluation.server.store._jobs import (
     FAILED,
     QUEUED,

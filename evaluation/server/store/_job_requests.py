@@ -11,8 +11,12 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server.core._reproduction import MAX_REPORT_BYTES
-from evaluation.server.core._schema import MAX_BODY_BYTES, _describe, strict_json
+from evaluation.server.core import (
+    MAX_BODY_BYTES,
+    MAX_REPORT_BYTES,
+    describe_invalid,
+    strict_json,
+)
 from evaluation.server.db import MAX_REASON, MAX_WORKER_NAME
 
 #: A lease's length when the claim does not ask for one, and its bounds (seconds).
@@ -82,4 +86,4 @@ def read_request(model: type[_Model], body: bytes, what: str,
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise SubmissionRejected(422, f"invalid {what}: {_describe(exc)}") from None
+        raise SubmissionRejected(422, f"invalid {what}: {describe_invalid(exc)}") from None
