@@ -2,7 +2,7 @@
 parquet + evalrs_song_embeddings.parquet), shared by the source and download tests.
 
 Column names and codes follow the public challenge code (RecList/evalRS-CIKM-2022 and
-RecList/evalRS-KDD-2023, ``evaluation/EvalRSRunner.py`` and ``evaluation/utils.py``, and the
+RecList/evalRS-KDD-2023, ``ChallengeDataset`` in ``evaluation/EvalRSRunner.py``, and the
 participants' models that read the users' profile statistics): users carry ``country`` (missing
 when unknown), ``age`` (-1 when unknown), ``gender``, ``playcount``, ``registered_unixtime``,
 the listening-profile statistics of LFM-1b and ``country_id``/``gender_id`` (-1 when unknown);
