@@ -91,3 +91,20 @@ def test_the_tracks_keep_their_columns(dataset, edition):
         assert tracks.loc[501, "urlSong"] == "wasabi/song/a"
     else:
         assert list(tracks.columns) == ["track", "artist_id", "artist", "albums", "albums_id"]
+
+
+def test_a_pickled_challenge_dataset_keeps_its_tables_and_folds(dataset, tmp_path):
+    # a participant caching the loaded dataset between notebook sessions
+    import pickle
+
+    path = tmp_path / "lfm.pkl"
+    with open(path, "wb") as fh:
+        pickle.dump(dataset, fh)
+    with open(path, "rb") as fh:
+        back = pickle.load(fh)
+    assert back.fingerprint == dataset.fingerprint
+    pd.testing.assert_frame_equal(back.df_users, dataset.df_users)
+    pd.testing.assert_frame_equal(back.get_train_set(0), dataset.get_train_set(0))
+    pd.testing.assert_frame_equal(back.get_test_set(0), dataset.get_test_set(0))
+    joined = back.get_train_set(0).join(back.df_users, on="user_id")
+    assert "registered_unixtime" in joined.columns
