@@ -169,6 +169,37 @@ class ChallengeDataset:
         self._disk_folds: weakref.WeakValueDictionary[int, Fold] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
 
+    # -- pickling -----------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The dataset's state for ``pickle``, complete before the first byte is written.
+
+        The tables (with their cached fingerprint), the parameters and the folds that exist
+        only in memory travel. A fold of the on-disk cache does not: the unpickled dataset
+        reads it again (or, where that cache is absent, cuts it again: the same rows, the
+        folds being deterministic), as it would after letting it go. The lock and the shared
+        per-dataset index do not travel either (the index is rebuilt when a fold is cut).
+        The state is a new dict gathered here, so nothing later changes what is written.
+        """
+        with self._lock:
+            state = {k: v for k, v in self.__dict__.items()
+                     if k not in ("_lock", "_disk_folds", "_index", "_folds")}
+            state["_folds"] = dict(self._folds)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild the dataset from :meth:`__getstate__`'s state (read-only arrays again)."""
+        self.__dict__.update(state)
+        self._index = None
+        self._disk_folds = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+        vectors = self.tables.track_vectors
+        if vectors is not None:
+            vectors.track_ids.flags.writeable = False
+            vectors.vectors.flags.writeable = False
+        for found in self._folds.values():
+            for rows in (found.train_rows, found.test_rows):
+                rows.flags.writeable = False
+
     # -- data ---------------------------------------------------------------------------------
     # Each table is handed out as a shallow copy: with pandas' copy-on-write (pandas >= 3) it
     # shares the data until written to, so a model that adds a column, changes a dtype or

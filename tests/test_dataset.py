@@ -161,6 +161,35 @@ def test_a_fold_cached_on_disk_lives_only_while_used(tables, monkeypatch):
     np.testing.assert_array_equal(train.index.to_numpy(), expected[0])
 
 
+@pytest.mark.parametrize("fold_cache", [False, True])
+def test_a_pickled_dataset_is_the_same_dataset(tables, tmp_path, monkeypatch, fold_cache):
+    import pickle
+
+    import evaluation.dataset as dataset_module
+
+    ds = ChallengeDataset(tables, num_folds=3, seed=12, fold_cache=fold_cache)
+    expected = [(f.train_rows.copy(), f.test_rows.copy()) for f in ds.compute_folds()]
+    path = tmp_path / "dataset.pkl"
+    with open(path, "wb") as fh:  # a participant's own pickling
+        pickle.dump(ds, fh)
+    if not fold_cache:  # the folds travel with it: none is cut again
+        monkeypatch.setattr(dataset_module, "make_fold", lambda *a, **k: pytest.fail("cut"))
+    with open(path, "rb") as fh:
+        back = pickle.load(fh)
+    assert back.fingerprint == ds.fingerprint and back.fold_params == ds.fold_params
+    for fold, (train, test) in enumerate(expected):
+        np.testing.assert_array_equal(back.fold(fold).train_rows, train)
+        np.testing.assert_array_equal(back.fold(fold).test_rows, test)
+        assert not back.fold(fold).train_rows.flags.writeable  # shared: still read-only
+        pd.testing.assert_frame_equal(back.get_train_set(fold), ds.get_train_set(fold))
+        pd.testing.assert_frame_equal(back.get_test_set(fold), ds.get_test_set(fold))
+    pd.testing.assert_frame_equal(back.df_users, ds.df_users)
+    assert not back.track_vectors.vectors.flags.writeable
+    assert pickle.loads(pickle.dumps(back)).fingerprint == ds.fingerprint  # and again
+    # the unpickled dataset cuts folds of its own in threads (a lock of its own)
+    assert len(back.compute_folds(workers=2)) == 3
+
+
 @pytest.mark.parametrize("limit", [None, 0, 7])
 def test_train_and_test_sets_at_once_equal_the_separate_calls(tables, limit):
     ds = ChallengeDataset(tables, num_folds=2, seed=10)

@@ -15,7 +15,9 @@ the zip:
   sharing a URL share its vector). When the folder also holds ``song2vec.wv`` (the vectors
   the 2023 tests compared tracks with) that file is used instead.
 
-Reading the extracted folder (missing-value tokens, the columns kept, the vectors) is
+Every column of the challenge files is kept under its own name (the users' profile statistics,
+``registered_unixtime``, ``country_id``, ``gender_id``; the 2023 tracks' ``urlSong`` and
+``lastfm_id``). Reading the extracted folder (missing-value tokens, dtypes, the vectors) is
 :func:`evaluation.data._local.load_challenge_dir`'s work; this module only downloads, unpacks
 and caches.
 """
@@ -42,6 +44,9 @@ DEFAULT_URL = "https://evarl-2022-public-dataset.s3.us-east-1.amazonaws.com/eval
 URL_ENV = "EVALRS_LFM_URL"
 DEFAULT_URL_2023 = "https://evalrs.object.lga1.coreweave.com/evalrs_dataset_KDD_2023.zip"
 URL_ENV_2023 = "EVALRS_LFM2023_URL"
+#: The folder of the converted tables beside the zip. Versioned: ``tables`` (before) held only
+#: the EvalRS schema's columns, ``tables-2`` every column of the challenge files.
+CONVERTED = "tables-2"
 #: source name -> (default URL, environment variable overriding it)
 EDITIONS = {"lfm": (DEFAULT_URL, URL_ENV), "lfm2023": (DEFAULT_URL_2023, URL_ENV_2023)}
 
@@ -67,7 +72,7 @@ def load_lfm(*, url: str | None = None, sha256: str | None = None,
     cache, else downloaded, converted and cached."""
     url = lfm_url(url, source)
     root = lfm_cache_dir(url, cache_dir)
-    tables_dir = root / "tables"
+    tables_dir = root / CONVERTED
     if is_tables_dir(tables_dir):
         try:
             tables = read_tables(tables_dir, upgrade=True)

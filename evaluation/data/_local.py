@@ -10,9 +10,11 @@ data generate --out DIR``) is read with its fast reader.
 The challenge's own files (``evalrs_*``, 2022 CSV or 2023 parquet) are read as the 2022 harness
 read them, with pandas' default missing-value tokens: ``NA``, ``N/A``, ``NULL``, ``None``,
 ``nan`` or an empty field in ``country`` or ``gender`` is missing (so ``NA`` is never Namibia
-there). Parquet values are taken as stored. Columns of the challenge files beyond the EvalRS
-schema (user profile statistics, ``urlSong``, ``lastfm_id``, ...) are dropped with a warning;
-``registered_unixtime`` is read as the users' ``timestamp``. The 2023 song embeddings
+there). Parquet values are taken as stored. Every column of the files is kept under its own
+name, as the challenge's loaders gave them to participants: the users' ``registered_unixtime``,
+``age`` (``-1`` when unknown), ``country_id`` and ``gender_id`` and listening-profile statistics
+(``novelty_artist_avg_month``, ``relative_le_per_hour0``, ...), the 2023 tracks' ``urlSong``
+and ``lastfm_id``. The 2023 song embeddings
 (``evalrs_song_embeddings.parquet``, keyed by ``urlSong``) are mapped to track ids through the
 tracks table's ``urlSong`` column, unless ``song2vec.wv`` sits beside them.
 """
@@ -30,10 +32,6 @@ import pyarrow as pa
 from evaluation._util.atomic import atomic_path
 from evaluation.data._parquet import is_tables_dir, read_tables
 from evaluation.data._schema import (
-    EVENT_SCHEMA,
-    OPTIONAL_EVENT_SCHEMA,
-    TRACK_SCHEMA,
-    USER_SCHEMA,
     check_track_vectors,
     data_error,
     validate_tables,
@@ -47,14 +45,6 @@ TEXT_COLUMNS = ("country", "gender", "track", "artist", "albums", "albums_id")
 SONG_EMBEDDINGS = "evalrs_song_embeddings.parquet"
 SONG_URL = "urlSong"
 SONG_VECTOR = "song_embedding"
-#: the challenge files' names of schema columns
-ALIASES = {"users": {"registered_unixtime": "timestamp"}}
-#: the columns of the challenge files that are kept
-KEEP = {
-    "events": [*EVENT_SCHEMA, *OPTIONAL_EVENT_SCHEMA],
-    "users": ["user_id", *USER_SCHEMA],
-    "tracks": ["track_id", *TRACK_SCHEMA],
-}
 
 
 def table_candidates(name: str) -> list[str]:
@@ -179,11 +169,9 @@ def load_challenge_dir(directory: str | os.PathLike, *, source: str | None = Non
 def _read_dir(root: Path, files: dict[str, Path], *, challenge: bool, source: str) -> Tables:
     """The validated tables (and vectors) of the table ``files`` found in ``root``."""
     raw = {name: read_table_file(path, pandas_na=challenge) for name, path in files.items()}
-    frames = ({name: _project(name, frame, files[name]) for name, frame in raw.items()}
-              if challenge else raw)
     names = {name: str(path) for name, path in files.items()}
-    tables = validate_tables(Tables(frames["events"], frames["users"], frames["tracks"],
-                                    source=source), files=names)
+    tables = validate_tables(Tables(raw["events"], raw["users"], raw["tracks"], source=source),
+                             files=names)
     # vector ids are matched against the canonical (validated) tracks table
     track_ids = tables.tracks.index.to_numpy()
     vector_path = find_vector_file(root)
@@ -265,17 +253,3 @@ def song_embedding_vectors(path: Path, tracks: pd.DataFrame,
         return None
     return vectors_from_frame(pairs[["track_id", SONG_VECTOR]], str(path))
 
-
-def _project(name: str, frame: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """Keep the schema's columns of a challenge file (renaming known aliases)."""
-    aliases = {old: new for old, new in ALIASES.get(name, {}).items()
-               if old in frame.columns and new not in frame.columns}
-    frame = frame.rename(columns=aliases)
-    keep = KEEP[name]
-    dropped = [c for c in frame.columns if c not in keep and c != frame.index.name]
-    if dropped:
-        warnings.warn(f"{path}: ignoring {len(dropped)} columns outside the EvalRS schema: "
-                      f"{dropped[:8]}{' ...' if len(dropped) > 8 else ''}", UserWarning,
-                      stacklevel=3)
-        frame = frame.drop(columns=dropped)
-    return frame

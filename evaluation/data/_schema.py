@@ -7,6 +7,14 @@ fit (int64 otherwise), floats as float64, text as pandas' ``str`` dtype, events 
 ``RangeIndex``, users indexed by ``user_id`` and tracks by ``track_id``. Canonical dtypes make
 :meth:`Tables.fingerprint` independent of how a source happened to store the data.
 
+A table may carry columns beyond the schema (the challenge's user profile statistics,
+``country_id``, ``gender_id``, the 2023 tracks' ``urlSong`` and ``lastfm_id``): they are kept,
+in their place, with the same canonical dtypes (a column of whole numbers without missing
+values is an integer column, any other number column float64, anything else text). The users'
+registration time is ``registered_unixtime`` (the challenge's name) or ``timestamp`` (the
+name of the synthetic, MovieLens and EvalRS-schema directories); ``age`` is a number column
+that keeps integers as integers, so the challenge's ``-1`` for an unknown age stays ``-1``.
+
 Every check is vectorised: at the full LFM scale (38M event rows) the whole validation takes a
 fraction of a second.
 """
@@ -28,15 +36,20 @@ from evaluation.data._pairs import duplicate_key_rows
 from evaluation.data._tables import EVENT_COLUMNS, Tables, TrackVectors
 from evaluation.errors import DataError, show_values
 
-SCHEMA_VERSION = 1  # bump when the rules change: it invalidates recorded validations
+SCHEMA_VERSION = 2  # bump when the rules change: it invalidates recorded validations
 INT, FLOAT, TEXT, LABEL = "integer", "float", "text", "integer or text"
+#: integers stay integers (int32 where they fit), any other numbers become float64
+NUMBER = "number"
 
 # column -> kind; events keep their file order (the folds depend on it).
 EVENT_SCHEMA: dict[str, str] = dict.fromkeys(EVENT_COLUMNS, INT)
 OPTIONAL_EVENT_SCHEMA: dict[str, str] = {"rating": FLOAT}
 USER_SCHEMA: dict[str, str] = {
-    "country": TEXT, "age": FLOAT, "gender": TEXT, "playcount": INT, "timestamp": INT,
+    "country": TEXT, "age": NUMBER, "gender": TEXT, "playcount": INT, "timestamp": INT,
 }
+#: The users' registration time: the challenge files' name, then the EvalRS schema's. A users
+#: table has one of them; the first present is the schema column (the other, if any, an extra).
+REGISTRATION_COLUMNS = ("registered_unixtime", "timestamp")
 TRACK_SCHEMA: dict[str, str] = {
     "track": TEXT, "artist_id": INT, "artist": TEXT, "albums": TEXT, "albums_id": LABEL,
 }
@@ -107,12 +120,14 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     names.update({k: str(v) for k, v in (files or {}).items()})
 
     ranges: dict[str, tuple[int, int]] = {}  # (min, max) of each event id column
-    users = _check_frame(tables.users, names["users"], "user_id", USER_SCHEMA, {}, {})
-    tracks = _check_frame(tables.tracks, names["tracks"], "track_id", TRACK_SCHEMA, {}, {})
+    users = _check_frame(tables.users, names["users"], "user_id", user_schema(tables.users), {},
+                         {}, extras=True)
+    tracks = _check_frame(tables.tracks, names["tracks"], "track_id", TRACK_SCHEMA, {}, {},
+                          extras=True)
     # this very content (fingerprint), canonical as it is, passed every check before
     trusted = memo is not None and memo == known_fp
     events = _check_frame(tables.events, names["events"], None, EVENT_SCHEMA,
-                          OPTIONAL_EVENT_SCHEMA, ranges, trusted=trusted)
+                          OPTIONAL_EVENT_SCHEMA, ranges, trusted=trusted, extras=True)
 
     _check_unique(users.index.to_numpy(), names["users"], "user_id",
                   "each user must appear once in the users table")
@@ -140,6 +155,18 @@ def validate_tables(tables: Tables, files: Mapping[str, str] | None = None, *,
     if known_fp is not None and memo is None:
         _write_memo(known_fp, out)
     return out
+
+
+def registration_column(users: pd.DataFrame) -> str:
+    """The users' registration column: ``registered_unixtime`` (the challenge files' name) when
+    ``users`` has it, else ``timestamp`` (the EvalRS schema's)."""
+    return next((c for c in REGISTRATION_COLUMNS if c in users.columns), REGISTRATION_COLUMNS[1])
+
+
+def user_schema(users: pd.DataFrame) -> dict[str, str]:
+    """The schema of ``users``: :data:`USER_SCHEMA` with its registration column."""
+    column = registration_column(users) if isinstance(users, pd.DataFrame) else "timestamp"
+    return {(column if c == "timestamp" else c): kind for c, kind in USER_SCHEMA.items()}
 
 
 def _memo_path(fingerprint: str) -> Path:
@@ -182,12 +209,14 @@ def _same_layout(before: Tables, after: Tables) -> bool:
 # --- tables and columns ----------------------------------------------------------------------
 
 def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
-                 optional: dict[str, str], ranges: dict, *, trusted: bool = False
-                 ) -> pd.DataFrame:
+                 optional: dict[str, str], ranges: dict, *, trusted: bool = False,
+                 extras: bool = False) -> pd.DataFrame:
     """Columns present/absent, dtypes, emptiness, ids >= 0, counts >= 0; canonical copy.
 
     ``trusted``: the values passed these checks before (same fingerprint, canonical dtypes);
-    integer columns are taken as they are, without the scans for their range.
+    integer columns are taken as they are, without the scans for their range. ``extras``:
+    columns beyond ``schema`` and ``optional`` are kept (with their kind inferred) instead of
+    refused.
     """
     if not isinstance(frame, pd.DataFrame):
         raise data_error(file, None, f"expected a pandas DataFrame, got {type(frame).__name__}",
@@ -202,7 +231,7 @@ def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
                          fix=f"the table must have the columns {list(schema)}"
                          + (f" (indexed by {key!r})" if key else ""))
     extra = [c for c in columns if c not in schema and c not in optional]
-    if extra:
+    if extra and not extras:
         allowed = list(schema) + list(optional)
         raise data_error(file, extra[0], f"unexpected column(s) {extra}", None,
                          fix=f"drop or rename them; allowed columns are {allowed}")
@@ -216,8 +245,10 @@ def _check_frame(frame, file: str, key: str | None, schema: dict[str, str],
 
     table = file
     out: dict[str, np.ndarray] = {}
-    for col in [*schema, *[c for c in optional if c in columns]]:
-        kind = schema.get(col) or optional[col]
+    kinds = {c: schema.get(c) or optional.get(c) or _kind_of(frame[c]) for c in columns}
+    # the schema's columns first, in the schema's order, then the others in the file's order
+    for col in [*schema, *[c for c in columns if c not in schema]]:
+        kind = kinds[col]
         series = frame[col]
         if trusted and kind in (INT, LABEL) and series.dtype in (np.int32, np.int64):
             out[col] = series.to_numpy()
@@ -266,9 +297,22 @@ def _key_as_index(frame: pd.DataFrame, file: str, key: str) -> pd.DataFrame:
     return frame
 
 
+def _kind_of(series: pd.Series) -> str:
+    """The kind of a column outside the schema, from its values: whole numbers without missing
+    values are integers, other numbers floats (missing values NaN), anything else text."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return TEXT
+    if pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
+        return NUMBER
+    return TEXT
+
+
 def _canonical(series: pd.Series, kind: str, file: str, col: str, ranges: dict):
     if kind == INT:
         return _as_int(series, file, col, ranges)
+    if kind == NUMBER:
+        return _as_number(series, file, col, ranges)
     if kind == FLOAT:
         return _as_float(series, file, col)
     if kind == TEXT:
@@ -350,6 +394,15 @@ def _as_float(series: pd.Series, file: str, col: str) -> np.ndarray:
     if not (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)):
         series = _object_to_numeric(series, file, col, FLOAT)
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _as_number(series: pd.Series, file: str, col: str, ranges: dict) -> np.ndarray:
+    """Integers without missing values as :func:`_as_int` makes them (``-1`` for an unknown age
+    stays ``-1``); any other numbers (whole floats included) as float64, missing as NaN."""
+    dtype = series.dtype
+    if pd.api.types.is_integer_dtype(dtype) and not series.hasnans:
+        return _as_int(series, file, col, ranges)
+    return _as_float(series, file, col)
 
 
 def _object_to_numeric(series: pd.Series, file: str, col: str, kind: str) -> pd.Series:

@@ -1,10 +1,13 @@
 """Small hand-written copies of the challenge's file layouts (2022 CSV + song2vec.wv, 2023
 parquet + evalrs_song_embeddings.parquet), shared by the source and download tests.
 
-Column names follow the public challenge code: the 2023 tracks table keeps ``track_id`` as a
-column next to ``urlSong`` and ``lastfm_id``; the 2023 song embeddings are ``urlSong`` plus a
-list column ``song_embedding``; users carry ``registered_unixtime``, ``country_id`` and
-``gender_id``."""
+Column names and codes follow the public challenge code (RecList/evalRS-CIKM-2022 and
+RecList/evalRS-KDD-2023, ``ChallengeDataset`` in ``evaluation/EvalRSRunner.py``, and the
+participants' models that read the users' profile statistics): users carry ``country`` (missing
+when unknown), ``age`` (-1 when unknown), ``gender``, ``playcount``, ``registered_unixtime``,
+the listening-profile statistics of LFM-1b and ``country_id``/``gender_id`` (-1 when unknown);
+the 2023 tracks table keeps ``track_id`` as a column next to ``urlSong`` and ``lastfm_id``;
+the 2023 song embeddings are ``urlSong`` plus a list column ``song_embedding``."""
 
 from __future__ import annotations
 
@@ -30,13 +33,39 @@ def events_frame() -> pd.DataFrame:
     })
 
 
+#: The LFM-1b listening-profile statistics of the challenge's users table (the names that
+#: participants' models read).
+PROFILE_COLUMNS = [
+    "novelty_artist_avg_month", "novelty_artist_avg_6months", "novelty_artist_avg_year",
+    "mainstreaminess_avg_month", "mainstreaminess_avg_6months", "mainstreaminess_avg_year",
+    "mainstreaminess_global", "cnt_listeningevents", "cnt_distinct_tracks",
+    "cnt_distinct_artists", "cnt_listeningevents_per_week",
+    *[f"relative_le_per_weekday{d}" for d in range(1, 8)],
+    *[f"relative_le_per_hour{h}" for h in range(24)],
+]
+#: The integer profile statistics (counts); the others are shares and averages (floats).
+PROFILE_COUNTS = ("cnt_listeningevents", "cnt_distinct_tracks", "cnt_distinct_artists")
+
+
 def users_frame() -> pd.DataFrame:
-    return pd.DataFrame({
+    """The challenge's users table: user 12 has an unknown country ("NA" in the 2022 CSV, read
+    as missing) and age (-1); user 13 an unknown country (empty); both country id -1."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({
         "user_id": USERS, "country": ["UK", "NA", None], "age": [25, -1, 40],
         "gender": ["m", "n", "f"], "playcount": [100, 50, 9],
-        "timestamp": [1_300_000_000, 1_300_000_500, 1_300_001_000],
-        "novelty_artist_avg_month": [0.1, 0.2, 0.3],  # extra LFM profile column
+        "registered_unixtime": [1_300_000_000, 1_300_000_500, 1_300_001_000],
     })
+    for i, name in enumerate(PROFILE_COLUMNS):
+        frame[name] = (rng.integers(1, 500, len(USERS)) if name in PROFILE_COUNTS
+                       else np.round(rng.random(len(USERS)), 6))
+        if name == "novelty_artist_avg_month":
+            frame[name] = [0.1, 0.2, 0.3]
+        if i == 1:
+            frame.loc[2, name] = np.nan  # a statistic LFM-1b lacks for a user
+    frame["country_id"] = [7, -1, -1]
+    frame["gender_id"] = [0, 2, 1]
+    return frame
 
 
 def tracks_frame() -> pd.DataFrame:
@@ -67,8 +96,7 @@ def write_keyed_vectors(path: Path) -> None:
 def write_2022(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     events_frame().to_csv(directory / "evalrs_events.csv")  # with pandas' unnamed index
-    users_frame().rename(columns={"timestamp": "registered_unixtime"}).to_csv(
-        directory / "evalrs_users.csv", index=False)
+    users_frame().to_csv(directory / "evalrs_users.csv", index=False)
     tracks_frame().to_csv(directory / "evalrs_tracks.csv", index=False)
     write_keyed_vectors(directory / "song2vec.wv")
     return directory
@@ -92,10 +120,9 @@ def write_2023(directory: Path, *, with_urls: bool = True) -> Path:
     defaults, so the country that the 2022 CSV spells ``NA`` is stored as a null here."""
     directory.mkdir(parents=True, exist_ok=True)
     events_frame().to_parquet(directory / "evalrs_events.parquet")
-    users = users_frame().rename(columns={"timestamp": "registered_unixtime"})
+    users = users_frame()
     users["country"] = users["country"].replace({"NA": None})
-    users["country_id"] = [1, 2, 3]
-    users.to_parquet(directory / "evalrs_users.parquet")
+    users.to_parquet(directory / "evalrs_users.parquet", index=False)
     tracks = tracks_frame()
     if with_urls:
         tracks["urlSong"] = tracks["track_id"].map(SONG_URLS)

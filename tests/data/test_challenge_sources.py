@@ -95,8 +95,11 @@ def test_2023_song_embeddings_are_mapped_through_urlsong(tmp_path):
     from evaluation.data import load_source
     from tests.data._challenge_files import song_embeddings, write_2023
 
-    with pytest.warns(UserWarning, match="urlSong"):  # dropped from the tracks table
-        tables = load_source(write_2023(tmp_path / "d"))
+    tables = load_source(write_2023(tmp_path / "d"))
+    # the tracks keep the 2023 columns that map them to songs and tags
+    assert tables.tracks.loc[503, "urlSong"] == "wasabi/song/c"
+    assert pd.isna(tables.tracks.loc[502, "urlSong"])
+    assert tables.tracks["lastfm_id"].tolist() == [7_501, 7_502, 7_503, 7_504]
     songs = song_embeddings().set_index("urlSong")["song_embedding"]
     tv = tables.track_vectors
     assert tv.track_ids.tolist() == [501, 503, 504]  # 502 has no URL
@@ -175,7 +178,7 @@ def test_lfm2023_source_downloads_once_and_caches_apart_from_lfm(tmp_path, monke
         assert [p for p, _ in srv.log] == ["/evalrs_dataset_KDD_2023.zip", "/evalrs_dataset.zip"]
         assert t23.source == again.tables.source == "lfm2023" and t22.source == "lfm"
         assert again.fingerprint == t23.fingerprint()
-        assert len({p.parent for p in (tmp_path / "c").glob("*/tables")}) == 2
+        assert len({p.parent for p in (tmp_path / "c").glob("*/tables-2")}) == 2
     finally:
         srv.shutdown()
         srv.server_close()

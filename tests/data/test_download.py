@@ -208,15 +208,15 @@ def test_lfm_sha256_mismatch_leaves_no_cache(server, tmp_path):
     with pytest.raises(DownloadError, match="sha256 mismatch"):
         load_source("lfm", url=url, sha256="0" * 64, cache_dir=tmp_path / "c", progress=False)
     root = lfm_cache_dir(url, tmp_path / "c")
-    assert not (root / "evalrs_dataset.zip").exists() and not (root / "tables").exists()
+    assert not (root / "evalrs_dataset.zip").exists() and not (root / "tables-2").exists()
 
 
 def test_lfm_2023_parquet_zip(server, tmp_path):
     server.files["/evalrs_2023.zip"] = zip_directory(write_2023(tmp_path / "src"), top="data")
-    with pytest.warns(UserWarning, match="novelty_artist_avg_month"):
-        tables = load_source("lfm", url=server.base + "/evalrs_2023.zip",
-                             cache_dir=tmp_path / "c", progress=False)
+    tables = load_source("lfm", url=server.base + "/evalrs_2023.zip",
+                         cache_dir=tmp_path / "c", progress=False)
     assert len(tables.events) == len(PAIRS) and tables.track_vectors is not None
+    assert tables.users.loc[11, "novelty_artist_avg_month"] == 0.1  # profile statistics kept
 
 
 def test_lfm_damaged_cached_zip_is_fetched_again(server, tmp_path):

@@ -155,9 +155,37 @@ def test_missing_key_column_or_index():
            "missing")
 
 
-def test_extra_column():
+def test_extra_columns_are_kept_with_canonical_dtypes():
     t = good_tables()
-    expect(with_(t, users=t.users.assign(novelty=1.0)), "us.csv", "'novelty'", "unexpected")
+    users = t.users.assign(novelty=[0.5, np.nan, 0.25], country_id=np.array([3, -1, 4]),
+                           label=["a", None, "c"])
+    out = validate_tables(with_(t, users=users), files=FILES)
+    assert list(out.users.columns) == [*t.users.columns, "novelty", "country_id", "label"]
+    assert out.users["country_id"].dtype == np.int32
+    assert out.users["country_id"].tolist() == [3, -1, 4]
+    assert out.users["novelty"].dtype == np.float64 and out.users["novelty"].isna().sum() == 1
+    assert out.users["label"].dtype == "str" and out.users["label"].isna().sum() == 1
+    # the tracks keep theirs too (the 2023 lastfm_id)
+    tracks = t.tracks.assign(lastfm_id=np.array([7, 8, 9]))
+    assert validate_tables(with_(t, tracks=tracks)).tracks["lastfm_id"].dtype == np.int32
+
+
+def test_registration_column_by_the_challenge_name():
+    t = good_tables()
+    users = t.users.rename(columns={"timestamp": "registered_unixtime"})
+    out = validate_tables(with_(t, users=users), files=FILES)
+    assert "timestamp" not in out.users.columns
+    assert out.users["registered_unixtime"].dtype == np.int32
+    expect(with_(t, users=users.drop(columns="registered_unixtime")), "us.csv", "'timestamp'",
+           "missing")
+    expect(with_(t, users=users.assign(registered_unixtime="x")), "us.csv",
+           "'registered_unixtime'", "strings")
+
+
+def test_integer_ages_stay_integers():
+    t = good_tables()
+    out = validate_tables(with_(t, users=t.users.assign(age=np.array([20, -1, 31]))))
+    assert out.users["age"].dtype == np.int32 and out.users["age"].tolist() == [20, -1, 31]
 
 
 def test_empty_table():

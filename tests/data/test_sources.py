@@ -24,6 +24,7 @@ from tests.conftest import shared_dataset
 from tests.data._challenge_files import (
     PAIRS,
     VECTOR_DIM,
+    users_frame,
     vectors,
     write_2022,
     write_2023,
@@ -115,14 +116,22 @@ def test_2022_csv_layout_with_keyed_vectors(tmp_path):
         warnings.simplefilter("always")
         tables = load_source(root)
     messages = [str(w.message) for w in caught]
-    assert any("novelty_artist_avg_month" in m for m in messages)  # extra column dropped
+    assert not any("novelty_artist_avg_month" in m for m in messages)  # nothing dropped
     assert any("not track ids" in m and "'UNK'" in m for m in messages)
     assert any("not in the tracks table" in m and "999" in m for m in messages)
 
     assert len(tables.events) == len(PAIRS)
     assert tables.events["user_id"].tolist() == [p[0] for p in PAIRS]  # file order kept
     assert pd.isna(tables.users.loc[12, "country"])  # "NA" is missing, as the 2022 harness read it
-    assert tables.users["timestamp"].tolist() == [1_300_000_000, 1_300_000_500, 1_300_001_000]
+    # every column of the file, under its own name, in the file's order
+    assert list(tables.users.columns) == list(users_frame().columns.drop("user_id"))
+    assert tables.users["registered_unixtime"].tolist() == [1_300_000_000, 1_300_000_500,
+                                                            1_300_001_000]
+    assert tables.users["age"].dtype == np.int32 and tables.users.loc[12, "age"] == -1
+    assert tables.users["country_id"].tolist() == [7, -1, -1]
+    assert tables.users["cnt_listeningevents"].dtype == np.int32
+    assert tables.users["relative_le_per_hour23"].dtype == np.float64
+    assert tables.users["novelty_artist_avg_6months"].isna().tolist() == [False, False, True]
     assert tables.tracks.loc[502, "track"] == "1999"  # a numeric title stays text
 
     tv = tables.track_vectors
@@ -139,9 +148,10 @@ def test_2022_csv_layout_with_keyed_vectors(tmp_path):
 
 def test_2023_parquet_layout(tmp_path):
     root = write_2023(tmp_path / "lfm2023")
-    with pytest.warns(UserWarning, match="novelty_artist_avg_month"):
-        tables = load_source(root)
+    tables = load_source(root)
     assert tables.track_vectors is not None  # song embeddings mapped through urlSong
+    assert list(tables.users.columns) == list(users_frame().columns.drop("user_id"))
+    assert {"urlSong", "lastfm_id"} <= set(tables.tracks.columns)
     assert len(tables.events) == len(PAIRS) and len(tables.users) == 3
     assert tables.events["user_track_count"].dtype == np.int32
 
@@ -152,7 +162,9 @@ def test_2022_and_2023_layouts_give_the_same_tables(tmp_path):
         a = load_source(write_2022(tmp_path / "a"))
         b = load_source(write_2023(tmp_path / "b"))
     a.track_vectors = None
-    assert a.fingerprint() == Tables(b.events, b.users, b.tracks).fingerprint()
+    # the 2023 tracks add urlSong and lastfm_id; everything else is the same content
+    tracks = b.tracks.drop(columns=["urlSong", "lastfm_id"])
+    assert a.fingerprint() == Tables(b.events, b.users, tracks).fingerprint()
 
 
 # --- MovieLens ---------------------------------------------------------------------------------
