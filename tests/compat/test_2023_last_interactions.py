@@ -156,6 +156,10 @@ def test_the_notebook_runs_unchanged_and_scores_each_target(notebook, capsys):
     assert results["TARGETS_PER_USER"] == pytest.approx(len(test) / test["user_id"].nunique())
     assert results["stats"]["num_targets"] == len(test)
     assert results["stats"]["max_targets"] == 3
+    # the 2023 RecList's mred_gender, through the helpers a 2023 custom test calls
+    genders = dataset.df_users.loc[cdf._y_test.index, ['gender']]
+    by_helper = cdf.miss_rate_equality_difference(cdf._y_preds, cdf._y_test, genders, 'gender')
+    assert by_helper["mred"] == pytest.approx(results["MRED_GENDER"], rel=1e-12)
     assert "LATENT_DIVERSITY" not in results  # the 2023 RecList had none
     assert 0 < results["HIT_RATE"] < 1
     assert cdf.protocol == PROTOCOL_2023
