@@ -13,7 +13,9 @@ RecList, and no modern module imports it at module level. Old objects are conver
 they enter, and only there is this package loaded: the old module paths import it; the
 finder of ``evaluation._util.old_modules`` (``reclist.abstractions``...), ``ChallengeDataset``
 (an old argument, ``song2vec``, ``path_to_dataset``) and ``EvalRSRecList`` (the 2022 and 2023
-calls) import it when old code reaches them. A modern run never loads it.
+calls) import it when old code reaches them. A modern run never loads it. The 2023
+last-interaction split (``folded_dataset_split=False``) lives here too, scored by the 2023
+RecList with its own protocol (``PROTOCOL_2023``), apart from the leaderboard's folds.
 ``vendored_evaluation`` (a copied official ``evaluation/`` folder) lives in
 ``evaluation._util.vendored``, which imports nothing of the harness; it is offered here too.
 """
@@ -23,6 +25,11 @@ from evaluation._util.once import forget_warnings, warn_once
 from evaluation._util.vendored import vendored_evaluation
 from evaluation.compat._arguments import OLD_DATASET_ARGUMENTS, dataset_arguments
 from evaluation.compat._helpers import RecListHelpers2022, first_hit_positions
+from evaluation.compat._last_interactions import (
+    PROTOCOL_2023,
+    LastInteractionScorer,
+    case_predictions,
+)
 from evaluation.compat._legacy_utils import (
     LEADERBOARD_TESTS,
     LFM_DATASET_PATH,
@@ -46,14 +53,17 @@ __all__ = [
     "Fold2022",
     "LEADERBOARD_TESTS",
     "LFM_DATASET_PATH",
+    "LastInteractionScorer",
     "LegacyChallengeDataset",
     "LegacyEvalRSRunner",
     "LegacyReclistFinder",
     "OLD_DATASET_ARGUMENTS",
+    "PROTOCOL_2023",
     "RecDataset",
     "RecListHelpers2022",
     "TOP_K_CHALLENGE",
     "build_reclist",
+    "case_predictions",
     "dataset_arguments",
     "decompress_zipfile",
     "download_with_progress",

@@ -61,12 +61,14 @@ def dataset_arguments(options: dict[str, Any], *, source: Any, frac: float, k_co
         folded = rest.pop("folded_dataset_split")
         if not folded:
             raise ConfigError(
-                "ChallengeDataset(folded_dataset_split=False) is the 2023 split on each "
-                "user's last interaction, which has several targets per user; the "
-                "leaderboard's per-user tests score one target per user, so it is not a "
-                "ChallengeDataset split. Fix: drop the argument (bootstrapped leave-one-out "
+                "evaluation.ChallengeDataset(folded_dataset_split=False) is the 2023 split on "
+                "each user's last interaction, which has several targets per user; the "
+                "leaderboard's per-user tests score one target per user, so this class has no "
+                "such split. Fix: for 2023 code, from evaluation.EvalRSRunner import "
+                "ChallengeDataset (the 2023 class: its EvalRSReclist scores the split with "
+                "the 2023 protocol); else drop the argument (bootstrapped leave-one-out "
                 "folds), split='last_one' (each user's single latest event), or "
-                "evaluation.splits.leave_last_out(...) with evaluate_split for the 2023 split.")
+                "evaluation.splits.leave_last_out(...) with evaluate_split.")
         warn_once("arg:folded_dataset_split",
                   "ChallengeDataset(folded_dataset_split=True) is the 2023 default and the "
                   "only folded split: drop the argument", stacklevel=4)

@@ -1,8 +1,11 @@
 """A trial run of a custom RecList before the first fold trains.
 
-:func:`check_reclist` builds the RecList on a few users of fold 0 and runs its tests, so that
-a missing attribute shows in seconds, at the line of the participant's code, not after a fold
-has trained.
+:func:`check_reclist` builds the RecList on a few test users of fold 0, with fold 0's real
+training frame and predictions a real model could make (the most played training tracks),
+and runs its tests: a misspelt name shows in seconds, at the line of the participant's code,
+not after a fold has trained. Only a mistake no data can cause stops the run there
+(:func:`is_code_error`); any other failure may come from the trial's few users or its
+predictions, so it is said (a :class:`~evaluation.errors.RunWarning`) and the run goes on.
 """
 
 from __future__ import annotations
@@ -15,17 +18,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evaluation.errors import ConfigError, PredictionWarning, ScoringWarning
+from evaluation.errors import ConfigError, PredictionWarning, RunWarning, ScoringWarning
 
 if TYPE_CHECKING:
     from evaluation.challenge import EvalRSRecList
 
 #: Users of the trial run of a custom RecList.
 TRIAL_USERS = 20
+#: What a test may read, named when the trial fails.
+_ATTRIBUTES = ("self.y_preds, self.y_test, self.x_train, self.x_test, self.dataset, "
+               "self.ranks, and the 2022 names _y_preds, _y_test, _x_train, _x_test, "
+               "product_data, _dense_repr")
 
 
 def trial_predictions(train: pd.DataFrame, users: np.ndarray, k: int) -> pd.DataFrame:
-    """Every user's list: the ``k`` most played tracks of ``train`` (``-1`` padded)."""
+    """Every user's list: the ``k`` most played tracks of ``train`` (``-1`` padded).
+
+    What a popularity model trained on ``train`` predicts: every track it names is a track
+    of ``train``, as with a real model. Ties go to the smaller track id.
+    """
     plays = train.groupby("track_id")["user_track_count"].sum() \
         if "user_track_count" in train.columns else train["track_id"].value_counts()
     top = plays.sort_index().sort_values(ascending=False, kind="stable").index.to_numpy()[:k]
@@ -41,7 +52,9 @@ def _participant_frame(exc: BaseException) -> traceback.FrameSummary | None:
     frames = traceback.extract_tb(exc.__traceback__)
     for frame in reversed(frames):
         path = Path(frame.filename)
-        if "site-packages" in path.parts or "importlib" in path.parts:
+        # compiled extensions (numpy's .pyx) name a relative path
+        if not path.is_absolute() or "site-packages" in path.parts \
+                or "importlib" in path.parts:
             continue
         try:
             path.resolve().relative_to(harness)
@@ -50,12 +63,47 @@ def _participant_frame(exc: BaseException) -> traceback.FrameSummary | None:
     return frames[-1] if frames else None
 
 
+def _raised_in_participant_code(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc``'s traceback is the participant's code."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and _participant_frame(exc) is frames[-1]
+
+
+def is_code_error(exc: BaseException, cls: type) -> bool:
+    """Whether ``exc`` is a mistake in the code that no data can cause.
+
+    A ``NameError`` (a misspelt name), an ``AttributeError`` on the RecList itself
+    (``self._y_pred``), or a ``TypeError`` of a call of the class or of a test with the
+    wrong arguments (raised by the call, before the participant's code ran). Any other error
+    may depend on the users, the training frame or the predictions, which differ between the
+    trial and a real fold.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the trial raised.
+    cls : type
+        The custom RecList class.
+    """
+    if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
+        return True
+    if isinstance(exc, AttributeError):
+        # Python sets ``obj``: the object whose attribute was missing
+        target = getattr(exc, "obj", None)
+        return isinstance(target, cls) or target is cls
+    if isinstance(exc, TypeError):
+        # a call with the wrong arguments fails before the called function's first line
+        return "argument" in str(exc) and not _raised_in_participant_code(exc)
+    return False
+
+
 def check_reclist(dataset: Any, cls: type[EvalRSRecList], *, k: int = 100,
-                  n_users: int = TRIAL_USERS) -> None:
+                  n_users: int = TRIAL_USERS) -> str | None:
     """Build ``cls`` on ``n_users`` test users of fold 0 and run its tests, before training.
 
-    The predictions are the most played tracks of those users' training rows, so no model
-    is needed. The trial's scoring warnings (its values mean nothing) are not shown.
+    The RecList gets fold 0's full training frame (as on the real fold) and, as predictions,
+    the ``k`` most played tracks of that frame for every user, so no model is needed. The
+    trial's scoring warnings (its values mean nothing) are not shown.
 
     Parameters
     ----------
@@ -68,15 +116,20 @@ def check_reclist(dataset: Any, cls: type[EvalRSRecList], *, k: int = 100,
     n_users : int
         How many test users the trial scores.
 
+    Returns
+    -------
+    str or None
+        None when the trial passed; else what failed (also warned as a ``RunWarning``): an
+        error data can cause, so the run goes on and a real fold decides.
+
     Raises
     ------
     ConfigError
-        When building the RecList or one of its tests raises; the message names the
-        exception and the participant's line, the original is chained.
+        When a test fails with an error no data can cause (:func:`is_code_error`); the
+        message names the exception and the participant's line, the original is chained.
     """
     train, test = dataset.get_train_and_test_sets(0, limit=n_users)
     users = test["user_id"].to_numpy()
-    train = train[train["user_id"].isin(users)]
     predictions = trial_predictions(train, users, k)
     try:
         with warnings.catch_warnings():
@@ -91,10 +144,16 @@ def check_reclist(dataset: Any, cls: type[EvalRSRecList], *, k: int = 100,
         where = _participant_frame(exc)
         at = (f"\n  at {where.filename}:{where.lineno} in {where.name}: {where.line}"
               if where is not None else "")
-        raise ConfigError(
-            f"the custom RecList {cls.__module__}.{cls.__qualname__} failed on a trial run "
-            f"({len(users)} test users of fold 0, before any training): "
-            f"{type(exc).__name__}: {exc}{at}\nFix: correct that test (its attributes: "
-            f"self.y_preds, self.y_test, self.x_train, self.x_test, self.dataset, self.ranks, "
-            f"and the 2022 names _y_preds, _y_test, _x_train, _x_test, product_data, "
-            f"_dense_repr) and run again.") from exc
+        what = (f"the custom RecList {cls.__module__}.{cls.__qualname__} failed on a trial "
+                f"run ({len(users)} test users of fold 0, before any training, with the "
+                f"fold's training events and its {k} most played tracks as every user's "
+                f"list): {type(exc).__name__}: {exc}{at}")
+        if is_code_error(exc, cls):
+            raise ConfigError(f"{what}\nFix: correct that test (its attributes: "
+                              f"{_ATTRIBUTES}) and run again.") from exc
+        message = (f"{what}\nThis error may come from the trial's data, not the code: the "
+                   f"full run may still succeed, so it goes on (a real fold that fails the "
+                   f"same way stops it there).")
+        warnings.warn(RunWarning(message), stacklevel=3)
+        return message
+    return None
