@@ -2,9 +2,10 @@
 
 The old module paths (``evaluation.EvalRSRunner``, ``evaluation.EvalRSRecList``,
 ``evaluation.utils``), the reclist 0.x modules 2022 model files import
-(``reclist.abstractions``, ``reclist.utils``), the 2022/2023 constructor arguments, the
-RecList helpers 2022 custom tests call, the track vectors as gensim ``KeyedVectors`` and the
-recognition of a copied official ``evaluation/`` folder. Each old spelling warns once per
+(``reclist.abstractions``, ``reclist.utils``, ``reclist.utils.train_w2v``, ...), the
+2022/2023 constructor arguments, the RecList helpers 2022 custom tests call, the track
+vectors as gensim ``KeyedVectors`` and the recognition of a copied official ``evaluation/``
+folder. Each old spelling warns once per
 process (``DeprecationWarning``) with its modern one; each difference from 2022 that changes
 a number is said once (``UserWarning``).
 
