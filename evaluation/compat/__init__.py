@@ -33,7 +33,7 @@ from evaluation.compat._legacy_utils import (
     get_cache_directory,
     upload_submission,
 )
-from evaluation.compat._modules import RecDataset, fill_old_module
+from evaluation.compat._modules import RecDataset, fill_old_module, old_module_name
 from evaluation.compat._paths import legacy_module_getattr
 from evaluation.compat._reclist_2022 import EvalRSRecList2022
 from evaluation.compat._reclist_calls import Fold2022, build_reclist, unpack_call
@@ -64,6 +64,7 @@ __all__ = [
     "get_cache_directory",
     "keyed_vectors",
     "legacy_module_getattr",
+    "old_module_name",
     "unpack_call",
     "upload_submission",
     "vectors_folder",

@@ -21,7 +21,13 @@ from typing import Any
 from reclist.reclist import RecList, rec_test
 
 from evaluation._util.once import warn_once
-from evaluation.compat import _legacy_utils, _prod2vec, _reclist_config, _reclist_current
+from evaluation.compat import (
+    _legacy_utils,
+    _list_metrics,
+    _prod2vec,
+    _reclist_config,
+    _reclist_current,
+)
 from evaluation.compat._reclist_2022 import EvalRSRecList2022
 from evaluation.compat._simple_model import EvalRSSimpleModel
 from evaluation.compat._train_w2v import train_embeddings
@@ -124,3 +130,30 @@ def fill_old_module(module: types.ModuleType, modern: str) -> None:
     warn_once(f"module:{name}", f"{name} is {what}; the harness provides it. Modern "
               f"spelling: {modern}", stacklevel=3)
     vars(module).update(_contents(name))
+
+
+def old_module_name(module_name: str, name: str) -> Any:
+    """A reclist 0.x name the installed reclist's module ``module_name`` lacks (one of
+    ``evaluation._util.old_modules.EXTENDED``), warning once with the modern spelling.
+
+    Parameters
+    ----------
+    module_name : str
+        The module, e.g. ``"reclist.metrics.standard_metrics"``.
+    name : str
+        The name, e.g. ``"mrr_at_k_list"``.
+
+    Returns
+    -------
+    Any
+        What reclist 0.x's module held under that name.
+    """
+    if module_name != "reclist.metrics.standard_metrics" or name not in _list_metrics.__all__:
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+    # stacklevel: the `from ... import` of the old code, past the module's __getattr__
+    warn_once(f"name:{module_name}.{name}",
+              f"{module_name}.{name} is a list-wise metric of reclist 0.x that the installed "
+              f"reclist does not have; the harness provides it. Modern spelling: from "
+              f"evaluation.metrics import hit_rate_at_k, mrr_at_k (over ranked arrays)",
+              stacklevel=3)
+    return getattr(_list_metrics, name)

@@ -25,9 +25,12 @@ OLD_NAMES = {
                              "MOVIELENS_UI_DATASET_S3_URL", "SPOTIFY_PLAYLIST_DATASET_S3_URL",
                              "Dataset", "download_with_progress", "get_cache_directory"],
     "reclist.utils.train_w2v": ["train_embeddings"],
-    # reclist 2.1.0's own modules, which 2022 and 2023 code import too
-    "reclist.metrics.standard_metrics": ["hit_rate_at_k", "hits_at_k", "misses_at_k",
-                                         "mrr_at_k", "rr_at_k"],
+    # reclist 2.1.0's own modules, which 2022 and 2023 code import too; standard_metrics with
+    # reclist 0.x's list-wise metrics added
+    "reclist.metrics.standard_metrics": ["hit_rate_at_k", "hit_rate_at_k_list",
+                                         "hit_rate_at_k_nep", "hits_at_k", "misses_at_k",
+                                         "mrr_at_k", "mrr_at_k_list", "mrr_at_k_nep_list",
+                                         "rr_at_k"],
     "reclist.reclist": ["CHART_TYPE", "LOGGER", "METADATA_STORE", "RecList", "rec_test"],
 }
 
@@ -115,3 +118,47 @@ def test_reclist_config_keeps_reclists_cache_folder_and_dataset_names(tmp_path, 
     assert get_cache_directory() == str(tmp_path / "reclist") and (tmp_path / "reclist").is_dir()
     assert [d.value for d in Dataset] == ["coveo", "coveo-internal", "movielens", "spotify"]
     assert current.report_path is None
+
+
+def test_standard_metrics_stays_reclist_2s_with_the_list_wise_metrics_of_0x_added():
+    import pandas as pd
+    from reclist.metrics import standard_metrics as sm
+    from reclist.metrics.standard_metrics import (
+        hit_rate_at_k_list,
+        hit_rate_at_k_nep,
+        mrr_at_k_list,
+        mrr_at_k_nep_list,
+    )
+
+    assert sm.__spec__.origin.endswith("standard_metrics.py")  # the installed file ran
+    # reclist 2's own DataFrame metric (NaN is padding), untouched
+    assert sm.hit_rate_at_k(pd.DataFrame([[1, 2, 4], [3, 6, 2]]),
+                            pd.DataFrame([[5, 1, 0], [1, float("nan"), 0]]), k=2) == 0.5
+    preds = [["a", "b", "c"], ["d", "e", "f"], ["g", "h", "i"], []]
+    targets = [["c", "x"], ["e"], ["z"], ["a"]]
+    # hand-computed: case 0 hits at rank 3 (outside k=2), case 1 at rank 2
+    assert hit_rate_at_k_list(preds, targets, k=2) == 1 / 4
+    assert hit_rate_at_k_list(preds, targets, k=3) == 2 / 4
+    assert mrr_at_k_list(preds, targets, k=3) == pytest.approx((1 / 3 + 1 / 2) / 4)
+    assert mrr_at_k_list(preds, targets) == pytest.approx((1 / 3 + 1 / 2) / 4)  # k=3 default
+    assert hit_rate_at_k_nep(preds, ["b", "d", "q", "a"], k=1) == 1 / 4
+    assert mrr_at_k_nep_list(preds, ["b", "f", "q", "a"], k=3) == pytest.approx((1 / 2 + 1 / 3)
+                                                                                / 4)
+    with pytest.raises(AttributeError, match="has no attribute 'precision_at_k_list'"):
+        sm.precision_at_k_list  # noqa: B018
+
+
+@pytest.mark.slow
+def test_a_2022_model_trains_with_a_spawn_started_torch_dataloader(tmp_path):
+    pytest.importorskip("torch")
+    code = ("import pandas as pd, torch.multiprocessing as tmp\n"
+            "from torch_model_2022 import LoaderModel\n"
+            "if __name__ == '__main__':\n"
+            "    tmp.set_start_method('spawn')\n"
+            "    model = LoaderModel()\n"
+            "    model.train(pd.DataFrame({'user_id': [4, 1, 3, 1, 2],\n"
+            "                              'track_id': [9, 9, 8, 7, 9]}))\n"
+            "    print(model.seen, model.top)")
+    done = fresh_python(code, startup_env(tmp_path), tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[-2] == "[1, 2, 3, 4] [9, 8, 7]"
