@@ -31,8 +31,12 @@ else:
 
 REPO = Path(__file__).resolve().parents[1]
 DISTRIBUTION = "evalrs-harness"
-#: What a build reads besides the package (pyproject.toml names README.md and LICENSE).
-BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE")
+#: What a build reads besides the package (pyproject.toml names README.md and LICENSE; setup.py
+#: installs the start-up .pth file, which imports the module _evalrs_startup).
+BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE", "setup.py", "MANIFEST.in",
+               "_evalrs_startup.py", "evalrs_harness_old_modules.pth")
+#: What the wheel installs beside the package: the start-up hook of the 2022 module names.
+STARTUP_FILES = {"_evalrs_startup.py", "evalrs_harness_old_modules.pth"}
 #: The run scored by both sides: small enough for seconds, every test and the summary line.
 SCORE_ARGS = ("--scale", "tiny", "--limit", "100", "--num-folds", "2", "--quiet")
 #: The seconds each uv or Python step may take.
@@ -130,7 +134,7 @@ def test_the_wheel_installs_imports_and_scores_like_the_source_tree(tmp_path):
                    for path in (source / "evaluation").rglob("*") if path.is_file()}
         assert shipped - names == set(), "package files missing from the wheel (package-data?)"
         assert {n.split("/")[0] for n in names} == {"evaluation", wheel.name.split("-py3")[0]
-                                                   + ".dist-info"}
+                                                   + ".dist-info", *STARTUP_FILES}
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
         project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
         requires = [line.split(": ", 1)[1] for line in metadata.decode().splitlines()
@@ -166,6 +170,16 @@ def test_the_wheel_installs_imports_and_scores_like_the_source_tree(tmp_path):
                    cwd=tmp_path, env=env)
     assert {str(Requirement(r)) for r in declared.splitlines()} == \
         {str(Requirement(r)) for r in project["dependencies"]}
+
+    # a fresh interpreter (a spawn-started worker) imports a 2022 model module's first line
+    # before anything imported the harness; start-up itself loads neither it nor NumPy
+    fresh = run([str(python), "-c", "import sys; early = sorted(m for m in sys.modules if "
+                 "m.split('.')[0] in {'evaluation', 'numpy', 'pandas', 'reclist'}); "
+                 "from reclist.abstractions import RecModel; "
+                 "from reclist.utils.train_w2v import train_embeddings; "
+                 "print(early, RecModel.__module__)"], cwd=tmp_path,
+                env={**env, "PYTHONWARNINGS": "ignore"})
+    assert fresh.split() == ["[]", "evaluation.model"], fresh
 
     help_text = run([str(venv / "bin" / "evalrs"), "--help"], cwd=tmp_path, env=env)
     assert "COMMAND" in help_text and "reproduce" in help_text

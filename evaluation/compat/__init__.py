@@ -2,9 +2,10 @@
 
 The old module paths (``evaluation.EvalRSRunner``, ``evaluation.EvalRSRecList``,
 ``evaluation.utils``), the reclist 0.x modules 2022 model files import
-(``reclist.abstractions``, ``reclist.utils``), the 2022/2023 constructor arguments, the
-RecList helpers 2022 custom tests call, the track vectors as gensim ``KeyedVectors`` and the
-recognition of a copied official ``evaluation/`` folder. Each old spelling warns once per
+(``reclist.abstractions``, ``reclist.utils``, ``reclist.utils.train_w2v``, ...), the
+2022/2023 constructor arguments, the RecList helpers 2022 custom tests call, the track
+vectors as gensim ``KeyedVectors`` and the recognition of a copied official ``evaluation/``
+folder. Each old spelling warns once per
 process (``DeprecationWarning``) with its modern one; each difference from 2022 that changes
 a number is said once (``UserWarning``).
 
@@ -39,7 +40,7 @@ from evaluation.compat._legacy_utils import (
     get_cache_directory,
     upload_submission,
 )
-from evaluation.compat._modules import RecDataset, fill_old_module
+from evaluation.compat._modules import RecDataset, fill_old_module, old_module_name
 from evaluation.compat._paths import legacy_module_getattr
 from evaluation.compat._reclist_2022 import EvalRSRecList2022
 from evaluation.compat._reclist_calls import Fold2022, build_reclist, unpack_call
@@ -73,6 +74,7 @@ __all__ = [
     "get_cache_directory",
     "keyed_vectors",
     "legacy_module_getattr",
+    "old_module_name",
     "unpack_call",
     "upload_submission",
     "vectors_folder",

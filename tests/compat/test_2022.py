@@ -103,8 +103,10 @@ def test_reclist_abstractions_is_provided_only_where_reclist_lacks_it():
 
     from evaluation.compat import LegacyReclistFinder
 
-    finders = [f for f in sys.meta_path if isinstance(f, LegacyReclistFinder)]
-    assert len(finders) == 1 and sys.meta_path[-1] is finders[0]  # last: a real one wins
+    # the start-up hook's copy of the finder is of another class object: found by its marker
+    finders = [f for f in sys.meta_path if getattr(f, "evalrs_old_modules", False) is True]
+    # first (it extends reclist 2's standard_metrics), yet a module another finder has wins
+    assert len(finders) == 1 and sys.meta_path.index(finders[0]) < len(sys.meta_path) - 1
     spec = importlib.util.find_spec("reclist.abstractions")
     assert spec is not None and spec.origin == "evaluation.compat"
     from reclist.abstractions import RecDataset, RecList, RecModel, rec_test

@@ -1,0 +1,164 @@
+"""The reclist 0.x modules 2022 code imports, in fresh interpreters started as in an
+environment where the harness is installed (its start-up ``.pth`` processed), and what they
+hold."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import evaluation  # noqa: F401  (registers the finder in this process, as it does for old code)
+from tests.compat._startup import fresh_python, startup_env
+
+#: Each reclist 0.x module (as pinned by the 2022 challenge) and 2023 module, with the names
+#: old code imports from it.
+OLD_NAMES = {
+    "reclist.abstractions": ["RecDataset", "RecList", "RecModel", "rec_test"],
+    "reclist.current": ["Current", "current"],
+    "reclist.recommenders": [],
+    "reclist.recommenders.prod2vec": ["CoveoP2VRecModel", "MovieLensP2VRecModel",
+                                      "SpotifyP2VRecModel"],
+    "reclist.utils": ["TOP_K_CHALLENGE", "download_with_progress", "get_cache_directory"],
+    "reclist.utils.config": ["COVEO_INTERACTION_DATASET_S3_URL", "MOVIELENS_DATASET_S3_URL",
+                             "MOVIELENS_UI_DATASET_S3_URL", "SPOTIFY_PLAYLIST_DATASET_S3_URL",
+                             "Dataset", "download_with_progress", "get_cache_directory"],
+    "reclist.utils.train_w2v": ["train_embeddings"],
+    # reclist 2.1.0's own modules, which 2022 and 2023 code import too; standard_metrics with
+    # reclist 0.x's list-wise metrics added
+    "reclist.metrics.standard_metrics": ["hit_rate_at_k", "hit_rate_at_k_list",
+                                         "hit_rate_at_k_nep", "hits_at_k", "misses_at_k",
+                                         "mrr_at_k", "mrr_at_k_list", "mrr_at_k_nep_list",
+                                         "rr_at_k"],
+    "reclist.reclist": ["CHART_TYPE", "LOGGER", "METADATA_STORE", "RecList", "rec_test"],
+}
+
+
+def test_a_fresh_interpreter_imports_reclist_abstractions_without_importing_anything(tmp_path):
+    probe = ("import sys\n"
+             "early = sorted(m for m in sys.modules if m.split('.')[0] in "
+             "{'numpy', 'pandas', 'evaluation', 'reclist', 'gensim'})\n"
+             "from reclist.abstractions import RecModel\n"
+             "import evaluation\n"
+             "print(early, '_evalrs_old_modules' in sys.modules, RecModel is evaluation.RecModel,"
+             " sum(getattr(f, 'evalrs_old_modules', False) is True for f in sys.meta_path))")
+    done = fresh_python(probe, startup_env(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # start-up loaded neither the harness nor NumPy; `import evaluation` added no second finder
+    assert done.stdout.split() == ["[]", "True", "True", "1"]
+
+    without = fresh_python("import reclist.abstractions", startup_env(tmp_path, hook=False),
+                           tmp_path)
+    assert without.returncode != 0 and "ModuleNotFoundError" in without.stderr
+
+
+def test_every_old_module_and_name_imports_in_a_fresh_interpreter(tmp_path):
+    probe = ("import importlib, json, sys\n"
+             f"names = {OLD_NAMES!r}\n"
+             "found = {m: [n for n in ns if hasattr(importlib.import_module(m), n)]"
+             " for m, ns in names.items()}\n"
+             "print(json.dumps(found))")
+    done = fresh_python(probe, startup_env(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == OLD_NAMES
+
+
+def test_a_2022_model_scores_in_a_spawn_started_process_pool(tmp_path):
+    code = ("import pandas as pd\n"
+            "from spawn_model_2022 import SpawnPoolModel\n"
+            "model = SpawnPoolModel(top_k=3, workers=2)\n"
+            "model.train(pd.DataFrame({'track_id': [7, 7, 7, 5, 5, 9, 1]}))\n"
+            "out = model.predict(pd.DataFrame({'user_id': [10, 11, 12]}))\n"
+            "print(out.to_numpy().tolist(), out.index.tolist())")
+    done = fresh_python(code, startup_env(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[-2] == "[[7, 5, 9], [7, 5, 9], [7, 5, 9]] [10, 11, 12]"
+
+
+def test_train_embeddings_trains_word2vec_with_reclist_0x_defaults(capsys):
+    pytest.importorskip("gensim")
+    from reclist.utils.train_w2v import train_embeddings
+
+    rng = np.random.default_rng(0)
+    sessions = [[f"i{j}" for j in rng.integers(0, 12, size=8)] for _ in range(60)]
+    sessions.append(["rare", "rare"])  # twice: under the default min_c=3
+    kv = train_embeddings(sessions, size=16, iterations=3)
+    counts = {item for s in sessions for item in s if sum(x.count(item) for x in sessions) >= 3}
+    assert type(kv).__name__ == "KeyedVectors" and kv.vector_size == 16
+    assert set(kv.index_to_key) == counts and "rare" not in kv.key_to_index
+    assert capsys.readouterr().out == f"# items in the space: {len(counts)}\n"
+    assert train_embeddings(sessions, min_c=1, size=4, iterations=1,
+                            is_debug=False).vector_size == 4
+    assert "rare" in train_embeddings(sessions, min_c=1, iterations=1, is_debug=False)
+    assert capsys.readouterr().out == ""
+
+
+def test_the_coveo_prod2vec_model_returns_the_nearest_products():
+    pytest.importorskip("gensim")
+    from reclist.recommenders.prod2vec import CoveoP2VRecModel
+
+    carts = [[{"product_sku": f"p{(i + j) % 10}"} for j in range(5)] for i in range(80)]
+    model = CoveoP2VRecModel()
+    assert model.model is None and model.get_vector("p1") == []
+    model.train(carts, iterations=2)
+    predictions = model.predict([[{"product_sku": "p1"}], [{"product_sku": "unknown"}]])
+    expected = [sku for sku, _ in model.model.most_similar("p1", topn=10)]
+    assert [p["product_sku"] for p in predictions[0]] == expected and predictions[1] == []
+    assert len(model.get_vector("p1")) == 48
+
+
+def test_reclist_config_keeps_reclists_cache_folder_and_dataset_names(tmp_path, monkeypatch):
+    from reclist.current import current
+    from reclist.utils.config import Dataset, get_cache_directory
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    if not (tmp_path / "x").anchor.startswith("/"):
+        pytest.skip("the XDG rule is the Linux one")
+    assert get_cache_directory() == str(tmp_path / "reclist") and (tmp_path / "reclist").is_dir()
+    assert [d.value for d in Dataset] == ["coveo", "coveo-internal", "movielens", "spotify"]
+    assert current.report_path is None
+
+
+def test_standard_metrics_stays_reclist_2s_with_the_list_wise_metrics_of_0x_added():
+    import pandas as pd
+    from reclist.metrics import standard_metrics as sm
+    from reclist.metrics.standard_metrics import (
+        hit_rate_at_k_list,
+        hit_rate_at_k_nep,
+        mrr_at_k_list,
+        mrr_at_k_nep_list,
+    )
+
+    assert sm.__spec__.origin.endswith("standard_metrics.py")  # the installed file ran
+    # reclist 2's own DataFrame metric (NaN is padding), untouched
+    assert sm.hit_rate_at_k(pd.DataFrame([[1, 2, 4], [3, 6, 2]]),
+                            pd.DataFrame([[5, 1, 0], [1, float("nan"), 0]]), k=2) == 0.5
+    preds = [["a", "b", "c"], ["d", "e", "f"], ["g", "h", "i"], []]
+    targets = [["c", "x"], ["e"], ["z"], ["a"]]
+    # hand-computed: case 0 hits at rank 3 (outside k=2), case 1 at rank 2
+    assert hit_rate_at_k_list(preds, targets, k=2) == 1 / 4
+    assert hit_rate_at_k_list(preds, targets, k=3) == 2 / 4
+    assert mrr_at_k_list(preds, targets, k=3) == pytest.approx((1 / 3 + 1 / 2) / 4)
+    assert mrr_at_k_list(preds, targets) == pytest.approx((1 / 3 + 1 / 2) / 4)  # k=3 default
+    assert hit_rate_at_k_nep(preds, ["b", "d", "q", "a"], k=1) == 1 / 4
+    assert mrr_at_k_nep_list(preds, ["b", "f", "q", "a"], k=3) == pytest.approx((1 / 2 + 1 / 3)
+                                                                                / 4)
+    with pytest.raises(AttributeError, match="has no attribute 'precision_at_k_list'"):
+        sm.precision_at_k_list  # noqa: B018
+
+
+@pytest.mark.slow
+def test_a_2022_model_trains_with_a_spawn_started_torch_dataloader(tmp_path):
+    pytest.importorskip("torch")
+    code = ("import pandas as pd, torch.multiprocessing as tmp\n"
+            "from torch_model_2022 import LoaderModel\n"
+            "if __name__ == '__main__':\n"
+            "    tmp.set_start_method('spawn')\n"
+            "    model = LoaderModel()\n"
+            "    model.train(pd.DataFrame({'user_id': [4, 1, 3, 1, 2],\n"
+            "                              'track_id': [9, 9, 8, 7, 9]}))\n"
+            "    print(model.seen, model.top)")
+    done = fresh_python(code, startup_env(tmp_path), tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[-2] == "[1, 2, 3, 4] [9, 8, 7]"
