@@ -10,6 +10,9 @@
   imports only the standard library and the harness's pure helpers (``evaluation.errors``,
   ``evaluation._version``, ``evaluation._util``); the runner and the server both stand on it
   and import nothing of each other.
+
+And two rules of the repository's tests and benchmarks: no module under ``tests/`` imports a
+test module (``test_*``) or a conftest, and no benchmark imports anything from ``tests/``.
 """
 
 from __future__ import annotations
@@ -283,3 +286,113 @@ def test_importing_the_contract_loads_no_third_party_package():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=120, check=True)
     assert out.stdout.strip() == "", f"importing evaluation.contract loads {out.stdout}"
+
+
+# --------------------------------------------------------------------- tests and benchmarks
+
+#: Files that may still import a test module or a conftest: the server's tests (and the
+#: reproduction worker's, which borrow theirs) while they are being split into conftest.py
+#: fixtures and _name.py helpers. PENDING: to be emptied (with this comment) once they are;
+#: a file listed here that no longer imports one is reported, so the list only shrinks.
+_PENDING_TEST_IMPORTS: frozenset[str] = frozenset({
+    "tests/reproduce/test_worker.py",
+    "tests/server/conftest.py",
+    "tests/server/test_admin_db.py",
+    "tests/server/test_api.py",
+    "tests/server/test_board_csv.py",
+    "tests/server/test_board_speed.py",
+    "tests/server/test_board_standings.py",
+    "tests/server/test_board_standings_api.py",
+    "tests/server/test_board_standings_background.py",
+    "tests/server/test_cli.py",
+    "tests/server/test_finals.py",
+    "tests/server/test_hardening.py",
+    "tests/server/test_hidden_board.py",
+    "tests/server/test_jobs.py",
+    "tests/server/test_own_submissions.py",
+    "tests/server/test_private.py",
+    "tests/server/test_reproduction.py",
+    "tests/server/test_user_values.py",
+})
+
+
+def _source_files(folder: str) -> list[Path]:
+    return sorted(p for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _dotted(path: Path) -> str:
+    """The module name of a file under the repository root (``tests/a/b.py``: ``tests.a.b``)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path) -> list[tuple[int, str]]:
+    """``(line, absolute module name)`` of every module an import in ``path`` names, wherever
+    the import stands; ``from package import name`` counts ``package.name`` too (it may be a
+    module), and a relative import is resolved against the file's package."""
+    package = _dotted(path) if path.name == "__init__.py" else _dotted(path).rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] \
+                if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            found.append((node.lineno, source))
+            found += [(node.lineno, f"{source}.{alias.name}") for alias in node.names]
+    return sorted(found)
+
+
+def _is_test_module(module: str) -> bool:
+    """Whether ``module`` is one pytest collects or loads itself: a ``test_*`` or a conftest."""
+    last = module.rpartition(".")[2]
+    return last.startswith("test_") or last == "conftest"
+
+
+def _test_module_imports(folder: str) -> list[tuple[str, int, str]]:
+    return [(path.relative_to(ROOT).as_posix(), line, module)
+            for path in _source_files(folder)
+            for line, module in _imported_modules(path)
+            if module.split(".")[0] in ("tests", "benchmarks") and _is_test_module(module)]
+
+
+def test_no_test_module_imports_another():
+    # Tests share fixtures through conftest.py and helpers through modules named _name.py;
+    # importing a test module runs its tests' module-level code twice and ties two files'
+    # tests together, and importing a conftest registers its fixtures twice.
+    found = _test_module_imports("tests")
+    bad = [f"{file}:{line} imports {module}" for file, line, module in found
+           if file not in _PENDING_TEST_IMPORTS]
+    assert not bad, ("modules under tests/ import a test module or a conftest (move what they "
+                     "share into a conftest.py fixture or a _name.py helper):\n"
+                     + "\n".join(bad))
+    stale = sorted(_PENDING_TEST_IMPORTS - {file for file, _, _ in found})
+    assert not stale, ("these files import no test module any more: remove them from "
+                       "_PENDING_TEST_IMPORTS:\n" + "\n".join(stale))
+
+
+def test_benchmarks_import_nothing_from_the_tests():
+    # A benchmark runs from a clone without the test suite's set-up; what a benchmark and a
+    # test share (the 2022 references, the template checkout, PostgreSQL) is in benchmarks/.
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+           for path in _source_files("benchmarks")
+           for line, module in _imported_modules(path) if module.split(".")[0] == "tests"]
+    assert not bad, ("benchmarks import from tests/ (move what they share into a module "
+                     "benchmarks/_name.py):\n" + "\n".join(bad))
+
+
+def test_the_test_import_rule_sees_a_forbidden_import(tmp_path, monkeypatch):
+    # an import inside a function, a relative one and `from package import test_module` count
+    folder = tmp_path / "tests" / "area"
+    folder.mkdir(parents=True)
+    (folder / "test_a.py").write_text(
+        "from tests.area._helpers import x\n"
+        "def test_it():\n    from tests.other.test_b import y\n"
+        "from . import test_c\nfrom .conftest import fixture\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _test_module_imports("tests") == [
+        ("tests/area/test_a.py", 3, "tests.other.test_b"),
+        ("tests/area/test_a.py", 4, "tests.area.test_c"),
+        ("tests/area/test_a.py", 5, "tests.area.conftest"),
+    ]

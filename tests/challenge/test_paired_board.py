@@ -24,26 +24,13 @@ from evaluation.challenge import (
 from evaluation.errors import ConfigError
 from evaluation.server import recompute
 from evaluation.standings import read_board, simultaneous_differences
-
-N_GROUPS = {"MRED_COUNTRY": 4, "MRED_USER_ACTIVITY": 3, "MRED_TRACK_POPULARITY": 3,
-            "MRED_ARTIST_POPULARITY": 2, "MRED_GENDER": 2}
+from tests._fold_users import N_GROUPS, fold_users
 
 
 def references(threshold: float = 0.0) -> References:
     baseline = {t: 0.0 for t in LEADERBOARD_TESTS} | {t: -0.5 for t in MRED_TESTS}
     best = {t: 1.0 for t in LEADERBOARD_TESTS} | {t: 0.0 for t in MRED_TESTS}
     return References(baseline=baseline, best=best, hit_rate_threshold=threshold)
-
-
-def fold_users(rng: np.random.Generator, n: int, skill: float, codes=None) -> UserScores:
-    """A fold of synthetic per-user values: a team of hit probability ``skill``."""
-    hit = rng.random(n) < skill
-    rr = np.where(hit, 1.0 / rng.integers(1, 50, n), 0.0)
-    if codes is None:
-        codes = {t: rng.integers(-2, g, n).astype(np.int32) for t, g in N_GROUPS.items()}
-    blw = np.where(hit | (rng.random(n) < 0.1), np.nan, rng.random(n))
-    ld = np.where(rng.random(n) < 0.05, np.nan, rng.normal(0.2, 0.1, n))
-    return UserScores(hit=hit, rr=rr, slices=codes, blw=blw, ld=ld)
 
 
 def board(rng: np.random.Generator, skills, sizes=(40, 55)) -> list[list[UserScores]]:
