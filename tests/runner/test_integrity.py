@@ -32,13 +32,6 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword")
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
 def fresh_tiny():
     from evaluation.dataset import ChallengeDataset
 

@@ -45,11 +45,6 @@ def _eighty_columns(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
-@pytest.fixture(scope="module")
 def one_fold():
     return ChallengeDataset(source="synthetic", scale="tiny", num_folds=1)
 

@@ -40,13 +40,6 @@ from tests.runner._runs import KILLABLE, comparable
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
-@pytest.fixture(scope="module")
 def tiny_board(tiny):
     """A competition on the tiny data (the runs of the official board are on "lfm" data)."""
     return CompetitionTarget(name="tiny board", source="synthetic:tiny",
