@@ -12,6 +12,8 @@ beside it (``benchmarks/bench_folds.py``, the 2022-style side of
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pandas as pd
 
 
@@ -28,16 +30,22 @@ def kcore_reference(df: pd.DataFrame, k: int = 10, max_rounds: int = 10) -> pd.D
     return df
 
 
-def folds_reference(df_events: pd.DataFrame, num_folds: int, seed: int, frac: float = 0.25,
-                    k: int = 10, max_rounds: int = 10) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-    """``num_folds`` (train, test) frames of ``df_events``, rows keeping their index labels."""
+def iter_folds_reference(df_events: pd.DataFrame, num_folds: int, seed: int,
+                         frac: float = 0.25, k: int = 10, max_rounds: int = 10
+                         ) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
+    """Each fold's (train, test) frames of ``df_events`` in turn, rows keeping their index
+    labels (one fold in memory at a time)."""
     users = df_events[["user_id"]].drop_duplicates()
-    folds = []
     for f in range(num_folds):
         fold_users = users.sample(frac=frac, random_state=seed + f)
         fold = df_events[df_events["user_id"].isin(fold_users["user_id"])]
         fold = kcore_reference(fold, k, max_rounds)
         test = fold.groupby("user_id").sample(n=1, random_state=seed)
         train = fold.drop(test.index)
-        folds.append((train, test))
-    return folds
+        yield train, test
+
+
+def folds_reference(df_events: pd.DataFrame, num_folds: int, seed: int, frac: float = 0.25,
+                    k: int = 10, max_rounds: int = 10) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The ``num_folds`` (train, test) frames of ``df_events``, all at once."""
+    return list(iter_folds_reference(df_events, num_folds, seed, frac, k, max_rounds))

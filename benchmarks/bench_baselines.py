@@ -114,13 +114,17 @@ def main() -> None:
     p.add_argument("--models", default=None,
                    help=f"comma-separated, among {', '.join(MODELS)} (default: all)")
     p.add_argument("--_measure", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--smoke", action="store_true",
+                   help="the smallest run: checks that the benchmark works, measures nothing")
     args = p.parse_args()
+    if args.smoke:
+        args.scale, args.rounds = "tiny", 1
     if args._measure:
         print(json.dumps(measure(args._measure, args.scale)))
         return
     names = _models(args.models)
-    # untimed: writes the dataset's and the folds' caches and warms the page cache
-    _run(names[0], args.scale)
+    if not args.smoke:  # untimed: writes the dataset's and the folds' caches, warms the page cache
+        _run(names[0], args.scale)
     runs: dict[str, list[dict]] = {m: [] for m in names}
     load = []
     for rnd in range(args.rounds):

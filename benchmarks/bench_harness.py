@@ -8,12 +8,12 @@ memory is its own), ``--repeat`` times (medians with min-max):
 
 * ``harness``: today's ``EvalRSRunner`` with its defaults (no reclist report folder);
 * ``harness+reports``: the same with ``reports=True`` (reclist's charts and report folder);
-* ``2022-style``: the 2022 harness composed from the pandas references kept in the tests
-  and benchmarks: ``pd.read_parquet`` of the same data (the events from an uncompressed,
-  plain-encoded parquet file of one row group, the fastest parquet to read; the users and
-  tracks from the dataset's own files), the 2022 fold procedure
-  (``tests/splits/test_folds.py: folds_reference``), ``fold.drop(test.index)`` for the training
-  frame, and reclist's ``standard_metrics`` with per-user loops for the scores
+* ``2022-style``: the 2022 harness composed from the pandas references kept in the
+  benchmarks (the tests check the harness against them too): ``pd.read_parquet`` of the same
+  data (the events from an uncompressed, plain-encoded parquet file of one row group, the
+  fastest parquet to read; the users and tracks from the dataset's own files), the 2022 fold
+  procedure (``benchmarks/_folds_2022.py: folds_reference``), ``fold.drop(test.index)`` for
+  the training frame, and reclist's ``standard_metrics`` with per-user loops for the scores
   (``benchmarks/bench_scoring.py: reference_scores``). Its per-fold values are checked
   against today's run. It has no prediction checks and no bootstrap intervals.
 
@@ -28,6 +28,7 @@ train and predict calls. The on-disk fold cache is used as a run would use it: t
     python benchmarks/bench_harness.py --scale small   # a quick look
     python benchmarks/bench_harness.py --skip-2022 --repeat 1   # today's harness only
     python benchmarks/bench_harness.py --n-boot 0      # without the bootstrap CIs
+    python benchmarks/bench_harness.py --smoke         # tiny scale, once: does it run?
 """
 
 from __future__ import annotations
@@ -169,8 +170,8 @@ def measure_2022(scale: str, folder: str) -> dict:
     import warnings
 
     from bench_scoring import reference_scores
-    from tests.test_folds import folds_reference
 
+    from benchmarks._folds_2022 import folds_reference
     from evaluation.data._synthetic import synthetic_cache_path
 
     warnings.simplefilter("ignore")
@@ -269,7 +270,11 @@ def main() -> None:
     p.add_argument("--predictions-dir", default=None,
                    help="keep the precomputed predictions here and reuse them next time")
     p.add_argument("--_measure", nargs=2, metavar=("SIDE", "FOLDER"), help=argparse.SUPPRESS)
+    p.add_argument("--smoke", action="store_true",
+                   help="the smallest run: checks that the benchmark works, measures nothing")
     args = p.parse_args()
+    if args.smoke:
+        args.scale, args.repeat, args.n_boot = "tiny", 1, 20
     if args._measure:
         _child(args)
         return
@@ -281,8 +286,8 @@ def main() -> None:
                   file=sys.stderr)
             folder.mkdir(parents=True, exist_ok=True)
             prepare(args.scale, folder)
-        # untimed: warms the page cache for every side (and writes the fold cache)
-        _run_side("harness", folder, args)
+        if not args.smoke:  # untimed: warms the page cache for every side, writes the fold cache
+            _run_side("harness", folder, args)
         if "2022-style" in sides:
             _read_through(folder / "events.parquet")
         runs: dict[str, list[dict]] = {s: [] for s in sides}
