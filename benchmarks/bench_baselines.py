@@ -19,7 +19,7 @@ saying so, when ``implicit`` is not installed). Usage::
     python benchmarks/bench_baselines.py --models RandomModel,PopularityModel --scale tiny
 
 Peak memory is the process's true peak: the runner resets the kernel's peak counter per
-stage, so it is sampled as in ``bench_harness.py``.
+stage, so it is sampled (``benchmarks/_peak_memory.py``).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def measure(name: str, scale: str) -> dict:
     """One run of model ``name`` (in a fresh process): times, peak memory, scores."""
     import warnings
 
-    from benchmarks.bench_harness import PeakSampler
+    from benchmarks._peak_memory import PeakSampler
     from evaluation import ChallengeDataset, EvalRSRunner
 
     warnings.simplefilter("ignore")  # the random model recommends training items: expected

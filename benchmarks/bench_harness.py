@@ -14,7 +14,7 @@ memory is its own), ``--repeat`` times (medians with min-max):
   fastest parquet to read; the users and tracks from the dataset's own files), the 2022 fold
   procedure (``benchmarks/_folds_2022.py: folds_reference``), ``fold.drop(test.index)`` for
   the training frame, and reclist's ``standard_metrics`` with per-user loops for the scores
-  (``benchmarks/bench_scoring.py: reference_scores``). Its per-fold values are checked
+  (``benchmarks/_scores_2022.py: reference_scores``). Its per-fold values are checked
   against today's run. It has no prediction checks and no bootstrap intervals.
 
 Peak memory is the process's true peak: the runner resets the kernel's peak counter
@@ -40,7 +40,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -49,6 +48,11 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a clone, uninstalled
+
+from benchmarks._folds_2022 import folds_reference  # noqa: E402
+from benchmarks._peak_memory import PeakSampler  # noqa: E402
+from benchmarks._scores_2022 import reference_scores  # noqa: E402
+
 TARGET_SECONDS, TARGET_SECONDS_REPORTS, TARGET_GIB = 3.0, 3.5, 1.5
 SIDES = ("harness", "harness+reports", "2022-style")
 
@@ -71,40 +75,6 @@ class PrecomputedModel:
         order = pd.Index(users).get_indexer(user_ids["user_id"].to_numpy())
         return pd.DataFrame(np.asarray(items[order]), index=pd.Index(users[order],
                             name="user_id"), columns=[str(i) for i in range(items.shape[1])])
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-class PeakSampler:
-    """The process's peak resident memory, whatever resets the kernel's counter meanwhile."""
-
-    def __init__(self, every: float = 0.005) -> None:
-        self.peak_kib = 0
-        self._every = every
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.read()
-            self._stop.wait(self._every)
-
-    def read(self) -> int:
-        """Take one sample now (also of ``VmHWM``, the peak since the last reset)."""
-        self.peak_kib = max(self.peak_kib, _status_kib("VmRSS"), _status_kib("VmHWM"))
-        return self.peak_kib
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.read() * 1024
 
 
 def prepare(scale: str, folder: Path) -> None:
@@ -169,9 +139,6 @@ def measure_2022(scale: str, folder: str) -> dict:
     """The 2022-style harness, one run (in a fresh process)."""
     import warnings
 
-    from bench_scoring import reference_scores
-
-    from benchmarks._folds_2022 import folds_reference
     from evaluation.data._synthetic import synthetic_cache_path
 
     warnings.simplefilter("ignore")
@@ -210,7 +177,6 @@ def measure_2022(scale: str, folder: str) -> dict:
 
 def _child(args: argparse.Namespace) -> None:
     side, folder = args._measure
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     if side == "2022-style":
         out = measure_2022(args.scale, folder)
     else:

@@ -11,8 +11,9 @@
   ``evaluation._version``, ``evaluation._util``); the runner and the server both stand on it
   and import nothing of each other.
 
-And two rules of the repository's tests and benchmarks: no module under ``tests/`` imports a
-test module (``test_*``) or a conftest, and no benchmark imports anything from ``tests/``.
+And rules of the repository's tests and benchmarks: no module under ``tests/`` imports a test
+module (``test_*``) or a conftest, no benchmark imports anything from ``tests/``, and of
+``benchmarks/`` only the helper modules (``_name.py``) are imported, never a script.
 """
 
 from __future__ import annotations
@@ -379,6 +380,18 @@ def test_benchmarks_import_nothing_from_the_tests():
            for path in _source_files("benchmarks")
            for line, module in _imported_modules(path) if module.split(".")[0] == "tests"]
     assert not bad, ("benchmarks import from tests/ (move what they share into a module "
+                     "benchmarks/_name.py):\n" + "\n".join(bad))
+
+
+def test_only_the_benchmarks_helper_modules_are_imported():
+    # a benchmark script is run, not imported: what two scripts (or a script and a test)
+    # share is a helper module benchmarks/_name.py
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+           for folder in ("benchmarks", "tests") for path in _source_files(folder)
+           for line, module in _imported_modules(path)
+           if module.split(".")[0] == "benchmarks" and module.count(".")
+           and not module.split(".")[1].startswith("_")]
+    assert not bad, ("benchmark scripts imported (move what is shared into a module "
                      "benchmarks/_name.py):\n" + "\n".join(bad))
 
 
