@@ -50,6 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
+    """The file server, started for the test and stopped after it; ``server.base`` is its URL."""
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     srv.files, srv.drops, srv.log, srv.ranges = {}, {}, [], True
     thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
