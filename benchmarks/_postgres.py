@@ -7,8 +7,9 @@ removes everything again on :meth:`LocalPostgres.stop`. PostgreSQL refuses to ru
 as root, the server runs as the ``postgres`` system user (which Debian's package creates).
 Standard library only, so a machine without the server's Python packages can still start it.
 
-The benchmarks import this module; ``tests/conftest.py`` imports it too (the repository root is
-on pytest's ``pythonpath``), so the tests and the benchmark measure the same server set-up.
+The benchmarks import this module; ``tests/server/conftest.py`` imports it too (the repository
+root is on pytest's ``pythonpath``), so the tests and the benchmark measure the same server
+set-up.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ saying so, when ``implicit`` is not installed). Usage::
     python benchmarks/bench_baselines.py --models RandomModel,PopularityModel --scale tiny
 
 Peak memory is the process's true peak: the runner resets the kernel's peak counter per
-stage, so it is sampled as in ``bench_harness.py``.
+stage, so it is sampled (``benchmarks/_peak_memory.py``).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def measure(name: str, scale: str) -> dict:
     """One run of model ``name`` (in a fresh process): times, peak memory, scores."""
     import warnings
 
-    from benchmarks.bench_harness import PeakSampler
+    from benchmarks._peak_memory import PeakSampler
     from evaluation import ChallengeDataset, EvalRSRunner
 
     warnings.simplefilter("ignore")  # the random model recommends training items: expected
@@ -113,13 +113,17 @@ def main() -> None:
     p.add_argument("--models", default=None,
                    help=f"comma-separated, among {', '.join(MODELS)} (default: all)")
     p.add_argument("--_measure", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--smoke", action="store_true",
+                   help="the smallest run: checks that the benchmark works, measures nothing")
     args = p.parse_args()
+    if args.smoke:
+        args.scale, args.rounds = "tiny", 1
     if args._measure:
         print(json.dumps(measure(args._measure, args.scale)))
         return
     names = _models(args.models)
-    # untimed: writes the dataset's and the folds' caches and warms the page cache
-    _run(names[0], args.scale)
+    if not args.smoke:  # untimed: writes the dataset's and the folds' caches, warms the page cache
+        _run(names[0], args.scale)
     runs: dict[str, list[dict]] = {m: [] for m in names}
     load = []
     for rnd in range(args.rounds):

@@ -212,7 +212,11 @@ def main() -> None:
     ap.add_argument("--teams", type=int, default=200)
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest run: checks that the benchmark works, measures nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.teams, args.n_boot, args.runs = 6, 50, 1
     competition = replace(load_competition(REPO / "competition.toml"),
                           board=BoardSettings(n_boot=args.n_boot))
     references = competition.phase("public").references

@@ -7,7 +7,7 @@ source does, and prints the memory of the tables with the schema's columns only 
 harness kept before) and with every column. Part 2 builds a ``ChallengeDataset`` with its
 folds and times ``pickle.dumps`` / ``pickle.loads`` against that build. Usage::
 
-    python benchmarks/bench_challenge_tables.py [--scale small] [--users 119555]
+    python benchmarks/bench_challenge_tables.py [--scale small] [--users 119555] [--smoke]
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a clone, uninstalled
 
+from benchmarks._challenge_files import PROFILE_COLUMNS, PROFILE_COUNTS  # noqa: E402
 from evaluation import ChallengeDataset  # noqa: E402
 from evaluation.data import Tables, validate_tables  # noqa: E402
-from tests.data._challenge_files import PROFILE_COLUMNS, PROFILE_COUNTS  # noqa: E402
 
 SCHEMA_USERS = ["country", "age", "gender", "playcount", "registered_unixtime"]
 SCHEMA_TRACKS = ["track", "artist_id", "artist", "albums", "albums_id"]
@@ -68,7 +68,12 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=119_555)
     ap.add_argument("--tracks", type=int, default=820_998)
     ap.add_argument("--scale", default="small", help="synthetic scale for the pickling part")
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest run (2,000 users, 5,000 tracks, the tiny scale): checks "
+                         "that the benchmark works, measures nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.users, args.tracks, args.scale = 2_000, 5_000, "tiny"
 
     t = challenge_tables(args.users, args.tracks)
     for name, frame, schema in (("users", t.users, SCHEMA_USERS),

@@ -42,7 +42,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--check", action="store_true",
                         help="1,500 repetitions at 2,000 users; fail outside 93-97 %%")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.reps, args.n_boot, args.sizes, args.population = 20, 50, [200], 5_000
     if args.check:
         sys.exit(check(args.population, args.seed))
     if args.quick:

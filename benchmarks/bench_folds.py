@@ -6,8 +6,9 @@ Each measurement runs in a fresh subprocess so that its peak memory (``ru_maxrss
 ``load`` (read the cached dataset directory), ``load_source`` (the same through the
 validating loader that ``ChallengeDataset`` uses), ``fast`` (load, then the four folds with the
 vectorised path: ``ChallengeDataset.compute_folds``) and ``reference`` (load, then the 2022
-pandas procedure). The reference also checks that its folds equal the fast ones row for row.
-The dataset is generated once and cached (the first run at full scale takes a minute or so).
+pandas procedure of ``benchmarks/_folds_2022.py``). The reference also checks that its folds
+equal the fast ones row for row. The dataset is generated once and cached (the first run at
+full scale takes a minute or so).
 
 Targets (issue 2): load <= 1.5 s, 4 folds <= 1.5 s (the reference: ~16 s), peak memory for
 load + folds <= 1.5 GiB.
@@ -75,24 +76,11 @@ if mode == "fast":
     ds.get_train_set(0), ds.get_test_set(0)
     out["frames_s"] = time.perf_counter() - t0
 elif mode == "reference":
+    from benchmarks._folds_2022 import iter_folds_reference
     df_events = tables.events
     t0, c0 = time.perf_counter(), time.process_time()
-    users = df_events[["user_id"]].drop_duplicates()
-    pairs = []
-    for f in range(num_folds):
-        fold_users = users.sample(frac=0.25, random_state=seed + f)
-        fold = df_events[df_events["user_id"].isin(fold_users["user_id"])]
-        for _ in range(10):
-            before = len(fold)
-            counts = fold.groupby("track_id")["user_id"].count()
-            fold = fold[fold["track_id"].isin(counts[counts >= 10].index)]
-            counts = fold.groupby("user_id")["track_id"].count()
-            fold = fold[fold["user_id"].isin(counts[counts >= 10].index)]
-            if len(fold) == before:
-                break
-        test = fold.groupby("user_id").sample(n=1, random_state=seed)
-        train = fold.drop(test.index)
-        pairs.append((train.index.to_numpy(), test.index.to_numpy()))
+    pairs = [(train.index.to_numpy(), test.index.to_numpy())
+             for train, test in iter_folds_reference(df_events, num_folds, seed)]
     out["folds_s"] = time.perf_counter() - t0
     out["folds_cpu_s"] = time.process_time() - c0
     out["digest"] = digest(pairs)
@@ -122,7 +110,11 @@ def main() -> int:
     parser.add_argument("--num-folds", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3, help="fast runs (best time is kept)")
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.scale, args.repeat = "tiny", 1
 
     sys.path.insert(0, str(REPO))
     if args.data is None:

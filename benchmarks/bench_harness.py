@@ -8,13 +8,13 @@ memory is its own), ``--repeat`` times (medians with min-max):
 
 * ``harness``: today's ``EvalRSRunner`` with its defaults (no reclist report folder);
 * ``harness+reports``: the same with ``reports=True`` (reclist's charts and report folder);
-* ``2022-style``: the 2022 harness composed from the pandas references kept in the tests
-  and benchmarks: ``pd.read_parquet`` of the same data (the events from an uncompressed,
-  plain-encoded parquet file of one row group, the fastest parquet to read; the users and
-  tracks from the dataset's own files), the 2022 fold procedure
-  (``tests/splits/test_folds.py: folds_reference``), ``fold.drop(test.index)`` for the training
-  frame, and reclist's ``standard_metrics`` with per-user loops for the scores
-  (``benchmarks/bench_scoring.py: reference_scores``). Its per-fold values are checked
+* ``2022-style``: the 2022 harness composed from the pandas references kept in the
+  benchmarks (the tests check the harness against them too): ``pd.read_parquet`` of the same
+  data (the events from an uncompressed, plain-encoded parquet file of one row group, the
+  fastest parquet to read; the users and tracks from the dataset's own files), the 2022 fold
+  procedure (``benchmarks/_folds_2022.py: folds_reference``), ``fold.drop(test.index)`` for
+  the training frame, and reclist's ``standard_metrics`` with per-user loops for the scores
+  (``benchmarks/_scores_2022.py: reference_scores``). Its per-fold values are checked
   against today's run. It has no prediction checks and no bootstrap intervals.
 
 Peak memory is the process's true peak: the runner resets the kernel's peak counter
@@ -28,6 +28,7 @@ train and predict calls. The on-disk fold cache is used as a run would use it: t
     python benchmarks/bench_harness.py --scale small   # a quick look
     python benchmarks/bench_harness.py --skip-2022 --repeat 1   # today's harness only
     python benchmarks/bench_harness.py --n-boot 0      # without the bootstrap CIs
+    python benchmarks/bench_harness.py --smoke         # tiny scale, once: does it run?
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -48,6 +48,11 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a clone, uninstalled
+
+from benchmarks._folds_2022 import folds_reference  # noqa: E402
+from benchmarks._peak_memory import PeakSampler  # noqa: E402
+from benchmarks._scores_2022 import reference_scores  # noqa: E402
+
 TARGET_SECONDS, TARGET_SECONDS_REPORTS, TARGET_GIB = 3.0, 3.5, 1.5
 SIDES = ("harness", "harness+reports", "2022-style")
 
@@ -70,40 +75,6 @@ class PrecomputedModel:
         order = pd.Index(users).get_indexer(user_ids["user_id"].to_numpy())
         return pd.DataFrame(np.asarray(items[order]), index=pd.Index(users[order],
                             name="user_id"), columns=[str(i) for i in range(items.shape[1])])
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-class PeakSampler:
-    """The process's peak resident memory, whatever resets the kernel's counter meanwhile."""
-
-    def __init__(self, every: float = 0.005) -> None:
-        self.peak_kib = 0
-        self._every = every
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.read()
-            self._stop.wait(self._every)
-
-    def read(self) -> int:
-        """Take one sample now (also of ``VmHWM``, the peak since the last reset)."""
-        self.peak_kib = max(self.peak_kib, _status_kib("VmRSS"), _status_kib("VmHWM"))
-        return self.peak_kib
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.read() * 1024
 
 
 def prepare(scale: str, folder: Path) -> None:
@@ -168,9 +139,6 @@ def measure_2022(scale: str, folder: str) -> dict:
     """The 2022-style harness, one run (in a fresh process)."""
     import warnings
 
-    from bench_scoring import reference_scores
-    from tests.test_folds import folds_reference
-
     from evaluation.data._synthetic import synthetic_cache_path
 
     warnings.simplefilter("ignore")
@@ -209,7 +177,6 @@ def measure_2022(scale: str, folder: str) -> dict:
 
 def _child(args: argparse.Namespace) -> None:
     side, folder = args._measure
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     if side == "2022-style":
         out = measure_2022(args.scale, folder)
     else:
@@ -269,7 +236,11 @@ def main() -> None:
     p.add_argument("--predictions-dir", default=None,
                    help="keep the precomputed predictions here and reuse them next time")
     p.add_argument("--_measure", nargs=2, metavar=("SIDE", "FOLDER"), help=argparse.SUPPRESS)
+    p.add_argument("--smoke", action="store_true",
+                   help="the smallest run: checks that the benchmark works, measures nothing")
     args = p.parse_args()
+    if args.smoke:
+        args.scale, args.repeat, args.n_boot = "tiny", 1, 20
     if args._measure:
         _child(args)
         return
@@ -281,8 +252,8 @@ def main() -> None:
                   file=sys.stderr)
             folder.mkdir(parents=True, exist_ok=True)
             prepare(args.scale, folder)
-        # untimed: warms the page cache for every side (and writes the fold cache)
-        _run_side("harness", folder, args)
+        if not args.smoke:  # untimed: warms the page cache for every side, writes the fold cache
+            _run_side("harness", folder, args)
         if "2022-style" in sides:
             _read_through(folder / "events.parquet")
         runs: dict[str, list[dict]] = {s: [] for s in sides}

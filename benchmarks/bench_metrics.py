@@ -98,7 +98,11 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=50_000)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--subsample", type=int, default=2_000)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.users, args.items, args.subsample = 2_000, 500, 200
     k = args.k
     recs, relevance = make_case(args.users, args.per_user, args.items, k)
     n_points = relevance.nnz

@@ -67,7 +67,11 @@ def main() -> None:
     parser.add_argument("--scale", default="small")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--ratio", type=float, default=0.2)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.scale = "tiny"
 
     events = synthetic_tables(args.scale, args.seed).events
     print(f"events: {len(events):,} rows, {events['user_id'].nunique():,} users "

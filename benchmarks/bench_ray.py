@@ -81,7 +81,11 @@ def main() -> None:
     parser.add_argument("--scale", default="small")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.scale, args.rounds = "tiny", 1
 
     import ray
 
@@ -92,6 +96,7 @@ def main() -> None:
     ray.init(address="local", num_cpus=args.cpus, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     init_s = time.perf_counter() - t0
+    cbow = {"epochs": 1} if args.smoke else {}  # the smoke run: the warm-up's one epoch
     parallel = {"executor": "ray", "ray_resources": {"num_cpus": 1}}
     one_at_a_time = {"executor": "ray", "ray_resources": {"num_cpus": args.cpus}}
     times: dict[str, list[float]] = {"local": [], "ray": [], "noop local": [], "noop ray": []}
@@ -103,8 +108,8 @@ def main() -> None:
         run(dataset, CBOWModel(epochs=1), tmp / "warm-up-ray", **parallel)
         load_before = os.getloadavg()[0]
         for r in range(args.rounds):
-            s_local, local, f_local = run(dataset, CBOWModel(), tmp / f"local{r}")
-            s_ray, remote, f_ray = run(dataset, CBOWModel(), tmp / f"ray{r}", **parallel)
+            s_local, local, f_local = run(dataset, CBOWModel(**cbow), tmp / f"local{r}")
+            s_ray, remote, f_ray = run(dataset, CBOWModel(**cbow), tmp / f"ray{r}", **parallel)
             assert local == remote, "the Ray run's results differ from the in-process run's"
             fold_times["local"].append(f_local)
             fold_times["ray"].append(f_ray)

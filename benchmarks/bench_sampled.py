@@ -175,7 +175,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="sampler seeds 0..seeds-1")
     parser.add_argument("--n-negatives", type=int, default=100)
     parser.add_argument("--gamma", type=float, default=0.1)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.scale, args.seeds, args.n_negatives = ["synthetic"], "tiny", 1, 20
     seeds = range(args.seeds)
     print(f"n_negatives={args.n_negatives}, gamma={args.gamma}, sampler seeds 0..{args.seeds - 1}")
     for name, train, test in datasets(args.datasets, args.scale, args.seed):

@@ -74,7 +74,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-shuffled", action="store_true", help="skip the shuffled order")
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest run: checks that the benchmark works, measures nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.scale, args.repeat = "tiny", 1
 
     raw = synthetic_tables(args.scale, args.seed)
     print(f"{args.scale} synthetic, seed {args.seed}: {len(raw.events):,} event rows, "

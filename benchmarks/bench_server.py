@@ -82,7 +82,15 @@ def main() -> int:
     ap.add_argument("--board-values-users", type=int, default=2000,
                     help="users per fold of the synthetic per-user values seeded for each "
                          "team's best submission (the board's statistics); 0: none")
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest run: checks that the benchmark works, measures nothing"
+                         " (one small round on SQLite)")
     args = ap.parse_args()
+    if args.smoke:
+        args.uploads, args.rounds, args.clients, args.workers = 16, 1, 4, 1
+        args.backends = "sqlite"
+        args.board_rate, args.board_teams, args.board_submissions = 5.0, 10, 40
+        args.board_values_users = 50
     try:
         import httpx  # noqa: F401
 

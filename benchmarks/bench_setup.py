@@ -1,6 +1,7 @@
 """A newcomer's first minutes: a fresh clone's set-up with uv against pip, and the first score.
 
     python benchmarks/bench_setup.py [--rounds 3] [--cold] [--no-bytecode-cache] [--keep]
+    python benchmarks/bench_setup.py --smoke    # make --dry-run in two clones: does it run?
 
 Each round clones the repository's committed HEAD twice into a temporary folder (``git clone``,
 no hard links) and, in each clone, times
@@ -50,11 +51,13 @@ def clone(dest: Path) -> Path:
     return dest
 
 
-def timed_make(clone_dir: Path, target: list[str], env: dict[str, str]) -> float:
-    """Wall seconds of ``make TARGET`` in ``clone_dir``; its output is shown only on failure."""
+def timed_make(clone_dir: Path, target: list[str], env: dict[str, str],
+               dry_run: bool = False) -> float:
+    """Wall seconds of ``make TARGET`` in ``clone_dir`` (with ``dry_run``, of ``make --dry-run``:
+    the commands printed, not run); its output is shown only on failure."""
     start = time.perf_counter()
-    done = subprocess.run(["make", "--no-print-directory", *target], cwd=clone_dir, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(["make", "--no-print-directory", *(["--dry-run"] if dry_run else []),
+                           *target], cwd=clone_dir, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"make {' '.join(target)} failed in {clone_dir} (exit {done.returncode}):\n"
@@ -76,14 +79,15 @@ def environment(work: Path, setup: str, cold: bool, bytecode: bool) -> dict[str,
 
 
 def one_run(base: Path, name: str, setup: str, cold: bool,
-            bytecode: bool) -> dict[str, float]:
+            bytecode: bool, dry_run: bool = False) -> dict[str, float]:
     """Clone, ``make install``, ``make submission``; the seconds of each and their sum."""
     work = base / name
     work.mkdir()
     clone_dir = clone(work / "clone")
     env = environment(work, setup, cold, bytecode)
-    install = timed_make(clone_dir, ["install", *MAKE_ARGS[setup]], env)
-    score = timed_make(clone_dir, ["submission", "ARGS=--quiet", *MAKE_ARGS[setup]], env)
+    install = timed_make(clone_dir, ["install", *MAKE_ARGS[setup]], env, dry_run)
+    score = timed_make(clone_dir, ["submission", "ARGS=--quiet", *MAKE_ARGS[setup]], env,
+                       dry_run)
     shutil.rmtree(work)
     return {"install": install, "submission": score, "first score": install + score}
 
@@ -100,21 +104,27 @@ def main() -> None:
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="run with PYTHONDONTWRITEBYTECODE=1 (Python caches no bytecode)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing"
+                             " (one round, no warm-up, make --dry-run: nothing is installed)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds = 1
     bytecode = not args.no_bytecode_cache
     base = Path(tempfile.mkdtemp(prefix="evalrs-bench-setup-"))
     print(f"fresh clones of {REPO} (HEAD) under {base}; "
           f"{'cold' if args.cold else 'warm'} package caches, empty harness cache, "
           f"{'Python caches bytecode' if bytecode else 'PYTHONDONTWRITEBYTECODE=1'}")
     try:
-        if not args.cold:
+        if not (args.cold or args.smoke):
             for setup in SETUPS:  # fill uv's and pip's caches; not timed
                 one_run(base, f"warm-up-{setup}", setup, cold=False, bytecode=bytecode)
         times: dict[str, list[dict[str, float]]] = {s: [] for s in SETUPS}
         for r in range(args.rounds):
             order = SETUPS if r % 2 == 0 else SETUPS[::-1]
             for setup in order:
-                run = one_run(base, f"round{r}-{setup}", setup, args.cold, bytecode)
+                run = one_run(base, f"round{r}-{setup}", setup, args.cold, bytecode,
+                              dry_run=args.smoke)
                 times[setup].append(run)
                 print(f"round {r} {setup:3}: make install {run['install']:5.1f} s, "
                       f"make submission {run['submission']:5.1f} s, "

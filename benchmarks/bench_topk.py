@@ -125,7 +125,11 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--side", default="numpy", help=argparse.SUPPRESS)
     parser.add_argument("--save", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args()
+    if args.smoke:
+        args.users, args.items, args.excluded, args.rounds = 200, 5_000, 20, 1
     if args.child:
         child(args)
         return

@@ -156,7 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--board", type=int, default=0, metavar="N")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run: checks that the benchmark works, measures nothing")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.users, args.repeat, args.board = 1_000, 1, 3
     folds = [realistic_fold(f, args.users) for f in range(args.folds)]
     counts = [args.users] * args.folds
     text = encode_user_values(folds, K)

@@ -74,7 +74,11 @@ def main() -> None:
     ap.add_argument("--scale", default="full")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--folds", type=int, default=2)
+    ap.add_argument("--smoke", action="store_true",
+                    help="the smallest run: checks that the benchmark works, measures nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.scale = "tiny"
     t0 = time.perf_counter()
     tables = synthetic_tables(args.scale, args.seed)
     print(f"{args.scale} seed {args.seed}: loaded/generated in {time.perf_counter() - t0:.1f} s")

@@ -1,24 +1,21 @@
-"""Fixtures every test folder shares: seeded RNG, the real datasets in ../shared/data (skipped
-when absent), per-session caches, a headless Chromium (``driver``, skipped with the reason when
-Chromium or its driver is missing), and the leaderboard server's (tests/server and
-tests/reproduce): its example competition, a throwaway PostgreSQL server (skipped with the reason
-when none can be started) and a fresh database, SQLite or PostgreSQL, per test."""
+"""Fixtures every test folder shares: seeded RNG, the tiny synthetic dataset, per-session
+caches, a headless Chromium (``driver``, skipped with the reason when Chromium or its driver
+is missing), and the leaderboard server's (tests/server and tests/reproduce): its example
+competition, a throwaway PostgreSQL server (skipped with the reason when none can be started)
+and a fresh database, SQLite or PostgreSQL, per test. The real datasets are found by
+``tests._shared_data.shared_dataset``."""
 
 from __future__ import annotations
 
 import itertools
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 # The same PostgreSQL set-up as benchmarks/bench_server.py (the repository root is on pythonpath).
 from benchmarks._postgres import PostgresUnavailable, start_postgres
+from evaluation import ChallengeDataset
 from tests._browser import driver  # noqa: F401  (a fixture shared by the page tests)
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("EVALRS_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 @pytest.fixture
@@ -26,12 +23,10 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20221121)
 
 
-def shared_dataset(name: str) -> Path:
-    """Path of a real dataset under ../shared/data, or skip the test with the reason."""
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"real dataset {name!r} not found at {path} (CI provides ../shared/data)")
-    return path
+@pytest.fixture(scope="module")
+def tiny() -> ChallengeDataset:
+    """The synthetic dataset at scale "tiny" (4 folds of 150 test users), one per module."""
+    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import ChallengeDataset, EvalRSRunner
+from evaluation import EvalRSRunner
 from evaluation.baselines import RandomModel
 from evaluation.errors import PredictionWarning
 
@@ -21,11 +21,6 @@ pytest.importorskip("implicit", reason="the ALS example needs the optional 'als'
                                        "(make als)")
 
 from examples.als_model import ALSModel
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 def evaluate(dataset, model, results):

@@ -14,6 +14,10 @@
   there are at most a few: the rules above cannot see them.
 * ``evaluation.compat`` (the 2022/2023 layer) stands above the harness: a modern module imports
   it only inside the function where an old object enters, saying so in a comment.
+
+And rules of the repository's tests and benchmarks: no module under ``tests/`` imports a test
+module (``test_*``) or a conftest, no benchmark imports anything from ``tests/``, and of
+``benchmarks/`` only the helper modules (``_name.py``) are imported, never a script.
 """
 
 from __future__ import annotations
@@ -508,3 +512,95 @@ def test_the_server_and_the_command_line_import_the_package_at_module_level():
     assert not bad, ("imports of the package inside functions (import at the top; a command "
                      "whose work needs an optional extra is loaded by "
                      "evaluation.cli._commands.command):\n" + "\n".join(bad))
+
+
+# --------------------------------------------------------------------- tests and benchmarks
+
+def _source_files(folder: str) -> list[Path]:
+    return sorted(p for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _dotted(path: Path) -> str:
+    """The module name of a file under the repository root (``tests/a/b.py``: ``tests.a.b``)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path) -> list[tuple[int, str]]:
+    """``(line, absolute module name)`` of every module an import in ``path`` names, wherever
+    the import stands; ``from package import name`` counts ``package.name`` too (it may be a
+    module), and a relative import is resolved against the file's package."""
+    package = _dotted(path) if path.name == "__init__.py" else _dotted(path).rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] \
+                if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            found.append((node.lineno, source))
+            found += [(node.lineno, f"{source}.{alias.name}") for alias in node.names]
+    return sorted(found)
+
+
+def _is_test_module(module: str) -> bool:
+    """Whether ``module`` is one pytest collects or loads itself: a ``test_*`` or a conftest."""
+    last = module.rpartition(".")[2]
+    return last.startswith("test_") or last == "conftest"
+
+
+def _test_module_imports(folder: str) -> list[tuple[str, int, str]]:
+    return [(path.relative_to(ROOT).as_posix(), line, module)
+            for path in _source_files(folder)
+            for line, module in _imported_modules(path)
+            if module.split(".")[0] in ("tests", "benchmarks") and _is_test_module(module)]
+
+
+def test_no_test_module_imports_another():
+    # Tests share fixtures through conftest.py and helpers through modules named _name.py;
+    # importing a test module runs its tests' module-level code twice and ties two files'
+    # tests together, and importing a conftest registers its fixtures twice.
+    found = _test_module_imports("tests")
+    bad = [f"{file}:{line} imports {module}" for file, line, module in found]
+    assert not bad, ("modules under tests/ import a test module or a conftest (move what they "
+                     "share into a conftest.py fixture or a _name.py helper):\n"
+                     + "\n".join(bad))
+
+
+def test_benchmarks_import_nothing_from_the_tests():
+    # A benchmark runs from a clone without the test suite's set-up; what a benchmark and a
+    # test share (the 2022 references, the template checkout, PostgreSQL) is in benchmarks/.
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+           for path in _source_files("benchmarks")
+           for line, module in _imported_modules(path) if module.split(".")[0] == "tests"]
+    assert not bad, ("benchmarks import from tests/ (move what they share into a module "
+                     "benchmarks/_name.py):\n" + "\n".join(bad))
+
+
+def test_only_the_benchmarks_helper_modules_are_imported():
+    # a benchmark script is run, not imported: what two scripts (or a script and a test)
+    # share is a helper module benchmarks/_name.py
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+           for folder in ("benchmarks", "tests") for path in _source_files(folder)
+           for line, module in _imported_modules(path)
+           if module.split(".")[0] == "benchmarks" and module.count(".")
+           and not module.split(".")[1].startswith("_")]
+    assert not bad, ("benchmark scripts imported (move what is shared into a module "
+                     "benchmarks/_name.py):\n" + "\n".join(bad))
+
+
+def test_the_test_import_rule_sees_a_forbidden_import(tmp_path, monkeypatch):
+    # an import inside a function, a relative one and `from package import test_module` count
+    folder = tmp_path / "tests" / "area"
+    folder.mkdir(parents=True)
+    (folder / "test_a.py").write_text(
+        "from tests.area._helpers import x\n"
+        "def test_it():\n    from tests.other.test_b import y\n"
+        "from . import test_c\nfrom .conftest import fixture\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _test_module_imports("tests") == [
+        ("tests/area/test_a.py", 3, "tests.other.test_b"),
+        ("tests/area/test_a.py", 4, "tests.area.test_c"),
+        ("tests/area/test_a.py", 5, "tests.area.conftest"),
+    ]

@@ -39,14 +39,14 @@ from evaluation.data._vectors import load_vector_file
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.predictions import predictions_frame, validate_predictions
 from evaluation.topk import topk_from_embeddings
-from tests.data.test_synthetic import assert_tables_equal, fresh_fingerprint
-from tests.util.test_verified import (
+from tests._verified_files import (
     flip_byte_in_place,
     own_cache,
     records,
     replace_by_a_copy,
     settle,
 )
+from tests.data._tables import assert_tables_equal, fresh_fingerprint
 
 BIG = 2**64 - 1  # what 2**64 - 1 wraps to in int64: -1, the padding of a prediction list
 EDGE = 2**63  # the first value that does not fit

@@ -268,13 +268,6 @@ def test_bc_interval_bias_dominated_has_no_p_value():
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
-@pytest.fixture(scope="module")
 def two_runs(tiny, tmp_path_factory):
     """Run directories of two baselines on the tiny synthetic data (4 folds of 150 users)."""
     results = tmp_path_factory.mktemp("compare") / "results"

@@ -18,13 +18,6 @@ from evaluation.runner import EvalRSRunner
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
-@pytest.fixture(scope="module")
 def finished(tiny, tmp_path_factory):
     """A finished run of PopularityModel on the tiny data, and its RunResult."""
     runner = EvalRSRunner(tiny, results_dir=tmp_path_factory.mktemp("load") / "results",

@@ -12,13 +12,6 @@ from evaluation.errors import ConfigError, DataError
 from evaluation.model import RecModel
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
 def hit_rate(pred: pd.DataFrame, test: pd.DataFrame) -> float:
     aligned = pred.loc[test["user_id"].to_numpy()].to_numpy()
     return float((aligned == test["track_id"].to_numpy()[:, None]).any(axis=1).mean())

@@ -7,7 +7,6 @@ import hashlib
 import json
 import warnings
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -39,33 +38,10 @@ from evaluation.challenge import (
 from evaluation.contract import run_hash
 from evaluation.errors import ConfigError, RunWarning, ScoringWarning, SubmissionRejected
 from evaluation.runner import EvalRSRunner
+from tests._movielens_files import write_movielens_like
 
 MOVIELENS_NA = (MRED_COUNTRY, MRED_ARTIST_POPULARITY, BEING_LESS_WRONG, LATENT_DIVERSITY)
 APPLICABLE = (HIT_RATE, MRR, MRED_USER_ACTIVITY, MRED_TRACK_POPULARITY, MRED_GENDER)
-
-
-def write_movielens_like(root, n_users: int = 400, n_movies: int = 200, per_user: int = 40,
-                         seed: int = 3):
-    """A small ml-100k-format folder (u.data, u.item, u.user): ratings, titles, genders.
-
-    More movies than the k = 100 recommendations, so that a hit is not certain."""
-    rng = np.random.default_rng(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    rows = []
-    # popular movies are rated more often, so the popularity slices have several groups
-    p = 1.0 / np.sqrt(np.arange(1, n_movies + 1))
-    for u in range(1, n_users + 1):
-        movies = rng.choice(np.arange(1, n_movies + 1), size=per_user, replace=False,
-                            p=p / p.sum())
-        for j, m in enumerate(movies):
-            rows.append(f"{u}\t{m}\t{rng.integers(1, 6)}\t{880000000 + 1000 * u + j}")
-    (root / "u.data").write_text("\n".join(rows) + "\n")
-    (root / "u.item").write_text("\n".join(f"{m}|Movie {m} (1995)|01-Jan-1995||"
-                                           for m in range(1, n_movies + 1)) + "\n",
-                                 encoding="latin-1")
-    (root / "u.user").write_text("\n".join(f"{u}|{20 + u % 40}|{'MF'[u % 2]}|other|00000"
-                                           for u in range(1, n_users + 1)) + "\n")
-    return root
 
 
 @pytest.fixture(scope="module")
@@ -302,7 +278,7 @@ def test_references_on_a_movielens_like_source(ml_dataset, tmp_path):
 
 
 def test_shipped_movielens_100k_na_when_present():
-    from tests.conftest import shared_dataset
+    from tests._shared_data import shared_dataset
 
     ds = ChallengeDataset(source=f"movielens:{shared_dataset('ml-100k')}")
     assert list(dataset_not_applicable(ds)) == list(MOVIELENS_NA)

@@ -11,7 +11,7 @@ import pytest
 
 from evaluation import ChallengeDataset
 from evaluation.cli import main as cli_main
-from tests.conftest import shared_dataset
+from tests._shared_data import shared_dataset
 
 TINY = ["synthetic", "--scale", "tiny"]
 
@@ -116,7 +116,7 @@ def test_score_limit_on_real_ml_100k(tmp_path, capsys):
 @pytest.mark.realdata
 def test_folds_rerun_on_real_hetrec_directory(tmp_path):
     from evaluation.data._local import write_csv_dir
-    from tests.data.test_sources import hetrec_tables
+    from tests.data._tables import hetrec_tables
 
     src = write_csv_dir(hetrec_tables(shared_dataset("hetrec2011-lastfm-2k")), tmp_path / "src")
     out = tmp_path / "folds"

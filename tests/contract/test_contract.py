@@ -192,13 +192,6 @@ def test_a_value_is_shown_printable_and_short(results):
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
-@pytest.fixture(scope="module")
 def board_run(tiny, tmp_path_factory):
     """A run made for a competition on the tiny data: eligible for it."""
     board = CompetitionTarget(name="competition 'tiny'", source="synthetic:tiny",

@@ -11,7 +11,7 @@ import pytest
 
 from evaluation.errors import ConfigError
 from evaluation.splits import kcore_filter, leave_last_one_out, leave_last_out
-from tests.conftest import shared_dataset
+from tests._shared_data import shared_dataset
 
 # --- the 2023 split ----------------------------------------------------------------------------
 
@@ -92,8 +92,8 @@ def test_leave_last_out_bad_arguments():
 # --- the 2023 layout and the named sources -----------------------------------------------------
 
 def test_2023_song_embeddings_are_mapped_through_urlsong(tmp_path):
+    from benchmarks._challenge_files import song_embeddings, write_2023
     from evaluation.data import load_source
-    from tests.data._challenge_files import song_embeddings, write_2023
 
     tables = load_source(write_2023(tmp_path / "d"))
     # the tracks keep the 2023 columns that map them to songs and tags
@@ -113,8 +113,8 @@ def test_2023_song_embeddings_are_mapped_through_urlsong(tmp_path):
 def test_2023_without_urlsong_says_the_vector_tests_cannot_be_computed(tmp_path):
     import warnings
 
+    from benchmarks._challenge_files import write_2023
     from evaluation.data import load_source
-    from tests.data._challenge_files import write_2023
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -127,8 +127,8 @@ def test_2023_without_urlsong_says_the_vector_tests_cannot_be_computed(tmp_path)
 def test_song2vec_beside_the_2023_files_is_preferred(tmp_path):
     import warnings
 
+    from benchmarks._challenge_files import vectors, write_2023, write_keyed_vectors
     from evaluation.data import load_source
-    from tests.data._challenge_files import vectors, write_2023, write_keyed_vectors
 
     root = write_2023(tmp_path / "d")
     write_keyed_vectors(root / "song2vec.wv")
@@ -148,41 +148,27 @@ def test_default_urls():
                                          "evalrs_dataset_KDD_2023.zip")
 
 
-def test_lfm2023_source_downloads_once_and_caches_apart_from_lfm(tmp_path, monkeypatch):
-    import threading
+def test_lfm2023_source_downloads_once_and_caches_apart_from_lfm(server, tmp_path, monkeypatch):
     import warnings
-    from http.server import ThreadingHTTPServer
 
+    from benchmarks._challenge_files import write_2022, write_2023, zip_directory
     from evaluation import ChallengeDataset
     from evaluation.data import load_source
-    from tests.data._challenge_files import write_2022, write_2023, zip_directory
-    from tests.data.test_download import _Handler
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.files, srv.drops, srv.log, srv.ranges = {}, {}, [], True
-    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{srv.server_address[1]}"
-    try:
-        srv.files["/evalrs_dataset_KDD_2023.zip"] = zip_directory(
-            write_2023(tmp_path / "s23"), top="evalrs_dataset_KDD_2023")
-        srv.files["/evalrs_dataset.zip"] = zip_directory(write_2022(tmp_path / "s22"))
-        monkeypatch.setenv("EVALRS_LFM2023_URL", base + "/evalrs_dataset_KDD_2023.zip")
-        monkeypatch.setenv("EVALRS_LFM_URL", base + "/evalrs_dataset.zip")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t23 = load_source("lfm2023", cache_dir=tmp_path / "c", progress=False)
-            t22 = load_source("lfm", cache_dir=tmp_path / "c", progress=False)
-            again = ChallengeDataset("lfm2023", cache_dir=tmp_path / "c", progress=False,
-                                     k_core=1)
-        assert [p for p, _ in srv.log] == ["/evalrs_dataset_KDD_2023.zip", "/evalrs_dataset.zip"]
-        assert t23.source == again.tables.source == "lfm2023" and t22.source == "lfm"
-        assert again.fingerprint == t23.fingerprint()
-        assert len({p.parent for p in (tmp_path / "c").glob("*/tables-2")}) == 2
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=5)
+    server.files["/evalrs_dataset_KDD_2023.zip"] = zip_directory(
+        write_2023(tmp_path / "s23"), top="evalrs_dataset_KDD_2023")
+    server.files["/evalrs_dataset.zip"] = zip_directory(write_2022(tmp_path / "s22"))
+    monkeypatch.setenv("EVALRS_LFM2023_URL", server.base + "/evalrs_dataset_KDD_2023.zip")
+    monkeypatch.setenv("EVALRS_LFM_URL", server.base + "/evalrs_dataset.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t23 = load_source("lfm2023", cache_dir=tmp_path / "c", progress=False)
+        t22 = load_source("lfm", cache_dir=tmp_path / "c", progress=False)
+        again = ChallengeDataset("lfm2023", cache_dir=tmp_path / "c", progress=False, k_core=1)
+    assert [p for p, _ in server.log] == ["/evalrs_dataset_KDD_2023.zip", "/evalrs_dataset.zip"]
+    assert t23.source == again.tables.source == "lfm2023" and t22.source == "lfm"
+    assert again.fingerprint == t23.fingerprint()
+    assert len({p.parent for p in (tmp_path / "c").glob("*/tables-2")}) == 2
 
 
 # --- missing-value tokens ----------------------------------------------------------------------
@@ -191,8 +177,8 @@ def test_lfm2023_source_downloads_once_and_caches_apart_from_lfm(tmp_path, monke
 def test_challenge_csv_reads_missing_tokens_as_2022_did(tmp_path, token):
     import warnings
 
+    from benchmarks._challenge_files import write_2022
     from evaluation.data import load_source
-    from tests.data._challenge_files import write_2022
 
     root = write_2022(tmp_path / "d")
     users = pd.read_csv(root / "evalrs_users.csv", keep_default_na=False)
@@ -212,7 +198,7 @@ def test_challenge_csv_reads_missing_tokens_as_2022_did(tmp_path, token):
 def test_a_local_csv_directory_keeps_na_as_namibia(tmp_path):
     from evaluation.data import load_source
     from evaluation.data._local import write_csv_dir
-    from tests.data.test_schema import good_tables
+    from tests.data._tables import good_tables
 
     root = write_csv_dir(good_tables(vectors=False), tmp_path / "d")
     assert "NA" in (root / "users.csv").read_text()

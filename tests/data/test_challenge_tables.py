@@ -15,10 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import ChallengeDataset
-from evaluation.data._lfm import tables_from_zip
-from evaluation.data._parquet import read_tables, write_tables
-from tests.data._challenge_files import (
+from benchmarks._challenge_files import (
     PROFILE_COLUMNS,
     USERS,
     users_frame,
@@ -26,6 +23,9 @@ from tests.data._challenge_files import (
     write_2023,
     zip_directory,
 )
+from evaluation import ChallengeDataset
+from evaluation.data._lfm import tables_from_zip
+from evaluation.data._parquet import read_tables, write_tables
 
 
 @pytest.fixture(params=["2022", "2023"])

@@ -1,4 +1,4 @@
-"""Downloads against a local HTTP server on 127.0.0.1 (started and stopped here): complete,
+"""Downloads against a local HTTP server on 127.0.0.1 (``server``, from the conftest): complete,
 interrupted + resumed, corrupt zip, sha256, env-var URL override, cache hit."""
 
 from __future__ import annotations
@@ -6,70 +6,17 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
+from benchmarks._challenge_files import PAIRS, write_2022, write_2023, zip_directory
 from evaluation.data import load_source
 from evaluation.data._download import download
 from evaluation.data._lfm import URL_ENV, lfm_cache_dir
 from evaluation.errors import DownloadError
-from tests.data._challenge_files import PAIRS, write_2022, write_2023, zip_directory
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        srv = self.server
-        rng = self.headers.get("Range")
-        srv.log.append((self.path, rng))
-        data = srv.files.get(self.path)
-        if data is None:
-            self.send_error(404, "Not Found")
-            return
-        start = 0
-        if rng and srv.ranges:
-            start = int(re.match(r"bytes=(\d+)-", rng).group(1))
-            if start >= len(data):
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{len(data)}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        else:
-            self.send_response(200)
-        body = data[start:]
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if srv.drops.get(self.path, 0) > 0:  # send part of the body, then hang up
-            srv.drops[self.path] -= 1
-            self.wfile.write(body[: max(1, len(body) // 3)])
-            self.wfile.flush()
-            self.close_connection = True
-            return
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.files, srv.drops, srv.log, srv.ranges = {}, {}, [], True
-    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    srv.base = f"http://127.0.0.1:{srv.server_address[1]}"
-    try:
-        yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=5)
 
 
 def make_zip(size: int = 300_000) -> bytes:
@@ -167,7 +114,7 @@ def test_http_error_names_status_and_url(server, tmp_path):
 
 
 def test_unreachable_server(tmp_path):
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     port = srv.server_address[1]
     srv.server_close()  # nothing listens on this port any more
     with pytest.raises(DownloadError, match="failed after 2 attempts"):

@@ -15,38 +15,9 @@ from evaluation.data import Tables, TrackVectors, validate_tables
 from evaluation.data._pairs import duplicate_key_rows
 from evaluation.data._schema import known_mask
 from evaluation.errors import DataError
+from tests.data._tables import good_tables
 
 FILES = {"events": "ev.csv", "users": "us.csv", "tracks": "tr.csv", "track_vectors": "vec.wv"}
-
-
-def good_tables(vectors: bool = True) -> Tables:
-    events = pd.DataFrame({
-        "user_id": [1, 1, 2, 3, 3],
-        "artist_id": [10, 11, 10, 12, 11],
-        "album_id": [100, 101, 100, 102, 101],
-        "track_id": [1000, 1001, 1000, 1002, 1001],
-        "timestamp": [1_300_000_000, 1_300_000_100, 1_300_000_200, 1_300_000_300,
-                      1_300_000_400],
-        "user_track_count": [3, 1, 2, 5, 7],
-    })
-    users = pd.DataFrame({
-        "country": ["US", None, "NA"],
-        "age": [20.0, np.nan, 31.0],
-        "gender": ["m", "f", None],
-        "playcount": [4, 2, 12],
-        "timestamp": [1_200_000_000, 1_200_000_100, 1_200_000_200],
-    }, index=pd.Index([1, 2, 3], name="user_id"))
-    tracks = pd.DataFrame({
-        "track": ["a", "b", "c"],
-        "artist_id": [10, 11, 12],
-        "artist": ["A", "B", "C"],
-        "albums": ["['x']", "['y']", "['z']"],
-        "albums_id": ["[100]", "[101]", "[102]"],
-    }, index=pd.Index([1000, 1001, 1002], name="track_id"))
-    tv = None
-    if vectors:
-        tv = TrackVectors(np.array([1002, 1000, 1001]), np.arange(12, dtype=float).reshape(3, 4))
-    return Tables(events, users, tracks, tv, source="hand")
 
 
 def with_(tables: Tables, **changes) -> Tables:

@@ -11,6 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks._challenge_files import (
+    PAIRS,
+    VECTOR_DIM,
+    users_frame,
+    vectors,
+    write_2022,
+    write_2023,
+)
 from evaluation.data import (
     Tables,
     load_source,
@@ -20,16 +28,8 @@ from evaluation.data import (
 )
 from evaluation.data._local import write_csv_dir
 from evaluation.errors import ConfigError, DataError
-from tests.conftest import shared_dataset
-from tests.data._challenge_files import (
-    PAIRS,
-    VECTOR_DIM,
-    users_frame,
-    vectors,
-    write_2022,
-    write_2023,
-)
-from tests.data.test_schema import good_tables
+from tests._shared_data import shared_dataset
+from tests.data._tables import good_tables, hetrec_tables
 
 
 def _write_parquet_dir(tables: Tables, root: Path) -> Path:
@@ -222,28 +222,7 @@ def test_movielens_unknown_folder(tmp_path):
         load_source(f"movielens:{tmp_path / 'nope'}")
 
 
-# --- the real HetRec Last.fm file, mapped onto the schema here --------------------------------
-
-def hetrec_tables(root: Path) -> Tables:
-    """HetRec 2011 Last.fm: artists play the tracks' role, ``weight`` is the play count."""
-    plays = pd.read_csv(root / "user_artists.dat", sep="\t", header=None,
-                        names=["user_id", "artist_id", "weight"])
-    artists = pd.read_csv(root / "artists.dat", sep="\t", usecols=["id", "name"],
-                          quoting=3, dtype={"name": "str"})
-    events = pd.DataFrame({
-        "user_id": plays["user_id"], "artist_id": plays["artist_id"],
-        "album_id": plays["artist_id"], "track_id": plays["artist_id"], "timestamp": 0,
-        "user_track_count": plays["weight"],
-    })
-    played = plays.groupby("user_id")["weight"].sum()
-    users = pd.DataFrame({"country": pd.Series(np.nan, index=played.index, dtype="str"),
-                          "age": np.nan, "gender": pd.Series(np.nan, index=played.index,
-                                                             dtype="str"),
-                          "playcount": played, "timestamp": 0})
-    name, ids = artists["name"].to_numpy(), artists["id"].to_numpy()
-    tracks = pd.DataFrame({"track": name, "artist_id": ids, "artist": name, "albums": name,
-                           "albums_id": ids}, index=pd.Index(ids, name="track_id"))
-    return Tables(events, users, tracks, source="hetrec2011-lastfm-2k")
+# --- the real HetRec Last.fm file, mapped onto the schema by _tables --------------------------
 
 
 @pytest.mark.realdata

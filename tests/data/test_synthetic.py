@@ -26,6 +26,7 @@ from evaluation.data import (
 from evaluation.data._parquet import tables_format
 from evaluation.data._synthetic import SCALES, generate_tables, synthetic_cache_path
 from evaluation.errors import ConfigError, DataError
+from tests.data._tables import assert_tables_equal, fresh_fingerprint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,18 +39,6 @@ def tiny() -> Tables:
 @pytest.fixture(scope="module")
 def small() -> Tables:
     return generate_tables(SCALES["small"], 42)
-
-
-def assert_tables_equal(a: Tables, b: Tables) -> None:
-    for name in ("events", "users", "tracks"):
-        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
-    np.testing.assert_array_equal(a.track_vectors.track_ids, b.track_vectors.track_ids)
-    np.testing.assert_array_equal(a.track_vectors.vectors, b.track_vectors.vectors)
-
-
-def fresh_fingerprint(t: Tables) -> str:
-    """The fingerprint hashed from scratch (no cached or stored value)."""
-    return Tables(t.events, t.users, t.tracks, t.track_vectors).fingerprint()
 
 
 # --- schema and consistency ---------------------------------------------------------------------

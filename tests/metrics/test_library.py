@@ -506,7 +506,7 @@ def test_other_kernels_accept_the_precomputed_judgement():
 # --------------------------------------------------------------------------- real data
 @pytest.mark.realdata
 def test_ml100k_popularity_lists_against_the_slow_reference():
-    from tests.conftest import shared_dataset
+    from tests._shared_data import shared_dataset
 
     path = shared_dataset("ml-100k") / "u.data"
     ratings = pd.read_csv(path, sep="\t", names=["user_id", "track_id", "rating", "timestamp"])

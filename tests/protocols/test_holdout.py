@@ -14,25 +14,10 @@ from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.model import RecModel
 from evaluation.protocols import SplitResult, evaluate_split, rating_errors
 from evaluation.splits import Split, global_time_split, temporal_user_split
+from tests.protocols._split_data import TEST, TRAIN, FixedModel, random_ratings
 
 RATED = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "track_id": [10, 11, 10, 12, 11],
                       "rating": [5.0, 3.0, 4.0, 2.0, 1.0]})
-
-
-class FixedModel(RecModel):
-    """Returns the same hand-written lists whatever it is trained on."""
-
-    def __init__(self, lists: dict[int, list[int]], k: int = 3):
-        self.lists, self.k = lists, k
-
-    def train(self, train_df, **kwargs):
-        self.trained_on = len(train_df)
-
-    def predict(self, user_ids):
-        users = user_ids["user_id"].to_numpy()
-        rows = [(self.lists.get(int(u), []) + [-1] * self.k)[: self.k] for u in users]
-        return pd.DataFrame(rows, index=pd.Index(users, name="user_id"),
-                            columns=[str(i) for i in range(self.k)])
 
 
 class PopularModel(RecModel):
@@ -108,16 +93,8 @@ def _slow_biases(frame, reg_u, reg_i, sweeps):
     return mu, b_u, b_i
 
 
-def _random_ratings(rng, n=400, n_users=30, n_items=50):
-    frame = pd.DataFrame({"user_id": rng.integers(0, n_users, n) * 2 + 5,
-                          "track_id": rng.integers(0, n_items, n) + 100,
-                          "rating": rng.integers(1, 6, n).astype(float),
-                          "timestamp": rng.integers(0, 10_000, n)})
-    return frame.drop_duplicates(["user_id", "track_id"]).reset_index(drop=True)
-
-
 def test_bias_model_equals_slow_reference(rng):
-    frame = _random_ratings(rng)
+    frame = random_ratings(rng)
     model = BiasModel(reg_users=3, reg_items=5, n_sweeps=4).train(frame)
     mu, b_u, b_i = _slow_biases(frame, 3, 5, 4)
     assert model.global_mean == pytest.approx(mu)
@@ -131,7 +108,7 @@ def test_bias_model_equals_slow_reference(rng):
 
 
 def test_bias_model_converges_to_the_ridge_solution(rng):
-    frame = _random_ratings(rng, n=200, n_users=10, n_items=15)
+    frame = random_ratings(rng, n=200, n_users=10, n_items=15)
     reg_u, reg_i = 2.0, 4.0
     model = BiasModel(reg_users=reg_u, reg_items=reg_i, n_sweeps=500).train(frame)
     # Independent solution: least squares on one-hot [users | items] with ridge rows appended.
@@ -148,7 +125,7 @@ def test_bias_model_converges_to_the_ridge_solution(rng):
 
 
 def test_bias_model_predict_ranks_unseen_items_by_bias(rng):
-    frame = _random_ratings(rng)
+    frame = random_ratings(rng)
     model = BiasModel(top_k=7).train(frame)
     bias = dict(zip(model.item_ids, model.item_bias))
     order = sorted(bias, key=lambda i: (-bias[i], i))
@@ -190,7 +167,7 @@ def test_bias_model_clipping_play_counts_and_errors():
 # -- rating errors and evaluate_split ----------------------------------------------------------
 
 def test_rating_errors_match_scikit_learn(rng):
-    frame = _random_ratings(rng)
+    frame = random_ratings(rng)
     split = temporal_user_split(frame, 0.3)
     model = BiasModel().train(split.train)
     pred = model.predict_ratings(split.test)
@@ -240,12 +217,6 @@ def test_rating_errors_reject_bad_models():
     errors = rating_errors(Shuffled({}), RATED)
     pred = np.arange(5, dtype=float)[::-1]
     assert errors["mae"] == pytest.approx(np.mean(np.abs(RATED.rating - pred)))
-
-
-TRAIN = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "track_id": [10, 11, 10, 12, 13],
-                      "timestamp": [1, 2, 3, 4, 5], "rating": [4.0, 3.0, 5.0, 2.0, 4.0]})
-TEST = pd.DataFrame({"user_id": [1, 1, 2, 3], "track_id": [12, 13, 11, 10],
-                     "timestamp": [6, 7, 6, 8], "rating": [5.0, 2.0, 4.0, 1.0]})
 
 
 def test_evaluate_split_hand_computed():
@@ -308,7 +279,7 @@ def test_evaluate_split_rating_errors_and_short_lists():
 
 
 def test_evaluate_split_verbose_prints_tables(capsys):
-    split = temporal_user_split(_random_ratings(np.random.default_rng(2)), 0.2)
+    split = temporal_user_split(random_ratings(np.random.default_rng(2)), 0.2)
     evaluate_split(BiasModel(), split, k=3, metrics=("hit_rate@3",), verbose=True, sampled=5)
     out = capsys.readouterr().out
     assert "hit_rate@3" in out and "rmse" in out and "Leakage audit" in out
@@ -319,7 +290,7 @@ def test_evaluate_split_verbose_prints_tables(capsys):
 
 def _movielens(name):
     from evaluation.data import load_source
-    from tests.conftest import shared_dataset
+    from tests._shared_data import shared_dataset
 
     return load_source(f"movielens:{shared_dataset(name)}").events
 
@@ -352,7 +323,7 @@ def test_evaluate_split_sampled_negatives():
     from evaluation.protocols import evaluate_sampled
     from evaluation.protocols._ranking import list_scorer
 
-    frame = _random_ratings(np.random.default_rng(5), n=900, n_users=20, n_items=200)
+    frame = random_ratings(np.random.default_rng(5), n=900, n_users=20, n_items=200)
     split = temporal_user_split(frame, 0.2)
     result = evaluate_split(BiasModel(), split, metrics=("ndcg@10",), sampled=50)
     direct = evaluate_sampled(BiasModel().train(split.train), split.test, split.train,

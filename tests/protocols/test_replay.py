@@ -194,7 +194,7 @@ def test_public_names():
 def test_replay_on_movielens_100k():
     from evaluation.baselines import PopularityModel
     from evaluation.data import load_source
-    from tests.conftest import shared_dataset
+    from tests._shared_data import shared_dataset
 
     events = load_source(f"movielens:{shared_dataset('ml-100k')}").events
     split = global_time_split(events, quantile=0.9)

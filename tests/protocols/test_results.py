@@ -29,7 +29,7 @@ from evaluation.protocols import (
     replay,
 )
 from evaluation.splits import LeakageAudit, Split, global_time_split, temporal_user_split
-from tests.protocols.test_holdout import TEST, TRAIN, FixedModel, _random_ratings
+from tests.protocols._split_data import TEST, TRAIN, FixedModel, random_ratings
 
 ROOT = Path(__file__).resolve().parents[2]
 HAND_METRICS = ("precision@3", "recall@3", "hit_rate@3", "ndcg@3", "mrr@3")
@@ -45,7 +45,7 @@ def _hand_result(**kwargs) -> SplitResult:
     return evaluate_split(model, split, k=3, metrics=HAND_METRICS, **kwargs)
 
 
-RATINGS = _random_ratings(np.random.default_rng(5), n=900, n_users=20, n_items=200)
+RATINGS = random_ratings(np.random.default_rng(5), n=900, n_users=20, n_items=200)
 
 
 def _full_result() -> SplitResult:

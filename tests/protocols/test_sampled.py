@@ -198,7 +198,7 @@ def test_errors():
 
 @pytest.mark.realdata
 def test_ml100k_popularity_beats_random_and_is_reproducible():
-    from tests.conftest import shared_dataset
+    from tests._shared_data import shared_dataset
 
     path = shared_dataset("ml-100k") / "u.data"
     ratings = pd.read_csv(path, sep="\t", names=["user_id", "track_id", "rating", "timestamp"])

@@ -8,11 +8,12 @@ import hmac
 import json
 import os
 import re
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from benchmarks._checkout import template_checkout
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,17 +90,14 @@ def fake_leaderboard(token: str) -> Iterator[tuple[str, FakeLeaderboard]]:
 
 def make_checkout(root: Path, model_source: str | None = None, *,
                   link_harness: bool = False) -> Path:
-    """A participant's checkout in ``root``: submission.py and submission/ of this repository,
+    """A participant's checkout in ``root`` (the template's, ``benchmarks/_checkout.py``), with
     ``submission/MyModel.py`` replaced by ``model_source`` when given.
 
     ``link_harness`` adds a link to this repository's ``evaluation`` package, so that the
     test's own interpreter, run in the checkout, imports the harness: a stand-in for a built
     environment in the tests that do not need one.
     """
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "submission.py", root / "submission.py")
-    shutil.copytree(REPO / "submission", root / "submission",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    template_checkout(root)
     if model_source is not None:
         (root / "submission" / "MyModel.py").write_text(model_source)
     if link_harness:

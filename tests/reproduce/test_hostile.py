@@ -39,11 +39,6 @@ PROBLEM = sandbox_problem()
 pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox: {PROBLEM}")
 
 
-@pytest.fixture(scope="module")
-def upload():
-    return template_upload()
-
-
 def _reproduce(tmp_path: Path, checkout: Path, upload: dict, **options):
     """Reproduce ``checkout`` as submission 1 against a fake board; the outcome and board."""
     with fake_leaderboard(TOKEN) as (url, board):

@@ -31,7 +31,6 @@ from tests.reproduce._fakes import (
     fake_leaderboard,
     make_checkout,
     template_model_with,
-    template_upload,
 )
 
 TOKEN = "organizer-" + "x" * 43
@@ -137,12 +136,6 @@ def test_command_line_argument_errors(tmp_path, capsys, monkeypatch):
 
 
 # --------------------------------------------------------------------------- whole batches
-
-
-@pytest.fixture(scope="module")
-def upload():
-    """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
-    return template_upload()
 
 
 @pytest.fixture(scope="module")

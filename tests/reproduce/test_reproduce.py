@@ -39,7 +39,6 @@ from tests.reproduce._fakes import (
     fake_leaderboard,
     make_checkout,
     template_model_with,
-    template_upload,
 )
 
 TOKEN = "organizer-" + "x" * 43
@@ -196,12 +195,6 @@ def test_private_seed_file(tmp_path):
 
 
 # --------------------------------------------------------------------------- reproductions
-
-
-@pytest.fixture(scope="module")
-def upload():
-    """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
-    return template_upload()
 
 
 def _reproduce(tmp_path, board, url, checkout, **options):

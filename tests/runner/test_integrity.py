@@ -24,19 +24,12 @@ from evaluation.baselines import PopularityModel
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
 from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner, RunWarning, model_fingerprint
-from tests.runner.test_runner import KILLABLE as KILLABLE_FULL
-from tests.runner.test_runner import comparable
+from tests.runner._runs import KILLABLE as KILLABLE_FULL
+from tests.runner._runs import comparable
 
 REPO = Path(__file__).resolve().parents[2]
 # the models below change frames in place on purpose (pandas 3.1 deprecates ``inplace=``)
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword")
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 def fresh_tiny():
@@ -373,7 +366,7 @@ def test_resume_recomputes_damaged_folds(case, tiny, finished_run, tmp_path):
     assert again.trained == []
 
 
-# test_runner's killable run, made quick: no bootstrap, 30 test users per fold
+# The killable run, made quick: no bootstrap, 30 test users per fold
 KILLABLE = KILLABLE_FULL.replace("n_boot=50).evaluate(Resumable())",
                                  "n_boot=0).evaluate(Resumable(), limit=30)")
 assert KILLABLE != KILLABLE_FULL

@@ -28,6 +28,7 @@ from evaluation.challenge import (
     References,
 )
 from evaluation.errors import ConfigError, PredictionWarning
+from tests._movielens_files import write_movielens_like
 
 #: How a line at column 0 may begin: anything else would be a phrase wrapped by the console.
 LINE_HEADS = ("EvalRS run", "Warning:", "Normalised =", "The score's interval",
@@ -41,11 +42,6 @@ FOLD_LINE = re.compile(r"^  fold (\d+): HIT_RATE (\S+), MRR (\S+) \((\d+\.\d) s\
 def _eighty_columns(monkeypatch):
     # what rich assumes for a console that is not a terminal; explicit, whatever the CI sets
     monkeypatch.setenv("COLUMNS", "80")
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 @pytest.fixture(scope="module")
@@ -306,8 +302,6 @@ def test_bias_dominated_entries_are_starred_with_a_footnote(popularity_default):
 
 def test_not_applicable_tests_show_n_a_with_the_reason_and_renormalised_weights(tmp_path,
                                                                                  capsys):
-    from tests.challenge.test_not_applicable import write_movielens_like
-
     data = ChallengeDataset(source=f"movielens:{write_movielens_like(tmp_path / 'ml')}")
     baseline = dict.fromkeys(LEADERBOARD_TESTS, -0.2) | {HIT_RATE: 0.05, "MRR": 0.01}
     best = dict.fromkeys(LEADERBOARD_TESTS, -0.05) | {HIT_RATE: 0.4, "MRR": 0.1}

@@ -22,13 +22,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
-
-
-@pytest.fixture(scope="module")
 def result(tiny, tmp_path_factory) -> RunResult:
     runner = EvalRSRunner(tiny, results_dir=tmp_path_factory.mktemp("r") / "results",
                           progress=False, verbose=False, reports=False, n_boot=20)

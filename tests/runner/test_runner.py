@@ -34,16 +34,9 @@ from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (
     EvalRSRunner,
-    RunResult,
     UploadSettings,
 )
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    from evaluation.dataset import ChallengeDataset
-
-    return ChallengeDataset(source="synthetic", scale="tiny")
+from tests.runner._runs import KILLABLE, comparable
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +51,6 @@ def make_runner(dataset, tmp_path, **kw) -> EvalRSRunner:
                    reports=False, n_boot=50)
     options.update(kw)
     return EvalRSRunner(dataset, **options)
-
-
-def comparable(results: dict | RunResult) -> dict:
-    """Results without what legitimately changes between runs (timings, paths)."""
-    if isinstance(results, RunResult):
-        results = results.to_dict()
-    out = {k: v for k, v in results.items()
-           if k not in ("runtime", "results_path", "environment", "submission")}
-    out["folds"] = [{k: v for k, v in f.items() if k != "runtime"} for f in results["folds"]]
-    return out
 
 
 def test_results_files_and_content(tiny, tiny_board, tmp_path):
@@ -416,26 +399,6 @@ def test_lfm_data_gets_the_published_references(tiny, tmp_path):
     movielens_like = ChallengeDataset(Tables(t.events, t.users, t.tracks, t.track_vectors,
                                              source="movielens:/data/ml-100k"))
     assert make_runner(movielens_like, tmp_path).references is None
-
-
-KILLABLE = '''
-import os, sys, time
-from evaluation import ChallengeDataset, EvalRSRunner
-from evaluation.baselines import PopularityModel
-
-class Resumable(PopularityModel):
-    """Popularity; logs each training to a file and, if asked, hangs in fold 2."""
-    def train(self, train_df, **kwargs):
-        with open(sys.argv[2], "a") as log:
-            log.write(f"{len(train_df)}\\n")
-        if sys.argv[3] == "hang" and sum(1 for _ in open(sys.argv[2])) == 3:
-            time.sleep(600)
-        return super().train(train_df, **kwargs)
-
-ds = ChallengeDataset(source="synthetic", scale="tiny")
-EvalRSRunner(ds, results_dir=sys.argv[1], progress=False, verbose=False, reports=False,
-             n_boot=50).evaluate(Resumable())
-'''
 
 
 @pytest.mark.slow

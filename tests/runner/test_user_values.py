@@ -14,13 +14,7 @@ from rich.console import Console
 from evaluation.baselines import PopularityModel
 from evaluation.challenge import MRED_SLICES, decode_user_values, users_sha256
 from evaluation.contract import fold_cost, run_hash
-from evaluation.dataset import ChallengeDataset
 from evaluation.runner import EvalRSRunner, UploadSettings, run_user_values, submit_run
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return ChallengeDataset(source="synthetic", scale="tiny")
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ import pytest
 
 import evaluation.dataset as dataset_module
 import evaluation.splits._cache as fold_cache
+from benchmarks._folds_2022 import folds_reference
 from evaluation import ChallengeDataset, FoldCacheWarning
 from evaluation._util import verified
 from evaluation.data import synthetic_tables
 from evaluation.splits import FoldParams, fold_cache_path, read_fold
-from tests.splits.test_folds import folds_reference
-from tests.util.test_verified import (
+from tests._verified_files import (
     own_cache,
     records,
     replace_by_a_copy,

@@ -8,38 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks._folds_2022 import folds_reference, kcore_reference
 from evaluation.errors import ConfigError, DataError
 from evaluation.splits import bootstrap_folds, kcore_filter, leave_last_one_out
 from evaluation.splits._kcore import kcore_codes
 from evaluation.splits._loo import _first_of_permutations
 
 # ---------------------------------------------------------------------------------------------
-# The slow, obviously-correct references: the 2022 challenge's pandas procedure.
-
-
-def kcore_reference(df: pd.DataFrame, k: int = 10, max_rounds: int = 10) -> pd.DataFrame:
-    for _ in range(max_rounds):
-        before = len(df)
-        track_counts = df.groupby("track_id")["user_id"].count()
-        df = df[df["track_id"].isin(track_counts[track_counts >= k].index)]
-        user_counts = df.groupby("user_id")["track_id"].count()
-        df = df[df["user_id"].isin(user_counts[user_counts >= k].index)]
-        if len(df) == before:
-            break
-    return df
-
-
-def folds_reference(df_events, num_folds, seed, frac=0.25, k=10, max_rounds=10):
-    users = df_events[["user_id"]].drop_duplicates()
-    folds = []
-    for f in range(num_folds):
-        fold_users = users.sample(frac=frac, random_state=seed + f)
-        fold = df_events[df_events["user_id"].isin(fold_users["user_id"])]
-        fold = kcore_reference(fold, k, max_rounds)
-        test = fold.groupby("user_id").sample(n=1, random_state=seed)
-        train = fold.drop(test.index)
-        folds.append((train, test))
-    return folds
+# The slow, obviously-correct references (the 2022 challenge's pandas procedure) are in
+# benchmarks/_folds_2022.py, which the fold benchmarks time; the data and the comparison:
 
 
 def random_events(n_users: int, n_tracks: int, seed: int, *, grouped: bool = True,

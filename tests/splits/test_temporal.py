@@ -208,7 +208,7 @@ def test_temporal_split_on_lfm_shaped_synthetic_data():
 @pytest.mark.parametrize("name", ["ml-100k", "ml-latest-small"])
 def test_temporal_split_on_movielens(name):
     from evaluation.data import load_source
-    from tests.conftest import shared_dataset
+    from tests._shared_data import shared_dataset
 
     events = load_source(f"movielens:{shared_dataset(name)}").events
     split = temporal_user_split(events, 0.2, min_events=5)

@@ -1,5 +1,6 @@
 """Small hand-written copies of the challenge's file layouts (2022 CSV + song2vec.wv, 2023
-parquet + evalrs_song_embeddings.parquet), shared by the source and download tests.
+parquet + evalrs_song_embeddings.parquet), shared by the source and download tests and the
+challenge-tables benchmark.
 
 Column names and codes follow the public challenge code (RecList/evalRS-CIKM-2022 and
 RecList/evalRS-KDD-2023, ``ChallengeDataset`` in ``evaluation/EvalRSRunner.py``, and the

@@ -1,0 +1,81 @@
+"""Every benchmark runs: each script of ``benchmarks/`` (not its ``_name.py`` helpers), started
+as a user starts it, in its smallest mode (``--smoke``), must exit 0.
+
+A smoke run measures nothing; it proves that the script, its references and its checks still
+work with today's harness (a benchmark that nobody runs breaks silently). Each script is its
+own test, so that pytest-xdist spreads them. A benchmark that needs an optional part of the
+environment (the server extra, Ray, the sandbox, git and make) is skipped, with the reason,
+only where that part is absent; the parts a benchmark leaves out by itself when missing
+(PostgreSQL, faiss, implicit) are left to it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluation.reproduce import sandbox_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
+                 if not p.name.startswith("_"))
+#: The modules a script needs beyond the harness's requirements, and how to get them.
+NEEDS_MODULES = {
+    "bench_board_stats.py": (("fastapi", "sqlalchemy"), "requirements-server.txt"),
+    "bench_ray.py": (("ray",), "requirements-ray.txt"),
+    "bench_server.py": (("fastapi", "httpx", "sqlalchemy", "uvicorn"),
+                        "requirements-server-test.txt"),
+    "bench_user_values.py": (("fastapi", "sqlalchemy"), "requirements-server.txt"),
+}
+#: The smoke runs that take more than a few seconds (several fresh processes, each a whole
+#: evaluation or a server): left out by ``-m "not slow"``.
+SLOW = {"bench_baselines.py", "bench_harness.py", "bench_ray.py", "bench_server.py"}
+#: Seconds a smoke run may take before it counts as hung (a loaded 2-core machine included).
+TIMEOUT_S = 600
+
+
+def _skip_reason(script: str) -> str | None:
+    """Why ``script`` cannot run here, or None."""
+    modules, requirements = NEEDS_MODULES.get(script, ((), ""))
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"{script} needs {', '.join(missing)} (pip install -r {requirements})"
+    if script == "bench_env.py":
+        problem = sandbox_problem()
+        if problem is not None:
+            return f"{script} measures the reproduction's sandbox, unavailable here: {problem}"
+    if script == "bench_setup.py":
+        tools = [t for t in ("git", "make") if shutil.which(t) is None]
+        if tools:
+            return f"{script} clones the repository and runs make: {', '.join(tools)} missing"
+        if not (ROOT / ".git").exists():
+            return f"{script} clones the repository: {ROOT} is not a git checkout"
+    return None
+
+
+def _param(script: str):
+    return pytest.param(script, marks=[pytest.mark.slow] if script in SLOW else [], id=script)
+
+
+def test_every_benchmark_script_is_run_here():
+    # the scripts come from the folder itself: a new benchmark is smoke-tested without a word
+    assert "bench_harness.py" in SCRIPTS and "synthetic_realism.py" in SCRIPTS
+    assert set(NEEDS_MODULES) | SLOW <= set(SCRIPTS), "a listed benchmark no longer exists"
+
+
+@pytest.mark.parametrize("script", [_param(s) for s in SCRIPTS])
+def test_the_benchmark_runs_in_its_smoke_mode(script, tmp_path):
+    reason = _skip_reason(script)
+    if reason is not None:
+        pytest.skip(reason)
+    # the folder the user runs it from is any folder; the harness's caches are the session's
+    # (EVALRS_CACHE_DIR, set for every test), so the tiny dataset is generated once
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--smoke"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 0, (f"benchmarks/{script} --smoke exited {done.returncode}:\n"
+                                  f"{(done.stdout + done.stderr)[-4000:]}")
