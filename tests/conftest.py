@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests._browser import driver  # noqa: F401  (a fixture shared by the page tests)
+from tests._browser import _chromium, driver  # noqa: F401  (fixtures of the page tests)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("EVALRS_SHARED_DATA", REPO.parent / "shared" / "data"))
