@@ -267,8 +267,7 @@ def test_a_parameter_the_model_does_not_take_is_an_error_naming_it(tmp_path):
     assert "--param min_pays" in proc.stderr
     assert "its parameters: min_plays, exclude_heard" in proc.stderr
     assert "Traceback" not in proc.stderr
-    bad = run_submission(work, "--param", "min_plays=[1,", "--limit", "5")
-    assert bad.returncode == 2 and "is not a value" in bad.stderr
+    # (a value that is not TOML takes the same way out: test_bad_params_are_refused_naming_them)
     assert not (work / "results").exists() or not list((work / "results").glob("*/results.json"))
 
 
