@@ -15,7 +15,7 @@ import pytest
 # The same PostgreSQL set-up as benchmarks/bench_server.py (the repository root is on pythonpath).
 from benchmarks._postgres import PostgresUnavailable, start_postgres
 from evaluation import ChallengeDataset
-from tests._browser import driver  # noqa: F401  (a fixture shared by the page tests)
+from tests._browser import _chromium, driver  # noqa: F401  (fixtures of the page tests)
 
 
 @pytest.fixture
