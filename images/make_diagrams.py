@@ -124,7 +124,7 @@ PACKAGES = {
     "submission.py": (6, 410, 180, ["python submission.py", "(submission/MyModel.py)"]),
     "cli/": (6, 620, 300, ["data · score · references · submit",
                            "serve · admin · reproduce · compare · report"]),
-    "server/": (6, 950, 200, ["leaderboard service: API", "stores · routers · board page"]),
+    "server/": (6, 950, 200, ["leaderboard: core · db · store", "standings · page · api"]),
     "reproduce/": (5, 120, 180, ["sandbox · uv environment", "predict · score · verdict"]),
     "runner/": (5, 330, 570, ["loop · store (run dir, resume) · result (+ summary) · submit",
                               "checkout (MyModel by path) · checks · references · profile"]),
