@@ -19,7 +19,7 @@ from evaluation.challenge import (
     team_replicates,
 )
 from evaluation.errors import ConfigError
-from evaluation.server import recompute
+from evaluation.server.core import recompute
 from evaluation.standings import read_board, simultaneous_differences
 from tests._stats_reference import (
     board,

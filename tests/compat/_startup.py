@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,8 +20,13 @@ PARTICIPANTS = Path(__file__).resolve().parent / "participants"
 
 def startup_env(folder: Path, *, hook: bool = True) -> dict[str, str]:
     """The environment of a fresh interpreter that finds this tree and the participants'
-    modules; with ``hook``, ``site`` processes the repository's ``.pth`` file at start-up."""
+    modules; with ``hook``, ``site`` processes the repository's ``.pth`` file at start-up.
+    Without it, the environment's packages are on the path as plain folders: run it with
+    ``site=False`` so that no ``.pth`` file of the environment (an installed harness's hook
+    among them) is processed."""
     paths = [str(REPO), str(PARTICIPANTS)]
+    if not hook:
+        paths.append(sysconfig.get_paths()["purelib"])
     if hook:
         site_dir = folder / "site"
         site_dir.mkdir(parents=True, exist_ok=True)
@@ -34,8 +40,10 @@ def startup_env(folder: Path, *, hook: bool = True) -> dict[str, str]:
     return env | {"PYTHONPATH": os.pathsep.join(paths), "PYTHONWARNINGS": "ignore"}
 
 
-def fresh_python(code: str, env: dict[str, str], cwd: Path,
-                 timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a new interpreter of this environment."""
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+def fresh_python(code: str, env: dict[str, str], cwd: Path, timeout: float = 120, *,
+                 site: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a new interpreter of this environment (``site=False``: ``-S``, no
+    site directories and so no ``.pth`` file processed)."""
+    flags = [] if site else ["-S"]
+    return subprocess.run([sys.executable, *flags, "-c", code], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)

@@ -5,12 +5,14 @@ hold."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 
 import numpy as np
 import pytest
 
 import evaluation  # noqa: F401  (registers the finder in this process, as it does for old code)
-from tests.compat._startup import fresh_python, startup_env
+from tests.compat._startup import PTH, REPO, fresh_python, startup_env
 
 #: Each reclist 0.x module (as pinned by the 2022 challenge) and 2023 module, with the names
 #: old code imports from it.
@@ -49,7 +51,7 @@ def test_a_fresh_interpreter_imports_reclist_abstractions_without_importing_anyt
     assert done.stdout.split() == ["[]", "True", "True", "1"]
 
     without = fresh_python("import reclist.abstractions", startup_env(tmp_path, hook=False),
-                           tmp_path)
+                           tmp_path, site=False)
     assert without.returncode != 0 and "ModuleNotFoundError" in without.stderr
 
 
@@ -162,3 +164,17 @@ def test_a_2022_model_trains_with_a_spawn_started_torch_dataloader(tmp_path):
     done = fresh_python(code, startup_env(tmp_path), tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[-2] == "[1, 2, 3, 4] [9, 8, 7]"
+
+
+def test_the_start_up_line_is_silent_where_the_harness_cannot_be_imported(tmp_path):
+    # A reproduction's sandbox sees the environment's site-packages without the harness's tree:
+    # the line must then leave the interpreter as it was, without "Error processing line ...",
+    # which would be printed at every start of every process there.
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    shutil.copyfile(REPO / PTH, site_dir / PTH)
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONSTARTUP"}}
+    code = (f"import site, sys; site.addsitedir({str(site_dir)!r}); "
+            "print('_evalrs_old_modules' in sys.modules)")
+    done = fresh_python(code, env, tmp_path, site=False)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "False", "")
