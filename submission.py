@@ -99,8 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--env-file", default=None, metavar="PATH",
                    help="upload settings, read only with --upload (default: upload.env next "
                         "to this file, if present; environment variables win)")
-    p.add_argument("--results-dir", default=str(HERE / "results"),
-                   help="where run directories go (default: ./results)")
+    # like any command's output folder: in the folder the command is started from
+    p.add_argument("--results-dir", default=None,
+                   help="where run directories go (default: results/ in the current folder)")
     p.add_argument("--fresh", action="store_true",
                    help="recompute every fold instead of resuming an interrupted run")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -121,6 +122,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
     if args.num_folds is None and args.competition is None:
         args.num_folds = 4
+    if args.results_dir is None:  # in full, so that the paths printed work from anywhere
+        args.results_dir = str(Path.cwd() / "results")
     return args
 
 

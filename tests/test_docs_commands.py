@@ -169,3 +169,21 @@ def test_the_readme_links_to_pages_that_exist():
             slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
                      for h in headings}
             assert anchor in slugs, (path, anchor)
+
+
+def test_make_test_is_described_alike_and_as_the_makefile_runs_it():
+    described = {page.relative_to(REPO).as_posix(): match.group(1).strip()
+                 for page in PAGES
+                 for match in re.finditer(r"^make test +# (.*)$", page.read_text(), re.M)}
+    assert {"README.md", "docs/participants/getting-started.md"} <= set(described)
+    assert len(set(described.values())) == 1, described
+    makefile = (REPO / "Makefile").read_text()
+    recipe = re.search(r"^test:.*?\n((?:\t.*\n)+)", makefile, re.M | re.S)
+    assert recipe is not None
+    runs = recipe.group(1)
+    # each part the pages name, and only those, is a step of the recipe
+    parts = {"ruff": "ruff check", "mypy": "-m mypy", "the whole test suite": "-m pytest",
+             "the docs site": " docs"}
+    (text,) = set(described.values())
+    for words, step in parts.items():
+        assert (words in text) == (step in runs), (words, text, runs)

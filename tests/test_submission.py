@@ -36,9 +36,11 @@ def tiny():
     return ChallengeDataset(scale="tiny")
 
 
-def run_submission(workdir: Path, *args: str, env_file: str | None = None):
+def run_submission(workdir: Path, *args: str, env_file: str | None = None,
+                   cwd: Path | None = None):
     """Run a copy of submission.py + submission/ in ``workdir`` (so upload.env is local); a
-    ``submission/`` already there (a test's own model) is kept."""
+    ``submission/`` already there (a test's own model) is kept. ``cwd``: the folder it is
+    started from (default: ``workdir``)."""
     shutil.copy(REPO / "submission.py", workdir / "submission.py")
     if not (workdir / "submission").exists():
         shutil.copytree(REPO / "submission", workdir / "submission",
@@ -49,8 +51,8 @@ def run_submission(workdir: Path, *args: str, env_file: str | None = None):
     for name in ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN"):
         env.pop(name, None)
     return subprocess.run(
-        [sys.executable, "submission.py", "--scale", "tiny", "--no-progress", *args],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
+        [sys.executable, str(workdir / "submission.py"), "--scale", "tiny", "--no-progress",
+         *args], cwd=cwd or workdir, env=env, capture_output=True, text=True, timeout=300)
 
 
 def results_of(workdir: Path) -> dict:
@@ -129,6 +131,21 @@ def test_quiet_prints_the_score_line_only_and_verbose_the_details(tmp_path):
     assert "Seconds per stage" in verbose.stdout
     both = run_submission(tmp_path, "--quiet", "--verbose")
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+def test_results_go_to_the_results_folder_of_the_current_folder(tmp_path):
+    # as --help says ("default: ./results"): started from elsewhere, the run's directory is in
+    # the folder it was started from, not next to submission.py
+    checkout, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    checkout.mkdir()
+    elsewhere.mkdir()
+    done = run_submission(checkout, "--limit", "20", "--num-folds", "1", "--quiet",
+                          cwd=elsewhere)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(list((elsewhere / "results").glob("*/results.json"))) == 1
+    assert not (checkout / "results").exists()
+    helped = run_submission(checkout, "--help", cwd=elsewhere)
+    assert "(default: results/ in the current folder)" in " ".join(helped.stdout.split())
 
 
 def test_submission_reports_bad_arguments_without_a_traceback(tmp_path):

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 import sysconfig
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from evaluation._util.vendored import vendored_evaluation
 from evaluation._version import __version__
-from evaluation.errors import EvalRSError, UploadError
+from evaluation.errors import (
+    EvalRSError,
+    PredictionWarning,
+    RunWarning,
+    ScoringWarning,
+    UploadError,
+)
 
 # modules under evaluation.cli that add commands
 COMMAND_MODULES: list[str] = ["data", "score", "references", "submit", "submissions", "final",
@@ -78,10 +86,12 @@ def guarded(run: Callable[[], int | None], interrupted: str = "interrupted") -> 
     ``UploadError`` gives 3 and any other ``EvalRSError`` 2, with the message alone. Any other
     exception gives 1 and its traceback from the first frame of the participant's code (the
     model), which they can fix; the whole traceback when no such frame exists.
-    ``interrupted`` is printed on Ctrl-C (exit status 130).
+    ``interrupted`` is printed on Ctrl-C (exit status 130). The harness's own warnings are
+    shown in its words while ``run`` runs (see ``plain_warnings``).
     """
     try:
-        return int(run() or 0)
+        with plain_warnings():
+            return int(run() or 0)
     except KeyboardInterrupt:
         print(interrupted, file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -102,6 +112,38 @@ def guarded(run: Callable[[], int | None], interrupted: str = "interrupted") -> 
             print(f"error: the model raised {what}\n(the traceback above starts in the "
                   f"model's code)", file=sys.stderr)
         return EXIT_EXCEPTION
+
+
+# The harness's own warning classes: their message is the whole story (the line of the harness
+# that raised them tells a participant nothing), so they are shown as "warning: <message>".
+HARNESS_WARNINGS: tuple[type[Warning], ...] = (PredictionWarning, RunWarning, ScoringWarning)
+
+
+@contextlib.contextmanager
+def plain_warnings() -> Iterator[None]:
+    """Within the block, show each harness warning as ``warning: <message>`` on stderr, once.
+
+    A message already shown is not repeated (the same warning of every fold says nothing new).
+    Other warnings (of libraries, of the participant's code) are shown as Python shows them,
+    with their source line, which is where their fix is.
+    """
+    shown: set[str] = set()
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if not issubclass(category, HARNESS_WARNINGS):
+            previous(message, category, filename, lineno, file, line)
+            return
+        text = f"warning: {message}"
+        if text not in shown:
+            shown.add(text)
+            print(text, file=file if file is not None else sys.stderr, flush=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 _HARNESS = (str(Path(__file__).resolve().parents[1]) + os.sep,)
@@ -137,8 +179,10 @@ __all__ = [
     "EXIT_OK",
     "EXIT_STATUS_HELP",
     "EXIT_UPLOAD_FAILED",
+    "HARNESS_WARNINGS",
     "build_parser",
     "guarded",
     "main",
     "official_copy_problem",
+    "plain_warnings",
 ]

@@ -98,11 +98,26 @@ def phase_list(args: argparse.Namespace) -> int:
     print(f"{'state':<10}  {'revealed (UTC)':<16}  phase")
     for name in names:
         at = revealed.get(name)
-        state, when = ("revealed", f"{at:%Y-%m-%d %H:%M}") if at else ("hidden", "-")
+        state = _state(public.get(name), at is not None, name in published)
+        when = f"{at:%Y-%m-%d %H:%M}" if at else "-"
         print(f"{state:<10}  {when:<16}  {name}")
         rule = visibility(public.get(name), at is not None, name in published)
         print(f"{'':<10}  scores: {rule}")
     return 0
+
+
+def _state(public: bool | None, revealed: bool, published: bool) -> str:
+    """A phase's state in one word: ``revealed``, ``published`` (its public scores shown),
+    ``public`` (``public = true``: public scores shown, private ones hidden until the reveal),
+    ``hidden`` (``public = false``: all scores hidden), or ``unrevealed`` (no competition file
+    given, so whether it is public is not known)."""
+    if revealed:
+        return "revealed"
+    if published:
+        return "published"
+    if public is None:
+        return "unrevealed"
+    return "public" if public else "hidden"
 
 
 @closing

@@ -36,8 +36,9 @@ class Limits:
     read : float
         Seconds of silence from the server that end an attempt (a socket timeout).
     deadline : float
-        Seconds for a whole attempt (connect, send, answer): a server that keeps sending
-        slowly is cut off then.
+        Seconds for a whole request, every attempt and the pauses between them included
+        (``HttpClient.send``; for ``exchange``, the one attempt's): a server that keeps
+        sending slowly is cut off then, and no attempt starts after it.
     max_bytes : int
         Most bytes of an answer read; the rest is not read.
     retry_waits : tuple of float
@@ -48,7 +49,7 @@ class Limits:
 
     connect: float = 10.0
     read: float = 60.0
-    deadline: float = 300.0
+    deadline: float = 60.0
     max_bytes: int = 64 * 1024
     retry_waits: tuple[float, ...] = (0.5, 1.0, 2.0)
     max_retry_after: float = 30.0

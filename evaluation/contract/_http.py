@@ -6,8 +6,9 @@ sent again, after a pause (``Limits.retry_waits``), when the connection fails or
 answers 502, 503 or 504; a ``Retry-After`` of the server lengthens the pause, up to
 ``Limits.max_retry_after``. Every attempt carries the same ``Idempotency-Key``, so the server
 can recognise a repeat of a request it already has. A redirect is a failure: nothing is sent to
-an address other than the configured one (the token would go with it). An attempt has a
-deadline as a whole, and at most ``Limits.max_bytes`` of an answer are read.
+an address other than the configured one (the token would go with it). A request has one
+deadline (``Limits.deadline``) for all its attempts and pauses together, and at most
+``Limits.max_bytes`` of an answer are read.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -160,30 +161,38 @@ class HttpClient:
         limits = self.limits or LIMITS
         headers = self._headers(body is not None, key)
         attempts = len(limits.retry_waits) + 1
+        # one deadline for the whole request: a server that answers slowly (or breaks the
+        # connection late) on every attempt does not multiply the wait by the attempts
+        ends = time.monotonic() + limits.deadline
         for attempt in range(1, attempts + 1):
             last = attempt == attempts
+            left = ends - time.monotonic()
+            if left <= 0:
+                raise self._overdue(label, limits)
             try:
-                response = exchange(method, url, body, headers, limits,
+                response = exchange(method, url, body, headers,
+                                    replace(limits, deadline=left,
+                                            connect=min(limits.connect, left)),
                                     limits.max_bytes + 1 + len(self._token or ""))
             except (Unreachable, Broken) as exc:
-                if last:
-                    raise self._failed(label, exc, attempts, limits) from None
-                self._pause(label, self._problem(exc, limits), attempt, attempts, None, limits)
+                wait = None if last else self._wait(attempt, None, limits, ends)
+                if wait is None:
+                    raise self._failed(label, exc, attempt, limits, last) from None
+                self._pause(label, self._problem(exc, limits), attempt, attempts, wait)
                 continue
             except Silent:
                 raise UploadError(f"{label}: no answer within {limits.read:g} s (read timeout); "
                                   f"the server may still act on the request") from None
             except Overdue:
-                raise UploadError(f"{label}: no whole answer within {limits.deadline:g} s (the "
-                                  f"server answers too slowly); it may still act on the "
-                                  f"request") from None
+                raise self._overdue(label, limits) from None
             reply = self._reply(response, attempt, limits)
             if 300 <= response.status < 400:
                 raise self._redirected(label, response, reply)
             if response.status in RETRY_STATUSES and not last:
-                self._pause(label, f"HTTP {response.status}", attempt, attempts,
-                            response.retry_after, limits)
-                continue
+                wait = self._wait(attempt, response.retry_after, limits, ends)
+                if wait is not None:
+                    self._pause(label, f"HTTP {response.status}", attempt, attempts, wait)
+                    continue
             return reply
         raise AssertionError("unreachable")  # the last attempt returns or raises
 
@@ -209,13 +218,21 @@ class HttpClient:
         return Reply(status=response.status, body=data[:limits.max_bytes],
                      cut=len(data) > limits.max_bytes, attempts=attempt)
 
-    def _pause(self, label: str, problem: str, attempt: int, attempts: int,
-               retry_after: str | None, limits: Limits) -> None:
-        """Say why and for how long, then wait before attempt ``attempt + 1``."""
+    @staticmethod
+    def _wait(attempt: int, retry_after: str | None, limits: Limits,
+              ends: float) -> float | None:
+        """Seconds to wait before attempt ``attempt + 1``: the pause of ``limits``, longer
+        when the server's ``Retry-After`` asks (up to ``max_retry_after``); None when the
+        request's deadline ``ends`` would pass before that attempt starts."""
         wait = limits.retry_waits[attempt - 1]
         asked = _retry_after(retry_after)
         if asked is not None:
             wait = max(wait, min(asked, limits.max_retry_after))
+        return wait if time.monotonic() + wait < ends else None
+
+    def _pause(self, label: str, problem: str, attempt: int, attempts: int,
+               wait: float) -> None:
+        """Say why and for how long, then wait ``wait`` s before attempt ``attempt + 1``."""
         self.log(f"{label}: {problem}; retrying in {wait:g} s (attempt {attempt + 1} of "
                  f"{attempts})")
         (self.sleep or _sleep)(wait)
@@ -232,12 +249,23 @@ class HttpClient:
             "the connection broke"
         return f"{what} ({self.show(text)})"
 
-    def _failed(self, label: str, exc: Unreachable | Broken, attempts: int,
-                limits: Limits) -> UploadError:
-        """The error after the last attempt failed to connect or lost the connection."""
+    def _failed(self, label: str, exc: Unreachable | Broken, attempts: int, limits: Limits,
+                last: bool = True) -> UploadError:
+        """The error after attempt ``attempts`` failed to connect or lost the connection (the
+        last one, or ``last`` False: no time was left for another before the deadline)."""
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        return UploadError(f"{label} failed{tries}: {self._problem(exc, limits)}. Check "
+        stop = "" if last else (f" (no time for another attempt within the deadline of "
+                                f"{limits.deadline:g} s)")
+        return UploadError(f"{label} failed{tries}{stop}: {self._problem(exc, limits)}. Check "
                            f"{self.url_name} and that the leaderboard is running.")
+
+    @staticmethod
+    def _overdue(label: str, limits: Limits) -> UploadError:
+        """The error when the request's deadline passed (not retried: the server may be acting
+        on the request)."""
+        return UploadError(f"{label}: no whole answer within {limits.deadline:g} s (the "
+                           f"deadline of the request, its retries included; the server "
+                           f"answers too slowly); it may still act on the request")
 
     def _redirected(self, label: str, response: Response, reply: Reply) -> UploadError:
         """The error for a redirect, which is never followed."""

@@ -1,5 +1,6 @@
 """How a run is named wherever it is shown (the console, compare, the report, a board): its own
-name, else its model's, and the model's parameters from its settings."""
+name, else its model's, and the model's parameters (from its settings, else from its model's
+record)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def run_name(results: Mapping[str, Any]) -> str:
 
 
 def run_params(results: Mapping[str, Any]) -> dict:
-    """The model's parameters the run was asked for (``settings.params``; empty without).
+    """The model's parameters the run was asked for: ``settings.params`` (the parameters
+    given to ``submission.py``), else ``model.params`` (those the model showed when the run
+    started: a run of the Python API or a baseline); empty without either.
 
     Parameters
     ----------
@@ -46,6 +49,9 @@ def run_params(results: Mapping[str, Any]) -> dict:
     """
     settings = results.get("settings")
     params = settings.get("params") if isinstance(settings, Mapping) else None
+    if not isinstance(params, Mapping):
+        model = results.get("model")
+        params = model.get("params") if isinstance(model, Mapping) else None
     return dict(params) if isinstance(params, Mapping) else {}
 
 

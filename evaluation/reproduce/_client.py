@@ -24,8 +24,8 @@ from evaluation.contract import HttpClient, Limits, display_url
 from evaluation.errors import UploadError
 
 #: An upload is at most 1 MiB, and its payload is read back whole; the server may take its
-#: time to gather a submission.
-LIMITS = Limits(read=120.0, max_bytes=4 * 1024 * 1024)
+#: time to gather a submission (up to 5 minutes for a request, its retries included).
+LIMITS = Limits(read=120.0, deadline=300.0, max_bytes=4 * 1024 * 1024)
 #: What a refusal's message adds, by HTTP status.
 HINTS = {401: " Check --admin-token-file (an organizer token from `admin token create`).",
          404: " Check --submission and --server (the organizer endpoints answer 404 to other "

@@ -65,6 +65,7 @@ from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold, repeated_
 from evaluation.runner._profile import environment
 from evaluation.runner._references import references_record, resolve_references
 from evaluation.runner._result import RunResult
+from evaluation.runner._settings import model_params
 from evaluation.runner._submit import UploadSettings, submit_run, upload_settings
 from evaluation.runner._summary import (
     fold_line,
@@ -375,7 +376,8 @@ class EvalRSRunner:
                    limit=limit, tests=tests, reclist_cls=reclist_cls, config=config,
                    fingerprint=fingerprint,
                    kwargs_repr={k: repr(v) for k, v in sorted(train_kwargs.items())},
-                   console=Console(highlight=False, quiet=self.output in ("quiet", "silent")))
+                   console=Console(highlight=False, quiet=self.output in ("quiet", "silent")),
+                   params=model_params(model))
         created = _store.run_created(run.dir, key)
         if created is None:
             created = _store.now()
@@ -454,7 +456,8 @@ class EvalRSRunner:
             "run_id": run.id, "run_hash": run.config["run_hash"],
             **({"name": run.config["name"]} if "name" in run.config else {}),
             "model": {"name": run.name, "class": f"{type(model).__module__}."
-                      f"{type(model).__qualname__}", "fingerprint": run.fingerprint},
+                      f"{type(model).__qualname__}", "fingerprint": run.fingerprint,
+                      "params": run.params},
             "harness_version": __version__, "seed": run.seed, "limit": run.limit, "k": self.k,
             "dataset": self._dataset_info(), "tests": run.tests,
             "train_kwargs": run.kwargs_repr,
@@ -554,6 +557,8 @@ class _Run:
     fingerprint: dict
     kwargs_repr: dict
     console: Console
+    #: the model's parameters as it shows them before training (``model_params``)
+    params: dict = field(default_factory=dict)
     #: the folds computed by this call (the others were reused from an earlier run)
     computed: list[int] = field(default_factory=list)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import os
 import re
 import sys
@@ -135,6 +136,55 @@ def collect_params(pairs: Iterable[str] = (), file: str | os.PathLike | None = N
         given.add(name)
         params[name] = value
     return params
+
+
+#: The constructor's arguments that the harness passes itself: not the model's parameters.
+HARNESS_ARGS = ("items", "top_k")
+#: Longest text, and most elements of a list or mapping, recorded as a parameter's value.
+_MAX_TEXT, _MAX_ITEMS = 200, 50
+
+
+def model_params(model: object) -> dict:
+    """The parameters ``model`` was built with, as far as it shows them: each argument of its
+    class's constructor (but ``HARNESS_ARGS``) that it keeps as an attribute of the same name,
+    with a plain JSON value (a number, text, true/false, null, or a short list or mapping of
+    those). A run of the Python API (or of a baseline) records them, so that compare and the
+    report show its parameters as they show those of ``submission.py --param``.
+    """
+    try:
+        signature = inspect.signature(type(model))
+    except (TypeError, ValueError):
+        return {}
+    params = {}
+    for name, parameter in signature.parameters.items():
+        if parameter.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  inspect.Parameter.KEYWORD_ONLY) or name in HARNESS_ARGS:
+            continue
+        try:
+            value = _plain(getattr(model, name))
+        except (AttributeError, ValueError):  # not kept under its name, or not plain JSON
+            continue
+        params[name] = value
+    return params
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON (NumPy scalars as numbers); ``ValueError`` when it is not."""
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0:
+        value = item()
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, str) and len(value) <= _MAX_TEXT:
+        return value
+    if depth < 2 and isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:
+        return [_plain(v, depth + 1) for v in value]
+    if depth < 2 and isinstance(value, Mapping) and len(value) <= _MAX_ITEMS \
+            and all(isinstance(k, str) for k in value):
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
+    raise ValueError(f"not a plain JSON value: {type(value).__name__}")
 
 
 def check_model_params(model_class: type, params: Mapping[str, Any],

@@ -28,6 +28,7 @@ from dotenv.parser import parse_stream
 from evaluation._util import atomic as _atomic
 from evaluation.contract import (
     ELIGIBLE_KEY,
+    LIMITS,
     NOT_ELIGIBLE_BECAUSE_KEY,
     USER_VALUES_KEY,
     HttpClient,
@@ -48,6 +49,9 @@ HINTS = {401: " Check UPLOAD_TOKEN.", 403: " Check UPLOAD_TOKEN and PARTICIPANT_
 SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")
 #: The ``status`` of a leaderboard's receipt for a stored submission: new, or stored already.
 RECEIPT_STATUSES = ("accepted", "duplicate")
+#: The environment variable with an upload's deadline in seconds, its retries included
+#: (default: ``LIMITS.deadline``, 60 s).
+DEADLINE_ENV = "UPLOAD_DEADLINE"
 
 
 @dataclass(frozen=True)
@@ -288,8 +292,9 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
     run_id : str, optional
         The ``Idempotency-Key`` (default: ``payload["run_id"]``).
     limits : evaluation.contract.Limits, optional
-        Timeouts, deadline, answer size and pauses between attempts (default:
-        ``evaluation.contract.LIMITS``).
+        Timeouts, deadline (of the whole upload, retries included), answer size and pauses
+        between attempts (default: ``upload_limits()``: ``evaluation.contract.LIMITS`` with
+        the deadline of ``$UPLOAD_DEADLINE``, when set).
     log : callable
         Receives one line per retry.
     sleep : callable, optional
@@ -309,7 +314,7 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
     UploadError
         When the upload fails or the server refuses it; the message never holds the token.
     """
-    client = HttpClient(url, token, limits=limits, log=log, sleep=sleep)
+    client = HttpClient(url, token, limits=limits or upload_limits(), log=log, sleep=sleep)
     # a payload's run id is checked as text: an edited file may hold anything there
     key_id = str(payload.get("run_id")) if run_id is None else run_id
     body, key = body_and_key(payload, key_id)
@@ -327,6 +332,28 @@ def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,
             f"submission may not be stored.{client.said(reply)} Check UPLOAD_URL: a login "
             f"page or a proxy may answer in the leaderboard's place.")
     return _answer(client, reply)
+
+
+def upload_limits(environ: Mapping[str, str] | None = None) -> Limits | None:
+    """``LIMITS`` with the deadline of the environment's ``UPLOAD_DEADLINE`` (seconds); None
+    when it is not set (the client's default limits, ``LIMITS``).
+
+    Raises
+    ------
+    ConfigError
+        When ``UPLOAD_DEADLINE`` is not a number of seconds above 0.
+    """
+    text = (os.environ if environ is None else environ).get(DEADLINE_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):  # also refuses nan
+        raise ConfigError(f"{DEADLINE_ENV}={text[:40]!r} is not a number of seconds above 0; "
+                          f"set it to e.g. 120 (or unset it: {LIMITS.deadline:g} s).")
+    return replace(LIMITS, deadline=seconds)
 
 
 def is_receipt(data: Any) -> bool:

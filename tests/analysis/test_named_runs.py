@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from evaluation.analysis import compare, forest_plot, load_results, write_report
-from evaluation.baselines import RandomModel
+from evaluation.baselines import PopularityModel, RandomModel
 from evaluation.contract import RecordRefused, read_submission, submission_payload
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError
@@ -125,3 +125,23 @@ def test_a_named_run_of_a_changed_model_says_so(data, tmp_path):
     runner.evaluate(RandomModel(seed=1), limit=LIMIT, name="mine")
     with pytest.warns(RunWarning, match="model parameters changed since the run of"):
         runner.evaluate(RandomModel(seed=2), limit=LIMIT, name="mine")
+
+
+def test_runs_of_the_python_api_and_baselines_show_their_models_parameters(data, tmp_path):
+    # no settings: the parameters come from the models themselves, as submission.py's would
+    runner = EvalRSRunner(data, results_dir=tmp_path, progress=False, verbose=False,
+                          reports=False, n_boot=100)
+    popular = runner.evaluate(PopularityModel(data.df_tracks, by="users"), limit=LIMIT)
+    random = runner.evaluate(RandomModel(seed=3), limit=LIMIT)
+    assert json.loads(random.path.read_text())["model"]["params"] == {"seed": 3}
+    assert load_results(popular.path.parent).params == {"by": "users"}
+    cmp = compare([popular.path.parent, random.path.parent], n_boot=100)
+    assert cmp.to_dict()["baseline"]["params"] == {"by": "users"}
+    assert set(cmp.to_frame()["params"]) == {"seed=3"}
+
+
+def test_the_parameters_given_to_submission_py_win_over_the_models(named):
+    # settings.params holds what was asked for: the model's own record does not add to it
+    results = json.loads(named["narrow"].path.read_text())
+    assert results["settings"]["params"] == {"seed": 1}
+    assert load_results(named["narrow"].path.parent).params == {"seed": 1}

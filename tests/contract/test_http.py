@@ -189,9 +189,19 @@ def test_other_errors_are_final(status):
 ])
 def test_retry_after_lengthens_the_pause_up_to_the_cap(retry_after, expected):
     waits: list[float] = []
+    limits = Limits(connect=2.0, read=2.0, deadline=60.0)  # the pauses are recorded, not slept
     with Raw(answer(503, Retry_After=retry_after), answer(200)) as server:
-        reply = client(server, waits=waits).send("GET")
+        reply = client(server, waits=waits, limits=limits).send("GET")
     assert reply.status == 200 and waits == [expected]
+
+
+def test_a_pause_past_the_deadline_is_not_taken():
+    # the server asks for 30 s, the request has 5: its answer is final
+    waits: list[float] = []
+    with Raw(answer(503, Retry_After="30"), answer(200)) as server:
+        reply = client(server, waits=waits).send("GET")
+        assert reply.status == 503 and reply.attempts == 1 and waits == []
+        assert len(server.requests) == 1
 
 
 def test_retry_after_as_a_date():
@@ -268,6 +278,32 @@ def test_a_server_that_drips_bytes_hits_the_deadline(how):
         took = time.monotonic() - start
         assert 0.5 < took < 2.5, took
         assert len(server.requests) == 1
+
+
+def test_one_deadline_bounds_the_request_and_its_retries():
+    # a 201 whose body comes a byte at a time and then breaks off, on every attempt: each
+    # attempt is within the read timeout, and only the request's one deadline ends the wait
+    def drip_then_break(conn: socket.socket, stop: threading.Event) -> None:
+        conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\n")
+        for byte in b'{"sta':
+            if stop.wait(0.1):
+                return
+            conn.sendall(bytes([byte]))
+
+    limits = Limits(connect=2.0, read=1.0, deadline=1.2, retry_waits=(0.05, 0.05, 0.05))
+    messages: list[str] = []
+    with Raw(*[drip_then_break] * 4) as server:
+        http = HttpClient(server.base, limits=limits, log=messages.append)
+        start = time.monotonic()
+        with pytest.raises(UploadError, match=r"within (1\.2 s|the deadline of 1\.2 s)"):
+            http.send("POST", body=b"{}", key="k")
+        took = time.monotonic() - start
+    assert took < 1.2 + 0.5, took  # four attempts of 0.5 s each would take 2 s and more
+    assert 1 <= len(server.requests) < 4 and len(messages) == len(server.requests) - 1
+
+
+def test_the_default_deadline_is_a_minute_at_most():
+    assert 0 < Limits().deadline <= 60
 
 
 def test_a_deadline_does_not_cut_a_prompt_answer():

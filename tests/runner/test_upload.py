@@ -649,3 +649,27 @@ def test_the_warning_is_printed_before_an_upload(monkeypatch):
         _upload.post("http://leaderboard.invalid:9/api", {"run_id": "r1"}, log=lines.append,
                      limits=Limits(connect=0.5, read=0.5, deadline=1.0, retry_waits=()))
     assert lines and lines[0].startswith("warning: UPLOAD_URL http://leaderboard.invalid:9/api")
+
+
+def test_upload_deadline_comes_from_the_environment():
+    assert _upload.upload_limits({}) is None  # the client's default, LIMITS
+    limits = _upload.upload_limits({"UPLOAD_DEADLINE": " 12.5 "})
+    assert limits is not None and limits.deadline == 12.5
+    for bad in ("0", "-3", "nan", "inf", "soon"):
+        with pytest.raises(ConfigError, match=f"UPLOAD_DEADLINE='{bad}' is not a number"):
+            _upload.upload_limits({"UPLOAD_DEADLINE": bad})
+
+
+def test_post_takes_its_deadline_from_the_environment(monkeypatch):
+    used = []
+
+    class Recorded(_upload.HttpClient):
+        def send(self, *args, **kwargs):
+            used.append(self.limits)
+            raise UploadError("not sent")
+
+    monkeypatch.setattr(_upload, "HttpClient", Recorded)
+    monkeypatch.setenv("UPLOAD_DEADLINE", "7")
+    with pytest.raises(UploadError, match="not sent"):
+        _upload.post("https://example.org/submit", {"run_id": "r1"}, log=lambda m: None)
+    assert used[0].deadline == 7.0

@@ -177,15 +177,50 @@ def test_serve_gives_the_board_stats_interval_to_the_app(tmp_path, capsys, monke
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))
     url = sqlite_url(tmp_path)
     code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
-                           "--board-stats-interval", "30")
+                           "--board-stats-interval", "30", "--port", "0")
     assert code == 0, err
     assert served[0].state.store.standings_interval == 30.0
-    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url)
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db", url,
+                           "--port", "0")
     assert code == 0, err
     from evaluation.server.db import STANDINGS_MIN_INTERVAL_S
     assert served[1].state.store.standings_interval == STANDINGS_MIN_INTERVAL_S
     for app in served:
         app.state.store.engine.dispose()
+
+
+def test_serve_on_a_busy_port_exits_2_before_announcing(tmp_path, capsys, monkeypatch):
+    import uvicorn
+
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))
+    with socket.socket() as other:  # another server, listening on the port
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        code, out, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db",
+                                 sqlite_url(tmp_path), "--port", str(port))
+    assert code == 2 and served == []
+    assert f"--port {port}" in err and "in use" in err and "another --port" in err
+    assert "leaderboard of" not in out + err
+
+
+def test_serve_announces_the_port_it_bound(tmp_path, capsys, monkeypatch):
+    import uvicorn
+
+    served = []
+
+    def run(app, fd, **options) -> None:
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            served.append(sock.getsockname())
+        app.state.store.engine.dispose()
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    code, _, err = run_cli(capsys, "serve", "--competition", str(EXAMPLE), "--db",
+                           sqlite_url(tmp_path), "--port", "0")
+    assert code == 0, err
+    host, port = served[0]
+    assert host == "127.0.0.1" and port > 0 and f"on http://127.0.0.1:{port}/ " in err
 
 
 def test_serve_refuses_a_bad_baseline_file_naming_it(tmp_path, capsys):

@@ -490,6 +490,25 @@ def assert_chart_laid_out(driver, teams: list[str]):
     assert all(b["right"] < b["left"] for b in boxes), boxes
 
 
+#: The words of the table's column headers that the browser broke across lines (a word with a
+#: soft hyphen, "Sub&shy;missions", may break there, with its hyphen shown).
+BROKEN_HEADER_WORDS = """
+    const broken = [];
+    for (const th of document.querySelectorAll('#board thead th')) {
+        const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const word of node.data.matchAll(/\\S+/g)) {
+                if (word[0].includes('\\u00ad')) continue;
+                const range = document.createRange();
+                range.setStart(node, word.index);
+                range.setEnd(node, word.index + word[0].length);
+                if (range.getClientRects().length > 1) broken.push(word[0]);
+            }
+        }
+    }
+    return broken;"""
+
+
 def screenshot(driver, path: Path) -> None:
     """A screenshot of the whole page (the window grown to the page's height)."""
     height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -527,7 +546,8 @@ def test_rendered_page_in_headless_chromium(driver, tmp_path):
 def test_the_board_fits_a_1280_pixel_window(driver, revealed):
     """At 1280 px nothing scrolls sideways: not the page, not the table (its caption and its
     last column, the reproduction, included), with long names, gated and flagged rows, and the
-    extra private-score column of a revealed board."""
+    extra private-score column of a revealed board; and no column header breaks inside a
+    word."""
     from dataclasses import replace
 
     rows = (row("Alpha", 1, 0.812345, (0.70, 0.90), reproduction="reproduced", submissions=4),
@@ -546,6 +566,9 @@ def test_the_board_fits_a_1280_pixel_window(driver, revealed):
             "return {wrap: [w.scrollWidth, w.clientWidth], caption: [c.scrollWidth,"
             " c.clientWidth], page: [d.scrollWidth, d.clientWidth],"
             " right: last.getBoundingClientRect().right, text: last.textContent.trim()}")
+        broken = driver.execute_script(BROKEN_HEADER_WORDS)
+    # a header breaks between its words only ("MRED track populari|ty" was one)
+    assert broken == []
     assert sizes["text"] == "Reproduction"
     for name in ("wrap", "caption", "page"):
         scroll, client = sizes[name]

@@ -98,15 +98,15 @@ def json_sha(board: Board) -> str:
 
 #: name -> (SHA-256 of the page, SHA-256 of the JSON), as rendered before the page was cached.
 GOLDEN = {
-    'seeded': ('8760dd6824a923a45f6275eb3a8b62aba3b1fad28d14ecec22365e7cdaa1eb3d',
+    'seeded': ('c800b9d17d845c91f8ececdfa1e9132d069215ce4512dd1953b5c891168efabe',
         '83c8979dea9e386a0aa00d4ae8969503e0ac763af324401b12aec05221c3436a'),
-    'revealed': ('70517a96c8c801143e8e80f3ad3d173a2f1371bd3723d1b7ec171b78a10ee802',
+    'revealed': ('8508dc607c53325995e9f257ab9ef379bf12725996853e0fd78b297a970cd6ef',
         '23a269b6d315d3202a7a039ceb1cd1f337123061adc42885b6642bfd07e865bb'),
-    'final': ('2e2ca72a5a7b69fd7ebc180a201f629457ed1aa60f2bee23b0c105cc079bc76d',
+    'final': ('d35b2b005b51351e0f9ac022a6cb1629d389b2b0ff33338a932b8fd0428cd7db',
         '63a6168be72652c1ce84a884c1e6047310e7d206047d285c190eb714312c4b79'),
-    'small': ('a4bcc45082aa6aae9051f13002d7b4c2d1b48918dddb5b66a145f2c8737f3dbd',
+    'small': ('d0166a6db0904ecb4324d624c746fdad1a85aef4651cbba8d9954ac30218d5dc',
         'bae006598cb44ecea066aed33245b34fd41de29e0d7e7f0f626a1a666977a6e0'),
-    'changed': ('676df496ccb15d87d5303b09e4eb5236704f5959c134f03e2487de0660436082',
+    'changed': ('7b7604e0a2945023f059733b57269d7f8240d98ba441ac61af9b71321ff61424',
         'a70d87f3200ee0eff2aea571c0c9c6748c58fe0a8b2d579754eb8f9b7a39f1fd'),
 }
 

@@ -127,7 +127,9 @@ def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competit
     keep(api.get("/openapi.json"))
     code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
                            str(EXAMPLE))
-    assert code == 0 and re.search(r"^hidden\s+-\s+public$", out, re.M)
+    # a public phase is not "hidden": its public scores are shown
+    assert code == 0 and re.search(r"^public\s+-\s+public$", out, re.M)
+    assert re.search(r"^hidden\s+-\s+final$", out, re.M)
     answers.append(out)
 
     secrets = set()
@@ -148,7 +150,8 @@ def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competit
     assert code == 2 and "no phase named 'nope'" in err and "'public'" in err
     code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list")
     assert re.search(r"^revealed\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+public$", out, re.M)
-    assert re.search(r"^hidden\s+-\s+final$", out, re.M)
+    # without the competition file, whether a phase is public is not known
+    assert re.search(r"^unrevealed\s+-\s+final$", out, re.M)
 
     board = api.get("/api/v1/leaderboard").json()
     assert board["revealed"] is True
@@ -229,7 +232,7 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
                            str(EXAMPLE))
     assert code == 0 and re.search(
         r"^hidden\s+-\s+final\n\s+scores: all scores hidden", out, re.M)
-    assert re.search(r"^hidden\s+-\s+public\n\s+scores: public scores shown to everyone; "
+    assert re.search(r"^public\s+-\s+public\n\s+scores: public scores shown to everyone; "
                      r"private scores hidden until the reveal$", out, re.M)
 
     # the phase closes on 2028-02-01, after the system clock the command runs on
@@ -299,7 +302,7 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
     assert 'id="hidden-notice"' not in page and "shown to everyone (published)" in page
     code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
                            str(EXAMPLE))
-    assert re.search(r"^hidden\s+-\s+final\n\s+scores: public scores shown to everyone "
+    assert re.search(r"^published\s+-\s+final\n\s+scores: public scores shown to everyone "
                      r"\(published\)", out, re.M)
 
 

@@ -33,6 +33,9 @@ from evaluation.server.page._chart import Chart, Mark, chart, chart_rows
 BEING_COMPUTED = "statistics being computed"
 #: Words kept in capitals in the tests' column headers.
 ACRONYMS = frozenset({"MRR", "MRED"})
+#: Words of test names shortened in the column headers, which break between words only: the
+#: narrow columns then fit a 1280-pixel window.
+SHORT_WORDS = {"POPULARITY": "pop."}
 #: Reproduction state -> (CSS class, text with a symbol, so the badge reads without colour).
 BADGES = {
     "reproduced": ("badge-reproduced", "\u2713 reproduced"),
@@ -288,5 +291,7 @@ def seconds(value: float) -> str:
 
 
 def _test_label(name: str) -> str:
-    """A test's column header: words in lower case but for acronyms ("MRED country")."""
-    return " ".join(w if w in ACRONYMS else w.lower() for w in name.split("_"))
+    """A test's column header: words in lower case but for acronyms ("MRED country"), long
+    words shortened ("MRED track pop."; the header's title holds the whole name)."""
+    return " ".join(w if w in ACRONYMS else SHORT_WORDS.get(w, w.lower())
+                    for w in name.split("_"))
