@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from evaluation import challenge
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import MRED_SLICES, FoldScorer, UserScores, users_sha256
@@ -230,10 +231,8 @@ def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictio
         return scorer.results(), scorer.details(), scorer.state
     cls: Any = job.reclist_cls
     if cls is None:
-        # Deferred on purpose: reclist is loaded only when its report is asked for.
-        from evaluation.challenge import EvalRSRecList
-
-        cls = EvalRSRecList
+        # the package's lazy attribute: reclist is loaded only when its report is asked for
+        cls = challenge.EvalRSRecList
     # for_fold: also a custom RecList with the 2022 constructor (model, dataset, y_preds)
     rl = cls.for_fold(dataset, job.fold, predictions, model_name=job.name, k=job.k,
                       x_train=train_df, y_test=test_df, validate=False,

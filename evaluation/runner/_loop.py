@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.text import Text
 from tqdm.auto import tqdm
 
+from evaluation import challenge
 from evaluation._util import atomic as _atomic
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
@@ -203,14 +204,13 @@ class EvalRSRunner:
             reclist_cls = custom_RecList
         if reclist_cls is None:
             return None
-        # Deferred on purpose: reclist, which EvalRSRecList subclasses, is loaded only for a
-        # custom RecList (whose module imported it already).
-        from evaluation.challenge import EvalRSRecList
-
-        if not (isinstance(reclist_cls, type) and issubclass(reclist_cls, EvalRSRecList)):
+        # the package's lazy attribute: reclist, which EvalRSRecList subclasses, is loaded
+        # only for a custom RecList (whose module imported it already)
+        base = challenge.EvalRSRecList
+        if not (isinstance(reclist_cls, type) and issubclass(reclist_cls, base)):
             raise ConfigError(f"reclist_cls must be a subclass of EvalRSRecList (so that it "
                               f"keeps the leaderboard tests); got {reclist_cls!r}.")
-        return None if reclist_cls is EvalRSRecList else reclist_cls
+        return None if reclist_cls is base else reclist_cls
 
     # ------------------------------------------------------------------ the run
 

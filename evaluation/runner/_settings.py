@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluation import challenge
 from evaluation.errors import ConfigError
 
 # A value that is not TOML but reads as a word (a name, a path, a URL) is taken as a string:
@@ -250,11 +251,9 @@ def import_reclist(spec: str) -> type:
     if found is None:
         raise ConfigError(f"--reclist {spec!r}: module {module_name} has no {class_name!r}; "
                           f"check the class name.")
-    # Deferred on purpose: reclist, which EvalRSRecList subclasses, is loaded only for a
-    # custom RecList (whose module imported it already).
-    from evaluation.challenge import EvalRSRecList
-
-    if not (isinstance(found, type) and issubclass(found, EvalRSRecList)):
+    # the package's lazy attribute: reclist, which EvalRSRecList subclasses, is loaded only
+    # for a custom RecList (whose module imported it already)
+    if not (isinstance(found, type) and issubclass(found, challenge.EvalRSRecList)):
         raise ConfigError(f"--reclist {spec!r}: {class_name} is not a subclass of "
                           f"evaluation.EvalRSRecList (which keeps the leaderboard tests); "
                           f"subclass it and add your @rec_test methods.")
