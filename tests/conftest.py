@@ -1,6 +1,7 @@
 """Fixtures every test folder shares: seeded RNG, the tiny synthetic dataset, per-session
 caches, a headless Chromium (``driver``, skipped with the reason when Chromium or its driver
-is missing), and the leaderboard server's (tests/server and tests/reproduce): its example
+is missing), a local Ray (``local_ray``, skipped when Ray is not installed), and the
+leaderboard server's (tests/server and tests/reproduce): its example
 competition, a throwaway PostgreSQL server (skipped with the reason when none can be started)
 and a fresh database, SQLite or PostgreSQL, per test. The real datasets are found by
 ``tests._shared_data.shared_dataset``."""
@@ -8,6 +9,8 @@ and a fresh database, SQLite or PostgreSQL, per test. The real datasets are foun
 from __future__ import annotations
 
 import itertools
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,6 +38,39 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.getbasetemp() / "evalrs-cache"
     monkeypatch.setenv("EVALRS_CACHE_DIR", str(cache))
     monkeypatch.setenv("RECLIST_META_DATA_FOLDER", str(tmp_path_factory.getbasetemp() / ".reclist"))
+
+
+#: The repository's root: Ray's workers import the tests' modules from it.
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """A local Ray (2 CPUs, no dashboard) for the whole session, shut down at its end; yields
+    the ``ray`` module. Every test that runs Ray tasks uses this one: starting Ray costs
+    seconds, and a second ``ray.init`` in the same process would fail.
+
+    Its workers import the tests' modules (tasks' functions and models are pickled by
+    reference to them): the raylet that starts them is given this repository on
+    ``PYTHONPATH``, which this process gets back as it was once Ray is up.
+    """
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
+    if ray.is_initialized():
+        ray.shutdown()
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
+    try:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 # ---------------------------------------------------------------------------- the server's

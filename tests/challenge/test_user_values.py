@@ -142,13 +142,14 @@ def test_oversized_declared_users_are_refused_before_inflating():
 
 
 def test_a_decompression_bomb_is_refused_with_bounded_memory():
-    # 1 GiB of zeros after a valid header: about 1 MiB deflated
+    # twice the most any blob may inflate to, in zeros after a valid header (~130 KiB
+    # deflated); 1,000 users' blob may inflate to 80 KB
     header, _ = header_of(encode_user_values([fold(7, 1000)], K))
     head = json.dumps(header).encode()
     packer = zlib.compressobj(9)
     parts = [packer.compress(MAGIC + struct.pack("<I", len(head)) + head)]
     zeros = bytes(1 << 20)
-    parts += [packer.compress(zeros) for _ in range(1024)]
+    parts += [packer.compress(zeros) for _ in range(2 * MAX_DECOMPRESSED_BYTES // len(zeros))]
     bomb = b"".join(parts) + packer.flush()
     assert len(bomb) < 2 << 20
     tracemalloc.start()

@@ -10,7 +10,6 @@ interpreter (``--env`` names this test's environment) in checkouts that link thi
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -27,7 +26,6 @@ from evaluation.reproduce import (
     reproduce_many,
 )
 from tests.reproduce._fakes import (
-    REPO,
     fake_leaderboard,
     make_checkout,
     template_model_with,
@@ -267,26 +265,6 @@ def test_a_verdict_the_server_refuses_is_an_error(checkouts, upload, tmp_path):
     assert result.reasons[0] == ("the run found 'not reproduced' but the verdict was not "
                                  "sent: POST ...: the server refused: HTTP 409 (phase closed).")
     assert board.reports == {}
-
-
-@pytest.fixture()
-def local_ray():
-    """A local Ray (2 CPUs, no dashboard) whose workers import this repository."""
-    ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
-    if ray.is_initialized():
-        ray.shutdown()
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
-    try:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-        yield ray
-    finally:
-        ray.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 @pytest.mark.slow

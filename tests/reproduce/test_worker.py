@@ -1,7 +1,7 @@
 """``python -m evaluation worker`` (evaluation.reproduce._worker) against a live leaderboard on
-127.0.0.1 (SQLite and PostgreSQL): 100 queued jobs drained by two workers at once, each run
-exactly once; a worker killed mid-job (SIGKILL) whose job returns when its lease runs out and
-is finished by another; a worker stopped by SIGTERM that hands its job back; a missing
+127.0.0.1 (SQLite and PostgreSQL): 30 queued jobs drained by two workers of 3 jobs at once,
+each run exactly once; a worker killed mid-job (SIGKILL) whose job returns when its lease runs
+out and is finished by another; a worker stopped by SIGTERM that hands its job back; a missing
 checkout; and a real sandboxed reproduction of the template model through the worker.
 
 The claim, lease, heartbeat and finish go through the real API in every test; only the drain
@@ -72,15 +72,17 @@ def jobs(url: str, admin: str) -> dict[int, dict]:
 REPORT = {"verdict": "reproduced", "table": [], "fingerprint_matches": True}
 
 
-# --------------------------------------------------------------------------- 100 jobs
+# --------------------------------------------------------------------------- 30 jobs
 
 
-def test_two_workers_drain_100_jobs_each_run_exactly_once(db_url, competition, tmp_path):
+def test_two_workers_drain_30_jobs_each_run_exactly_once(db_url, competition, tmp_path):
     app = create_app(with_phases(competition, reproduce="every"), db_url)
     store = app.state.store
     admin = create_admin_token(store)
     ids = []
-    for t in range(20):  # 20 teams of 5 uploads: a job each
+    # 6 teams of 5 uploads, a job each: five times the 6 that the two workers' 3 slots each
+    # hold at once, so the workers keep claiming against each other until the queue is empty
+    for t in range(6):
         team = add_team(store, f"team-{t}", "t@example.org")[0].id
         checkout_of(tmp_path, f"team-{t}")
         for i in range(5):
@@ -370,9 +372,8 @@ def _in_a_ray_task(row, payload, batch, seed):
             {**REPORT, "log_tail": f"submission {row.submission} in process {os.getpid()}"})
 
 
-@pytest.mark.slow  # starts a local Ray (about 10 s)
-def test_jobs_as_ray_tasks(competition, tmp_path):
-    ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
+@pytest.mark.slow  # the session's local Ray (starting it takes about 10 s)
+def test_jobs_as_ray_tasks(competition, tmp_path, local_ray):
     app = create_app(with_phases(competition, reproduce="every"), sqlite_url(tmp_path))
     store = app.state.store
     admin = create_admin_token(store)
@@ -382,23 +383,12 @@ def test_jobs_as_ray_tasks(competition, tmp_path):
         checkout_of(tmp_path, f"team-{t}")
         ids += [submit(store, team, encode(variant(f"t{t}-{i}", 1 + i / 10))).submission_id
                 for i in range(3)]
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
-    try:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-        with live_server(app) as url:
-            worker = Worker(LeaderboardClient(url, admin),
-                            settings(tmp_path, "ray", executor="ray", once=True),
-                            runner=_in_a_ray_task, log=lambda line: None)
-            assert worker.run() == {"reproduced": 6}
-            finished = jobs(url, admin)
-    finally:
-        ray.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
+    with live_server(app) as url:
+        worker = Worker(LeaderboardClient(url, admin),
+                        settings(tmp_path, "ray", executor="ray", once=True),
+                        runner=_in_a_ray_task, log=lambda line: None)
+        assert worker.run() == {"reproduced": 6}
+        finished = jobs(url, admin)
     assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {
         sid: ("reproduced", 1) for sid in ids}
     tails = {s.log_tail for s in own_submissions(store, list_teams(store)[-1].id)}

@@ -1,7 +1,7 @@
 """``EvalRSRunner(executor="ray")``: the same files as an in-process run, resume, retries.
 
-A local Ray with 2 CPUs is started once for the module and shut down at the end. The models
-used in the tasks live in this module.
+The tests share the session's local Ray with 2 CPUs (``local_ray`` of tests/conftest.py). The
+models used in the tasks live in this module.
 """
 
 from __future__ import annotations
@@ -23,31 +23,6 @@ from evaluation.baselines import PopularityModel  # noqa: E402
 from evaluation.dataset import ChallengeDataset  # noqa: E402
 from evaluation.errors import ConfigError, PredictionError  # noqa: E402
 from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner  # noqa: E402
-
-#: The repository's root: Ray's workers import this module as tests.runner.test_ray from it.
-ROOT = Path(__file__).resolve().parents[2]
-
-@pytest.fixture(scope="module")
-def local_ray():
-    """A local Ray (2 CPUs, no dashboard; whatever ``RAY_ADDRESS`` says).
-
-    Its workers import this module (the models of the tasks are pickled by reference to it)
-    through ``PYTHONPATH``: the raylet that starts them inherits this environment.
-    """
-    if ray.is_initialized():
-        ray.shutdown()
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([old] if old else []))
-    try:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-        yield
-    finally:
-        ray.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 @pytest.fixture(scope="module")

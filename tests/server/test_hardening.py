@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -24,7 +27,15 @@ pytest.importorskip("uvicorn")
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.db import add_team, authenticate, create_admin_token, list_teams  # noqa: E402
 from evaluation.server.store import get_submission, submit  # noqa: E402
-from tests.server._helpers import EXAMPLE, NOON, Clock, encode, sqlite_url, variant  # noqa: E402
+from tests.server._helpers import (  # noqa: E402
+    EXAMPLE,
+    NOON,
+    Clock,
+    encode,
+    sqlite_url,
+    variant,
+    with_phases,
+)
 from tests.server._live_server import live_server  # noqa: E402
 
 SUBMIT = "/api/v1/submissions"
@@ -228,18 +239,34 @@ def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_datab
 
 # ---------------------------------------------------------------------------- read-only, full
 
-PREPARE = """
-import sys
-from evaluation.server.api import create_app
-from evaluation.server.core import load_competition
-from evaluation.server.db import add_team
-app = create_app(load_competition(sys.argv[1]), sys.argv[2])
-open(sys.argv[3], "w").write(add_team(app.state.store, "Disk", "d@example.org")[1])
-if sys.argv[4] == "crash":  # as a killed server: the write-ahead log and its index stay
-    import os, signal
-    os.kill(os.getpid(), signal.SIGKILL)
-app.state.store.engine.dispose()
-"""
+class Prepared(NamedTuple):
+    """One leaderboard database (the example competition's, with one team), made once for the
+    tests of a read-only or full disk, which each copy it into a tmpfs of their own."""
+
+    closed: Path  # folder of its files as a server leaves them when it stops
+    crashed: Path  # ... and as a killed server leaves them: the write-ahead log and its index
+    token: str  # the team's
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory, competition) -> Prepared:
+    folder = tmp_path_factory.mktemp("prepared")
+    work, crashed, closed = folder / "work", folder / "crashed", folder / "closed"
+    for made in (work, crashed, closed):
+        made.mkdir()
+    app = create_app(competition, f"sqlite:///{work / 'lb.db'}")
+    try:
+        token = add_team(app.state.store, "Disk", "d@example.org")[1]
+        # the files as they are now, connections still open, are what a SIGKILL leaves: SQLite
+        # keeps nothing of them in the process that is not written to them yet
+        assert (work / "lb.db-wal").exists()
+        for file in work.iterdir():
+            shutil.copy2(file, crashed / file.name)
+    finally:
+        app.state.store.engine.dispose()
+    for file in work.iterdir():
+        shutil.copy2(file, closed / file.name)
+    return Prepared(closed, crashed, token)
 
 
 def _free_port() -> int:
@@ -248,22 +275,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: The tmpfs's size: the database (~200 KiB) and the 16 MiB free that a ready server needs.
+TMPFS_SIZE = "20m"
+
+
 @contextlib.contextmanager
-def serve_on_tmpfs(tmp_path, then: str, size: str = "32m", end: str = "close"):
+def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
     """``serve`` on an SQLite database in a tmpfs of ``size`` mounted in a private mount
-    namespace; ``then`` (shell) runs after the database is made (and closed, or left as by a
-    crash when ``end`` is "crash") and before the server starts.
-    Yields (base URL, the team's token, the server's stderr so far as a callable, the
-    server's process id: in the namespace, for ``nsenter``)."""
+    namespace; the database's files are copied from the folder ``image`` (see ``Prepared``), and
+    ``then`` (shell) runs after that and before the server starts.
+    Yields (base URL, the server's stderr so far as a callable, the server's process id: in the
+    namespace, for ``nsenter``)."""
     if shutil.which("unshare") is None or os.geteuid() != 0:
         pytest.skip("needs root and unshare(1) for a private tmpfs")
-    mnt, token_file, log = tmp_path / "mnt", tmp_path / "token", tmp_path / "serve.log"
+    mnt, log = tmp_path / "mnt", tmp_path / "serve.log"
     mnt.mkdir(parents=True)
     port = _free_port()
     url = f"sqlite:///{mnt}/lb.db"
     py = shlex.quote(sys.executable)
     script = (f"set -e; mount -t tmpfs -o size={size} tmpfs {mnt}; "
-              f"{py} -c {shlex.quote(PREPARE)} {EXAMPLE} {url} {token_file} {end} || true; {then}; "
+              f"cp -a {shlex.quote(str(image))}/. {mnt}/; {then}; "
               f"exec {py} -m evaluation serve --competition {EXAMPLE} --db {url} "
               f"--port {port}")
     with open(log, "w") as err:
@@ -280,7 +311,7 @@ def serve_on_tmpfs(tmp_path, then: str, size: str = "32m", end: str = "close"):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"serve did not start: {log.read_text()}")
                 time.sleep(0.3)
-        yield base, token_file.read_text(), log.read_text, proc.pid
+        yield base, log.read_text, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -302,37 +333,38 @@ def _assert_not_ready(base: str, token: str, said: str, stderr, at_start: bool =
     return upload.json()["reason"]
 
 
-def test_a_read_only_database_says_so_at_start_and_in_readyz(tmp_path):
+def test_a_read_only_database_says_so_at_start_and_in_readyz(tmp_path, prepared):
     # left as by a crash, the database can be opened on a read-only file system
-    with serve_on_tmpfs(tmp_path, f"mount -o remount,ro {tmp_path / 'mnt'}",
-                        end="crash") as (base, token, stderr, _):
-        reason = _assert_not_ready(base, token, "read-only file system", stderr)
+    with serve_on_tmpfs(tmp_path, prepared.crashed,
+                        f"mount -o remount,ro {tmp_path / 'mnt'}") as (base, stderr, _):
+        reason = _assert_not_ready(base, prepared.token, "read-only file system", stderr)
     assert "read-only" in reason
 
 
-def test_a_start_on_a_read_only_file_system_is_refused_with_the_reason(tmp_path):
+def test_a_start_on_a_read_only_file_system_is_refused_with_the_reason(tmp_path, prepared):
     mnt = tmp_path / "mnt"
     with pytest.raises(pytest.fail.Exception) as failed:
-        with serve_on_tmpfs(tmp_path, f"mount -o remount,ro {mnt}"):
+        with serve_on_tmpfs(tmp_path, prepared.closed, f"mount -o remount,ro {mnt}"):
             pass
     said = str(failed.value)
     assert "read-only file system" in said and "remount" in said, said
     assert "Traceback" not in said
 
 
-def test_a_disk_that_fills_up_says_so_in_readyz_and_at_the_next_start(tmp_path):
+def test_a_disk_that_fills_up_says_so_in_readyz_and_at_the_next_start(tmp_path, prepared):
     def fill(folder):
         return ["dd", "if=/dev/zero", f"of={folder / 'mnt' / 'fill'}", "bs=64k"]
 
-    with serve_on_tmpfs(tmp_path, "true") as (base, token, stderr, pid):
+    with serve_on_tmpfs(tmp_path, prepared.closed, "true") as (base, stderr, pid):
         subprocess.run(["nsenter", "-t", str(pid), "-m", *fill(tmp_path)],
                        capture_output=True)
-        reason = _assert_not_ready(base, token, "KiB free", stderr, at_start=False)
+        reason = _assert_not_ready(base, prepared.token, "KiB free", stderr, at_start=False)
     assert "disk is full" in reason
     # a start on the full disk is refused, with the reason
     with pytest.raises(pytest.fail.Exception) as failed:
         again = tmp_path / "again"
-        with serve_on_tmpfs(again, " ".join(fill(again)) + " 2>/dev/null || true"):
+        with serve_on_tmpfs(again, prepared.closed,
+                            " ".join(fill(again)) + " 2>/dev/null || true"):
             pass
     said = str(failed.value)
     assert "0 KiB free" in said and "free some space" in said and "Traceback" not in said
@@ -350,9 +382,11 @@ def test_a_writable_database_is_ready(tmp_path, competition):
 SECURITY = {"content-security-policy", "x-content-type-options", "referrer-policy"}
 
 
-def _raw(port: int, data: bytes, wait: float = 10.0) -> tuple[bytes, float]:
+def _raw(port: int, data: bytes, wait: float = 10.0,
+         until_answer: bool = False) -> tuple[bytes, float]:
     """Send ``data`` on a new connection; returns (what came back until the server closed or
-    ``wait`` passed, seconds until the first bytes or the close)."""
+    ``wait`` passed, or with ``until_answer`` until one whole answer came, seconds until the
+    first bytes or the close)."""
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(data)
@@ -363,11 +397,20 @@ def _raw(port: int, data: bytes, wait: float = 10.0) -> tuple[bytes, float]:
             while chunk := s.recv(65536):
                 first = first or time.monotonic() - started
                 got += chunk
+                if until_answer and _whole_answer(got):
+                    break
         except TimeoutError:
             pass
         except ConnectionResetError:
             pass
     return got, (first if first is not None else time.monotonic() - started)
+
+
+def _whole_answer(got: bytes) -> bool:
+    """Whether ``got`` holds an HTTP answer's head and all the body its Content-Length says."""
+    head, blank, body = got.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length:[ \t]*(\d+)", head)
+    return bool(blank) and length is not None and len(body) >= int(length.group(1))
 
 
 @contextlib.contextmanager
@@ -434,6 +477,8 @@ def test_content_length_with_transfer_encoding_is_refused(tmp_path, competition)
 
 def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_path,
                                                                            competition):
+    # a small limit: the test stores that many uploads first (each one scored)
+    competition = with_phases(competition, daily_limit=2)
     public = competition.phases[0]
     app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
     store = app.state.store
@@ -444,10 +489,13 @@ def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_p
             f"Content-Length: 900000\r\n")
     with served(app) as port:
         # the headers only: an answer that comes now was given without the body (the upload
-        # client always sends the run id as Idempotency-Key)
+        # client always sends the run id as Idempotency-Key); the connection stays open for
+        # the body, so the answer is read on its own
         limited, limited_s = _raw(port, (head + f"Authorization: Bearer {token}\r\n"
-                                         f"Idempotency-Key: New-1\r\n\r\n").encode(), wait=5)
-        anonymous, anonymous_s = _raw(port, (head + "\r\n").encode(), wait=5)
+                                         f"Idempotency-Key: New-1\r\n\r\n").encode(), wait=5,
+                                  until_answer=True)
+        anonymous, anonymous_s = _raw(port, (head + "\r\n").encode(), wait=5,
+                                      until_answer=True)
         # a repeat of a stored run is still answered (duplicate), its body read
         body = encode(variant("Used-0"))
         repeat, _ = _raw(port, (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "

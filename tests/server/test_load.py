@@ -162,17 +162,23 @@ def run_exact_load(db_url: str, folder: Path, n_teams: int, per_team: int, limit
 # ---------------------------------------------------------------------------- the tests
 
 
+# The loads are sized to what they test, not to a benchmark (bench_server.py sends 1,000): the
+# uploads go out in groups of 5 teams (team_uploads), so with 32 threads each team has about 6
+# uploads in flight at once, more than the 4 a day it may store, and each team sends 6 runs and
+# a replay: its limit is decided under contention and over-run by every team.
+
+
 @pytest.mark.slow
-def test_a_thousand_uploads_from_fifty_teams_on_sqlite(tmp_path):
-    # 50 teams x (19 distinct runs + 1 replay) = 1,000 uploads; 15 a day allowed
-    run_exact_load(f"sqlite:///{tmp_path / 'load.db'}", tmp_path, n_teams=50, per_team=19,
-                   limit=15)
+def test_concurrent_uploads_from_twenty_teams_on_sqlite(tmp_path):
+    # 20 teams x (6 distinct runs + 1 replay) = 140 uploads; 4 a day allowed
+    run_exact_load(f"sqlite:///{tmp_path / 'load.db'}", tmp_path, n_teams=20, per_team=6,
+                   limit=4)
 
 
 @pytest.mark.slow
 def test_concurrent_uploads_on_postgresql(tmp_path, postgres_database):
     pytest.importorskip("psycopg")
-    run_exact_load(postgres_database, tmp_path, n_teams=20, per_team=19, limit=15)
+    run_exact_load(postgres_database, tmp_path, n_teams=10, per_team=6, limit=4)
 
 
 def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team: int,
@@ -202,14 +208,14 @@ def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team:
 
 @pytest.mark.slow
 def test_two_server_processes_keep_the_rules_exact_on_sqlite(tmp_path):
-    run_exact_load_on_workers(f"sqlite:///{tmp_path / 'workers.db'}", tmp_path, n_teams=20,
-                              per_team=19, limit=15)
+    run_exact_load_on_workers(f"sqlite:///{tmp_path / 'workers.db'}", tmp_path, n_teams=10,
+                              per_team=6, limit=4)
 
 
 @pytest.mark.slow
 def test_two_server_processes_keep_the_rules_exact_on_postgresql(tmp_path, postgres_database):
     pytest.importorskip("psycopg")
-    run_exact_load_on_workers(postgres_database, tmp_path, n_teams=20, per_team=19, limit=15)
+    run_exact_load_on_workers(postgres_database, tmp_path, n_teams=10, per_team=6, limit=4)
 
 
 @pytest.mark.slow
@@ -220,9 +226,11 @@ def test_a_killed_server_restarts_with_every_acknowledged_submission(tmp_path):
     competition_file = competition_copy(tmp_path, daily_limit=1000,
                                         open_at=datetime.now(timezone.utc))
     teams = add_teams(db_url, 10)
-    uploads = team_uploads(base_submission(), teams, 60, prefix="Crash")
+    # 200 uploads: the 40 acknowledged before the kill, the 32 in flight at it, and enough left
+    # that the threads are still sending when it comes
+    uploads = team_uploads(base_submission(), teams, 20, prefix="Crash")
     log = tmp_path / "serve.log"
-    kill_after = 150  # acknowledged uploads before the SIGKILL
+    kill_after = 40  # acknowledged uploads before the SIGKILL
     acked = threading.Event()
     count = [0]
     lock = threading.Lock()

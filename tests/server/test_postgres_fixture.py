@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import tempfile
 
 import pytest
 
@@ -74,14 +75,23 @@ def test_a_server_that_cannot_start_reports_why_with_its_log(monkeypatch):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         monkeypatch.setattr(_postgres, "_free_port", lambda: taken.getsockname()[1])
-        before = set(os.listdir(_tempdir()))
+        # Only the folders this start makes are watched: another test process may be starting
+        # its own server in the shared temporary directory at the same time.
+        made: list[str] = []
+        real_mkdtemp = tempfile.mkdtemp
+
+        def mkdtemp(*args, **kwargs) -> str:
+            made.append(real_mkdtemp(*args, **kwargs))
+            return made[-1]
+
+        monkeypatch.setattr(_postgres.tempfile, "mkdtemp", mkdtemp)
         with pytest.raises(PostgresUnavailable) as info:
             start_postgres()
     message = str(info.value)
     assert "PostgreSQL did not start" in message
     assert "could not bind" in message or "Address already in use" in message
     # nothing left behind
-    assert {n for n in os.listdir(_tempdir()) if n.startswith("evalrs-postgres-")} <= before
+    assert made and not any(os.path.exists(path) for path in made)
 
 
 def test_missing_binaries_are_a_stated_reason(monkeypatch):
@@ -106,9 +116,3 @@ def test_the_newest_complete_version_is_chosen(tmp_path, monkeypatch):
     monkeypatch.setattr(_postgres.glob, "glob", lambda pattern: [])
     monkeypatch.setattr(_postgres.shutil, "which", lambda name: None)
     assert find_bin_dir() is None
-
-
-def _tempdir() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
