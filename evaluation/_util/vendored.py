@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import ast
 import os
-import threading
 from pathlib import Path
 
+from evaluation._util.npy import SYNTAX_TREES
+
 #: Text found only in the official 2022/2023 files, by file name.
-#: One syntax tree built at a time in this process (see ``custom_tests``).
-_PARSING = threading.Lock()
 
 _MARKERS = {
     "EvalRSRunner.py": ("def _generate_folds", "LFM_DATASET_PATH", "secret.json"),
@@ -72,9 +71,9 @@ def custom_tests(path: str | os.PathLike) -> dict[str, list[str]]:
     """
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
-        # CPython 3.11 can fail with "AST constructor recursion depth mismatch" when two
-        # threads build syntax trees at once (reproduce --many checks checkouts in threads)
-        with _PARSING:
+        # CPython 3.11 can fail when two threads build syntax trees at once (reproduce
+        # --many checks checkouts in threads while others read arrays)
+        with SYNTAX_TREES:
             tree = ast.parse(text)
     except (OSError, SyntaxError, ValueError):
         return {}

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evaluation._util import verified
+from evaluation._util.npy import load_npy
 from evaluation.data._tables import Tables, TrackVectors
 from evaluation.errors import ConfigError, DataError
 
@@ -234,7 +235,7 @@ def _start_columns(root: Path, names: list, pool: ThreadPoolExecutor
 def _read_column(root: Path, path: Path) -> np.ndarray:
     """One events column, read-only; a ``DataError`` naming the file when it is unreadable."""
     try:
-        values = np.load(path)
+        values = load_npy(path)
         if values.ndim != 1:
             raise ValueError(f"it holds a {values.ndim}-D array, not a column")
     except (OSError, ValueError, EOFError) as exc:
@@ -447,7 +448,7 @@ def _guarded(root: Path, name: str, read: Callable, *args):
 def _read_vectors(root: Path) -> TrackVectors:
     """The track vectors and their ids; a ``DataError`` when they cannot be read."""
     try:
-        return TrackVectors(np.load(root / _VECTOR_IDS), np.load(root / _VECTORS))
+        return TrackVectors(load_npy(root / _VECTOR_IDS), load_npy(root / _VECTORS))
     except (OSError, ValueError, EOFError, MemoryError) as exc:
         raise DataError(
             f"{root / _VECTORS} or {_VECTOR_IDS}: cannot read the track vectors "

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evaluation._util.int64 import as_int64
+from evaluation._util.npy import load_npy, load_npz
 from evaluation.data._schema import data_error, known_mask
 from evaluation.data._tables import TrackVectors
 from evaluation.errors import DataError, show_values
@@ -168,11 +169,11 @@ def load_vector_file(path: Path, track_ids: np.ndarray) -> TrackVectors:
     if name.endswith(".parquet"):
         return vectors_from_frame(_read_parquet(path), str(path))
     if name.endswith(".npz"):
-        with _reading(path, "an .npz archive (np.savez) of 'track_ids' and 'vectors'"), \
-                np.load(path) as data:
+        with _reading(path, "an .npz archive (np.savez) of 'track_ids' and 'vectors'"):
+            data = load_npz(path)
             if "track_ids" not in data or "vectors" not in data:
                 raise data_error(str(path), None, "an .npz of track vectors needs the arrays "
-                                 f"'track_ids' and 'vectors', found {sorted(data.files)}",
+                                 f"'track_ids' and 'vectors', found {sorted(data)}",
                                  fix="np.savez(path, track_ids=ids, vectors=matrix)")
             ids, vectors = data["track_ids"], data["vectors"]
         return vectors_from_arrays(ids, vectors, str(path))
@@ -184,9 +185,9 @@ def load_vector_file(path: Path, track_ids: np.ndarray) -> TrackVectors:
                              fix=f"save the track id of each row with np.save('{NPY_IDS}', ids)"
                              " (rows are never matched to tracks by position)")
         with _reading(ids_path, "a .npy array of track ids (np.save)"):
-            ids = np.load(ids_path)
+            ids = load_npy(ids_path)
         with _reading(path, "a .npy matrix of vectors (np.save)"):
-            vectors = np.load(path)
+            vectors = load_npy(path)
         return vectors_from_arrays(ids, vectors, str(path))
     raise data_error(str(path), None, "unknown vector file type",
                      fix=f"use one of {list(VECTOR_FILES)}")

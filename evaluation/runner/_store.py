@@ -23,6 +23,7 @@ import numpy as np
 
 from evaluation._util import atomic as _atomic
 from evaluation._util.jsonable import json_sha256
+from evaluation._util.npy import load_npz
 from evaluation.challenge import LEADERBOARD_TESTS, MRED_TESTS, UserScores
 from evaluation.errors import ConfigError
 
@@ -250,8 +251,7 @@ def verify_fold(run_dir: Path, fold: int, key: str, tests: list[str]):
         return data
     npz_path = run_dir / npz_name
     try:
-        with np.load(npz_path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = load_npz(npz_path)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         return f"{npz_name}: cannot be read ({exc})"
     problem = _user_arrays_problem(arrays, data)

@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from evaluation._util.npy import load_npz
 from evaluation.challenge import FoldUsers, UserScores, encode_user_values
 from evaluation.contract import (
     FOLD_KEY,
@@ -54,8 +53,7 @@ def run_user_values(results: Mapping[str, Any], run_dir: Path) -> tuple[str | No
             return None, (f"fold {number} does not record the hash of its test users (a run "
                           f"made by an older harness)")
         try:
-            with np.load(run_dir / f"fold_{number}_users.npz", allow_pickle=False) as npz:
-                scores = UserScores.from_arrays({name: npz[name] for name in npz.files})
+            scores = UserScores.from_arrays(load_npz(run_dir / f"fold_{number}_users.npz"))
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             return None, f"fold_{number}_users.npz cannot be read ({exc})"
         labels = fold.get(SLICE_LABELS_KEY) or {}

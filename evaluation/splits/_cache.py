@@ -29,6 +29,7 @@ import numpy as np
 
 from evaluation._util import verified
 from evaluation._util.atomic import atomic_path
+from evaluation._util.npy import load_npz
 from evaluation._util.paths import cache_dir
 from evaluation.errors import FoldCacheWarning
 from evaluation.splits._loo import Fold, FoldParams
@@ -120,11 +121,11 @@ def _load(path: Path, expected: dict[str, Any]) -> tuple[Fold | None, str]:
     """The fold in ``path`` and "", or None and why it is refused."""
     since = time.time_ns()  # before the signature: see verified.remember
     before = verified.signature(path)  # before the arrays are read
-    with np.load(path, allow_pickle=False) as npz:
-        if sorted(npz.files) != ["meta", "test_rows", "train_rows"]:
-            return None, f"it holds {sorted(npz.files)}, not a fold's arrays"
-        meta = json.loads(npz["meta"].tobytes().decode())
-        train, test = npz["train_rows"], npz["test_rows"]
+    npz = load_npz(path)
+    if sorted(npz) != ["meta", "test_rows", "train_rows"]:
+        return None, f"it holds {sorted(npz)}, not a fold's arrays"
+    meta = json.loads(npz["meta"].tobytes().decode())
+    train, test = npz["train_rows"], npz["test_rows"]
     if not isinstance(meta, dict):
         return None, f"its record is not a JSON object ({type(meta).__name__})"
     for key, value in expected.items():

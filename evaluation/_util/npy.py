@@ -1,0 +1,53 @@
+"""Reading NumPy's ``.npy`` and ``.npz`` files from several threads at once.
+
+NumPy parses a file's header with ``ast.literal_eval``, and CPython 3.11 can fail with
+``SystemError: AST constructor recursion depth mismatch`` when two threads build syntax trees
+at the same time. The harness reads arrays in threads (the events' columns in parallel, the
+rows of a batch of reproductions side by side), so it reads its files through here: headers
+are parsed one thread at a time (``SYNTAX_TREES``, which every syntax tree the harness builds
+in a thread also holds), while the data of a ``.npy`` file is read in parallel.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+import numpy as np
+
+#: Held while the harness builds a Python syntax tree (``ast``): a header's literal, a
+#: participant's file. One at a time per process, for CPython 3.11's sake.
+SYNTAX_TREES = threading.Lock()
+
+
+def load_npy(path: str | os.PathLike) -> np.ndarray:
+    """The array of a ``.npy`` file, as ``np.load(path)`` gives it (no pickled objects).
+
+    Raises ``ValueError`` when the file is not a ``.npy`` array of a format version NumPy's
+    writers use (1.0, 2.0) or is truncated, ``OSError``/``EOFError`` when it cannot be read.
+    """
+    with open(path, "rb") as f:
+        with SYNTAX_TREES:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"format version {version} of a .npy file is not read here "
+                                 f"(1.0 and 2.0 are what np.save writes)")
+        if dtype.hasobject:
+            raise ValueError("the array holds Python objects, which are not read (they would "
+                             "need pickle)")
+        count = math.prod(shape)
+        array = np.fromfile(f, dtype=dtype, count=count)
+    if array.size != count:
+        raise ValueError(f"the file is truncated: {array.size} of {count} values")
+    return array.reshape(shape[::-1]).transpose() if fortran else array.reshape(shape)
+
+
+def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """Every array of a ``.npz`` archive by name (no pickled objects), read whole."""
+    with SYNTAX_TREES, np.load(path, allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files}
