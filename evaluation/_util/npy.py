@@ -1,24 +1,21 @@
 """Reading NumPy's ``.npy`` and ``.npz`` files from several threads at once.
 
-NumPy parses a file's header with ``ast.literal_eval``, and CPython 3.11 can fail with
-``SystemError: AST constructor recursion depth mismatch`` when two threads build syntax trees
-at the same time. The harness reads arrays in threads (the events' columns in parallel, the
-rows of a batch of reproductions side by side), so it reads its files through here: headers
-are parsed one thread at a time (``SYNTAX_TREES``, which every syntax tree the harness builds
-in a thread also holds), while the data of a ``.npy`` file is read in parallel.
+NumPy parses a file's header with ``ast.literal_eval``, and CPython 3.11 can fail when two
+threads build syntax trees at the same time (see ``syntax_trees``). The harness reads arrays
+in threads (the events' columns in parallel, the rows of a batch of reproductions side by
+side), so it reads its files through here: headers are parsed one thread at a time, while the
+data of a ``.npy`` file is read in parallel.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import threading
+from typing import BinaryIO
 
 import numpy as np
 
-#: Held while the harness builds a Python syntax tree (``ast``): a header's literal, a
-#: participant's file. One at a time per process, for CPython 3.11's sake.
-SYNTAX_TREES = threading.Lock()
+from evaluation._util.syntax_trees import SYNTAX_TREES
 
 
 def load_npy(path: str | os.PathLike) -> np.ndarray:
@@ -51,3 +48,9 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every array of a ``.npz`` archive by name (no pickled objects), read whole."""
     with SYNTAX_TREES, np.load(path, allow_pickle=False) as npz:
         return {name: npz[name] for name in npz.files}
+
+
+def read_array(stream: BinaryIO) -> np.ndarray:
+    """The next array of a stream of ``.npy`` records (no pickled objects)."""
+    with SYNTAX_TREES:
+        return np.lib.format.read_array(stream, allow_pickle=False)

@@ -13,7 +13,7 @@ import ast
 import os
 from pathlib import Path
 
-from evaluation._util.npy import SYNTAX_TREES
+from evaluation._util.syntax_trees import SYNTAX_TREES
 
 #: Text found only in the official 2022/2023 files, by file name.
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 import evaluation
+from evaluation._util.npy import read_array
 from evaluation.contract import COST_KEYS, MAX_COST
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError
@@ -195,8 +196,8 @@ def _records(f, run: SandboxRun) -> None:
                 run.errors[fold] = str(record["error"])[:2000]
                 continue
             columns = [str(c) for c in record["columns"]][:_MAX_COLUMNS + 1]
-            index = np.lib.format.read_array(f, allow_pickle=False)
-            values = np.lib.format.read_array(f, allow_pickle=False)
+            index = read_array(f)
+            values = read_array(f)
             if values.ndim != 2 or index.ndim != 1 or len(index) != values.shape[0] \
                     or len(columns) != values.shape[1] or len(columns) > _MAX_COLUMNS:
                 raise ValueError("shapes")
@@ -225,7 +226,7 @@ def _record(f: io.BytesIO) -> dict | None:
     """The next JSON record, None at the end of the stream."""
     if f.tell() == len(f.getbuffer()):
         return None
-    data = np.lib.format.read_array(f, allow_pickle=False)
+    data = read_array(f)
     if data.dtype != np.uint8 or data.ndim != 1:
         raise ValueError("record")
     record = json.loads(data.tobytes().decode("utf-8"))

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evaluation._util.jsonable import json_sha256
+from evaluation._util.syntax_trees import SYNTAX_TREES
 
 #: Names of the parts that make up the digest, in the order they are compared.
 PARTS = ("class", "code", "params", "train_kwargs")
@@ -84,7 +85,10 @@ def code_hash(cls: type) -> dict:
             continue
         h.update(f"class:{module_name}.{klass.__qualname__}\0".encode())
         try:
-            h.update(inspect.getsource(klass).encode())
+            # inspect parses the class's file (ast): one syntax tree at a time (CPython 3.11)
+            with SYNTAX_TREES:
+                class_source = inspect.getsource(klass)
+            h.update(class_source.encode())
             method = "source"
         except (OSError, TypeError):
             _hash_class_code(h, klass)
@@ -108,7 +112,8 @@ def code_hash(cls: type) -> dict:
 def _module_source(module: types.ModuleType) -> str | None:
     """The module's source text; None when it cannot be read (built-in, or no file)."""
     try:
-        return inspect.getsource(module)
+        with SYNTAX_TREES:
+            return inspect.getsource(module)
     except (OSError, TypeError):
         return None
 

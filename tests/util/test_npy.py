@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from evaluation._util import npy
-from evaluation._util.npy import SYNTAX_TREES, load_npy, load_npz
+from evaluation._util.npy import load_npy, load_npz
+from evaluation._util.syntax_trees import SYNTAX_TREES
 
 
 @pytest.mark.parametrize("array", [
