@@ -38,6 +38,7 @@ class _P2VRecModel(RecModel):
 class CoveoP2VRecModel(_P2VRecModel):
     """prod2vec on Coveo carts: each cart's first product gets its ten nearest products."""
 
+    # train/predict keep reclist 0.2.3's signatures, which differ from RecModel's
     def train(self, products: list, iterations: int = 15) -> None:  # type: ignore[override]
         """Train on sessions given as lists of events with a ``product_sku``."""
         skus = [[event["product_sku"] for event in session] for session in products]
@@ -65,6 +66,7 @@ class SpotifyP2VRecModel(_P2VRecModel):
     """prod2vec on Spotify playlists: the mean vector of a playlist's seed tracks gets its
     hundred nearest tracks."""
 
+    # train/predict keep reclist 0.2.3's signatures, which differ from RecModel's
     def train(self, playlists: list, iterations: int = 15) -> None:  # type: ignore[override]
         """Train on playlists given as lists of tracks with a ``track_uri``."""
         uris = [[track["track_uri"] for track in playlist] for playlist in playlists]
@@ -94,6 +96,7 @@ class MovieLensP2VRecModel(_P2VRecModel):
     """prod2vec on MovieLens: items are ``(movieId, rating)`` pairs; a user's mean vector
     gets its ten nearest pairs."""
 
+    # train/predict keep reclist 0.2.3's signatures, which differ from RecModel's
     def train(self, movies: list, iterations: int = 15) -> None:  # type: ignore[override]
         """Train on users given as lists of ``{"movieId": ..., "rating": ...}``."""
         pairs = [[(m["movieId"], m["rating"]) for m in user] for user in movies]
