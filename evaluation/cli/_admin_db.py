@@ -12,9 +12,11 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from evaluation.contract import folded, team_name_problem
 from evaluation.errors import ConfigError
 from evaluation.server.db import (
     Database,
+    TeamInfo,
     add_team,
     backup,
     check_integrity,
@@ -170,7 +172,31 @@ def team_list(args: argparse.Namespace) -> int:
         email = f" <{t.email}>" if t.email else ""
         print(f"{t.id:>4}  {t.state:<8}  {t.submissions:>5}  {t.created_at:%Y-%m-%d %H:%M}  "
               f"{t.name}{email}")
+    for warning in name_warnings(teams):
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def name_warnings(teams: list[TeamInfo]) -> list[str]:
+    """What a reproduction worker cannot do with the names of ``teams`` (added before the
+    team-name rule): a name that is no folder name, and names that are one folder on a
+    case-insensitive disk."""
+    warnings = []
+    seen: dict[str, TeamInfo] = {}
+    for t in teams:
+        problem = None if t.is_baseline else team_name_problem(t.name)
+        if problem is not None:
+            warnings.append(f"team {t.id} ({t.name!r}) breaks the team-name rule: "
+                            f"{problem.rstrip('.')}. It keeps its token and its submissions, "
+                            f"but a worker cannot find its checkout: reproduce its "
+                            f"submissions with `reproduce CHECKOUT`.")
+        other = seen.setdefault(folded(t.name), t)
+        if other is not t:
+            warnings.append(f"teams {other.id} ({other.name!r}) and {t.id} ({t.name!r}) differ "
+                            f"only by case or Unicode form: on a case-insensitive disk their "
+                            f"checkouts are one folder; keep them apart by submission "
+                            f"(<team>/<id>/).")
+    return warnings
 
 
 @closing

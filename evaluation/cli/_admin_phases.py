@@ -19,6 +19,7 @@ from evaluation.server.db import (
     publish_phase,
     publish_warnings,
     reveal_phase,
+    reveal_refusal,
     reveal_warnings,
     reveals,
     visibility,
@@ -36,18 +37,28 @@ def _store(args: argparse.Namespace) -> Database:
 
 @closing
 def phase_reveal(args: argparse.Namespace) -> int:
-    """Reveal the scores of phase ``args.name``; ConfigError (exit 2) when there is no such
-    phase; exit 1, nothing changed, when it has not closed or has no private score and
-    ``--yes`` is not given."""
+    """Reveal the scores of phase ``args.name`` and freeze it; ConfigError (exit 2) when there
+    is no such phase; exit 1, nothing changed, when it still takes submissions and
+    ``--close-now`` is not given, or has no private score and ``--yes`` is not given."""
     store = _store(args)
-    if args.name in phase_names(store) and args.name not in reveals(store) \
-            and not _confirmed(reveal_warnings(store, args.name), args, "revealed"):
-        return 1
-    revealed_at, new = reveal_phase(store, args.name)
+    close_now = getattr(args, "close_now", False)
+    if args.name in phase_names(store) and args.name not in reveals(store):
+        refusal = None if close_now else reveal_refusal(store, args.name)
+        if refusal is not None:
+            print(f"error: {refusal}", file=sys.stderr)
+            print(f"phase {args.name!r} not revealed", file=sys.stderr)
+            return 1
+        if not _confirmed(reveal_warnings(store, args.name), args, "revealed"):
+            return 1
+    revealed_at, new = reveal_phase(store, args.name, close_now=close_now)
     when = f"{revealed_at:%Y-%m-%d %H:%M:%S} UTC"
     if new:
         print(f"phase {args.name!r} revealed at {when}: its board shows the private scores and "
-              f"ranks by them from now on")
+              f"ranks by them from now on; it takes no more uploads and its final selections "
+              f"are frozen")
+        if store.competition is None:
+            print("note: without --competition the phase's closing time is not known; the "
+                  "reveal froze it all the same", file=sys.stderr)
     else:
         print(f"phase {args.name!r} was revealed already, at {when}; nothing changed")
     return 0

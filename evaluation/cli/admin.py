@@ -102,12 +102,17 @@ def register(subparsers) -> None:
                                          metavar="{reveal,publish,list}")
     reveal = phase_actions.add_parser(
         "reveal", help="reveal the scores of a phase, public and private, to everyone: its "
-                       "board ranks by the private scores from now on (cannot be undone)")
+                       "board ranks by the private scores from now on, and the phase takes "
+                       "no more uploads and its final selections are frozen (cannot be "
+                       "undone)")
     reveal.add_argument("name", metavar="NAME", help="the phase, as named in the competition "
                                                      "file")
     reveal.add_argument("--yes", action="store_true",
-                        help="reveal even when the phase has not closed (checked with "
-                             "--competition) or none of its submissions has a private score")
+                        help="reveal even when none of its submissions has a private score")
+    reveal.add_argument("--close-now", action="store_true",
+                        help="reveal a phase that still takes submissions (checked with "
+                             "--competition), ending its uploads and final selections now; "
+                             "without it such a phase is refused")
     _db_option(reveal)
     _competition_option(reveal)
     reveal.set_defaults(func=command("_admin_phases", "phase_reveal", SERVER_EXTRA))

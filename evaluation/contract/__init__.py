@@ -108,6 +108,13 @@ from evaluation.contract._submission import (
     read_submission,
     submission_payload,
 )
+from evaluation.contract._team_name import (
+    MAX_TEAM_NAME,
+    MAX_TEAM_NAME_BYTES,
+    TEAM_NAME_RULE,
+    folded,
+    team_name_problem,
+)
 from evaluation.contract._text import cut
 
 __all__ = [
@@ -137,6 +144,8 @@ __all__ = [
     "MAX_COST",
     "MAX_FOLDS",
     "MAX_SHOWN",
+    "MAX_TEAM_NAME",
+    "MAX_TEAM_NAME_BYTES",
     "MAX_TESTS",
     "MODEL_KEY",
     "ModelRecord",
@@ -183,6 +192,7 @@ __all__ = [
     "SOURCE_KEY",
     "SYNTHETIC_SOURCE",
     "SubmissionRecord",
+    "TEAM_NAME_RULE",
     "TESTS_KEY",
     "TEST_USERS_SHA256_KEY",
     "TRAIN_SECONDS_KEY",
@@ -198,6 +208,7 @@ __all__ = [
     "display_url",
     "fold_arguments",
     "fold_cost",
+    "folded",
     "load_competition_target",
     "params_text",
     "read_competition_toml",
@@ -210,4 +221,5 @@ __all__ = [
     "run_params",
     "source_arguments",
     "submission_payload",
+    "team_name_problem",
 ]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.contract import team_name_problem
 from evaluation.errors import ConfigError, EvalRSError
 from evaluation.reproduce._batch import BatchRow
 from evaluation.reproduce._client import LeaderboardClient, LostLease, Refused
@@ -131,15 +132,21 @@ def find_checkout(checkouts: Path, team: str, submission_id: int) -> Path:
     """The checkout of submission ``submission_id`` of ``team``: ``checkouts/<team>/<id>/``
     when it exists, else ``checkouts/<team>/``, checked (``check_checkout``).
 
+    The team's name is its folder when it keeps the leaderboard's team-name rule
+    (``evaluation.contract.team_name_problem``), which every team added since the rule holds.
+
     Raises
     ------
     ConfigError
-        When the team's name cannot be a folder name, neither folder exists, or the checkout
-        is invalid (no ``submission/MyModel.py``, a link leading out of it ...).
+        When the team's name breaks the rule (a team added before it: ``..``, ``a/b`` ...),
+        neither folder exists, or the checkout is invalid (no ``submission/MyModel.py``, a
+        link leading out of it ...).
     """
-    if team in ("", ".", "..") or "/" in team or "\0" in team:
-        raise ConfigError(f"team {team!r}: its name cannot be a folder of the checkouts folder; "
-                          f"reproduce its submissions with `reproduce CHECKOUT` instead")
+    problem = team_name_problem(team)
+    if problem is not None:
+        raise ConfigError(f"team {team!r}: its name cannot be a folder of the checkouts folder "
+                          f"({problem.rstrip('.')}); reproduce its submissions with `reproduce "
+                          f"CHECKOUT` instead")
     folder = checkouts / team
     own = folder / str(submission_id)
     chosen = own if own.is_dir() else folder

@@ -102,7 +102,7 @@ def test_upload_reproduce_badge_and_fingerprint_mismatch(tmp_path, built_env, mo
         # the phase is not revealed: no private score anywhere public
         assert row.get("private_score") is None
         # once revealed, the private score sent by --private is on the board
-        reveal_phase(store, "public")
+        reveal_phase(store, "public", close_now=True)
         row = [r for r in http.get("/api/v1/leaderboard").json()["rows"]
                if r["team"] == "Team A"][0]
         assert isinstance(row["private_score"], float)

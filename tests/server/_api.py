@@ -116,6 +116,9 @@ def hidden_answers(tmp_path, hit_rates) -> dict[str, str]:
 
 SCRIPT_NAME = "<script>alert(1)</script>"
 
+#: A hostile name a team can have: the team-name rule refuses a "/" (no folder name).
+SCRIPT_TEAM = "<script>alert(1)<script>"
+
 
 IMG_NAME = '"><img src=x onerror=alert(1)>'
 

@@ -165,7 +165,7 @@ def test_a_write_from_an_outside_tool_changes_the_board_at_once(served):
     assert next(r for r in after["rows"] if r["team"] == "Outsider")["reproduction"] == \
         "reproduced"
     # a reveal and a renamed team, too
-    reveal_phase(other, "public")
+    reveal_phase(other, "public", close_now=True)
     assert client.get("/api/v1/leaderboard").json()["revealed"] is True
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE teams SET name = 'Renamed' WHERE name = 'Outsider'")

@@ -17,7 +17,7 @@ pytest.importorskip("httpx")
 from tests.server._api import (  # noqa: F401
     IMG_NAME,
     N_USERS,
-    SCRIPT_NAME,
+    SCRIPT_TEAM,
     Api,
     hidden_answers,
     make_api,
@@ -37,7 +37,7 @@ def api(tmp_path):
 
 def test_the_board_json_csv_and_page_carry_the_statistics(api):
     upload(api, "Strong", 1, 0.6)
-    upload(api, SCRIPT_NAME, 2, 0.3)
+    upload(api, SCRIPT_TEAM, 2, 0.3)
     upload(api, "Also weak", 3, 0.3)
     upload(api, "Old client", 4, 0.3, values=False)
     board = api.get("/api/v1/leaderboard").json()
@@ -52,7 +52,7 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     assert strong["first_place"] is True
     assert rows["Old client"]["standing"]["left_out"].startswith("no per-user values")
     assert rows["Popularity"]["standing"]["left_out"].startswith("baseline")
-    weak = [rows[SCRIPT_NAME]["standing"], rows["Also weak"]["standing"]]
+    weak = [rows[SCRIPT_TEAM]["standing"], rows["Also weak"]["standing"]]
     assert {w["tier"] for w in weak} == {2}  # told apart from the leader, not from each other
 
     lines = list(csv.DictReader(io.StringIO(api.get("/leaderboard.csv").text)))
@@ -74,19 +74,19 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
 
 def test_a_teams_page_and_json_show_its_win_probabilities(api):
     upload(api, "Strong", 1, 0.6)
-    upload(api, SCRIPT_NAME, 2, 0.3)
+    upload(api, SCRIPT_TEAM, 2, 0.3)
     upload(api, IMG_NAME, 3, 0.3)
     answer = api.get("/api/v1/leaderboard/team", name="Strong").json()
-    assert [o["team"] for o in answer["opponents"]] == [SCRIPT_NAME, IMG_NAME] or \
-        [o["team"] for o in answer["opponents"]] == [IMG_NAME, SCRIPT_NAME]
+    assert [o["team"] for o in answer["opponents"]] == [SCRIPT_TEAM, IMG_NAME] or \
+        [o["team"] for o in answer["opponents"]] == [IMG_NAME, SCRIPT_TEAM]
     assert all(o["told_apart"] == "above" and o["win_probability"] > 0.95
                for o in answer["opponents"])
-    weak = api.get("/api/v1/leaderboard/team", name=SCRIPT_NAME).json()
+    weak = api.get("/api/v1/leaderboard/team", name=SCRIPT_TEAM).json()
     strong_vs = next(o for o in weak["opponents"] if o["team"] == "Strong")
-    mine = next(o for o in answer["opponents"] if o["team"] == SCRIPT_NAME)
+    mine = next(o for o in answer["opponents"] if o["team"] == SCRIPT_TEAM)
     assert strong_vs["win_probability"] == pytest.approx(1 - mine["win_probability"])
     assert answer["groups"] == ["accuracy", "fairness", "behavioural"]
-    page = api.get("/team", name=SCRIPT_NAME).text
+    page = api.get("/team", name=SCRIPT_TEAM).text
     assert "<script" not in page and "<img" not in page
     assert "&lt;script&gt;" in page and "Against each other team" in page
     assert api.get("/team", name="Nobody").status_code == 404

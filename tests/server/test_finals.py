@@ -18,7 +18,7 @@ pytest.importorskip("uvicorn")
 
 import sqlalchemy as sa
 
-from evaluation.errors import SubmissionRejected
+from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.server.core import recompute
 from evaluation.server.db import (
     MIGRATIONS_DIR,
@@ -73,13 +73,8 @@ def test_the_private_ranking_uses_the_final_selections(live, competition, capsys
             private[label] = private_score(document, *hidden_scales, competition)
     assert private["weak"] > private["strong"]
     bob_id = live.post(encode(variant("b-1", 1.2)), bob).json()["submission_id"]
-    reveal_phase(live.store, "public")
 
-    # no marks: Alice's two best public runs (strong, middle) count, not the weak one
-    row = team_row(live, "Alice")
-    assert (row["submission_id"], row["private_score"]) == (ids["strong"], private["strong"])
-
-    # the command marks the weak run: from now on the private ranking takes it
+    # the command marks the weak run (its private score is not shown: no reveal yet)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("UPLOAD_TOKEN", alice)
     base = str(live.client.base_url).rstrip("/")
@@ -87,8 +82,6 @@ def test_the_private_ranking_uses_the_final_selections(live, competition, capsys
     code, out, err = run_cli(capsys, "final", str(ids["weak"]))
     assert code == 0, err
     assert f"submission {ids['weak']} is marked as final" in out and "(1 of 2)" in out
-    row = team_row(live, "Alice")
-    assert (row["submission_id"], row["private_score"]) == (ids["weak"], private["weak"])
     # marking it again changes nothing
     again = live.client.put(f"{SUBMIT}/{ids['weak']}/final",
                             headers={"Authorization": f"Bearer {alice}"}).json()
@@ -103,9 +96,6 @@ def test_the_private_ranking_uses_the_final_selections(live, competition, capsys
     assert refused.status_code == 409
     code, out, err = run_cli(capsys, "final", str(ids["weak"]), "--unmark")
     assert code == 0 and "is not final" in out, err
-    # the marked ones only: the middle run (no private score), not the unmarked weak one
-    row = team_row(live, "Alice")
-    assert (row["submission_id"], row["private_score"]) == (ids["middle"], None)
     listing = live.get(SUBMIT, alice).json()["submissions"]
     assert {s["submission_id"]: s["final"] for s in listing} == {
         ids["weak"]: False, ids["middle"]: True, ids["strong"]: False}
@@ -124,6 +114,72 @@ def test_the_private_ranking_uses_the_final_selections(live, competition, capsys
                                 headers={"Authorization": f"Bearer {alice}"})
     assert closed.status_code == 403 and "frozen" in closed.json()["reason"]
 
+    # the reveal: the marked ones only count, the middle run (no private score), not the
+    # unmarked weak one with the best private score
+    reveal_phase(live.store, "public")
+    row = team_row(live, "Alice")
+    assert (row["submission_id"], row["private_score"]) == (ids["middle"], None)
+    assert team_row(live, "Bob")["submission_id"] == bob_id  # no marks: its best public one
+
+
+def test_a_reveal_freezes_the_final_selections(live, competition, capsys, monkeypatch,
+                                               tmp_path):
+    """Seeing its private scores, a team may not move its selection to its best private
+    submission: once the phase is revealed, marks and unmarks are refused (409, naming the
+    reveal), and so are new uploads to the phase."""
+    alice = live.team("Alice")
+    admin = create_admin_token(live.store)
+    ids, private = {}, {}
+    for label, scale, hidden_scales in (("public-best", 1.3, (1.0, 0.8)),
+                                        ("private-best", 1.0, (2.0, 3.0))):
+        document = variant(f"a-{label}", scale)
+        ids[label] = live.post(encode(document), alice).json()["submission_id"]
+        private[label] = private_score(document, *hidden_scales, competition)
+        live.clock.now += timedelta(minutes=1)
+        recorded = live.client.post(
+            f"{SUBMIT}/{ids[label]}/reproduction",
+            content=json.dumps(private_report(private_folds(document, *hidden_scales))),
+            headers={"Authorization": f"Bearer {admin}"})
+        assert recorded.status_code == 200, recorded.text
+    marked = live.client.put(f"{SUBMIT}/{ids['public-best']}/final", headers=bearer(alice))
+    assert marked.status_code == 200
+    # the phase is open: a reveal is refused with the reason and the fix
+    with pytest.raises(ConfigError, match="takes submissions until 2028-01-01 00:00 UTC.*"
+                                          "--close-now"):
+        reveal_phase(live.store, "public")
+    assert team_row(live, "Alice")["private_score"] is None
+    reveal_phase(live.store, "public", close_now=True)
+    before = team_row(live, "Alice")
+    assert (before["submission_id"], before["private_score"]) == (ids["public-best"],
+                                                                  private["public-best"])
+    assert private["private-best"] > private["public-best"]  # what a switch would gain
+
+    for method, sid in (("PUT", ids["private-best"]), ("DELETE", ids["public-best"])):
+        refused = live.client.request(method, f"{SUBMIT}/{sid}/final", headers=bearer(alice))
+        assert refused.status_code == 409, refused.text
+        assert "phase 'public' was revealed on" in refused.json()["reason"]
+        assert "frozen" in refused.json()["reason"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("UPLOAD_TOKEN", alice)
+    monkeypatch.setenv("UPLOAD_URL", str(live.client.base_url).rstrip("/") + SUBMIT)
+    code, out, err = run_cli(capsys, "final", str(ids["private-best"]))
+    assert code == 3 and "HTTP 409" in err and "revealed" in err
+    assert team_row(live, "Alice") == before  # the selection stands
+    listing = live.get(SUBMIT, alice).json()["submissions"]
+    assert {s["submission_id"]: s["final"] for s in listing} == {
+        ids["public-best"]: True, ids["private-best"]: False}
+
+    # a new upload to the revealed phase is refused; a repeat of a stored one is answered
+    new = live.post(encode(variant("a-after", 1.5)), alice)
+    assert new.status_code == 403 and "was revealed on" in new.json()["reason"]
+    repeat = live.post(encode(variant("a-public-best", 1.3)), alice,
+                       **{"Idempotency-Key": "a-public-best"})
+    assert repeat.status_code == 200 and repeat.json()["status"] == "duplicate"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
 
 def test_final_selections_on_each_backend(db_url, competition):
     """The candidates' SQL (windows over each team's submissions) and the mark's lock of the
@@ -139,20 +195,39 @@ def test_final_selections_on_each_backend(db_url, competition):
                 hit, mrr = (2.0, 3.0) if i == 0 else (1.0, 0.8)
                 record_reproduction(store, ids[i], json.dumps(private_report(
                     private_folds(document, hit, mrr))).encode())
-        reveal_phase(store, "public")
+        other = add_team(store, "Q", "q@example.org")[0].id  # marks none
+        for i, scale in enumerate((1.0, 1.1, 1.3)):
+            document = variant(f"Q-{i}", scale)
+            ids["Q", i] = submit(store, other, encode(document)).submission_id
+            if i != 1:
+                hit, mrr = (2.0, 3.0) if i == 0 else (1.0, 0.8)
+                record_reproduction(store, ids["Q", i], json.dumps(private_report(
+                    private_folds(document, hit, mrr))).encode())
 
-        def chosen() -> int:
-            return next(r.submission_id for r in phase_board(store, "public").rows if r.team == "P")
+        def chosen(name: str) -> int:
+            return next(r.submission_id for r in phase_board(store, "public").rows
+                        if r.team == name)
 
-        assert chosen() == ids[2]  # unmarked: the two best public ones (2, 1)
         assert mark_final(store, team, ids[0]).selections == (ids[0],)
-        assert chosen() == ids[0]
         assert mark_final(store, team, ids[1]).selections == (ids[0], ids[1])
         with pytest.raises(SubmissionRejected) as refused:
             mark_final(store, team, ids[2])
         assert refused.value.status == 409
-        assert mark_final(store, team, ids[0], final=False).selections == (ids[1],)
-        assert chosen() == ids[1]
+        assert mark_final(store, team, ids[1], final=False).selections == (ids[0],)
+        reveal_phase(store, "public", close_now=True)
+        # P: its marked run (the weakest public one, the best private one); Q, unmarked: its
+        # two best public ones (2, 1), of which 2 has a private score
+        assert chosen("P") == ids[0]
+        assert chosen("Q") == ids["Q", 2]
+        # frozen: Q cannot switch to its best private run (0), nor P unmark its own
+        for team_id, sid, final in ((other, ids["Q", 0], True), (team, ids[0], False)):
+            with pytest.raises(SubmissionRejected, match="was revealed on") as refused:
+                mark_final(store, team_id, sid, final)
+            assert refused.value.status == 409
+        assert (chosen("P"), chosen("Q")) == (ids[0], ids["Q", 2])
+        with pytest.raises(SubmissionRejected, match="was revealed on") as refused:
+            submit(store, other, encode(variant("Q-after", 2.0)))
+        assert refused.value.status == 403
     finally:
         store.engine.dispose()
 

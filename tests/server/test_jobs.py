@@ -245,7 +245,7 @@ def test_private_jobs_go_to_workers_with_the_seed_and_bring_private_scores(live,
     done = post(live, admin, job["job"]["job_id"], "finish",
                 {"lease": job["lease"], "report": private_report(folds)})
     assert done.status_code == 200, done.text
-    reveal_phase(live.store, "final")
+    reveal_phase(live.store, "final", close_now=True)
     row = next(r for r in live.get("/api/v1/leaderboard", phase="final").json()["rows"]
                if r["team"] == "Alice")
     expected = recompute(folds, competition.phase("final").references)

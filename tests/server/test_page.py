@@ -28,7 +28,14 @@ from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server.core import Board, BoardRow
 from evaluation.server.db import add_team
 from evaluation.server.page import render_board
-from tests.server._api import IMG_NAME, SCRIPT_NAME, Node, TreeBuilder, parse  # noqa: F401
+from tests.server._api import (  # noqa: F401
+    IMG_NAME,
+    SCRIPT_NAME,
+    SCRIPT_TEAM,
+    Node,
+    TreeBuilder,
+    parse,
+)
 from tests.server._live_server import live_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -607,7 +614,7 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
     app = create_app(competition, f"sqlite:///{tmp_path / 'board.db'}", clock=lambda: NOW)
     store = app.state.store
     honest, honest_token = add_team(store, "Équipe Ω 東京", "omega@example.org")
-    hostile, hostile_token = add_team(store, SCRIPT_NAME, "x@example.org")
+    hostile, hostile_token = add_team(store, SCRIPT_TEAM, "x@example.org")
     popularity, first = baseline_payload("popularity")
     _, second = baseline_payload("popularity", run_id="popularity-again")
     # A claimed score that differs from the recomputed one: stored, and flagged.
@@ -624,7 +631,7 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
         rows = browser_rows(driver)
         names = [r[1].removesuffix(" \u2691 flagged") for r in rows]
         assert names == [r["team"] for r in api["rows"]]
-        assert sorted(names) == sorted(["Popularity", "Random", honest.name, SCRIPT_NAME])
+        assert sorted(names) == sorted(["Popularity", "Random", honest.name, SCRIPT_TEAM])
         by_name = dict(zip(names, rows))
         # The runner's own score for this file (leaderboard_score), to 4 decimals.
         team, pinned = by_name[honest.name], by_name["Popularity"]
@@ -632,11 +639,11 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
         assert team[2] == pinned[2] and "[" in team[2]
         means = popularity["results"]["aggregate"]["mean"]
         assert team[3:12] == [f"{means[name]:.4f}" for name in LEADERBOARD_TESTS]
-        assert [team[0], by_name[SCRIPT_NAME][0]] == ["1", "2"]
+        assert [team[0], by_name[SCRIPT_TEAM][0]] == ["1", "2"]
         assert [pinned[0], by_name["Random"][0]] == ["baseline", "baseline"]
-        assert by_name[SCRIPT_NAME][2].startswith("-100.0000\ngated")
-        assert "flagged" in by_name[SCRIPT_NAME][1] and "flagged" not in team[1]
-        assert [team[12], by_name[SCRIPT_NAME][12]] == ["2", "1"]
+        assert by_name[SCRIPT_TEAM][2].startswith("-100.0000\ngated")
+        assert "flagged" in by_name[SCRIPT_TEAM][1] and "flagged" not in team[1]
+        assert [team[12], by_name[SCRIPT_TEAM][12]] == ["2", "1"]
         assert team[13].replace("\n", "") == "2026-06-01T12:00Z"
         assert team[14].endswith("pending")
         scores = [float(r[2].split("\n")[0]) for r in rows]

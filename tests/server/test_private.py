@@ -25,7 +25,7 @@ pytest.importorskip("uvicorn")
 import sqlalchemy as sa
 
 from evaluation.challenge import aggregate
-from evaluation.errors import ConfigError
+from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.server.api import create_app
 from evaluation.server.core import recompute
 from evaluation.server.db import (
@@ -236,13 +236,18 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
                      r"private scores hidden until the reveal$", out, re.M)
 
     # the phase closes on 2028-02-01, after the system clock the command runs on
-    code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
-                           "--competition", str(EXAMPLE))
-    assert code == 1 and "phase 'final' has not closed" in err and "2028-02-01 00:00" in err
+    # a reveal would show the teams their private scores while they can still change their
+    # final selections: refused with the reason and the fix, even with --yes
+    for confirmed in ((), ("--yes",)):
+        code, _, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
+                               "--competition", str(EXAMPLE), *confirmed)
+        assert code == 1 and "phase 'final' takes submissions until 2028-02-01 00:00 UTC" \
+            in err and "change its final selections" in err and "--close-now" in err
+        assert "'final' not revealed" in err
     assert reveals(api.store) == {}
     code, out, err = run_cli(capsys, "admin", "--db", db, "phase", "reveal", "final",
-                             "--competition", str(EXAMPLE), "--yes")
-    assert code == 0 and "has not closed" in err and "'final' revealed at" in out
+                             "--competition", str(EXAMPLE), "--close-now")
+    assert code == 0 and "'final' revealed at" in out and "final selections are frozen" in out
 
     after = api.get("/api/v1/leaderboard").json()
     assert after["revealed"] is True
@@ -327,16 +332,24 @@ def test_revealed_order_on_each_backend(db_url, competition):
         before = [r.team for r in phase_board(store, "public").rows if not r.is_baseline]
         assert before == ["P", "Q", "R"]  # by public score: P's 1.3 run, Q 1.2, R 1.1
         assert phase_board(store, "public").rows[0].submission_id == ids["P", 1][0]
-        assert reveal_phase(store, "public")[1] is True
+        with pytest.raises(ConfigError, match="takes submissions until"):
+            reveal_phase(store, "public")  # open until 2028
+        assert reveals(store) == {}
+        assert reveal_phase(store, "public", close_now=True)[1] is True
         assert reveal_phase(store, "public")[1] is False
         assert set(reveals(store)) == {"public"}
         rows = [r for r in phase_board(store, "public").rows if not r.is_baseline]
         assert [(r.team, r.rank, r.submission_id) for r in rows] == [
             ("P", 1, ids["P", 0][0]), ("Q", 2, ids["Q", 0][0]), ("R", 3, ids["R", 0][0])]
-        # a receipt after the reveal gives the revealed board's place (R is third, not first)
+        # a receipt after the reveal (a repeat: the phase takes no new upload) gives the
+        # revealed board's place
         team_r = next(t.id for t in list_teams(store) if t.name == "R")
-        receipt = submit(store, team_r, encode(variant("R-2", 1.4)))
+        receipt = submit(store, team_r, encode(variant("R-0", 1.1)), "R-0")
+        assert receipt.status == "duplicate"
         assert receipt.rank == 3 and receipt.leaderboard_score is not None
+        with pytest.raises(SubmissionRejected, match="was revealed on") as refused:
+            submit(store, team_r, encode(variant("R-2", 1.4)))
+        assert refused.value.status == 403
         private_p = private_folds(ids["P", 0][1], 2.0, 3.0)
         assert rows[0].private_score == pytest.approx(
             aggregate(private_p, references)["phase2_score"], rel=1e-12)

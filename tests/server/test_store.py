@@ -179,8 +179,8 @@ def test_times_come_back_as_aware_utc(store):
 # ---------------------------------------------------------------------------- teams and tokens
 
 
-NAMES = ["Team Rocket", "東京チーム", "Équipe ñ 🚀", "فریق\u200cما", "<script>alert(1)</script>",
-         "x" * 80, "a"]
+NAMES = ["Team Rocket", "東京チーム", "Équipe ñ 🚀", "فریق\u200cما", "<script>alert(1)<script>",
+         "x" * 80, "a", "a.b", "Team.", "🚀" * 63]
 
 
 def test_team_names_of_any_script_are_stored_as_given(store):
@@ -195,6 +195,11 @@ def test_team_names_of_any_script_are_stored_as_given(store):
     ("", "1 to 80"), ("x" * 81, "81 characters"), ("bad\nname", "U\\+000A"),
     ("tab\tname", "U\\+0009"), (" padded", "starts or ends with a space"),
     ("bidi\u202eeman", "U\\+202E"), ("nbsp\u00a0name", "U\\+00A0"),
+    # what the reproduction worker could not use as the team's folder of checkouts
+    ("a/b", "holds '/', a path separator"), ("a\\b", "path separator"),
+    ("<script>alert(1)</script>", "path separator"), (".", "starts with a dot"),
+    ("..", "starts with a dot"), (".hidden", "starts with a dot"),
+    ("🚀" * 64, "256 bytes as UTF-8; at most 255"), ("nul\0name", "U\\+0000"),
 ])
 def test_bad_team_names_are_refused(tmp_path, competition, name, expected):
     store = open_store(sqlite_url(tmp_path), competition, pin=False)

@@ -1,16 +1,22 @@
 """The submissions: upload a run, list a team's own, read one back, and (organizers) read its
 stored body.
 
+An upload names its phase in the URL (``/api/v1/phases/{phase}/submissions``) or the ``X-Phase``
+header, or goes to the phase open now (``/api/v1/submissions`` without the header, as older
+clients send it). Everything the request's headers decide (the token, the phase, the daily
+limit) is decided before its body is read.
+
 Another team's submission and a missing one get the same 404, and so does a team's token
 asking for a stored body.
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from evaluation.contract import cut
 from evaluation.errors import SubmissionRejected
 from evaluation.server.api._answers import (
     REFUSALS,
@@ -30,7 +36,6 @@ from evaluation.server.store import (
     mark_final,
     own_submissions,
     payload,
-    refuse_unless_stored,
     submit,
 )
 from evaluation.server.store import get_submission as submission_view
@@ -43,30 +48,55 @@ except Exception:  # the docs only; never stops the server
     _REQUEST_SCHEMA = {"type": "object"}
 
 
-@router.post(
-    "/api/v1/submissions", status_code=201, response_model=ReceiptModel,
+_UPLOAD_DOC: dict[str, Any] = dict(
+    status_code=201, response_model=ReceiptModel,
     responses={200: {"model": ReceiptModel, "description": "a repeat of a stored run"},
                **REFUSALS},
     openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": _REQUEST_SCHEMA}}}},
-    summary="Submit a run (the submission.json that the runner writes)",
 )
-async def post_submission(
-    request: Request,
-    caller: CallerDep,
-    store: StoreDep,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> JSONResponse:
+
+#: The ``Idempotency-Key`` header: the run id (the upload client always sends it).
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key", description="the run id; at the daily limit a repeat of a "
+                                         "stored run is answered from it alone")]
+#: The ``X-Phase`` header: the phase the upload is for (default: the phase open now).
+PhaseHeader = Annotated[str | None, Header(
+    alias="X-Phase", description="the phase the upload is for (default: the one open now)")]
+
+
+@router.post("/api/v1/submissions", **_UPLOAD_DOC,
+             summary="Submit a run (the submission.json that the runner writes) to the phase "
+                     "of the X-Phase header, or to the phase open now")
+async def post_submission(request: Request, caller: CallerDep, store: StoreDep,
+                          idempotency_key: IdempotencyKey = None,
+                          x_phase: PhaseHeader = None) -> JSONResponse:
+    return await _upload(request, caller, store, idempotency_key, x_phase)
+
+
+@router.post("/api/v1/phases/{phase}/submissions", **_UPLOAD_DOC,
+             summary="Submit a run (the submission.json that the runner writes) to a phase")
+async def post_phase_submission(phase: str, request: Request, caller: CallerDep,
+                                store: StoreDep, idempotency_key: IdempotencyKey = None,
+                                x_phase: PhaseHeader = None) -> JSONResponse:
+    if x_phase is not None and x_phase != phase:
+        raise SubmissionRejected(422, f"the X-Phase header {cut(x_phase)!r} names another "
+                                      f"phase than the URL ({cut(phase)!r}); send one of them")
+    return await _upload(request, caller, store, idempotency_key, phase)
+
+
+async def _upload(request: Request, caller: Caller, store: Database,
+                  idempotency_key: str | None, phase: str | None) -> JSONResponse:
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token cannot submit; use a team's "
                                       "token")
-    # the token (a dependency) and the daily limit are checked before the body is read: a
-    # refused upload costs no reading and no parsing
-    refusal = await run_in_threadpool(check_before_body, store, caller.team_id, idempotency_key)
+    # everything the headers decide is decided before the body is read: the token (a
+    # dependency), the phase, the daily limit (a repeat at the limit is known by its key);
+    # a refused upload costs no reading and no parsing, however large its body
+    await run_in_threadpool(check_before_body, store, caller.team_id, idempotency_key, phase)
     body = await read_body(request)
-    if refusal is not None:  # at the limit, without a key: only a repeat is answered
-        await run_in_threadpool(refuse_unless_stored, store, caller.team_id, body, refusal)
-    receipt = await run_write(request, submit, store, caller.team_id, body, idempotency_key)
+    receipt = await run_write(request, submit, store, caller.team_id, body, idempotency_key,
+                              phase)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
 
 

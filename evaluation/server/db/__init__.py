@@ -38,7 +38,7 @@ from evaluation.server.db._files import (
     sqlite_path,
 )
 from evaluation.server.db._lock import WRITE_WAIT_S, WriteBusy, write_deadline
-from evaluation.server.db._names import check_email, check_team_name, folded
+from evaluation.server.db._names import check_email, check_team_name
 from evaluation.server.db._ranking import BEST_FIRST, PRIVATE_FIRST, as_utc, rank, sort_key
 from evaluation.server.db._readiness import readiness
 from evaluation.server.db._reveals import (
@@ -50,6 +50,7 @@ from evaluation.server.db._reveals import (
     publish_phase,
     publish_warnings,
     reveal_phase,
+    reveal_refusal,
     reveal_warnings,
     reveals,
     scores_shown,
@@ -108,7 +109,6 @@ __all__ = [
     "check_team_name",
     "create_admin_token",
     "describe",
-    "folded",
     "hash_token",
     "in_use",
     "is_current",
@@ -131,6 +131,7 @@ __all__ = [
     "readiness",
     "restore",
     "reveal_phase",
+    "reveal_refusal",
     "reveal_warnings",
     "reveals",
     "revoke_admin_token",

@@ -1,19 +1,18 @@
-"""The rules of a team's name and email, and how names are compared for duplicates."""
+"""The rules of a team's name (the contract's, which the reproduction worker relies on) and
+of its email."""
 
 from __future__ import annotations
 
-import unicodedata
-
+from evaluation.contract import team_name_problem
 from evaluation.errors import ConfigError
-from evaluation.server.db._tables import MAX_EMAIL, MAX_TEAM_NAME
-
-#: Characters a team name may hold beyond Python's printable ones: the zero-width non-joiner
-#: and joiner, which some scripts (Persian, Indic) and emoji sequences need.
-NAME_EXTRA_CHARACTERS = frozenset("\u200c\u200d")
+from evaluation.server.db._tables import MAX_EMAIL
 
 
 def check_team_name(name: str) -> str:
-    """Check a team name: 1 to ``MAX_TEAM_NAME`` printable characters of any script.
+    """Check a team name against the rule (``evaluation.contract.TEAM_NAME_RULE``): 1 to
+    ``MAX_TEAM_NAME`` printable characters of any script, at most ``MAX_TEAM_NAME_BYTES``
+    bytes as UTF-8, no path separator, no leading dot: what the reproduction worker can use
+    as the team's folder of its checkouts.
 
     Returns
     -------
@@ -23,24 +22,13 @@ def check_team_name(name: str) -> str:
     Raises
     ------
     ConfigError
-        When it is empty, too long, starts or ends with a space, or holds a control, format
-        or separator character (other than the ASCII space and the zero-width joiners).
+        When it is empty, too long, starts or ends with a space, starts with a dot, holds
+        ``/`` or ``\\``, or a control, format or separator character (other than the ASCII
+        space and the zero-width joiners); the message says the rule.
     """
-    if not isinstance(name, str) or not name:
-        raise ConfigError("a team name must have 1 to 80 characters; got an empty name.")
-    if len(name) > MAX_TEAM_NAME:
-        raise ConfigError(f"team name {name[:40]!r}... has {len(name)} characters; at most "
-                          f"{MAX_TEAM_NAME} are allowed: shorten it.")
-    for i, ch in enumerate(name):
-        if not (ch.isprintable() or ch in NAME_EXTRA_CHARACTERS):
-            raise ConfigError(
-                f"team name {name!r} has the non-printable character U+{ord(ch):04X} "
-                f"({unicodedata.name(ch, 'unnamed')}) at position {i + 1}; a team name holds "
-                f"printable characters (letters, digits, punctuation, symbols of any script) "
-                f"and plain spaces only.")
-    if name != name.strip(" "):
-        raise ConfigError(f"team name {name!r} starts or ends with a space; remove it (names "
-                          f"that differ only by spaces would look the same on the board).")
+    problem = team_name_problem(name)
+    if problem is not None:
+        raise ConfigError(problem)
     return name
 
 
@@ -62,8 +50,3 @@ def check_email(email: str) -> str:
         raise ConfigError(f"email {shown!r} is not an address like name@example.org (one @, a "
                           f"domain with a dot, no spaces, at most {MAX_EMAIL} characters).")
     return email
-
-
-def folded(name: str) -> str:
-    """A name as it is compared for duplicates: compatibility-normalised, case-folded."""
-    return unicodedata.normalize("NFKC", name).casefold()

@@ -1,5 +1,10 @@
 """The phases, and the reveal of a phase's private scores (its board ranks by them from then).
 
+A reveal freezes the phase: from then on it takes no uploads and its final selections cannot
+be marked or unmarked (a team that sees its private scores must not move its selections to
+its best one); a phase that still takes submissions is revealed only when the organizers say
+to close it now (``close_now``).
+
 The visibility rule, one for the board, the submission views, the receipts, the page and
 ``admin phase list``: a phase's public scores are shown to everyone while the competition file
 says ``public = true`` for it, or once the organizers published it (``admin phase publish``)
@@ -16,14 +21,21 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, select
 
 from evaluation.errors import ConfigError
-from evaluation.server.db._tables import PhasePublicationRow, PhaseRevealRow, SubmissionRow
+from evaluation.server.db._tables import (
+    PhasePublicationRow,
+    PhaseRevealRow,
+    SubmissionRow,
+    TeamRow,
+)
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db._session import Database
 
 
-def reveal_phase(db: Database, phase_name: str) -> tuple[datetime, bool]:
-    """Reveal a phase's private scores: its board ranks by them from now on.
+def reveal_phase(db: Database, phase_name: str, *, close_now: bool = False
+                 ) -> tuple[datetime, bool]:
+    """Reveal a phase's private scores: its board ranks by them from now on, and the phase is
+    frozen: it takes no more uploads, and its final selections stay as they are.
 
     Parameters
     ----------
@@ -31,6 +43,9 @@ def reveal_phase(db: Database, phase_name: str) -> tuple[datetime, bool]:
     phase_name : str
         A phase of the competition file when the store has one; else a phase that has
         submissions in the database (the server pins the baselines on every phase).
+    close_now : bool
+        Reveal a phase that still takes submissions (by the competition file), ending its
+        uploads and final selections now; without it such a phase is refused.
 
     Returns
     -------
@@ -40,9 +55,34 @@ def reveal_phase(db: Database, phase_name: str) -> tuple[datetime, bool]:
     Raises
     ------
     ConfigError
-        When there is no such phase.
+        When there is no such phase, or it still takes submissions and ``close_now`` is not
+        given (the message says until when, and the fix).
     """
+    if not close_now:
+        refusal = reveal_refusal(db, phase_name)
+        if refusal is not None:
+            raise ConfigError(refusal)
     return _mark_phase(db, phase_name, PhaseRevealRow, "revealed_at")
+
+
+def reveal_refusal(db: Database, phase_name: str) -> str | None:
+    """Why ``phase_name`` cannot be revealed now without closing it: it still takes
+    submissions by the competition file's closing time (None when it has closed, was
+    revealed already, or no competition file says when it closes).
+
+    A reveal shows each team the private scores of its submissions; while the phase is open
+    the team could then upload again and move its final selections to its best private
+    score, which the reveal prevents by freezing the phase.
+    """
+    phases = {} if db.competition is None else {p.name: p for p in db.competition.phases}
+    phase = phases.get(phase_name)
+    if phase is None or db.now() >= phase.closes or is_revealed(db, phase_name):
+        return None
+    return (f"phase {phase_name!r} takes submissions until {phase.closes:%Y-%m-%d %H:%M} UTC: "
+            f"revealing it now would show each team its private scores while it can still "
+            f"upload and change its final selections. Reveal it after it closes, or close it "
+            f"now and reveal it (`admin phase reveal {phase_name} --close-now`: its uploads "
+            f"and final selections end at once; cannot be undone).")
 
 
 def publish_phase(db: Database, phase_name: str) -> tuple[datetime, bool]:
@@ -61,6 +101,10 @@ def _mark_phase(db: Database, phase_name: str, row: type[PhaseRevealRow | PhaseP
         shown = ", ".join(repr(p) for p in known) or "none yet"
         raise ConfigError(f"no phase named {phase_name!r}; the phases are: {shown}.")
     with db.writing() as session:
+        if row is PhaseRevealRow:
+            # every team's row, which a mark of a final selection and an upload hold while
+            # they check the phase: those under way finish first, later ones see the reveal
+            session.execute(select(TeamRow.id).with_for_update())
         found = session.get(row, phase_name)
         if found is not None:
             return getattr(found, when), False
@@ -158,15 +202,9 @@ def visibility(public: bool | None, revealed: bool, published: bool = False) -> 
 
 
 def reveal_warnings(db: Database, phase_name: str) -> list[str]:
-    """Why revealing ``phase_name`` now may be a mistake: it has not closed (by the
-    competition file's closing time), or none of its submissions has a private score."""
+    """Why revealing ``phase_name`` now may be a mistake: none of its submissions has a
+    private score. (A phase that still takes submissions is refused: ``reveal_refusal``.)"""
     warnings = []
-    phases = {} if db.competition is None else {p.name: p for p in db.competition.phases}
-    phase = phases.get(phase_name)
-    if phase is not None and db.now() < phase.closes:
-        warnings.append(f"phase {phase_name!r} has not closed: it takes submissions until "
-                        f"{phase.closes:%Y-%m-%d %H:%M} UTC, and revealing shows every later "
-                        f"upload's scores at once")
     with db.reading() as session:
         private = session.scalar(select(func.count()).select_from(SubmissionRow).where(
             SubmissionRow.phase == phase_name,

@@ -35,8 +35,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
-#: Longest team name, in characters.
-MAX_TEAM_NAME = 80
+from evaluation.contract import MAX_TEAM_NAME
+
 #: Longest email address (RFC 5321's limit on a path).
 MAX_EMAIL = 320
 #: Longest phase name and run id the tables hold.

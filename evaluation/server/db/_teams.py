@@ -13,8 +13,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from evaluation.contract import folded
 from evaluation.errors import ConfigError
-from evaluation.server.db._names import check_email, check_team_name, folded
+from evaluation.server.db._names import check_email, check_team_name
 from evaluation.server.db._tables import SubmissionRow, TeamRow
 from evaluation.server.db._tokens import hash_token, new_token
 

@@ -25,7 +25,7 @@ from evaluation.server.store._jobs import (
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
-from evaluation.server.store._submissions import check_before_body, refuse_unless_stored, submit
+from evaluation.server.store._submissions import check_before_body, submit
 from evaluation.server.store._user_values import (
     DECODED_CACHE_BYTES,
     UPLOAD,
@@ -72,7 +72,6 @@ __all__ = [
     "pin_baselines",
     "queue_selections",
     "record_reproduction",
-    "refuse_unless_stored",
     "retry_job",
     "submit",
     "user_scores",

@@ -14,6 +14,7 @@ from sqlalchemy import Row, Select, Subquery, and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from evaluation.challenge import LEADERBOARD_TESTS
+from evaluation.contract import folded
 from evaluation.server.core import Board, BoardRow
 from evaluation.server.db import (
     BEST_FIRST,
@@ -23,7 +24,6 @@ from evaluation.server.db import (
     SubmissionRow,
     TeamRow,
     as_utc,
-    folded,
     scores_shown,
     sort_key,
 )

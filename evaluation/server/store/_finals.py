@@ -1,7 +1,8 @@
 """Final selections: the submissions a team marks as final in a phase, which its private
 ranking uses.
 
-A team marks up to the phase's ``final_selections`` of its submissions while the phase is open;
+A team marks up to the phase's ``final_selections`` of its submissions while the phase is open
+and not revealed (a reveal shows the private scores: the selections are frozen from then on);
 a team that marks none is judged on its best public ones (as many, best leaderboard score
 first). The marks are counted and set in one transaction that holds the team's row, so that
 two marks at once cannot pass the limit; the same transaction queues a marked submission's
@@ -16,7 +17,14 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from evaluation.errors import SubmissionRejected
-from evaluation.server.db import ReproductionJobRow, SubmissionRow, TeamRow, iso
+from evaluation.server.db import (
+    PhaseRevealRow,
+    ReproductionJobRow,
+    SubmissionRow,
+    TeamRow,
+    as_utc,
+    iso,
+)
 from evaluation.server.store._board import final_candidates
 from evaluation.server.store._jobs import new_job, queue_final
 
@@ -45,9 +53,10 @@ def mark_final(db: Database, team_id: int, submission_id: int, final: bool = Tru
     Raises
     ------
     SubmissionRejected
-        404 when the submission is not the team's; 403 when its phase has closed (the
-        selections are frozen) or is no longer in the competition file; 409 when marking
-        would pass the phase's ``final_selections``.
+        404 when the submission is not the team's; 409 when its phase was revealed (the
+        selections are frozen from the reveal on); 403 when its phase has closed (frozen too)
+        or is no longer in the competition file; 409 when marking would pass the phase's
+        ``final_selections``.
     """
     competition = db.require_competition()
     now = db.now()
@@ -59,6 +68,13 @@ def mark_final(db: Database, team_id: int, submission_id: int, final: bool = Tru
         if row is None:
             raise SubmissionRejected(404, f"no submission {submission_id} of your team")
         phase_name = row.phase
+        revealed = session.get(PhaseRevealRow, phase_name)
+        if revealed is not None:  # read under the team's lock, which a reveal waits for
+            raise SubmissionRejected(
+                409, f"phase {phase_name!r} was revealed on {iso(as_utc(revealed.revealed_at))}"
+                     f": its private scores are shown, so its final selections are frozen "
+                     f"as they were then; submission {submission_id} stays "
+                     f"{'marked' if row.final_at is not None else 'unmarked'}")
         phases = {p.name: p for p in competition.phases}
         phase = phases.get(phase_name)
         if phase is None or now >= phase.closes:

@@ -13,7 +13,6 @@ constraint on (team, phase, run) backs the idempotency in the schema as well.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from datetime import datetime, time, timedelta, timezone
 from typing import TYPE_CHECKING, Any
@@ -35,13 +34,22 @@ from evaluation.server.core import (
     read_uploaded,
     recompute,
 )
-from evaluation.server.db import SubmissionRow, TeamRow, UserValuesRow, iso
+from evaluation.server.db import (
+    PhaseRevealRow,
+    SubmissionRow,
+    TeamRow,
+    UserValuesRow,
+    as_utc,
+    iso,
+)
 from evaluation.server.store._jobs import queue_upload
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._user_values import UPLOAD, blob_sha256, check_same_users
 from evaluation.server.store._views import STORED_FIELDS, Receipt, Stored, receipt
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
+    from sqlalchemy.engine import Connection
+
     from evaluation.server.db import Database
 
 # The statements of ``_insert`` (parameters team_id, phase, run_id, start, end), built once:
@@ -56,12 +64,13 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.submitted_at >= bindparam("start"),
     SubmissionRow.submitted_at < bindparam("end"))
+_REVEALED = select(PhaseRevealRow.revealed_at).where(PhaseRevealRow.phase == bindparam("phase"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
 
 
-def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None = None
-           ) -> Receipt:
+def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None = None,
+           phase_name: str | None = None) -> Receipt:
     """Check, score and store a team's submission.
 
     Parameters
@@ -73,6 +82,9 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
         The upload: the ``submission.json`` the runner writes.
     idempotency_key : str, optional
         The client's ``Idempotency-Key``; when given it must be the run id.
+    phase_name : str, optional
+        The phase the upload is for (the request's URL or ``X-Phase`` header); None: the
+        phase open now.
 
     Returns
     -------
@@ -83,9 +95,10 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     Raises
     ------
     SubmissionRejected
-        422 for an invalid payload or another competition's run, 403 when no phase is open,
-        409 for another body under a run id already stored, 429 (``LimitReached``) when the
-        team has used its submissions of the day.
+        422 for an invalid payload or another competition's run, 404 for a phase the
+        competition does not have, 403 when the phase (or, without ``phase_name``, any phase)
+        is not open or was revealed, 409 for another body under a run id already stored, 429
+        (``LimitReached``) when the team has used its submissions of the day.
     """
     competition = db.require_competition()
     now = db.now()
@@ -95,9 +108,7 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
             422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
                  f"submission's run_id {submission.run_id!r}; send the run id as the key.")
     competition.check_run(document)
-    phase = competition.phase_at(now)
-    if phase is None:
-        raise SubmissionRejected(403, _closed_reason(competition, now))
+    phase = open_phase(competition, phase_name, now)
     scores = recompute(submission.fold_tests(), phase.references)
     uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
     values = _columns(team_id, phase, submission, document, scores, now)
@@ -111,68 +122,90 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     return receipt(db, stored, new, phase, used)
 
 
-def check_before_body(db: Database, team_id: int, idempotency_key: str | None = None
-                      ) -> LimitReached | None:
-    """Refuse an upload before its body is read when it would be refused anyway: no phase is
-    open, or the team has used its submissions of the day. A read: ``submit`` checks again
-    under the lock.
+def check_before_body(db: Database, team_id: int, idempotency_key: str | None = None,
+                      phase_name: str | None = None) -> Phase:
+    """Refuse an upload before its body is read when it would be refused anyway: its phase is
+    unknown, not open or revealed, or the team has used its submissions of the day. A read
+    of the headers' facts only (``submit`` checks again under the lock); returns the phase.
 
-    At the daily limit, a repeat of a stored run is still answered "duplicate": with an
-    ``idempotency_key`` (the run id) the stored run is looked up now; without one, the refusal
-    is returned, for ``refuse_unless_stored`` to decide once the body is in.
+    A repeat of a stored run is still answered ("duplicate") at the daily limit and in a
+    revealed phase, and it is known by its ``idempotency_key`` (the run id) alone: without
+    one the upload is refused at once, so a refused team never has its body read.
 
     Raises
     ------
     SubmissionRejected
-        403 when no phase is open; 429 (``LimitReached``) at the daily limit when
-        ``idempotency_key`` names no stored run.
+        404 when the competition has no phase ``phase_name``; 403 when the phase (without
+        ``phase_name``: any phase) is not open now, or was revealed; 429 (``LimitReached``)
+        at the daily limit; the last two unless ``idempotency_key`` names a run the team
+        stored in the phase.
     """
     competition = db.require_competition()
     now = db.now()
-    phase = competition.phase_at(now)
-    if phase is None:
-        raise SubmissionRejected(403, _closed_reason(competition, now))
+    phase = open_phase(competition, phase_name, now)
     start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
     end = start + timedelta(days=1)
     keys = {"team_id": team_id, "phase": phase.name}
     with db.read_engine.connect() as conn:
+        if idempotency_key is not None and conn.execute(
+                _EXISTING, {**keys, "run_id": idempotency_key}).one_or_none() is not None:
+            return phase  # a repeat of a stored run: answered from it, even at the limit
+        _refuse_revealed(conn, phase)
         team = conn.execute(_TEAM, keys).one()
         used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
         if team.is_baseline or used < phase.daily_limit:
-            return None
-        refusal = _limit_reached(team.name, used, phase, now, end)
-        if idempotency_key is None:
-            return refusal
-        if conn.execute(_EXISTING, {**keys, "run_id": idempotency_key}).one_or_none() is None:
-            raise refusal
-    return None
+            return phase
+        raise _limit_reached(team.name, used, phase, now, end, keyless=idempotency_key is None)
 
 
-def refuse_unless_stored(db: Database, team_id: int, body: bytes, refusal: LimitReached
-                         ) -> None:
-    """Raise ``refusal`` unless ``body`` is a run the team stored already in the current phase
-    (found by its ``run_id``, read without checking the rest of the body)."""
-    try:
-        run_id = json.loads(body).get("run_id")
-    except (ValueError, AttributeError):
-        raise refusal from None
-    phase = db.require_competition().phase_at(db.now())
-    if not isinstance(run_id, str) or phase is None:
-        raise refusal
-    with db.read_engine.connect() as conn:
-        stored = conn.execute(_EXISTING, {"team_id": team_id, "phase": phase.name,
-                                          "run_id": run_id}).one_or_none()
-    if stored is None:
-        raise refusal
+def open_phase(competition: Competition, phase_name: str | None, now: datetime) -> Phase:
+    """The phase an upload is for: ``phase_name`` when it is open at ``now``; without a name,
+    the phase open at ``now``.
+
+    Raises
+    ------
+    SubmissionRejected
+        404 when the competition has no phase ``phase_name``; 403 when it (or, without a
+        name, every phase) is not open at ``now``.
+    """
+    if phase_name is None:
+        phase = competition.phase_at(now)
+        if phase is None:
+            raise SubmissionRejected(403, _closed_reason(competition, now))
+        return phase
+    phase = competition.phase(phase_name)
+    if not phase.is_open(now):
+        current = competition.phase_at(now)
+        instead = (f"; phase {current.name!r} is open now" if current is not None
+                   else "; no phase is open now")
+        raise SubmissionRejected(
+            403, f"phase {phase.name!r} of {competition.name!r} is not open now ({iso(now)}): "
+                 f"it takes submissions from {iso(phase.opens)} until {iso(phase.closes)} "
+                 f"(UTC){instead}.")
+    return phase
 
 
-def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datetime
-                   ) -> LimitReached:
+def _refuse_revealed(conn: Connection, phase: Phase) -> None:
+    """403 when the organizers revealed ``phase``: its private scores are shown, so it takes
+    no more uploads (nor final marks)."""
+    revealed_at = conn.execute(_REVEALED, {"phase": phase.name}).scalar_one_or_none()
+    if revealed_at is not None:
+        raise SubmissionRejected(
+            403, f"phase {phase.name!r} was revealed on {iso(as_utc(revealed_at))}: its "
+                 f"private scores are shown, so it takes no more submissions and its final "
+                 f"selections are frozen.")
+
+
+def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datetime,
+                   keyless: bool = False) -> LimitReached:
     wait = max(1, math.ceil((end - now).total_seconds()))
+    repeat = (" A repeat of a stored run is answered only when the request names it: send "
+              "its run id as the Idempotency-Key header (the upload client does)."
+              if keyless else "")
     return LimitReached(
         f"daily limit reached: team {team!r} has made {used} of {phase.daily_limit} "
         f"submissions to phase {phase.name!r} today (UTC); the next is accepted from "
-        f"{iso(end)}, in {wait} s.", wait)
+        f"{iso(end)}, in {wait} s.{repeat}", wait)
 
 
 def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
@@ -228,6 +261,7 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
                          f"run id names one result. Submit a changed run as a new run (a new "
                          f"run id), or send the stored file unchanged.")
             return Stored(**existing._mapping), False, 0
+        _refuse_revealed(conn, phase)  # under the team's lock, which a reveal waits for
         used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
         if used >= phase.daily_limit and not team.is_baseline:
             raise _limit_reached(team.name, used, phase, now, end)
