@@ -18,7 +18,8 @@ def register(subparsers) -> None:
                     "the environment); --unmark takes the mark back. The phase's private "
                     "ranking uses a team's final selections, or its best public submissions "
                     "when it marked none. Exit status 3 when the server refuses (not your "
-                    "submission, the phase has closed, the limit is reached).")
+                    "submission, the phase has closed or was revealed, the limit is "
+                    "reached).")
     p.add_argument("id", metavar="SUBMISSION_ID", type=int)
     p.add_argument("--unmark", action="store_true", help="take the final mark back")
     add_team_arguments(p)

@@ -255,6 +255,37 @@ def test_where_a_submissions_code_comes_from(tmp_path, competition):
                              f"Nobody/{sid}/ nor Nobody/")
 
 
+#: Names on both sides of the team-name rule: what a team may be called is exactly what a
+#: worker can use as the team's folder of checkouts.
+TEAM_NAMES = ["Team A", "東京チーム", "Équipe ñ 🚀", "فریق\u200cما", "a.b", "Team.", "x" * 80,
+              "🚀" * 63, "<b>&amp;", "..", ".", ".hidden", "a/b", "a/../Team A", "a\\b",
+              "tab\tname", "nul\0name", " padded", "", "x" * 81, "🚀" * 64]
+
+
+def test_a_team_name_is_a_name_the_worker_can_use_as_a_folder(tmp_path, competition):
+    store = create_app(competition, sqlite_url(tmp_path)).state.store
+    accepted = []
+    for i, name in enumerate(TEAM_NAMES):
+        try:
+            add_team(store, name, f"{i}@example.org")
+        except ConfigError as exc:
+            assert "a team name" in str(exc) or "team name" in str(exc)
+            refused_by_server = True
+        else:
+            refused_by_server = False
+            accepted.append(name)
+        root = tmp_path / f"checkouts-{i}"
+        root.mkdir()
+        if refused_by_server:
+            with pytest.raises(ConfigError, match="cannot be a folder of the checkouts folder"):
+                find_checkout(root, name, 1)
+        else:  # a real folder of that name, found as the team's checkout
+            folder = checkout_of(root, name)
+            assert find_checkout(root, name, 1) == folder.resolve()
+            assert [p.name for p in root.iterdir()] == [name]
+    assert accepted == TEAM_NAMES[:9]
+
+
 def test_command_line_argument_errors(tmp_path, capsys):
     token = tmp_path / "admin.token"
     token.write_text("organizer-" + "x" * 43)

@@ -21,6 +21,8 @@ pytest.importorskip("httpx")
 
 import httpx
 
+from evaluation.errors import UploadError
+from evaluation.runner import post
 from evaluation.server.api import create_app
 from evaluation.server.db import add_team, reveal_phase, revoke_team
 from tests.server._api import SUBMIT
@@ -144,3 +146,23 @@ def test_the_phase_comes_from_the_url_or_the_header(uploads):
     reason = refused_unread(uploads, 422, token, "/api/v1/phases/public/submissions",
                             **{"X-Phase": "final"})
     assert "X-Phase" in reason
+
+
+def test_the_upload_client_sends_to_a_phase_url(live):
+    token = live.team("Client")
+    base = str(live.client.base_url).rstrip("/")
+    document = variant("Client-1")
+    answer = post(f"{base}/api/v1/phases/public/submissions", document, token=token,
+                  log=lambda line: None)
+    assert answer.status == 201
+    listing = live.get(SUBMIT, token).json()["submissions"]
+    assert [s["phase"] for s in listing] == ["public"]
+    with pytest.raises(UploadError, match="HTTP 403.*phase 'final'.*not open now"):
+        post(f"{base}/api/v1/phases/final/submissions", variant("Client-2"), token=token,
+             log=lambda line: None)
+    # a repeat at the limit: the client's Idempotency-Key is enough
+    live.clock.now = live.clock.now.replace(hour=23)
+    for i in range(2, 6):
+        assert live.post(encode(variant(f"Client-{i + 1}")), token).status_code == 201
+    again = post(f"{base}/api/v1/submissions", document, token=token, log=lambda line: None)
+    assert again.status == 200 and again.verdict["status"] == "duplicate"

@@ -92,6 +92,40 @@ def test_duplicate_and_bad_names_exit_2(tmp_path, capsys):
     assert [t.name for t in list_teams(store_of(url))] == ["Alpha"]
 
 
+def test_a_name_a_worker_cannot_use_is_refused_with_the_rule(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
+    for name, why in (("a/b", "path separator"), ("..", "starts with a dot"),
+                      (".git", "starts with a dot")):
+        code, out, err = run_cli(capsys, "admin", "--db", url, "team", "add", name, "--email",
+                                 "b@example.org")
+        assert code == 2 and why in err and "The rule: a team name is 1 to 80" in err, err
+        assert "token" not in out
+    assert list_teams(store_of(url)) == []
+
+
+def test_teams_added_before_the_name_rule_are_listed_with_a_warning(tmp_path, capsys):
+    url = sqlite_url(tmp_path)
+    assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
+    assert run_cli(capsys, "admin", "--db", url, "team", "add", "Team A", "--email",
+                   "a@example.org")[0] == 0
+    # what an older harness let in, or an organizer's own SQL
+    with make_engine(url).begin() as conn:
+        for name in ("a/b", "..", "TEAM A"):
+            conn.exec_driver_sql("INSERT INTO teams (name, email, token_hash, is_baseline, "
+                                 "created_at) VALUES (?, 'x@example.org', ?, 0, "
+                                 "'2026-01-01 00:00:00')", (name, "h" * 64 + name))
+    code, out, err = run_cli(capsys, "admin", "--db", url, "team", "list")
+    assert code == 0
+    assert [line.split()[-2] for line in out.splitlines()[1:]] == ["A", "a/b", "..", "A"]
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 3, err
+    assert "team 2 ('a/b') breaks the team-name rule" in warnings[0]
+    assert "path separator" in warnings[0] and "reproduce CHECKOUT" in warnings[0]
+    assert "team 3 ('..') breaks the team-name rule" in warnings[1]
+    assert "teams 1 ('Team A') and 4 ('TEAM A') differ only by case" in warnings[2]
+
+
 def test_revoke_list_and_admin_token(tmp_path, capsys):
     url = sqlite_url(tmp_path)
     assert run_cli(capsys, "admin", "--db", url, "db", "init")[0] == 0  # admin creates none
