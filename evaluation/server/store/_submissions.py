@@ -56,7 +56,11 @@ if TYPE_CHECKING:  # annotations only: a function's handle on the database
 # Core statements on a connection, without the ORM's unit of work on the hot path.
 _TEAM_FOR_UPDATE = (select(TeamRow.name, TeamRow.is_baseline)
                     .where(TeamRow.id == bindparam("team_id")).with_for_update())
-_TEAM = select(TeamRow.name, TeamRow.is_baseline).where(TeamRow.id == bindparam("team_id"))
+_REVEALED = select(PhaseRevealRow.revealed_at).where(PhaseRevealRow.phase == bindparam("phase"))
+# the team, and when its upload's phase was revealed (None: not revealed), in one query
+_TEAM_AND_REVEAL = select(TeamRow.name, TeamRow.is_baseline,
+                          _REVEALED.scalar_subquery().label("revealed_at")).where(
+    TeamRow.id == bindparam("team_id"))
 _EXISTING = select(*(getattr(SubmissionRow, f) for f in STORED_FIELDS)).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.run_id == bindparam("run_id"))
@@ -64,7 +68,6 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.submitted_at >= bindparam("start"),
     SubmissionRow.submitted_at < bindparam("end"))
-_REVEALED = select(PhaseRevealRow.revealed_at).where(PhaseRevealRow.phase == bindparam("phase"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
 
@@ -147,15 +150,18 @@ def check_before_body(db: Database, team_id: int, idempotency_key: str | None = 
     end = start + timedelta(days=1)
     keys = {"team_id": team_id, "phase": phase.name}
     with db.read_engine.connect() as conn:
+        team = conn.execute(_TEAM_AND_REVEAL, keys).one()
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        at_limit = not team.is_baseline and used >= phase.daily_limit
+        if team.revealed_at is None and not at_limit:
+            return phase
+        # refused unless a repeat of a stored run, which is answered from it
         if idempotency_key is not None and conn.execute(
                 _EXISTING, {**keys, "run_id": idempotency_key}).one_or_none() is not None:
-            return phase  # a repeat of a stored run: answered from it, even at the limit
-        _refuse_revealed(conn, phase)
-        team = conn.execute(_TEAM, keys).one()
-        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
-        if team.is_baseline or used < phase.daily_limit:
             return phase
-        raise _limit_reached(team.name, used, phase, now, end, keyless=idempotency_key is None)
+    if team.revealed_at is not None:
+        raise _revealed(phase, team.revealed_at)
+    raise _limit_reached(team.name, used, phase, now, end, keyless=idempotency_key is None)
 
 
 def open_phase(competition: Competition, phase_name: str | None, now: datetime) -> Phase:
@@ -186,14 +192,19 @@ def open_phase(competition: Competition, phase_name: str | None, now: datetime) 
 
 
 def _refuse_revealed(conn: Connection, phase: Phase) -> None:
-    """403 when the organizers revealed ``phase``: its private scores are shown, so it takes
-    no more uploads (nor final marks)."""
+    """403 when the organizers revealed ``phase`` (see ``_revealed``)."""
     revealed_at = conn.execute(_REVEALED, {"phase": phase.name}).scalar_one_or_none()
     if revealed_at is not None:
-        raise SubmissionRejected(
-            403, f"phase {phase.name!r} was revealed on {iso(as_utc(revealed_at))}: its "
-                 f"private scores are shown, so it takes no more submissions and its final "
-                 f"selections are frozen.")
+        raise _revealed(phase, revealed_at)
+
+
+def _revealed(phase: Phase, revealed_at: datetime | str) -> SubmissionRejected:
+    """The refusal of an upload to ``phase``, revealed at ``revealed_at``: its private scores
+    are shown, so it takes no more uploads (nor final marks)."""
+    return SubmissionRejected(
+        403, f"phase {phase.name!r} was revealed on {iso(as_utc(revealed_at))}: its private "
+             f"scores are shown, so it takes no more submissions and its final selections "
+             f"are frozen.")
 
 
 def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datetime,
