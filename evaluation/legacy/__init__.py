@@ -18,13 +18,12 @@ that layer or reclist.
 from evaluation.legacy._arguments import OLD_DATASET_ARGUMENTS, dataset_arguments
 from evaluation.legacy._rec_dataset import RecDataset
 from evaluation.legacy._reclist_calls import Fold2022, build_reclist, unpack_call
-from evaluation.legacy._vectors import SONG2VEC, keyed_vectors, vectors_folder
+from evaluation.legacy._vectors import keyed_vectors, vectors_folder
 
 __all__ = [
     "Fold2022",
     "OLD_DATASET_ARGUMENTS",
     "RecDataset",
-    "SONG2VEC",
     "build_reclist",
     "dataset_arguments",
     "keyed_vectors",
