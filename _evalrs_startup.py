@@ -6,7 +6,7 @@ imports this module and calls :func:`install` while Python starts. That is what 
 fresh interpreter (a spawn-started worker of PyTorch's ``DataLoader``, of
 ``concurrent.futures`` or joblib, a Ray task) able to import a 2022 model module, which
 begins with ``from reclist.abstractions import RecModel``, before anything imported the
-harness. The finder is the one of ``evaluation/_util/old_modules.py``: that file is run here
+harness. The finder is the one of ``evaluation/_old_modules.py``: that file is run here
 under a private name, since importing it as part of ``evaluation`` would import the harness.
 A harness that cannot be found leaves the interpreter as it was.
 """
@@ -17,19 +17,19 @@ import importlib.machinery
 import sys
 
 #: The name the finder's file runs under here (``import evaluation`` runs it as
-#: ``evaluation._util.old_modules``; the finder tells its copies apart from other finders by
+#: ``evaluation._old_modules``; the finder tells its copies apart from other finders by
 #: a marker, not by class).
 MODULE = "_evalrs_old_modules"
 
 
 def _finder_file() -> str | None:
-    """``evaluation/_util/old_modules.py`` of the harness this interpreter would import."""
+    """``evaluation/_old_modules.py`` of the harness this interpreter would import."""
     for finder in sys.meta_path:
         find_spec = getattr(finder, "find_spec", None)
         spec = find_spec("evaluation", None) if find_spec is not None else None
         if spec is not None:
             folders = list(spec.submodule_search_locations or ())
-            return f"{folders[0]}/_util/old_modules.py" if folders else None
+            return f"{folders[0]}/_old_modules.py" if folders else None
     return None
 
 

@@ -29,7 +29,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone, uninstalled
 
 from benchmarks._scores_2022 import reference_scores
-from evaluation.challenge import COUNTRIES, ChallengeFold, EvalRSRecList
+from evaluation.challenge import COUNTRIES, ChallengeFold
+from evaluation.challenge_reclist import EvalRSRecList
 from evaluation.data import TrackVectors
 from evaluation.errors import PredictionWarning
 from evaluation.predictions import validate_predictions

@@ -19,7 +19,7 @@ from evaluation._version import __version__ as __version__
 if TYPE_CHECKING:
     # Named here for type checkers: the 2022 modules evaluation/EvalRSRunner.py and
     # evaluation/EvalRSRecList.py would otherwise be taken for these two names.
-    from evaluation.challenge import EvalRSRecList as EvalRSRecList
+    from evaluation.challenge_reclist import EvalRSRecList as EvalRSRecList
     from evaluation.runner import EvalRSRunner as EvalRSRunner
 
 # public name -> the subpackage (or module) of ``evaluation`` that defines it
@@ -48,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     # dataset and folds
     "ChallengeDataset": "dataset",
     # models, predictions and scoring
-    "EvalRSRecList": "challenge",
+    "EvalRSRecList": "challenge_reclist",
     "RecModel": "model",
     "predictions_frame": "predictions",
     "score": "challenge",
@@ -102,9 +102,9 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 # ``from reclist.abstractions import RecModel``, the first line of every 2022 model file,
 # finds a module where the installed reclist has none: a finder that loads the compatibility
 # layer (evaluation.compat) only when old code imports such a module.
-from evaluation._util import old_modules  # noqa: E402
+from evaluation import _old_modules  # noqa: E402
 
-old_modules.install()
+_old_modules.install()
 
 #: The 2022 module paths named like a class of this package (evaluation/EvalRSRunner.py).
 _OLD_MODULES_NAMED_LIKE_CLASSES = frozenset({"EvalRSRunner", "EvalRSRecList"})

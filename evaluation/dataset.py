@@ -15,6 +15,12 @@ from evaluation._util.validation import check_int
 from evaluation.data import Tables, TrackVectors, load_source, validate_tables
 from evaluation.data import source_options as options_of
 from evaluation.errors import ConfigError
+from evaluation.legacy import (
+    OLD_DATASET_ARGUMENTS,
+    dataset_arguments,
+    keyed_vectors,
+    vectors_folder,
+)
 from evaluation.splits import (
     DEFAULT_SEED,
     EventIndex,
@@ -29,10 +35,6 @@ from evaluation.splits import (
 #: What scoring may do with a list naming a track twice (``validate_predictions``'s
 #: ``repeated``).
 REPEATED_ITEMS = ("first", "error")
-#: The 2022/2023 keyword arguments that ``evaluation.compat`` maps (its
-#: ``OLD_DATASET_ARGUMENTS``; named here so that a modern call never loads that package).
-_OLD_ARGUMENTS = ("dataset_out_path", "folded_dataset_split", "force_download",
-                  "min_user_item_freq", "sample_users_perc")
 
 
 class ChallengeDataset:
@@ -115,12 +117,9 @@ class ChallengeDataset:
         repeated_items: str = "first",
         **source_options: Any,
     ) -> None:
-        if any(o in source_options for o in _OLD_ARGUMENTS):
-            # the 2022/2023 arguments, mapped to their equivalents (or refused, saying why).
-            # Deferred on purpose: old arguments enter here; the compatibility layer, which
-            # stands above this module, is loaded only for them.
-            from evaluation.compat import dataset_arguments
-
+        if any(o in source_options for o in OLD_DATASET_ARGUMENTS):
+            # the 2022/2023 arguments enter here: mapped to their equivalents (or refused,
+            # saying why)
             frac, k_core, source_options = dataset_arguments(
                 source_options, source=source, frac=frac, k_core=k_core, default_frac=0.25,
                 default_k_core=10)
@@ -229,10 +228,6 @@ class ChallengeDataset:
         The name 2022 and 2023 code used for the ``song2vec.wv`` vectors. ``ConfigError``
         when the dataset has no track vectors.
         """
-        # Deferred on purpose: a 2022/2023 attribute; the compatibility layer, which stands
-        # above this module, is loaded only when old code reads it.
-        from evaluation.compat import keyed_vectors
-
         return keyed_vectors(self)
 
     @property
@@ -242,9 +237,6 @@ class ChallengeDataset:
         The 2022/2023 attribute: ``KeyedVectors.load(os.path.join(dataset.path_to_dataset,
         "song2vec.wv"))`` reads :attr:`song2vec`. Written once under the cache directory.
         """
-        # Deferred on purpose: as for song2vec.
-        from evaluation.compat import vectors_folder
-
         return os.fspath(vectors_folder(self))
 
     @property

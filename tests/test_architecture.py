@@ -12,8 +12,12 @@
   and import nothing of each other.
 * Every dynamic import (``importlib.import_module``, ``__import__``) says why in a comment, and
   there are at most a few: the rules above cannot see them.
-* ``evaluation.compat`` (the 2022/2023 layer) stands above the harness: a modern module imports
-  it only inside the function where an old object enters, saying so in a comment.
+* ``evaluation.compat`` (the 2022/2023 layer) stands above the harness: only its entry points
+  (the old module paths and the finder of the old module names) import it; the converters the
+  modern classes call where old objects enter (``evaluation.legacy``) stand on the foundation
+  alone.
+* Imports of the package's own modules inside functions are few (at most five), each with a
+  comment saying why.
 
 And rules of the repository's tests and benchmarks: no module under ``tests/`` imports a test
 module (``test_*``) or a conftest, no benchmark imports anything from ``tests/``, and of
@@ -372,50 +376,109 @@ def test_the_dynamic_import_rule_sees_an_unjustified_one():
 # --------------------------------------------------------------------------- the compat boundary
 
 COMPAT = "evaluation.compat"
-#: The old module paths: entry points of the compatibility layer, which go with it.
+#: The entry points of the compatibility layer, which go with it: the old module paths, and
+#: the finder of the old module names (which ``evaluation/__init__.py`` installs).
 COMPAT_ENTRY_MODULES = ("evaluation.EvalRSRunner", "evaluation.EvalRSRecList",
-                        "evaluation.utils")
+                        "evaluation.utils", "evaluation._old_modules")
+#: The converters of old arguments and calls, which the dataset and the RecList call.
+LEGACY = "evaluation.legacy"
+#: What the converters may import of the harness: the foundation.
+LEGACY_MAY_IMPORT = ("evaluation.errors", "evaluation._version", "evaluation._util", LEGACY)
 #: The comment that justifies an import inside a function of the package's own modules.
 DEFERRED = "Deferred on purpose"
+#: At most this many imports of the package's own modules inside functions.
+MAX_IMPORTS_IN_FUNCTIONS = 5
 
 
 def _imports_of_compat_outside_it() -> list[str]:
-    """Each import of ``evaluation.compat`` by a modern module that is not inside a function
-    with a comment saying why (the layer stands above every modern module)."""
-    bad = []
-    for module, tree in TREES.items():
-        if _within(module, (COMPAT, *COMPAT_ENTRY_MODULES)):
-            continue
-        top = {id(n) for n in _top_level_imports(tree)}
-        lines = MODULES[module].read_text().splitlines()
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)):
-                continue
-            if not any(_within(t, (COMPAT,)) for t in _targets(module, node)):
-                continue
-            said = any(DEFERRED in text or JUSTIFIED_DYNAMIC_IMPORT in text
-                       for text in lines[max(0, node.lineno - 5):node.lineno])
-            if id(node) in top or not said:
-                bad.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: "
-                           f"{ast.unparse(node)}")
-    return bad
+    """Each import of ``evaluation.compat`` by a module that is not the layer or one of its
+    entry points, wherever it stands (the layer stands above every modern module)."""
+    return [f"{MODULES[m].relative_to(ROOT)}:{line} imports {target}"
+            for m in MODULES if not _within(m, (COMPAT, *COMPAT_ENTRY_MODULES))
+            for line, target in _all_imports(m) if _within(target, (COMPAT,))]
 
 
-def test_modern_modules_load_the_compatibility_layer_only_where_old_code_enters():
-    """``evaluation.compat`` stands above the harness: a modern module imports it only inside
-    the function where an old object enters, with a comment saying so, never at module level
-    (so that a modern run never loads it and the folder can be deleted)."""
+def test_only_the_entry_points_of_the_compatibility_layer_import_it():
+    """``evaluation.compat`` stands above the harness: no modern module imports it, not even
+    inside a function, so that a modern run never loads it and the folder can be deleted
+    with its entry points. Old objects that reach a modern class are converted by
+    ``evaluation.legacy``, below it."""
     bad = _imports_of_compat_outside_it()
     assert not bad, "imports of evaluation.compat by modern modules:\n" + "\n".join(bad)
 
 
-def test_the_compat_boundary_rule_sees_a_module_level_import():
+def test_the_compat_boundary_rule_sees_an_import_even_inside_a_function():
     name = "evaluation.runner._probe"
-    TREES[name] = ast.parse("from evaluation.compat import warn_once\n")
+    TREES[name] = ast.parse("def f():\n    from evaluation.compat import warn_once\n")
     MODULES[name] = MODULES["evaluation.runner"]
     try:
         assert _imports_of_compat_outside_it() == [
-            "evaluation/runner/__init__.py:1: from evaluation.compat import warn_once"]
+            "evaluation/runner/__init__.py:2 imports evaluation.compat"]
+    finally:
+        del TREES[name], MODULES[name]
+
+
+def test_only_the_package_s_init_imports_an_entry_point_of_the_compatibility_layer():
+    """The old module paths and the finder stand on top: the harness below them imports none
+    (``evaluation/__init__.py`` installs the finder; the layer's own modules are not modern)."""
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} imports {target}"
+           for m in MODULES if m != PACKAGE and not _within(m, (COMPAT, *COMPAT_ENTRY_MODULES))
+           for line, target in _all_imports(m) if _within(target, COMPAT_ENTRY_MODULES)]
+    assert not bad, "imports of the compatibility layer's entry points:\n" + "\n".join(bad)
+
+
+def test_the_converters_of_old_calls_stand_on_the_foundation():
+    """``evaluation.legacy`` is called by the dataset and the RecList where an old object
+    enters: it imports only the foundation, so it points up to nothing."""
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} imports {target}"
+           for m in MODULES if _within(m, (LEGACY,))
+           for line, target in _all_imports(m)
+           if target.split(".")[0] == PACKAGE and not _within(target, LEGACY_MAY_IMPORT)]
+    assert not bad, "evaluation.legacy imports above the foundation:\n" + "\n".join(bad)
+
+
+def _package_imports_in_functions() -> list[tuple[str, int, bool]]:
+    """``(file, line, whether it says why)`` of each import of the package's own modules
+    inside a function (a ``Deferred on purpose`` comment within the four lines above it)."""
+    found = []
+    for module, tree in TREES.items():
+        lines = MODULES[module].read_text().splitlines()
+        seen: set[int] = set()
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            for node in ast.walk(func):
+                if id(node) in seen or not isinstance(node, (ast.Import, ast.ImportFrom)) \
+                        or not _targets(module, node):
+                    continue
+                seen.add(id(node))
+                said = any(DEFERRED in text
+                           for text in lines[max(0, node.lineno - 8):node.lineno])
+                found.append((str(MODULES[module].relative_to(ROOT)), node.lineno, said))
+    return sorted(found)
+
+
+def test_imports_inside_functions_are_few_and_say_why():
+    """An import of the package inside a function hides an arrow from a reader of the
+    module's head (and, to dodge a circle, hides a circle): at most five, each with a
+    comment saying why a module-level import would not do."""
+    found = _package_imports_in_functions()
+    unsaid = [f"{path}:{line}" for path, line, said in found if not said]
+    assert not unsaid, (f"imports of the package inside functions without a "
+                        f"'{DEFERRED}' comment saying why:\n" + "\n".join(unsaid))
+    assert len(found) <= MAX_IMPORTS_IN_FUNCTIONS, (
+        f"{len(found)} imports of the package inside functions (at most "
+        f"{MAX_IMPORTS_IN_FUNCTIONS}): import at the top of the module:\n"
+        + "\n".join(f"{path}:{line}" for path, line, _ in found))
+
+
+def test_the_in_function_import_rule_sees_an_unsaid_one():
+    name = "evaluation.challenge._probe"
+    TREES[name] = ast.parse("def f():\n    from evaluation.runner import run_hash\n")
+    MODULES[name] = MODULES["evaluation.challenge"]
+    try:
+        found = _package_imports_in_functions()
+        assert ("evaluation/challenge/__init__.py", 2, False) in found
     finally:
         del TREES[name], MODULES[name]
 

@@ -1,16 +1,23 @@
 """The 2022/2023 compatibility layer (``evaluation.compat``, and reclist for RecLists) stays
 out of a modern run: a run with the challenge's own tests loads neither, and the harness works
-with both missing (as if ``evaluation/compat/`` and its entry points were deleted)."""
+with both missing: blocked, and in a copy of the package whose ``compat/`` folder and old
+module paths are deleted. What old code hands to a modern class is converted where it enters
+(``evaluation.legacy``), without the layer."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The compatibility layer's folder and the old module paths, its entry points that are files
+#: of their own (the finder of the old module names stays: ``import evaluation`` installs it,
+#: and it loads the layer only when old code imports an old module).
+LAYER = ("compat", "EvalRSRunner.py", "EvalRSRecList.py", "utils.py")
 
 #: A tiny modern run: its tests, and the modules of the layer it loaded.
 MODERN_RUN = """
@@ -24,7 +31,7 @@ runner = EvalRSRunner(dataset, results_dir=sys.argv[1], progress=False, verbose=
 result = runner.evaluate(PopularityModel(), seed=3)
 loaded = sorted(m for m in sys.modules
                 if m.split(".")[0] == "reclist" or m.startswith("evaluation.compat")
-                or m == "evaluation.challenge._reclist")
+                or m.startswith("evaluation.challenge_reclist"))
 print(json.dumps({"tests": [f["tests"] for f in result.folds],
                   "aggregate": result.aggregate, "loaded": loaded}))
 """
@@ -46,9 +53,20 @@ for name in [m for m in sys.modules if m.split(".")[0] == "reclist"]:
 """
 
 
-def _python(code: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
+def _python(code: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
                           text=True, timeout=300)
+
+
+def _copy_without_the_layer(root: Path) -> Path:
+    """A copy of the package under ``root`` with the compatibility layer deleted."""
+    package = root / "evaluation"
+    shutil.copytree(ROOT / "evaluation", package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in LAYER:
+        target = package / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    return root
 
 
 def _last_json(done: subprocess.CompletedProcess) -> dict:
@@ -69,6 +87,41 @@ def test_the_harness_runs_with_the_compatibility_layer_deleted(tmp_path):
     assert blocked["tests"] == free["tests"]
     assert blocked["aggregate"] == free["aggregate"]
     assert blocked["loaded"] == []
+    # and with the folder and the old module paths really deleted, from a copy
+    copy = _copy_without_the_layer(tmp_path / "copy")
+    where = "import evaluation; print(evaluation.__file__)"
+    assert _python(where, cwd=copy).stdout.strip() == str(copy / "evaluation" / "__init__.py")
+    deleted = _last_json(_python(MODERN_RUN, str(tmp_path / "deleted"), cwd=copy))
+    assert deleted["tests"] == free["tests"]
+    assert deleted["aggregate"] == free["aggregate"]
+
+
+def test_old_arguments_of_a_modern_class_are_converted_without_the_layer():
+    # ChallengeDataset's 2023 arguments and attributes enter a modern class: converted there,
+    # by evaluation.legacy, with the compatibility layer and reclist blocked
+    code = BLOCK + textwrap.dedent("""
+        import json, sys, warnings
+        from evaluation import ChallengeDataset
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = ChallengeDataset(scale="tiny", num_folds=1, fold_cache=False,
+                                   sample_users_perc=0.5, min_user_item_freq=5)
+        modern = ChallengeDataset(scale="tiny", num_folds=1, fold_cache=False, frac=0.5,
+                                  k_core=5)
+        same = old.get_test_set(0).equals(modern.get_test_set(0))
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] == "reclist"
+                        or m.startswith("evaluation.compat"))
+        print(json.dumps({"same": same, "params": old.fold_params == modern.fold_params,
+                          "warned": sorted({w.category.__name__ for w in caught}),
+                          "texts": " ".join(str(w.message) for w in caught),
+                          "loaded": loaded}))
+        """)
+    found = _last_json(_python(code))
+    assert found["same"] and found["params"]
+    assert "DeprecationWarning" in found["warned"]
+    assert "sample_users_perc" in found["texts"] and "min_user_item_freq" in found["texts"]
+    assert found["loaded"] == []
 
 
 def test_the_block_is_real_and_the_cli_help_works_without_the_layer():

@@ -99,15 +99,6 @@ def test_architecture_import_arrows_never_run_upwards_nor_in_a_cycle():
     assert [name for name, targets in reached.items() if name in targets] == []
 
 
-def _imported_modules(node: ast.AST) -> list[str]:
-    """The modules an import statement names (none for any other node)."""
-    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-        return [node.module]
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    return []
-
-
 def _picture_name(module: str) -> str | None:
     """The box that stands for ``module`` (``evaluation.x.y``), or None when none does."""
     parts = module.split(".")
@@ -120,12 +111,8 @@ def _picture_name(module: str) -> str | None:
 
 
 def _imports_in_code() -> set[tuple[str, str]]:
-    """(importer, imported) for every import between two boxes, read from the source.
-
-    An import of ``compat/`` inside a function is no arrow: the compatibility layer stands on
-    top, and a modern module reaches it only where old code enters, inside that function
-    (``tests/test_architecture.py`` checks that each such import says so).
-    """
+    """(importer, imported) for every import between two boxes, read from the source, inside
+    functions too (the few there are say why: ``tests/test_architecture.py``)."""
     files = [*(ROOT / "evaluation").rglob("*.py"), ROOT / "submission.py"]
     found = set()
     for file in files:
@@ -133,13 +120,7 @@ def _imports_in_code() -> set[tuple[str, str]]:
         source = "submission.py" if file.name == "submission.py" and len(relative.parts) == 1 \
             else _picture_name(".".join(relative.parts))
         tree = ast.parse(file.read_text(encoding="utf-8"))
-        in_functions = {id(n) for f in ast.walk(tree)
-                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        for n in ast.walk(f)}
         for node in ast.walk(tree):
-            if id(node) in in_functions and source != "compat/" and any(
-                    _picture_name(m) == "compat/" for m in _imported_modules(node)):
-                continue
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 modules = [node.module]
             elif isinstance(node, ast.Import):

@@ -1,14 +1,12 @@
 """The EvalRS challenge: its definition (tests, groups, weights, slices, gate), the metric
 kernels, the per-fold scoring state, per-user scores and bootstrap intervals, the reference
-values, scoring saved predictions, and the RecList that reports the tests.
+values and scoring saved predictions.
 
-Importing this package does not import ``reclist``: ``EvalRSRecList``, the one name that needs
-it, is imported on first use (by the module ``__getattr__`` below); a fold is scored without
-it (:class:`FoldScorer`). ``ScoringWarning`` lives in :mod:`evaluation.errors` and is offered
-here too.
+Nothing here imports ``reclist``: a fold is scored by :class:`FoldScorer`. The RecList that
+renders the same tests through reclist, ``EvalRSRecList``, is ``evaluation.challenge_reclist``,
+above this package. ``ScoringWarning`` lives in :mod:`evaluation.errors` and is offered here
+too.
 """
-
-from typing import TYPE_CHECKING, Any
 
 from evaluation.challenge._aggregate import (
     aggregate,
@@ -52,7 +50,7 @@ from evaluation.challenge._resamples import (
     resample_counts,
     resample_folds,
 )
-from evaluation.challenge._scorer import FoldScorer
+from evaluation.challenge._scorer import FoldScorer, check_result, leaderboard_value
 from evaluation.challenge._scores import IN_MR_ONLY, LEFT_OUT, UserScores
 from evaluation.challenge._scoring import read_predictions, score
 from evaluation.challenge._spec import (
@@ -102,10 +100,6 @@ from evaluation.challenge._vectors import (
 )
 from evaluation.errors import ScoringWarning
 
-if TYPE_CHECKING:
-    # for type checkers only: at run time the name comes from __getattr__ below
-    from evaluation.challenge._reclist import EvalRSRecList as EvalRSRecList
-
 __all__ = [
     "ARTIST_POPULARITY_EDGES",
     "BEING_LESS_WRONG",
@@ -115,7 +109,6 @@ __all__ = [
     "DEFAULT_GROUPS",
     "DEFAULT_WEIGHTS",
     "DIVERSITY_WEIGHT",
-    "EvalRSRecList",
     "FoldScorer",
     "FoldUsers",
     "GATED_SCORE",
@@ -158,6 +151,7 @@ __all__ = [
     "bootstrap",
     "build_references",
     "check_coverage",
+    "check_result",
     "country_slice",
     "dataset_not_applicable",
     "decode_user_values",
@@ -169,6 +163,7 @@ __all__ = [
     "hit_ranks",
     "latent_diversity",
     "latent_diversity_scores",
+    "leaderboard_value",
     "load_references",
     "miss_rate_equality_difference",
     "mred_from_codes",
@@ -192,14 +187,3 @@ __all__ = [
     "users_sha256",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """``EvalRSRecList``, imported on first use (it loads reclist, which scoring a fold does
-    not need); ``AttributeError`` for any other name."""
-    if name != "EvalRSRecList":
-        raise AttributeError(f"module 'evaluation.challenge' has no attribute {name!r}")
-    # Deferred on purpose (PEP 562): reclist is loaded only by code that uses a RecList.
-    from evaluation.challenge._reclist import EvalRSRecList
-
-    globals()[name] = EvalRSRecList
-    return EvalRSRecList

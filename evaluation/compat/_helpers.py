@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._util.once import warn_once
-from evaluation.compat._vectors import keyed_vectors
+from evaluation.legacy import keyed_vectors
 
 
 def _targets(y_test: pd.DataFrame | pd.Series) -> np.ndarray:

@@ -3,7 +3,7 @@
 ``reclist.recommenders.prod2vec``) and the 2023 module ``EvalRSReclist`` hold for old code,
 where the installed reclist lacks them.
 
-The finder that provides those modules (``evaluation._util.old_modules``, installed by
+The finder that provides those modules (``evaluation._old_modules``, installed by
 ``import evaluation``) calls :func:`fill_old_module` when old code first imports one. The
 modules hold the 2022 names, mapped to the harness's: ``RecModel`` (the harness's
 ``RecModel``), ``RecList`` (reclist's), ``RecDataset`` (the 2022 container of a fold),
@@ -31,52 +31,8 @@ from evaluation.compat import (
 from evaluation.compat._reclist_2022 import EvalRSRecList2022
 from evaluation.compat._simple_model import EvalRSSimpleModel
 from evaluation.compat._train_w2v import train_embeddings
+from evaluation.legacy import RecDataset
 from evaluation.model import RecModel
-
-
-class RecDataset:
-    """The 2022 ``RecDataset``: a fold's frames under the 2022 attribute names.
-
-    ``load(x_train=..., x_test=..., y_test=..., users=..., items=...)`` sets them, as the
-    2022 runner did; ``x_train``, ``x_test``, ``y_test`` and ``catalog`` read them back.
-    """
-
-    def __init__(self, **kwargs: Any) -> None:
-        self._x_train: Any = None
-        self._y_train: Any = None
-        self._x_test: Any = None
-        self._y_test: Any = None
-        self._catalog: dict[str, Any] = {}
-        if kwargs:
-            self.load(**kwargs)
-
-    def load(self, **kwargs: Any) -> None:
-        """Keep the fold's frames: ``x_train``, ``x_test``, ``y_test``, ``users``, ``items``."""
-        self._x_train = kwargs.get("x_train")
-        self._y_train = kwargs.get("y_train")
-        self._x_test = kwargs.get("x_test")
-        self._y_test = kwargs.get("y_test")
-        self._catalog = {"users": kwargs.get("users"), "items": kwargs.get("items")}
-
-    @property
-    def x_train(self) -> Any:
-        return self._x_train
-
-    @property
-    def y_train(self) -> Any:
-        return self._y_train
-
-    @property
-    def x_test(self) -> Any:
-        return self._x_test
-
-    @property
-    def y_test(self) -> Any:
-        return self._y_test
-
-    @property
-    def catalog(self) -> dict[str, Any]:
-        return self._catalog
 
 
 def _names_of(module: types.ModuleType) -> dict[str, Any]:
@@ -134,7 +90,7 @@ def fill_old_module(module: types.ModuleType, modern: str) -> None:
 
 def old_module_name(module_name: str, name: str) -> Any:
     """A reclist 0.x name the installed reclist's module ``module_name`` lacks (one of
-    ``evaluation._util.old_modules.EXTENDED``), warning once with the modern spelling.
+    ``evaluation._old_modules.EXTENDED``), warning once with the modern spelling.
 
     Parameters
     ----------

@@ -11,7 +11,8 @@ from reclist.reclist import LOGGER, METADATA_STORE, RecList
 
 from evaluation._util.jsonable import to_jsonable
 from evaluation._util.once import warn_once
-from evaluation.challenge import TESTS, EvalRSRecList
+from evaluation.challenge import TESTS
+from evaluation.challenge_reclist import EvalRSRecList
 from evaluation.compat._helpers import RecListHelpers2022
 from evaluation.compat._last_interactions import (
     PROTOCOL_2023,

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from evaluation import challenge
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import MRED_SLICES, FoldScorer, UserScores, users_sha256
@@ -36,6 +35,7 @@ from evaluation.errors import PredictionError, PredictionWarning
 from evaluation.predictions import validate_predictions
 from evaluation.protocols import rating_errors, supports_ratings
 from evaluation.runner._profile import FoldProfile
+from evaluation.runner._reclist import reclist_base
 
 #: The stages of a fold, in order; each is timed.
 STAGES = ("data", "train", "predict", "validate", "score")
@@ -231,8 +231,7 @@ def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictio
         return scorer.results(), scorer.details(), scorer.state
     cls: Any = job.reclist_cls
     if cls is None:
-        # the package's lazy attribute: reclist is loaded only when its report is asked for
-        cls = challenge.EvalRSRecList
+        cls = reclist_base()  # reclist is loaded only when its report is asked for
     # for_fold: also a custom RecList with the 2022 constructor (model, dataset, y_preds)
     rl = cls.for_fold(dataset, job.fold, predictions, model_name=job.name, k=job.k,
                       x_train=train_df, y_test=test_df, validate=False,

@@ -22,7 +22,6 @@ from rich.console import Console
 from rich.text import Text
 from tqdm.auto import tqdm
 
-from evaluation import challenge
 from evaluation._util import atomic as _atomic
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
@@ -64,6 +63,7 @@ from evaluation.runner._eligibility import DEFAULT_K, ineligible_because
 from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold, repeated_mode
 from evaluation.runner._profile import environment
+from evaluation.runner._reclist import reclist_base
 from evaluation.runner._references import references_record, resolve_references
 from evaluation.runner._result import RunResult
 from evaluation.runner._settings import model_params
@@ -204,9 +204,9 @@ class EvalRSRunner:
             reclist_cls = custom_RecList
         if reclist_cls is None:
             return None
-        # the package's lazy attribute: reclist, which EvalRSRecList subclasses, is loaded
-        # only for a custom RecList (whose module imported it already)
-        base = challenge.EvalRSRecList
+        # reclist, which EvalRSRecList subclasses, is loaded only for a custom RecList (whose
+        # module imported it already)
+        base = reclist_base()
         if not (isinstance(reclist_cls, type) and issubclass(reclist_cls, base)):
             raise ConfigError(f"reclist_cls must be a subclass of EvalRSRecList (so that it "
                               f"keeps the leaderboard tests); got {reclist_cls!r}.")

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluation import challenge
 from evaluation.errors import ConfigError
+from evaluation.runner._reclist import reclist_base
 
 # A value that is not TOML but reads as a word (a name, a path, a URL) is taken as a string:
 # ``--param metric=cosine`` needs no shell quoting. Anything else that is not TOML is an error
@@ -251,9 +251,9 @@ def import_reclist(spec: str) -> type:
     if found is None:
         raise ConfigError(f"--reclist {spec!r}: module {module_name} has no {class_name!r}; "
                           f"check the class name.")
-    # the package's lazy attribute: reclist, which EvalRSRecList subclasses, is loaded only
-    # for a custom RecList (whose module imported it already)
-    if not (isinstance(found, type) and issubclass(found, challenge.EvalRSRecList)):
+    # reclist, which EvalRSRecList subclasses, is loaded only for a custom RecList (whose
+    # module imported it already)
+    if not (isinstance(found, type) and issubclass(found, reclist_base())):
         raise ConfigError(f"--reclist {spec!r}: {class_name} is not a subclass of "
                           f"evaluation.EvalRSRecList (which keeps the leaderboard tests); "
                           f"subclass it and add your @rec_test methods.")

@@ -21,7 +21,7 @@ import pandas as pd
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning, ScoringWarning
 
 if TYPE_CHECKING:
-    from evaluation.challenge import EvalRSRecList
+    from evaluation.challenge_reclist import EvalRSRecList
 
 #: Users of the trial run of a custom RecList.
 TRIAL_USERS = 20

@@ -359,7 +359,7 @@ def test_rec_model_contract():
 
 
 def test_readme_custom_test_snippet_is_in_module_docstring():
-    import evaluation.challenge._reclist as mod
+    import evaluation.challenge_reclist._reclist as mod
 
     assert "class MyRecList(EvalRSRecList)" in mod.__doc__
     assert Path(mod.__file__).exists()

@@ -101,7 +101,7 @@ def test_reclist_abstractions_is_provided_only_where_reclist_lacks_it():
     import importlib.util
     import sys
 
-    from evaluation.compat import LegacyReclistFinder
+    from evaluation._old_modules import LegacyReclistFinder
 
     # the start-up hook's copy of the finder is of another class object: found by its marker
     finders = [f for f in sys.meta_path if getattr(f, "evalrs_old_modules", False) is True]

@@ -233,7 +233,7 @@ def test_submission_draws_reports_only_when_asked():
 
 
 def test_scoring_keeps_the_four_training_columns_of_the_challenge_reclist_only():
-    from evaluation.challenge import EvalRSRecList
+    from evaluation.challenge_reclist import EvalRSRecList
     from evaluation.runner._fold import SCORING_COLUMNS, _scoring_rows
 
     frame = ChallengeDataset(synthetic_tables("tiny"), num_folds=1).get_train_set(0)

@@ -24,12 +24,12 @@ from evaluation._util.once import forget_warnings
 from evaluation.baselines import PopularityModel, RandomModel
 from evaluation.challenge import (
     LEADERBOARD_TESTS,
-    EvalRSRecList,
     UserScores,
     build_references,
     load_references,
     phase2_score,
 )
+from evaluation.challenge_reclist import EvalRSRecList
 from evaluation.contract import CompetitionTarget, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (

@@ -1,10 +1,10 @@
 """EvalRSRecList: the challenge's tests as a reclist ``RecList``, to render and report them.
 
-One instance scores one fold through a :class:`FoldScorer` (which validates the predictions
-and computes the shared per-fold state once; every ``@rec_test`` of the challenge returns the
-scorer's value). Calling the instance runs reclist's loop (table + report folder);
-:meth:`EvalRSRecList.results` returns the same numbers as a plain dict without printing
-anything.
+One instance scores one fold through a :class:`~evaluation.challenge.FoldScorer` (which
+validates the predictions and computes the shared per-fold state once; every ``@rec_test`` of
+the challenge returns the scorer's value). Calling the instance runs reclist's loop (table +
+report folder); :meth:`EvalRSRecList.results` returns the same numbers as a plain dict without
+printing anything.
 
 Adding a test takes a subclass and one method::
 
@@ -40,9 +40,7 @@ from reclist.metadata import METADATA_STORE
 from reclist.reclist import RecList, rec_test
 
 from evaluation._util.jsonable import to_jsonable
-from evaluation.challenge._mred import SliceMissRates
-from evaluation.challenge._scorer import FoldScorer, check_result, leaderboard_value
-from evaluation.challenge._spec import (
+from evaluation.challenge import (
     BEING_LESS_WRONG,
     HIT_RATE,
     LATENT_DIVERSITY,
@@ -54,8 +52,13 @@ from evaluation.challenge._spec import (
     MRR,
     STATS,
     TESTS,
+    FoldScorer,
+    SliceMissRates,
+    check_result,
+    leaderboard_value,
 )
 from evaluation.errors import ConfigError, EvalRSError, ScoringWarning
+from evaluation.legacy import build_reclist, unpack_call
 
 
 def _printable(value: Any) -> Any:
@@ -107,8 +110,8 @@ class EvalRSRecList(RecList):
     ``_y_preds`` are there; a subclass with the 2022 constructor
     ``__init__(self, model, dataset, y_preds=None)`` is built by :meth:`for_fold` (the
     runner's call); the 2023 call without ``fold`` scores fold 0 (with a
-    ``DeprecationWarning``). Those two calls are converted by ``evaluation.compat``, loaded
-    only for them. The 2022 helpers (``product_data``, ``_dense_repr``,
+    ``DeprecationWarning``). Those two calls are converted by ``evaluation.legacy``. The
+    2022 helpers (``product_data``, ``_dense_repr``,
     ``miss_rate_at_k_slice``, ...) come with the 2022 path,
     ``from evaluation.EvalRSRecList import EvalRSRecList``.
 
@@ -147,11 +150,8 @@ class EvalRSRecList(RecList):
                  metadata_store: METADATA_STORE = METADATA_STORE.LOCAL, **kwargs: Any) -> None:
         carried: dict[str, Any] = {}
         if _old_call(fold, kwargs):
-            # Deferred on purpose: the 2022 form (model, fold's frames, y_preds) and the 2023
-            # form (no fold) enter here; the compatibility layer, which stands above this
-            # package, is loaded only for them.
-            from evaluation.compat import unpack_call
-
+            # the 2022 form (model, fold's frames, y_preds) and the 2023 form (no fold) enter
+            # here, and are converted to the modern one
             dataset, fold, predictions, carried = unpack_call(dataset, fold, predictions,
                                                               kwargs)
         if predictions is None:
@@ -197,10 +197,7 @@ class EvalRSRecList(RecList):
         """
         if not _takes_2022_arguments(cls):
             return cls(dataset, fold, predictions, **options)
-        # Deferred on purpose: a 2022 class enters here; the compatibility layer, which
-        # stands above this package, is loaded only for it.
-        from evaluation.compat import build_reclist
-
+        # a class with the 2022 constructor enters here: it is built with the 2022 call
         rl: EvalRSRecList = build_reclist(cls, dataset, fold, predictions, **options)
         return rl
 

@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from evaluation._util.once import warn_once
-from evaluation.compat._modules import RecDataset
 from evaluation.errors import ConfigError
+from evaluation.legacy._rec_dataset import RecDataset
 
 
 class Fold2022(RecDataset):

@@ -32,9 +32,10 @@ The start-up hook runs this file without importing the harness, so it imports no
 twenty times the rest of the hook), nor ``typing``. The finder and loaders are duck-typed to
 the protocols of ``importlib``.
 
-This module is the compatibility layer's one entry point below it: it names the modules,
-and ``evaluation.compat`` fills them (see ``evaluation.compat.fill_old_module`` and
-``evaluation.compat.old_module_name``).
+It stands at the top of the package, beside ``evaluation/__init__.py``, as an entry point of
+the compatibility layer: it names the modules, and ``evaluation.compat``, below it, fills them
+(see ``evaluation.compat.fill_old_module`` and ``evaluation.compat.old_module_name``). Nothing
+of the harness imports this module but ``evaluation/__init__.py``.
 """
 
 from __future__ import annotations
@@ -89,12 +90,19 @@ class _OldModuleLoader:
         return None  # the default module object
 
     def exec_module(self, module: types.ModuleType) -> None:
-        # Deferred on purpose: the compatibility layer stands above every other package (it
-        # builds on the runner and the RecList) and is loaded only when old code imports one
-        # of these modules, never at start-up, by ``import evaluation`` or a modern run.
-        from evaluation.compat import fill_old_module
+        _compatibility_layer().fill_old_module(module, SHIMMED[module.__name__])
 
-        fill_old_module(module, SHIMMED[module.__name__])
+
+def _compatibility_layer() -> types.ModuleType:
+    """``evaluation.compat``, which fills the old modules, loaded when old code first asks."""
+    # Deferred on purpose: this file runs at interpreter start-up, before the harness can be
+    # imported, and the compatibility layer loads reclist, the runner and the RecList; it is
+    # loaded only when old code imports one of these modules or names, never at start-up, by
+    # ``import evaluation`` or by a modern run. (A plain import: the layer stands below this
+    # file, so no circle is dodged.)
+    from evaluation import compat
+
+    return compat
 
 
 def _old_name_getter(module_name: str) -> object:
@@ -102,10 +110,7 @@ def _old_name_getter(module_name: str) -> object:
 
     def __getattr__(name: str) -> object:
         if name in EXTENDED[module_name]:
-            # Deferred on purpose, as in _OldModuleLoader.exec_module
-            from evaluation.compat import old_module_name
-
-            return old_module_name(module_name, name)
+            return _compatibility_layer().old_module_name(module_name, name)
         raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
 
     return __getattr__
