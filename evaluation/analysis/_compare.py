@@ -374,9 +374,10 @@ def p_floor_note(n_boot: int, permutations: int, family_size: int, alpha: float)
                 f"permutations to at least {default_replicates(family_size, alpha, 1)} and "
                 f"n_boot to at least {default_replicates(family_size, alpha, 2)}.")
     if family_size * boot > alpha:
-        return (text + f"; a row tested by the bootstrap (the MRED tests, the scores) cannot "
-                f"go below {family_size * boot:.3g} > alpha = {alpha:g}: raise n_boot to at "
-                f"least {default_replicates(family_size, alpha, 2)}.")
+        return (text + f"; the bootstrap's floor times the family is {family_size * boot:.3g}"
+                f" > alpha = {alpha:g}: a row tested by the bootstrap (the MRED tests, the "
+                f"scores) is significant by Holm only behind enough smaller p-values. Raise "
+                f"n_boot to at least {default_replicates(family_size, alpha, 2)}.")
     return text + "."
 
 
