@@ -55,7 +55,7 @@ def checkout_root(cls: type) -> Path | None:
     path = Path(file).resolve()
     # one folder up per dotted level, and one more for a package's own __init__ file
     depth = name.count(".") + (1 if hasattr(module, "__path__") else 0)
-    if depth >= len(path.parents) or _HARNESS_DIR in path.parents:
+    if depth >= len(path.parents) or path.is_relative_to(_HARNESS_DIR):
         return None
     return path.parents[depth]
 
@@ -67,7 +67,7 @@ def checkout_files(cls: type) -> dict[str, tuple[str, Path]]:
     if root is None:
         return {}
     skip = _environment_prefixes()
-    todo = [(name, path) for name, path in _class_modules(cls)]
+    todo = list(_class_modules(cls, skip))
     found: dict[str, tuple[str, Path]] = {}
     while todo:
         name, path = todo.pop()
@@ -77,9 +77,9 @@ def checkout_files(cls: type) -> dict[str, tuple[str, Path]]:
         if rel in found:
             continue
         found[rel] = (name, path)
-        todo.extend(_package_files(name, root))
+        todo.extend(_package_files(name, root, skip))
         if path.suffix == ".py":
-            todo.extend(_imported(name, path, root))
+            todo.extend(_imported(name, path, root, skip))
     return dict(sorted(found.items()))
 
 
@@ -110,18 +110,19 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _class_modules(cls: type) -> Iterator[tuple[str, Path]]:
+def _class_modules(cls: type, skip: tuple[str, ...]) -> Iterator[tuple[str, Path]]:
     """The modules (name, file) that define ``cls`` and its bases; for a class without a file
     (a notebook's), the modules its methods' globals hold or come from."""
     for klass in cls.__mro__:
         module = sys.modules.get(klass.__module__)
-        path = _module_file(klass.__module__, module, ())
-        if path is not None:
-            yield klass.__module__, path
+        if isinstance(getattr(module, "__file__", None), str):
+            path = _module_file(klass.__module__, module, skip)
+            if path is not None:
+                yield klass.__module__, path
             continue
         for value in vars(klass).values():
             for name, held in _referenced_modules(getattr(value, "__globals__", None)):
-                path = _module_file(name, held, ())
+                path = _module_file(name, held, skip)
                 if path is not None:
                     yield name, path
 
@@ -153,21 +154,23 @@ def _module_file(name: str, module, skip: tuple[str, ...]) -> Path | None:
 def _in_checkout(path: Path, root: Path, skip: tuple[str, ...]) -> bool:
     """Whether ``path`` is a file of the checkout: under ``root``, not the environment's
     (``skip``) and not the harness's."""
-    return root in path.parents and not str(path).startswith(skip) \
-        and _HARNESS_DIR not in path.parents and path.is_file()
+    return path != root and path.is_relative_to(root) and not str(path).startswith(skip) \
+        and not path.is_relative_to(_HARNESS_DIR) and path.is_file()
 
 
-def _package_files(name: str, root: Path) -> Iterator[tuple[str, Path]]:
+def _package_files(name: str, root: Path, skip: tuple[str, ...]
+                   ) -> Iterator[tuple[str, Path]]:
     """The ``__init__`` files of the packages above module ``name`` (run when it is imported)."""
     parts = name.split(".")
     for depth in range(1, len(parts)):
         package = ".".join(parts[:depth])
-        path = _find(package, root)
+        path = _find(package, root, skip)
         if path is not None:
             yield package, path
 
 
-def _imported(name: str, path: Path, root: Path) -> Iterator[tuple[str, Path]]:
+def _imported(name: str, path: Path, root: Path, skip: tuple[str, ...]
+              ) -> Iterator[tuple[str, Path]]:
     """The checkout modules that the import statements of ``path`` (module ``name``) name."""
     try:
         with SYNTAX_TREES:  # one syntax tree at a time (CPython 3.11)
@@ -187,7 +190,7 @@ def _imported(name: str, path: Path, root: Path) -> Iterator[tuple[str, Path]]:
         else:
             continue
         for imported in names:
-            found = _find(imported, root)
+            found = _find(imported, root, skip)
             if found is not None:
                 yield imported, found
 
@@ -203,18 +206,24 @@ def _absolute(module: str | None, level: int, package: str) -> str | None:
     return ".".join(base + ([module] if module else []))
 
 
-def _find(name: str, root: Path) -> Path | None:
-    """The file of module ``name`` as this process would import it: a loaded module's own
-    file, else ``<root>/a/b/c.py`` or ``<root>/a/b/c/__init__.py``; None otherwise."""
+def _find(name: str, root: Path, skip: tuple[str, ...]) -> Path | None:
+    """The file of module ``name`` in the checkout: ``<root>/a/b/c/__init__.py`` or
+    ``<root>/a/b/c.py`` (a package first, as Python's own finder looks: ``submission/`` and
+    ``submission.py`` lie side by side), else the file of a loaded module of that name (a
+    checkout whose modules lie in a folder of their own, ``src/``), None where it starts with
+    one of ``skip``; None otherwise.
+
+    The checkout's own layout comes first, so that the files found do not depend on what the
+    process loaded before (a test session's or a notebook's other packages).
+    """
     if not name or name.split(".", 1)[0] in _HARNESS_MODULES:
         return None
-    if name in sys.modules:
-        return _module_file(name, sys.modules[name], ())
     folder = root.joinpath(*name.split("."))
-    for path in (folder.with_name(folder.name + ".py"), folder / "__init__.py"):
+    for path in (folder / "__init__.py", folder.with_name(folder.name + ".py")):
         if path.is_file():
             return path.resolve()
-    return None
+    module = sys.modules.get(name)
+    return None if module is None else _module_file(name, module, skip)
 
 
 def _environment_prefixes() -> tuple[str, ...]:

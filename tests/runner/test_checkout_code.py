@@ -217,3 +217,13 @@ def test_a_module_imported_by_name_while_training_is_named(checkout, tiny, tmp_p
     with warnings.catch_warnings():
         warnings.simplefilter("error", RunWarning)
         run_checkout(checkout, runner, limit=20)
+
+
+def test_a_package_comes_before_a_module_of_the_same_name(checkout):
+    # the template's layout: submission.py (the script) beside submission/ (the package)
+    (checkout / "submission.py").write_text("print('the script')\n")
+    cls = load_model_class(checkout)
+    files = model_fingerprint(cls.__new__(cls), {})["code"]["checkout"]["files"]
+    assert [(f["path"], f["module"]) for f in files] == [
+        ("submission/MyModel.py", "submission.MyModel"), ("submission/__init__.py", "submission"),
+        ("submission/candidates.py", "submission.candidates")]
