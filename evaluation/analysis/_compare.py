@@ -24,8 +24,13 @@ from evaluation.analysis._paired import (
     swap_test,
 )
 from evaluation.analysis._results import SCORES, LoadedRun, load_results
-from evaluation.analysis._tiers import run_standings, standings_heading, standings_table
-from evaluation.challenge import TESTS
+from evaluation.analysis._tiers import (
+    run_standings,
+    standings_heading,
+    standings_table,
+    told_apart,
+)
+from evaluation.challenge import LEADERBOARD_TESTS, TESTS
 from evaluation.contract import params_text
 from evaluation.errors import ConfigError
 
@@ -35,6 +40,10 @@ COLUMNS: tuple[str, ...] = (
     "p_bootstrap", "p_permutation", "p", "p_holm", "p_bh", "significant", "run_id",
     "higher_is_better", "bias_dominated", "name", "params",
 )
+
+#: The replicates (bootstrap) and random swaps (swap test) of a comparison at least; more
+#: where its family needs more (:func:`default_replicates`).
+MIN_DEFAULT_REPLICATES = 1000
 
 #: Every test and score of the harness is "higher is better": HIT_RATE, MRR, BLW and LD grow
 #: with quality, and an MRED test is ``-mean_g |MR_g - MR|`` (at most 0), so a model closer
@@ -70,7 +79,12 @@ class Comparison:
     standings : dict or None
         The runs (the baseline included) as a board reads them: tiers and rank intervals by
         the leaderboard score (the phase-1 score without references), from the same paired
-        replicates (see ``run_standings``); None where a run's score is not finite.
+        replicates (see ``run_standings``); None where a run's score is not finite. Where it
+        is given, the rows of that score are significant exactly when it tells the run and
+        the baseline apart: the mark and the tiers never contradict each other.
+    p_floor : str
+        The smallest p-values the replicates resolve, and what they become after Holm's
+        correction over the family (a sentence).
     """
 
     baseline: LoadedRun
@@ -86,6 +100,7 @@ class Comparison:
     methods: dict = field(repr=False)
     left_out: dict = field(default_factory=dict)
     standings: dict | None = field(default=None, repr=False)
+    p_floor: str = ""
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (model, test), the two scores included.
@@ -99,7 +114,9 @@ class Comparison:
             the same bootstrap); ``p_permutation`` (the paired swap test; NaN for a test that
             is not a mean over users); ``p`` (the one corrected: the permutation p-value of
             an additive test, else the bootstrap one); ``p_holm``, ``p_bh`` (adjusted over
-            the whole family); ``significant`` (``p_holm <= alpha``); ``run_id``;
+            the whole family); ``significant`` (``p_holm <= alpha``; for the score the
+            standings rank by, whether they tell the run and the baseline apart);
+            ``run_id``;
             ``higher_is_better``; ``bias_dominated`` (the interval is unreliable: resampling
             bias exceeds the spread); ``name`` (the run's name, else its model's) and
             ``params`` (its model's parameters as ``name=value, ...``).
@@ -115,7 +132,7 @@ class Comparison:
             "family_size": self.family_size, "alpha": self.alpha, "level": self.level,
             "n_boot": self.n_boot, "seed": self.seed, "permutations": self.permutations,
             "methods": self.methods, "left_out": self.left_out,
-            "standings": self.standings, "rows": self.rows})
+            "standings": self.standings, "p_floor": self.p_floor, "rows": self.rows})
 
     def table(self) -> Table:
         """A rich table of the comparison: 4 significant digits, significance marked."""
@@ -137,6 +154,14 @@ class Comparison:
                           _sig(row["baseline_estimate"]), _sig(row["difference"]), ci,
                           _sig(row["p"]), _sig(row["p_holm"]), _sig(row["p_bh"]), mark)
         return table
+
+    def _ranking_mark(self) -> str:
+        """How the ranking score's rows are marked, where the standings decide them."""
+        if self.standings is None:
+            return ""
+        return (f"; for {self.standings['score']}, * = told apart by the standings below "
+                f"(simultaneous over every pair of runs, as the tiers; its p Holm is shown "
+                f"for reference)")
 
     def run_tables(self, width: int) -> list[Table]:
         """One table per compared run, its columns fitted to ``width`` characters.
@@ -170,8 +195,9 @@ class Comparison:
             yield standings_heading(self.standings)
             yield standings_table(self.standings, {r.run_id: r.label for r in runs})
         yield (f"Family: {self.family}. * = significant after Holm's correction at alpha = "
-               f"{self.alpha:g}. Every test and score is higher-is-better; a positive "
-               f"difference favours the model.")
+               f"{self.alpha:g}{self._ranking_mark()}. Every test and score is "
+               f"higher-is-better; a positive difference favours the model.")
+        yield self.p_floor
         if self.left_out:
             yield left_out_note(self.left_out)
         if any(row["bias_dominated"] for row in self.rows):
@@ -215,8 +241,8 @@ def _fitted_columns(rows: list[dict], width: int) -> list[tuple[str, str, Justif
     return kept
 
 
-def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
-            level: float = 0.95, permutations: int = 1000,
+def compare(runs: Sequence, baseline=0, *, n_boot: int | None = None, seed: int = 0,
+            level: float = 0.95, permutations: int | None = None,
             alpha: float | None = None, min_difference: float = 0.0) -> Comparison:
     """Compare runs with a baseline run on the same folds and test users.
 
@@ -226,7 +252,11 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
     contributions and averaged over folds, as the run's own intervals are), its two-sided
     bootstrap p-value, and for the additive tests (HIT_RATE, MRR, BEING_LESS_WRONG,
     LATENT_DIVERSITY) a paired swap (permutation) test. The p-values of all (model, test)
-    rows form one family, adjusted by Holm-Bonferroni and by Benjamini-Hochberg.
+    rows form one family, adjusted by Holm-Bonferroni and by Benjamini-Hochberg; a row is
+    significant where its Holm-adjusted p-value is at most ``alpha``, except the rows of the
+    score the standings rank by (the leaderboard score): those are significant exactly where
+    the standings tell the run and the baseline apart (:func:`evaluation.standings.read_board`,
+    simultaneous over every pair of runs), so that the mark never contradicts the tiers.
 
     Parameters
     ----------
@@ -235,14 +265,17 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
         :func:`load_results`).
     baseline : int, LoadedRun or path
         The baseline: an index into ``runs``, or a run (added when not among ``runs``).
-    n_boot : int
-        Bootstrap replicates (at least 100).
+    n_boot : int, optional
+        Bootstrap replicates (at least 100). Default: :func:`default_replicates` (1,000, or
+        more where the family is large enough for 1,000 to keep Holm from reaching
+        ``alpha``).
     seed : int
         Seed of the bootstrap and of the swap test (same seed, same bits).
     level : float
         Coverage of the intervals, in (0, 1).
-    permutations : int
-        Random swaps per test when the swap test is not exact.
+    permutations : int, optional
+        Random swaps per test when the swap test is not exact. Default:
+        :func:`default_replicates`.
     alpha : float, optional
         Significance level after correction; default ``1 - level``.
     min_difference : float
@@ -260,16 +293,23 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
         folds or test users, tests, harness version, list length or limit), there is no run
         besides the baseline, or a parameter is out of range.
     """
-    check_int("n_boot", n_boot, minimum=100, owner="compare")
+    if n_boot is not None:
+        check_int("n_boot", n_boot, minimum=100, owner="compare")
     check_seed("seed", seed, owner="compare")
     check_number("level", level, low=0.0, high=1.0, low_open=True, high_open=True,
                  owner="compare")
-    check_int("permutations", permutations, minimum=100, owner="compare")
+    if permutations is not None:
+        check_int("permutations", permutations, minimum=100, owner="compare")
     min_difference = check_number("min_difference", min_difference, low=0.0, owner="compare")
     alpha = 1 - level if alpha is None else check_number(
         "alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True, owner="compare")
     base, others = _baseline_and_others(runs, baseline)
     check_comparable([base, *others])
+    # the largest family the runs can make: every leaderboard test and both scores per run
+    largest = len(others) * (len(LEADERBOARD_TESTS) + 2)
+    n_boot = default_replicates(largest, alpha, 2) if n_boot is None else n_boot
+    permutations = (default_replicates(largest, alpha, 1) if permutations is None
+                    else permutations)
     folds = [[run.user_scores(f) for f in range(base.num_folds)] for run in (base, *others)]
     reps, point = paired_bootstrap(folds, base.references, n_boot=n_boot, seed=seed,
                                    not_applicable=base.not_applicable)
@@ -280,6 +320,9 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
             rows.append(_row(run, name, reps[name][i] - reps[name][0], point[name][i],
                              point[name][0], swaps.get(name), level))
     family_size = _correct(rows, alpha)
+    standings = run_standings([base, *others], reps, point, level=level,
+                              min_difference=min_difference)
+    mark_by_standings(rows, standings, base.run_id)
     names = list(reps)
     family = (f"{family_size} tests = {len(others)} model{'s' * (len(others) != 1)} x "
               f"{len(names)} tests ({', '.join(names)})")
@@ -291,9 +334,51 @@ def compare(runs: Sequence, baseline=0, *, n_boot: int = 1000, seed: int = 0,
                       family_size=family_size, alpha=float(alpha), level=float(level),
                       n_boot=n_boot, seed=seed, permutations=permutations,
                       methods=_methods(n_boot, permutations),
-                      left_out=_left_out([base, *others], names),
-                      standings=run_standings([base, *others], reps, point, level=level,
-                                              min_difference=min_difference))
+                      left_out=_left_out([base, *others], names), standings=standings,
+                      p_floor=p_floor_note(n_boot, permutations, family_size, alpha))
+
+
+def mark_by_standings(rows: list[dict], standings: dict | None, baseline_id: str) -> None:
+    """Set ``significant`` of the rows of the score the standings rank by: whether the
+    standings tell the row's run and the baseline apart (the relation the tiers are drawn
+    from, so that the two never contradict each other). Nothing without standings."""
+    if standings is None:
+        return
+    for row in rows:
+        if row["test"] == standings["score"]:
+            row["significant"] = told_apart(standings, row["run_id"], baseline_id)
+
+
+def default_replicates(family_size: int, alpha: float, floor_numerator: int) -> int:
+    """The replicates (or random swaps) that let Holm's correction reach ``alpha``.
+
+    ``B`` replicates resolve p-values down to ``floor_numerator / (B + 1)`` (2 for the
+    two-sided bootstrap p-value, 1 for the swap test's), and Holm multiplies the smallest
+    p-value by the family's size ``m``: the rule is the least ``B`` with
+    ``m * floor_numerator / (B + 1) <= alpha``, and never fewer than
+    ``MIN_DEFAULT_REPLICATES``.
+    """
+    needed = math.ceil(family_size * floor_numerator / alpha - 1e-9) - 1
+    return max(MIN_DEFAULT_REPLICATES, needed)
+
+
+def p_floor_note(n_boot: int, permutations: int, family_size: int, alpha: float) -> str:
+    """The sentence on the smallest p-values a comparison can give, before and after Holm."""
+    boot, swap = 2 / (n_boot + 1), 1 / (permutations + 1)
+    text = (f"p-values have a floor: at least 2/(n_boot+1) = {boot:.3g} from the bootstrap "
+            f"({n_boot} replicates) and 1/(permutations+1) = {swap:.3g} from the swap test "
+            f"(when not exact); Holm multiplies the smallest p-value by the family's "
+            f"{family_size} tests, so no adjusted p-value lies below {family_size * swap:.3g}")
+    if family_size * swap > alpha:
+        return (text + f", above alpha = {alpha:g}: no row can be significant by Holm. Raise "
+                f"permutations to at least {default_replicates(family_size, alpha, 1)} and "
+                f"n_boot to at least {default_replicates(family_size, alpha, 2)}.")
+    if family_size * boot > alpha:
+        return (text + f"; the bootstrap's floor times the family is {family_size * boot:.3g}"
+                f" > alpha = {alpha:g}: a row tested by the bootstrap (the MRED tests, the "
+                f"scores) is significant by Holm only behind enough smaller p-values. Raise "
+                f"n_boot to at least {default_replicates(family_size, alpha, 2)}.")
+    return text + "."
 
 
 def _left_out(runs: Sequence[LoadedRun], compared: Sequence[str]) -> dict[str, list[str]]:
@@ -449,7 +534,12 @@ def _methods(n_boot: int, permutations: int) -> dict[str, str]:
              "scores",
         "correction": "Holm-Bonferroni (family-wise error) and Benjamini-Hochberg (false "
                       "discovery rate) over every (model, test) row; significant = p_holm "
-                      "<= alpha",
+                      "<= alpha, except for the score the standings rank by",
+        "significance": "the rows of the score the standings rank by are significant where "
+                        "the standings tell the run and the baseline apart (simultaneous "
+                        "intervals of every pairwise difference, max-|t| over the paired "
+                        "replicates, the relation the tiers come from); the others where "
+                        "p_holm <= alpha",
         "scores": f"{', '.join(SCORES)} recomputed on every replicate from the fold means "
                   f"(phase 2 with the baseline run's references)",
     }

@@ -394,8 +394,9 @@ def forest_plot(comparison, *, tests: Sequence[str] | None = None):
     matplotlib.figure.Figure
         One panel per test (each on its own scale), one row per model: the difference
         (model - baseline) and its interval (dashed where the comparison flags it
-        unreliable). Filled markers: significant after the comparison's correction; hollow:
-        not. The dashed vertical line marks no difference.
+        unreliable). Filled markers: significant after the comparison's correction (the
+        score the standings rank by: told apart by them); hollow: not. The dashed vertical
+        line marks no difference.
     """
     from matplotlib.lines import Line2D
 
@@ -429,8 +430,12 @@ def forest_plot(comparison, *, tests: Sequence[str] | None = None):
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", alpha=0.3)
     alpha = getattr(comparison, "alpha", None)
+    standings = getattr(comparison, "standings", None)
+    # the score the standings rank by is marked as they tell the runs apart, as its tiers
+    ranking = f"; {standings['score']}: as the standings" if standings else ""
     handles = [Line2D([], [], color=_NEUTRAL, marker="o", ls="",
-                      label="significant after Holm" + (f" (alpha={alpha:g})" if alpha else "")),
+                      label="significant after Holm" + (f" (alpha={alpha:g}{ranking})"
+                                                        if alpha else "")),
                Line2D([], [], color=_NEUTRAL, marker="o", mfc="white", ls="",
                       label="not significant")]
     fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=8, frameon=False)

@@ -42,9 +42,10 @@ def run_standings(runs: Sequence[LoadedRun], replicates: Mapping[str, np.ndarray
     dict or None
         ``{"score", "level", "min_difference", "method", "rows"}``, one row per run in board
         order: ``run_id``, ``name``, ``params``, ``place``, ``score``, ``tier``,
-        ``rank_interval`` ([best, worst]) and ``win_probability`` (run id -> the share of
-        replicates in which this run scores above it); None when the score is not a finite
-        number for every run.
+        ``rank_interval`` ([best, worst]), ``win_probability`` (run id -> the share of
+        replicates in which this run scores above it) and ``beats`` (the run ids it is told
+        apart above: the relation the tiers are drawn from); None when the score is not a
+        finite number for every run.
     """
     score = "phase2_score" if "phase2_score" in replicates else "phase1_score"
     reps, values = np.asarray(replicates[score]), np.asarray(point[score])
@@ -57,7 +58,8 @@ def run_standings(runs: Sequence[LoadedRun], replicates: Mapping[str, np.ndarray
              "score": float(values[i]), "tier": int(board.tier[place - 1]),
              "rank_interval": [int(v) for v in board.rank_interval[place - 1]],
              "win_probability": {ids[j]: float(board.win_probability[place - 1, k])
-                                 for k, j in enumerate(order) if j != i}}
+                                 for k, j in enumerate(order) if j != i},
+             "beats": [ids[j] for k, j in enumerate(order) if board.beats[place - 1, k]]}
             for place, i in enumerate(order, start=1)]
     return {"score": score, "level": board.level, "min_difference": board.min_difference,
             "method": f"tiers and rank intervals from simultaneous {board.level:.0%} "
@@ -65,6 +67,13 @@ def run_standings(runs: Sequence[LoadedRun], replicates: Mapping[str, np.ndarray
                       f"bootstrap replicates): the chance that any two runs are told apart "
                       f"wrongly is at most {1 - board.level:.0%}",
             "rows": rows}
+
+
+def told_apart(board: dict, a: str, b: str) -> bool:
+    """Whether the standings tell runs ``a`` and ``b`` apart (either beats the other): the
+    relation its tiers and the comparison's verdict on the ranking score both come from."""
+    beats = {row["run_id"]: set(row["beats"]) for row in board["rows"]}
+    return b in beats.get(a, set()) or a in beats.get(b, set())
 
 
 def standings_heading(board: dict) -> str:

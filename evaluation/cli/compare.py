@@ -32,9 +32,13 @@ def register(subparsers) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help=f"write {CSV_NAME}, {JSON_NAME} (and {FOREST_NAME} with matplotlib) "
                         f"into DIR")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (1000)")
-    p.add_argument("--permutations", type=int, default=1000,
-                   help="random swaps of the permutation test when it is not exact (1000)")
+    p.add_argument("--n-boot", type=int, default=None,
+                   help="bootstrap replicates (1000, or more where the family of tests is "
+                        "large: at least 2 m / alpha - 1 for m tests, so that Holm's "
+                        "correction can reach alpha)")
+    p.add_argument("--permutations", type=int, default=None,
+                   help="random swaps of the permutation test when it is not exact (1000, "
+                        "or at least m / alpha - 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (0)")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="significance level after Holm's correction; the intervals cover "

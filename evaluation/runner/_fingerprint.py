@@ -2,8 +2,10 @@
 
 A run directory is reused (resumed) only for the same model, so the fingerprint covers what
 decides a model's output: its code (the source of its class, of the classes it derives from
-and of their modules), its parameters before training (the instance ``__dict__`` when
-``evaluate`` starts) and the training keyword arguments. Parameters and arguments are hashed
+and of their modules, and every file of its checkout that this code imports: see
+:func:`checkout_code`), its parameters before training (the instance ``__dict__`` when
+``evaluate`` starts), the training keyword arguments and the checkout's
+``requirements.txt``. Parameters and arguments are hashed
 by content with ``joblib.hash`` (NumPy arrays and DataFrames by their bytes, containers
 element by element), never by ``repr``, which abbreviates large arrays.
 
@@ -22,12 +24,18 @@ from typing import Any
 
 from evaluation._util.jsonable import json_sha256
 from evaluation._util.syntax_trees import SYNTAX_TREES
+from evaluation.runner._checkout_code import (
+    REQUIREMENTS_FILE,
+    checkout_files,
+    file_sha256,
+    requirements_sha256,
+)
 
 #: Names of the parts that make up the digest, in the order they are compared.
-PARTS = ("class", "code", "params", "train_kwargs")
+PARTS = ("class", "code", "params", "train_kwargs", "requirements")
 #: What each part is called in messages ("model code changed since ...").
 PART_LABELS = {"class": "model class", "code": "model code", "params": "model parameters",
-               "train_kwargs": "training arguments"}
+               "train_kwargs": "training arguments", "requirements": REQUIREMENTS_FILE}
 
 #: How deep the fallback for values joblib cannot hash looks into containers and objects.
 _MAX_DEPTH = 6
@@ -37,11 +45,13 @@ def model_fingerprint(model: Any, train_kwargs: Mapping[str, Any]) -> dict:
     """The fingerprint of ``model`` trained with ``train_kwargs``.
 
     Returns ``{"sha256": digest, "class": qualified name, "code": {...}, "params": {...},
-    "train_kwargs": {...}}``. ``code`` holds the digest of the source (or, where the source
-    cannot be read, e.g. a class defined in a notebook, of the methods' byte code) and how
-    each class and module was hashed; ``params`` and ``train_kwargs`` hold a content digest
-    and the names of the values that could not be hashed by content (``not_content_hashed``:
-    those count by type and a stable description only).
+    "train_kwargs": {...}, "requirements": {...}}``. ``code`` holds the digest of the source
+    (or, where the source cannot be read, e.g. a class defined in a notebook, of the
+    methods' byte code), how each class and module was hashed and the checkout's files
+    (``checkout``); ``params`` and ``train_kwargs`` hold a content digest and the names of
+    the values that could not be hashed by content (``not_content_hashed``: those count by
+    type and a stable description only); ``requirements`` the sha256 of the checkout's
+    ``requirements.txt`` (None without one).
     """
     cls = type(model)
     params = vars(model) if hasattr(model, "__dict__") else {}
@@ -50,6 +60,7 @@ def model_fingerprint(model: Any, train_kwargs: Mapping[str, Any]) -> dict:
         "code": code_hash(cls),
         "params": content_hash(dict(params)),
         "train_kwargs": content_hash(dict(train_kwargs)),
+        "requirements": {"sha256": requirements_sha256(cls)},
     }
     digests = {name: (parts[name] if name == "class" else parts[name]["sha256"])
                for name in PARTS}
@@ -65,16 +76,48 @@ def changed_parts(old: Mapping, new: Mapping) -> list[str]:
     return [name for name in PARTS if digest(old, name) != digest(new, name)]
 
 
+def changed_files(old: Mapping, new: Mapping) -> list[str]:
+    """The checkout files whose content differs between two fingerprints, added and removed
+    ones included, sorted; empty where either records none."""
+    def files(fp: Mapping) -> dict[str, str] | None:
+        code = fp.get("code") if isinstance(fp, Mapping) else None
+        checkout = code.get("checkout") if isinstance(code, Mapping) else None
+        if not isinstance(checkout, Mapping) or not isinstance(checkout.get("files"), list):
+            return None
+        return {str(f.get("path")): str(f.get("sha256")) for f in checkout["files"]
+                if isinstance(f, Mapping)}
+
+    a, b = files(old), files(new)
+    if a is None or b is None:
+        return []
+    return sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))
+
+
+def compared_code(fingerprint: Mapping) -> str:
+    """What a fingerprint's code digest covers, in words: ``"code of 4 modules and
+    requirements.txt"``."""
+    code = fingerprint.get("code") if isinstance(fingerprint, Mapping) else None
+    code = code if isinstance(code, Mapping) else {}
+    n = code.get("n_modules")
+    text = f"code of {n} module{'s' * (n != 1)}" if isinstance(n, int) else "code"
+    requirements = fingerprint.get("requirements") if isinstance(fingerprint, Mapping) else None
+    if isinstance(requirements, Mapping) and requirements.get("sha256"):
+        text += f" and {REQUIREMENTS_FILE}"
+    return text
+
+
 # --------------------------------------------------------------------------- code
 
 
 def code_hash(cls: type) -> dict:
-    """Digest of the code of ``cls``, of the classes it derives from and of their modules.
+    """Digest of the code of ``cls``, of the classes it derives from, of their modules and of
+    the files of its checkout that this code imports (:func:`checkout_code`).
 
     Classes and modules of the standard library and builtins are left out (they change with
     the Python version, not with the model). Where ``inspect.getsource`` fails (a class
     defined in a notebook cell, with ``exec`` or in an interactive session) the class is
     hashed from its methods' byte code, so that an edited method still changes the digest.
+    ``n_modules`` counts the distinct modules whose code the digest covers.
     """
     h = hashlib.sha256()
     classes, modules = [], []
@@ -106,7 +149,31 @@ def code_hash(cls: type) -> dict:
             h.update(source.encode())
             method = "source"
         modules.append({"module": module_name, "method": method})
-    return {"sha256": h.hexdigest(), "classes": classes, "modules": modules}
+    checkout = checkout_code(cls)
+    h.update(b"checkout\0" + json_sha256(checkout).encode())
+    covered = {m["module"] for m in modules if m["method"] == "source"}
+    covered.update(f["module"] for f in checkout["files"])
+    return {"sha256": h.hexdigest(), "classes": classes, "modules": modules,
+            "checkout": checkout, "n_modules": len(covered)}
+
+
+def checkout_code(cls: type) -> dict:
+    """The checkout files of ``cls``'s code (:func:`checkout_files`), each by content.
+
+    Read when the run starts, after the model was imported and built and before any
+    training: the run's id must be known before its first fold, to find the folds an
+    earlier run finished. The files are found from the import statements, so a module
+    imported only once training starts is covered too.
+
+    Returns
+    -------
+    dict
+        ``{"files": [{"path", "module", "sha256"}, ...]}``: paths relative to the checkout
+        (POSIX), sorted, the bytes of each file hashed, so that the record is the same on
+        every machine and at every time.
+    """
+    return {"files": [{"path": rel, "module": name, "sha256": file_sha256(path)}
+                      for rel, (name, path) in checkout_files(cls).items()]}
 
 
 def _module_source(module: types.ModuleType) -> str | None:

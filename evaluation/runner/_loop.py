@@ -48,6 +48,7 @@ from evaluation.contract import (
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
 from evaluation.runner import _ray, _store
+from evaluation.runner._checkout_code import loaded_checkout_modules
 from evaluation.runner._checks import (
     check_executor,
     check_model,
@@ -60,7 +61,13 @@ from evaluation.runner._checks import (
     reclist_tests,
 )
 from evaluation.runner._eligibility import DEFAULT_K, ineligible_because
-from evaluation.runner._fingerprint import PART_LABELS, changed_parts, model_fingerprint
+from evaluation.runner._fingerprint import (
+    PART_LABELS,
+    changed_files,
+    changed_parts,
+    compared_code,
+    model_fingerprint,
+)
 from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold, repeated_mode
 from evaluation.runner._profile import environment
 from evaluation.runner._reclist import reclist_base
@@ -422,6 +429,12 @@ class EvalRSRunner:
             if found is None:
                 todo.append(fold)
                 continue
+            if not done:
+                # said once, before the first reused fold: what the reuse rests on
+                show(run.console, paragraph(
+                    f"the model is the earlier run's ({compared_code(run.fingerprint)}, "
+                    f"parameters and training arguments unchanged): its finished folds are "
+                    f"reused", run.console.width, "  "))
             run.console.print(fold_line(found[0], reused=True))
             done[fold] = found
             bar.update(1)
@@ -429,6 +442,7 @@ class EvalRSRunner:
             # a run killed while it recomputes the fold leaves no record vouching for old files
             _store.forget_fold(run.dir, fold)
         jobs = [self._job(run, fold, train_kwargs) for fold in todo]
+        loaded = loaded_checkout_modules(type(model))
         if self.executor == "ray" and jobs:
             # a second check returns checked resources unchanged, and catches the attribute
             # set to something else since the runner was made
@@ -443,6 +457,8 @@ class EvalRSRunner:
             run.computed.append(out.fold)
             bar.update(1)
         bar.close()
+        if jobs and self.executor != "ray":
+            self._report_late_modules(model, run, loaded)
         return ([done[f][0] for f in range(self.dataset.num_folds)],
                 [done[f][1] for f in range(self.dataset.num_folds)])
 
@@ -531,12 +547,35 @@ class EvalRSRunner:
         created, path, record = latest
         parts = changed_parts(record["fingerprint"], run.fingerprint) or ["model"]
         what = " and ".join(PART_LABELS.get(p, p) for p in parts)
-        message = (f"{what} changed since the run of {created}: starting a new run "
-                   f"({run.dir.name}; the folds of {path.parent.name} are not reused)")
-        # said once: on the console where the run prints, else (verbose=False, quiet) as a
-        # RunWarning that a caller can catch
+        files = changed_files(record["fingerprint"], run.fingerprint)
+        if files:
+            what += f" ({', '.join(files)})"
+        self._say(run, f"{what} changed since the run of {created}: starting a new run "
+                       f"({run.dir.name}; the folds of {path.parent.name} are not reused)",
+                  stacklevel=5)
+
+    def _report_late_modules(self, model, run: _Run, loaded: set[str]) -> None:
+        """Say so when the folds loaded modules of the model's checkout that the run's id does
+        not cover (imported by name while the model trained or predicted); ``loaded``: the
+        checkout's modules loaded before the folds."""
+        checkout = run.fingerprint["code"].get("checkout") or {}
+        covered = {f["path"] for f in checkout.get("files", [])}
+        late = sorted(loaded_checkout_modules(type(model)) - loaded - covered)
+        if late:
+            one = len(late) == 1
+            it = "it" if one else "them"
+            self._say(run, f"{', '.join(late)} of the model's checkout "
+                           f"{'was' if one else 'were'} imported by name while the model "
+                           f"trained or predicted: no import statement of the model's code "
+                           f"names {it}, so the run id does not cover {it} and a change there "
+                           f"would not start a new run. Import {it} with an import statement "
+                           f"(or pass resume=False, submission.py --fresh).", stacklevel=5)
+
+    def _say(self, run: _Run, message: str, stacklevel: int) -> None:
+        """Say ``message`` once: on the console where the run prints, else (verbose=False,
+        quiet) as a RunWarning that a caller can catch."""
         if self.output in ("silent", "quiet"):
-            warnings.warn(message, RunWarning, stacklevel=4)
+            warnings.warn(message, RunWarning, stacklevel=stacklevel)
         else:
             show(run.console, paragraph(message, run.console.width, style="yellow"))
 

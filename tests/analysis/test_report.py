@@ -283,7 +283,8 @@ def test_forest_plot_marks_significance_and_intervals(runs):
                                                        rel=0, abs=1e-12)
     assert filled == int(frame["significant"].sum()) and filled + hollow == len(frame)
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend == [f"significant after Holm (alpha={cmp.alpha:g})", "not significant"]
+    assert legend == [f"significant after Holm (alpha={cmp.alpha:g}; "
+                      f"{cmp.standings['score']}: as the standings)", "not significant"]
     # runs of the Python API are shown with their models' parameters
     assert 'RandomModel (seed=42) - PopularityModel (by="plays")' in fig.get_suptitle()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from evaluation.reproduce import (
     sandbox_problem,
 )
 from tests.reproduce._fakes import (
+    REPO,
     fake_leaderboard,
     make_checkout,
     template_model_with,
@@ -112,7 +114,8 @@ def _upload_of(source: str, tmp_path: Path) -> dict:
 
     folder = tmp_path / "upload-code" / "submission"
     folder.mkdir(parents=True)
-    (folder / "__init__.py").write_text("")
+    # the checkout's package as the template makes it: its code is part of the fingerprint
+    shutil.copy(REPO / "submission" / "__init__.py", folder / "__init__.py")
     (folder / "MyModel.py").write_text(source)
     spec = importlib.util.spec_from_file_location("submission.MyModel", folder / "MyModel.py")
     module = importlib.util.module_from_spec(spec)

@@ -230,8 +230,8 @@ def test_edited_model_code_starts_a_new_run(tiny, tmp_path, monkeypatch, capsys)
         warnings.simplefilter("error", RunWarning)
         second = runner.evaluate(mod.EditedModel(), limit=20)
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
-    assert out.count(f"model code changed since the run of {created}: starting a new "
-                     f"run") == 1
+    assert out.count(f"model code (edited_model_mod.py) changed since the run of {created}: "
+                     f"starting a new run") == 1
     assert "model parameters" not in out and "training arguments" not in out
     assert first.run_id != second.run_id
     assert second.folds == [{**f, "runtime": s["runtime"]}
