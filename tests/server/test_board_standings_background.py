@@ -23,7 +23,9 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 
-from evaluation.server.db import add_team, list_teams
+from sqlalchemy import text
+
+from evaluation.server.db import add_team, list_teams, make_engine
 from evaluation.server.standings import StoreValues, board_now, with_standings
 from evaluation.server.standings import _reading as _store_standings
 from evaluation.server.standings import _worker as _standings_worker
@@ -38,6 +40,7 @@ from tests.server._helpers import (
     standings_competition,
     submit_teams,
     synthetic,
+    trust_values,
     variant,
 )
 from tests.server._user_values import with_user_values
@@ -69,10 +72,13 @@ class Gate:
 
 def upload(api: Api, token: str, run: str, seed: int, hit_rate: float, scale: float = 1.0
            ) -> int:
+    """A run with per-user values, made trusted by the organizers' reproduction."""
     doc = with_user_values(variant(run, scale), team_folds(seed, hit_rate))
     reply = api.post(encode(doc), token)
     assert reply.status_code == 201, reply.text
-    return reply.json()["submission_id"]
+    sid = reply.json()["submission_id"]
+    trust_values(api.store, sid, doc)
+    return sid
 
 
 def timed_get(api: Api, path: str, **params):
@@ -158,7 +164,7 @@ def test_a_request_during_a_computation_shows_the_previous_reading_marked_updati
     assert gate.calls == 1  # only the new team's replicates
 
 
-def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
+def test_a_restarted_server_shows_its_last_statistics_at_once_then_updates_them(
         tmp_path, monkeypatch):
     app, _ = make_api(tmp_path, standings_wait=30.0)
     with serving(app, False) as client:
@@ -168,8 +174,37 @@ def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
         computed = first.get("/api/v1/leaderboard").json()
     assert computed["standings"]["compared"] == 3
 
-    gate = Gate(monkeypatch)
+    gate = Gate(monkeypatch)  # closed: nothing may be computed for the statistics shown
     again, _ = make_api(tmp_path, standings_wait=SHORT)  # the same database, a new process
+    with serving(again, False) as client:
+        api = Api(client, again.state.store, again.state.store.clock, False)
+        page, took = timed_get(api, "/")
+        assert took < ANSWERED_WITHIN and "Tier 1" in page.text
+        board = api.get("/api/v1/leaderboard").json()
+        assert board["standings"]["updating"] is False
+        assert board["standings"]["as_of"] == computed["standings"]["as_of"]
+        assert [r["standing"] for r in board["rows"]] == \
+            [r["standing"] for r in computed["rows"]]
+        assert gate.calls == 0
+        # a new trusted row: the kept reading is shown, stale, until it is computed again
+        upload(api, api.team("Team 3"), "run-3", 4, 0.2, 1.05)
+        board = api.get("/api/v1/leaderboard").json()
+        assert board["standings"]["updating"] is True
+        assert board["standings"]["as_of"] == computed["standings"]["as_of"]
+        rows = {r["team"]: r["standing"] for r in board["rows"]}
+        assert rows["Team 3"]["being_computed"] and rows["Team 3"]["tier"] is None
+        assert rows["Team 0"] == {r["team"]: r["standing"] for r in computed["rows"]}["Team 0"]
+        gate.opened.set()
+        api.store.standings_wait = 30.0
+        board = api.get("/api/v1/leaderboard").json()
+        assert board["standings"]["updating"] is False and board["standings"]["compared"] == 4
+        assert gate.calls == 1  # the other teams' replicates came with the kept reading
+
+    # a database without a kept reading (one from before them): computed afresh
+    with make_engine(sqlite_url(tmp_path)).begin() as conn:
+        conn.execute(text("DELETE FROM standings_snapshots"))
+    gate = Gate(monkeypatch)
+    again, _ = make_api(tmp_path, standings_wait=SHORT)
     with serving(again, False) as client:
         api = Api(client, again.state.store, again.state.store.clock, False)
         page, took = timed_get(api, "/")
@@ -186,9 +221,7 @@ def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
         api.store.standings_wait = 30.0
         board = api.get("/api/v1/leaderboard").json()
         assert board["standings"]["updating"] is False
-        assert [r["standing"] for r in board["rows"]] == \
-            [r["standing"] for r in computed["rows"]]
-        assert "Tier 1" in api.get("/").text
+        assert board["standings"]["compared"] == 4 and "Tier 1" in api.get("/").text
 
 
 @pytest.fixture
@@ -206,7 +239,7 @@ def by_id(page: str, tag: str, id_: str):
 def test_no_row_shows_a_tier_of_another_submission_or_other_values(store, rng, monkeypatch):
     ids = submit_teams(store, [("Alpha", 1.1), ("Beta", 1.2), ("Gamma", 1.05)])
     source = FakeSource({ids["Alpha"]: synthetic(rng, 0.2), ids["Beta"]: synthetic(rng, 0.5),
-                         ids["Gamma"]: synthetic(rng, 0.4)})
+                         ids["Gamma"]: synthetic(rng, 0.4, trusted=False)})
     first = board_now(store, phase_board(store), source, 30.0)
     assert first.standings is not None and not first.standings.updating
     old = {r.team: (r.submission_id, r.standing) for r in first.rows}
