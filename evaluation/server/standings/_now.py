@@ -60,7 +60,7 @@ from evaluation.server.standings._snapshot import (
     decode_snapshot,
     encode_snapshot,
 )
-from evaluation.server.standings._worker import Key, Kept, Latest, Target, worker_of
+from evaluation.server.standings._worker import Kept, Key, Latest, Target, worker_of
 from evaluation.server.store import Snapshot, load_snapshot, phase_board, save_snapshot
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database

@@ -66,8 +66,9 @@ class Target:
 
     ``inputs``: team -> (submission id, values version, score) for the rows with values;
     ``signature``: all that the reading depends on (two targets with the same one have the
-    same reading); ``users``: the test users compared; ``interval``: the least seconds since the previous computation of the same
-    board before this one starts, unless a request waits for it.
+    same reading); ``users``: the test users compared; ``interval``: the least seconds
+    since the previous computation of the same board before this one starts, unless a request
+    waits for it.
     """
 
     key: Key

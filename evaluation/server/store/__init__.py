@@ -6,7 +6,8 @@ and costs (uploaded or trusted, decoded once per process), the baselines pinned 
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the reproduction queue (jobs, leases, the workers' verdicts), the teams' final
 selections, the rows of a phase's board in the official order, and the last statistics
-computed of each board (shown at once after a restart). Each function takes the ``Database`` it works on.
+computed of each board (shown at once after a restart). Each function takes the ``Database``
+it works on.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from evaluation.server.store._jobs import (
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
-from evaluation.server.store._submissions import check_before_body, refuse_unless_stored, submit
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
+from evaluation.server.store._submissions import check_before_body, refuse_unless_stored, submit
 from evaluation.server.store._user_values import (
     DECODED_CACHE_BYTES,
     UPLOAD,
