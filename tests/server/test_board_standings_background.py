@@ -26,7 +26,7 @@ pytest.importorskip("httpx")
 from sqlalchemy import text
 
 from evaluation.server.db import add_team, list_teams, make_engine
-from evaluation.server.standings import StoreValues, board_now, with_standings
+from evaluation.server.standings import StoreValues, board_now, stop_standings, with_standings
 from evaluation.server.standings import _reading as _store_standings
 from evaluation.server.standings import _worker as _standings_worker
 from evaluation.server.store import phase_board, submit
@@ -338,3 +338,26 @@ def test_the_thread_ends_with_its_app_and_with_its_store(tmp_path):
     thread = threads.pop()
     thread.join(_standings_worker.POLL_S * 5)
     assert not thread.is_alive()  # its store is gone: it left
+
+
+def test_a_restarted_store_shows_the_statistics_of_many_teams_at_once(tmp_path, rng):
+    url = sqlite_url(tmp_path)
+    made = open_store(url, standings_competition(), Clock())
+    ids = submit_teams(made, [(f"Team {i:02d}", 1.0 + i / 100) for i in range(20)])
+    source = FakeSource({sid: synthetic(rng, 0.1 + i / 40) for i, sid in enumerate(ids.values())})
+    computed = board_now(made, phase_board(made), source, 30.0)
+    assert computed.standings.compared == 20 and not computed.standings.updating
+    stop_standings(made)
+    made.engine.dispose()
+
+    again = open_store(url, standings_competition(), Clock())  # a new process's store
+    fresh = FakeSource(dict(source.by_id))
+    start = time.perf_counter()
+    board = board_now(again, phase_board(again), fresh, SHORT)
+    took = time.perf_counter() - start
+    assert took < 5.0, f"the restarted store took {took:.1f} s"
+    assert not board.standings.updating and board.standings.compared == 20
+    assert [r.standing for r in board.rows] == [r.standing for r in computed.rows]
+    assert fresh.asked == []  # no values read, no replicate computed again
+    stop_standings(again)
+    again.engine.dispose()
