@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone

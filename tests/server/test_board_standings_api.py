@@ -45,6 +45,8 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     info = board["standings"]
     assert info["compared"] == 3 and info["n_boot"] == 200 and info["level"] == 0.95
     assert "family-wise" in info["method"]
+    assert info["scope"].startswith("only rows whose per-user values the organizers computed")
+    assert info["compared_users"].startswith("the competition's 4 folds (300, 300, 300, 300 ")
     rows = {r["team"]: r for r in board["rows"]}
     strong = rows["Strong"]["standing"]
     assert strong["tier"] == 1 and strong["rank_interval"] == [1, 1]
@@ -74,6 +76,9 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     assert "<script" not in page and "&lt;script&gt;" in page
     assert 'href="/team?phase=public&amp;name=%3Cscript%3E' in page
     assert "not compared: not yet computed by the organizers" in page
+    note = next(n for n in doc.find_all("p") if n.attrs.get("id") == "standings-note").text()
+    assert "Compared: only rows whose per-user values the organizers computed" in note
+    assert "Test users: the competition's 4 folds" in note
     assert doc.find("p", None) is not None and "paired bootstrap" in page
 
 

@@ -20,8 +20,13 @@ from evaluation.challenge import MRED_TESTS, FoldUsers, UserScores, users_sha256
 from evaluation.errors import SubmissionRejected
 from evaluation.server.core import BoardSettings
 from evaluation.server.db import Database, add_team
-from evaluation.server.standings import NO_VALUES, OTHER_USERS, board_with_standings, cache_of
-from evaluation.server.standings import with_standings
+from evaluation.server.standings import (
+    NO_VALUES,
+    OTHER_USERS,
+    board_with_standings,
+    cache_of,
+    with_standings,
+)
 from evaluation.server.store import compared_users, phase_board, submit
 from tests.server._api import N_USERS, team_folds
 from tests.server._helpers import (

@@ -142,7 +142,7 @@ def _now(db: Database, board: Board, source: ValuesSource, wait: float, interval
                                              if r.submission_id is not None], board.revealed)
     inputs = row_inputs(board, versions)
     if not inputs:  # nothing to compute
-        reading = unvalued_reading(db, board)
+        reading = unvalued_reading(db, board, source.users(board.phase, board.revealed))
         return (_with(board, reading.rows, replace(reading.standings,
                                                    as_of=board.generated_at)),
                 None, frozenset())
@@ -241,8 +241,8 @@ def _shown(db: Database, board: Board, target: Target, latest: Latest
             rows[row.team] = RowStanding(values=NOT_READ, left_out=reason)
         else:
             rows[row.team] = RowStanding(values=NOT_READ, being_computed=True)
-    base = empty_standings(db, board) if kept is None else replace(kept.reading.standings,
-                                                                   as_of=kept.as_of)
+    base = empty_standings(db, board, target.users) if kept is None else replace(
+        kept.reading.standings, as_of=kept.as_of)
     standings = replace(base, updating=reason is None, unavailable=reason,
                         progress=None if reason is not None else latest.progress)
     return _with(board, rows, standings), kept, current

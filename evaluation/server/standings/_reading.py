@@ -85,6 +85,24 @@ NO_VALUES = ("not yet computed by the organizers: the statistics use only per-us
 NO_PRIVATE = "no private score"
 OTHER_USERS = ("its per-user values are on other test users than the competition's folds "
                "the board compares")
+#: What the statistics' guarantee covers (``BoardStandings.scope``).
+SCOPE = ("only rows whose per-user values the organizers computed (a reproduction, a pinned "
+         "baseline, the organizers' scoring) are compared, and the guarantee covers those rows "
+         "only: an upload's own values never give a tier, a rank interval, a win probability "
+         "or a place on the Pareto front")
+
+
+def users_text(users: ComparedUsers | None) -> str:
+    """Which test users the board compares, and why those (``BoardStandings.compared_users``).
+    """
+    if users is None:
+        return ("none yet: the competition's folds are fixed by the organizers' first "
+                "computation of a submission's per-user values")
+    sizes = ", ".join(str(n) for n in users.fold_sizes)
+    return (f"the competition's {len(users.fold_sizes)} folds ({sizes} test users), as the "
+            f"organizers' first computation (submission {users.submission_id}) gives them: "
+            f"every compared team is scored on the same users, so that the comparisons are "
+            f"paired; a row on other users is left out, however many rows declare them")
 
 
 class ValuesSource(Protocol):
@@ -309,18 +327,20 @@ def compute_reading(db: Database, board: Board, source: ValuesSource,
                                     if row.submission_id in teams})
 
 
-def unvalued_reading(db: Database, board: Board) -> Reading:
-    """The reading of a board none of whose rows has per-user values: nothing to compute,
-    every compared row left out for it (what ``compute_reading`` gives then)."""
+def unvalued_reading(db: Database, board: Board, users: ComparedUsers | None = None
+                     ) -> Reading:
+    """The reading of a board none of whose rows has trusted per-user values: nothing to
+    compute, every compared row left out for it (what ``compute_reading`` gives then)."""
     competition = db.require_competition()
     settings = competition.board
     standing = {row.team: RowStanding(values=_values_state(None), left_out=NO_VALUES)
                 for row in compared_rows(board)}
     return _read(board, [], standing, settings,
-                 settings.for_phase(competition.phase(board.phase).min_difference))
+                 settings.for_phase(competition.phase(board.phase).min_difference), users)
 
 
-def empty_standings(db: Database, board: Board) -> BoardStandings:
+def empty_standings(db: Database, board: Board, users: ComparedUsers | None = None
+                    ) -> BoardStandings:
     """How the board's statistics are made, before any is computed (no team compared)."""
     competition = db.require_competition()
     settings = competition.board
@@ -328,7 +348,8 @@ def empty_standings(db: Database, board: Board) -> BoardStandings:
         score="private_score" if board.revealed else "leaderboard_score",
         level=settings.level,
         min_difference=settings.for_phase(competition.phase(board.phase).min_difference),
-        n_boot=settings.n_boot, seed=settings.seed, method=METHOD, compared=0, groups=())
+        n_boot=settings.n_boot, seed=settings.seed, method=METHOD, compared=0, groups=(),
+        scope=SCOPE, compared_users=users_text(users))
 
 
 def row_inputs(board: Board, versions: Mapping[int, Hashable]
@@ -466,7 +487,7 @@ def _reading(cache: StandingsCache, board: Board, rows: Sequence[BoardRow],
     kept = cache.readings.get(key)
     if kept is not None and kept[0] == signature:
         return kept[1]
-    made = _read(board, compared, standing, settings, min_difference)
+    made = _read(board, compared, standing, settings, min_difference, users)
     cache.readings[key] = (signature, made)
     return made
 
@@ -486,7 +507,7 @@ def _values_state(stats: TeamStats | None) -> str:
 
 def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
           standing: dict[str, RowStanding], settings: BoardSettings,
-          min_difference: float) -> Reading:
+          min_difference: float, users: ComparedUsers | None) -> Reading:
     """Compute the reading of the compared rows (in the board's order)."""
     names = tuple(row.team for row, _ in compared)
     reps = [stats.replicates for _, stats in compared if stats.replicates is not None]
@@ -509,7 +530,8 @@ def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
     info = BoardStandings(
         score="private_score" if board.revealed else "leaderboard_score",
         level=settings.level, min_difference=min_difference, n_boot=settings.n_boot,
-        seed=settings.seed, method=METHOD, compared=len(compared), groups=groups)
+        seed=settings.seed, method=METHOD, compared=len(compared), groups=groups,
+        scope=SCOPE, compared_users=users_text(users))
     return Reading(teams=names, reading=reading, group_scores=group_scores, groups=groups,
                    standings=info, rows=rows)
 
