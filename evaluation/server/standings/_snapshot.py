@@ -70,7 +70,9 @@ def encode_snapshot(reading: Reading, inputs: Mapping[str, tuple],
     arrays["meta"] = np.frombuffer(json.dumps(meta, allow_nan=True).encode("utf-8"),
                                    dtype=np.uint8)
     out = io.BytesIO()
-    np.savez(out, **arrays)
+    # object arrays never come here (each array is numbers, booleans or bytes): no pickle
+    named: dict[str, Any] = dict(arrays)
+    np.savez(out, **named)
     return out.getvalue()
 
 
@@ -151,7 +153,9 @@ def _row(data: dict) -> RowStanding:
 def _costs(data: dict | None) -> RowCosts | None:
     if data is None:
         return None
-    return RowCosts(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in data.items()}
+    return RowCosts(**fields)
 
 
 def _plain(value: Hashable) -> Any:
