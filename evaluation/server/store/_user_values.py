@@ -310,7 +310,7 @@ def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | N
     """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first trusted
     values for ``run_hash`` (a reproduction's or a baseline's), or it has none yet; else 422
     naming the first fold that differs. Uploads never set the users for others: before a
-    trusted run, the board compares the users most teams share."""
+    trusted run, the board compares no one (``compared_users``)."""
     if hashes is None:
         return
     keys = {"phase": phase, "run_hash": run_hash, "private": private}
