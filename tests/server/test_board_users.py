@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("sqlalchemy")
 
 from evaluation.challenge import MRED_TESTS, FoldUsers, UserScores, users_sha256
-from evaluation.errors import SubmissionRejected
-from evaluation.server.core import BoardSettings
+from evaluation.errors import ConfigError, SubmissionRejected
+from evaluation.server.core import BoardSettings, load_competition
 from evaluation.server.db import Database, add_team
 from evaluation.server.standings import (
     NO_VALUES,
@@ -27,10 +27,11 @@ from evaluation.server.standings import (
     cache_of,
     with_standings,
 )
-from evaluation.server.store import compared_users, phase_board, submit
+from evaluation.server.store import compared_users, load_snapshot, phase_board, submit
 from tests.server._api import N_USERS, team_folds
 from tests.server._helpers import (
     FakeSource,
+    document,
     encode,
     open_store,
     sqlite_url,
@@ -39,6 +40,7 @@ from tests.server._helpers import (
     synthetic,
     trust_values,
     variant,
+    write,
 )
 from tests.server._user_values import LABELS, with_user_values
 
@@ -106,6 +108,9 @@ def test_puppets_declaring_other_users_move_nothing_before_or_after_a_trusted_ro
     with pytest.raises(SubmissionRejected, match="test users"):
         upload(store, "Puppet 9", 19, 0.9, other=True)
     assert compared_users(store, "public") == users
+    # the statistics computed are kept in the database for a restart, on either backend
+    kept = load_snapshot(store, "public", False)
+    assert kept is not None and len(kept.signature) == 64 and kept.payload
 
 
 def test_the_first_trusted_row_fixes_the_users_and_a_later_majority_is_left_out(rng, tmp_path):
@@ -142,11 +147,15 @@ def _rss_mib() -> float:
 
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"),
                     reason="reads the resident memory from /proc")
-def test_an_upload_declaring_oversized_folds_costs_the_server_no_memory(tmp_path, competition):
+@pytest.mark.parametrize("fixed_by", ["a trusted row", "the competition file"])
+def test_an_upload_declaring_oversized_folds_costs_the_server_no_memory(tmp_path, competition,
+                                                                        fixed_by):
+    stated = (N_USERS,) * 4 if fixed_by == "the competition file" else None
     store = open_store(sqlite_url(tmp_path), replace(
-        competition, board=BoardSettings(n_boot=1000, seed=1)))
+        competition, board=BoardSettings(n_boot=1000, seed=1), fold_users=stated))
     store.standings_wait = FRESH
-    trust_values(store, *upload(store, "Leader", 1, 0.6))
+    if stated is None:
+        trust_values(store, *upload(store, "Leader", 1, 0.6))
     # 150k users per fold, no hit: a body of a few dozen KiB
     huge = [flat_fold(150_000) for _ in range(4)]
     body = encode(with_user_values(variant("run-huge"), huge))
@@ -162,7 +171,29 @@ def test_an_upload_declaring_oversized_folds_costs_the_server_no_memory(tmp_path
     board_with_standings(store)
     grown = _rss_mib() - rss
     assert grown < 8, f"the refused upload cost {grown:.1f} MiB"
-    assert [r.fold_sizes for r in cache_of(store).resamples.values()] == [(N_USERS,) * 4]
+    drawn = [r.fold_sizes for r in cache_of(store).resamples.values()]
+    assert drawn == ([] if stated else [(N_USERS,) * 4])
+    store.engine.dispose()
+
+
+def test_the_competition_file_may_state_its_fold_sizes(tmp_path, competition):
+    doc = document(competition)
+    doc["dataset"]["fold_users"] = [N_USERS] * 4
+    assert load_competition(write(tmp_path, doc)).fold_users == (N_USERS,) * 4
+    assert load_competition(write(tmp_path, document(competition))).fold_users is None
+    doc["dataset"]["fold_users"] = [N_USERS] * 3
+    with pytest.raises(ConfigError, match=r"dataset.fold_users must name one size per fold"):
+        load_competition(write(tmp_path, doc))
+    doc["dataset"]["fold_users"] = [N_USERS, 0, N_USERS, N_USERS]
+    with pytest.raises(ConfigError, match=r"dataset.fold_users must be a non-empty list"):
+        load_competition(write(tmp_path, doc))
+    # with stated sizes the first trusted row on them fixes the users
+    store = open_store(sqlite_url(tmp_path), replace(
+        competition, board=BoardSettings(n_boot=200, seed=1), fold_users=(N_USERS,) * 4))
+    assert compared_users(store, "public") is None
+    sid, doc = upload(store, "Leader", 1, 0.6)
+    trust_values(store, sid, doc)
+    assert compared_users(store, "public").submission_id == sid
     store.engine.dispose()
 
 

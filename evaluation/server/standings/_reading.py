@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -41,7 +41,6 @@ from evaluation.challenge import (
     LEADERBOARD_TESTS,
     PairedResamples,
     References,
-    TeamReplicates,
     paired_resamples,
     team_replicates,
 )
@@ -59,8 +58,9 @@ from evaluation.server.core import (
     references_sha256,
 )
 from evaluation.server.db import UserValuesRow
+from evaluation.server.standings._results import Reading, TeamStats
 from evaluation.server.store import ComparedUsers, UserValues, compared_users, phase_user_values
-from evaluation.standings import METHOD, BoardReading, read_board
+from evaluation.standings import METHOD, read_board
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
@@ -119,35 +119,6 @@ class ValuesSource(Protocol):
 
     def users(self, phase: str, private: bool) -> ComparedUsers | None:
         """The test users the board compares (None before any trusted values)."""
-
-
-@dataclass(frozen=True)
-class TeamStats:
-    """One submission's part of the statistics, kept between boards.
-
-    ``replicates`` is None when its values cannot be compared (``reason`` says why).
-    """
-
-    replicates: TeamReplicates | None
-    reason: str | None
-    trusted: bool
-    user_hashes: tuple[str, ...]
-    fold_sizes: tuple[int, ...]
-    costs: RowCosts | None
-
-
-@dataclass(frozen=True)
-class Reading:
-    """A board's statistics, as computed from its compared rows (in the board's order)."""
-
-    teams: tuple[str, ...]
-    reading: BoardReading
-    group_scores: np.ndarray
-    groups: tuple[str, ...]
-    standings: BoardStandings
-    rows: dict[str, RowStanding]
-    #: Team -> the key its statistics are kept under (in ``StandingsCache.teams``).
-    team_keys: Mapping[str, tuple] = field(default_factory=dict)
 
 
 class StandingsCache:

@@ -19,7 +19,7 @@ import numpy as np
 
 from evaluation.challenge import TeamReplicates
 from evaluation.server.core import BoardStandings, RowCosts, RowStanding
-from evaluation.server.standings._reading import Reading, TeamStats
+from evaluation.server.standings._results import Reading, TeamStats
 from evaluation.standings import BoardReading
 
 #: The layout of the payload this module writes and reads.

@@ -332,54 +332,66 @@ def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | N
                  f"phase {phase!r} with the same run hash have {len(theirs)}")
 
 
-# the phase's first trusted row with values, public or private: the users the board compares
-_FIRST_TRUSTED = (select(UserValuesRow.users_sha256, UserValuesRow.n_users,
-                         UserValuesRow.submission_id)
-                  .where(UserValuesRow.phase == bindparam("phase"),
-                         UserValuesRow.private == bindparam("private"),
-                         UserValuesRow.blob_sha256.is_not(None),
-                         UserValuesRow.trusted.is_(True))
-                  .order_by(UserValuesRow.id).limit(1))
+# the phase's trusted rows with values, public or private, oldest first: the first (of the
+# competition's fold sizes, when its file states them) gives the users the board compares
+_TRUSTED = (select(UserValuesRow.users_sha256, UserValuesRow.n_users,
+                   UserValuesRow.submission_id)
+            .where(UserValuesRow.phase == bindparam("phase"),
+                   UserValuesRow.private == bindparam("private"),
+                   UserValuesRow.blob_sha256.is_not(None),
+                   UserValuesRow.trusted.is_(True))
+            .order_by(UserValuesRow.id))
 
 
 def compared_users(db: Database, phase: str, *, private: bool = False) -> ComparedUsers | None:
     """The test users the board of ``phase`` compares (its public folds, or its private ones):
     those of the phase's first trusted row (a reproduction's, a pinned baseline's, the
-    organizers' scoring); None before there is one. A later row on other users is left out;
-    no count of uploads can move them."""
+    organizers' scoring), on the public folds the first of the sizes the competition file
+    states (``Competition.fold_users``) if it does; None before there is one. A later row on
+    other users is left out; no count of uploads can move them."""
+    stated = None if private else db.require_competition().fold_users
+    keys = {"phase": phase, "private": private}
     with db.read_engine.connect() as conn:
-        return _first_trusted(conn, phase, private)
-
-
-def _first_trusted(conn: Any, phase: str, private: bool) -> ComparedUsers | None:
-    first = conn.execute(_FIRST_TRUSTED, {"phase": phase, "private": private}).one_or_none()
+        first = conn.execute(_TRUSTED.limit(1), keys).one_or_none()
+        if first is not None and stated is not None and _sizes(first) != stated:
+            # rare: a trusted row on other folds came first; the stated sizes decide
+            first = next((row for row in conn.execute(_TRUSTED, keys)
+                          if _sizes(row) == stated), None)
     if first is None:
         return None
-    return ComparedUsers(users_sha256=tuple(first.users_sha256 or ()),
-                         fold_sizes=tuple(int(n) for n in first.n_users or ()),
+    return ComparedUsers(users_sha256=tuple(first.users_sha256 or ()), fold_sizes=_sizes(first),
                          submission_id=int(first.submission_id))
+
+
+def _sizes(row: Any) -> tuple[int, ...]:
+    return tuple(int(n) for n in row.n_users or ())
 
 
 def check_declared_folds(db: Database, phase: str, n_users: Sequence[int]) -> None:
     """Nothing when an upload's declared fold sizes (its results' ``n_users``) are those of the
-    users the board of ``phase`` compares (``compared_users``), or none are fixed yet; else
-    422 naming the first fold that differs. Called before the upload's per-user values are
-    read: a small body declaring millions of users costs nothing."""
+    users the board of ``phase`` compares (``compared_users``), else those the competition
+    file states, or neither is known yet; else 422 naming the first fold that differs. Called
+    before the upload's per-user values are read: a small body declaring millions of users
+    costs nothing."""
     users = compared_users(db, phase)
-    if users is None:
-        return
+    if users is not None:
+        sizes, source = users.fold_sizes, (f"fixed by the organizers' computation of "
+                                           f"submission {users.submission_id}")
+    else:
+        stated = db.require_competition().fold_users
+        if stated is None:
+            return
+        sizes, source = stated, "as the competition file states (dataset.fold_users)"
     declared = [int(n) for n in n_users]
-    if len(declared) != len(users.fold_sizes):
+    if len(declared) != len(sizes):
         raise SubmissionRejected(
             422, f"per-user values: the run has {len(declared)} fold(s), the folds phase "
-                 f"{phase!r} compares have {len(users.fold_sizes)} (fixed by the organizers' "
-                 f"computation of submission {users.submission_id}); the folds must be the "
+                 f"{phase!r} compares have {len(sizes)} ({source}); the folds must be the "
                  f"competition's: run the harness unchanged")
-    for number, (mine, theirs) in enumerate(zip(declared, users.fold_sizes)):
+    for number, (mine, theirs) in enumerate(zip(declared, sizes)):
         if mine != theirs:
             raise SubmissionRejected(
                 422, f"per-user values, fold {number}: the run declares {mine} test users, the "
-                     f"competition's fold has {theirs} (fixed by the organizers' computation "
-                     f"of submission {users.submission_id}), so its values cannot be compared "
-                     f"user by user; the folds must be the competition's: run the harness "
-                     f"unchanged")
+                     f"competition's fold has {theirs} ({source}), so its values cannot be "
+                     f"compared user by user; the folds must be the competition's: run the "
+                     f"harness unchanged")
