@@ -37,8 +37,8 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
         Seed of the scores (``random.Random``).
     values_users : int
         When above 0: each team's best submission gets synthetic per-user values on folds of
-        this many users (as an upload's), so that the board has its paired statistics to
-        compute and show.
+        this many users, trusted (as the organizers' reproduction stores them: the statistics
+        read no others), so that the board has its paired statistics to compute and show.
 
     Returns
     -------
@@ -99,9 +99,9 @@ SEED_RUN_HASH = "0" * 64
 
 
 def _seed_values(store, stored: dict, n_users: int) -> None:
-    """Synthetic per-user values (an upload's) for each team's best submission: folds of
-    ``n_users`` users, the same users (and slice groups) for every team, hit rates spread
-    over the teams."""
+    """Synthetic trusted per-user values (a reproduction's row) for each team's best
+    submission: folds of ``n_users`` users, the same users (and slice groups) for every team,
+    hit rates spread over the teams."""
     import hashlib
 
     import sqlalchemy as sa
@@ -117,8 +117,8 @@ def _seed_values(store, stored: dict, n_users: int) -> None:
         folds = [_fold(i, f, n_users, 0.1 + 0.3 * i / len(best))
                  for f in range(stored["num_folds"])]
         blob = user_values_bytes(encode_user_values(folds, VALUES_K))
-        rows.append(dict(submission_id=row.submission_id, source="upload", private=False,
-                         trusted=False, phase=stored["phase"], run_hash=SEED_RUN_HASH,
+        rows.append(dict(submission_id=row.submission_id, source="reproduction",
+                         private=False, trusted=True, phase=stored["phase"], run_hash=SEED_RUN_HASH,
                          k=VALUES_K, n_users=[n_users] * len(folds),
                          users_sha256=[f.users_sha256 for f in folds], blob=blob,
                          blob_sha256=hashlib.sha256(blob).hexdigest(), costs=None,

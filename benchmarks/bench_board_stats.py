@@ -12,7 +12,12 @@ computation its background thread runs for the board's routes) on synthetic per-
 * the board request's own path (``_standings_now.board_now``), which never computes: its
   latency right after a start (no statistics yet, the background thread set computing) and
   right after a team's values change (the previous reading shown, marked as being updated),
-  and the time until the thread's new reading is shown.
+  and the time until the thread's new reading is shown;
+* its p99 latency while a stream of new trusted rows arrives (one team's values change, then
+  requests, again and again);
+* the warm start: a new store on the same database (a restarted server) until it shows the
+  board's statistics, read back from the reading kept in the database, side by side with the
+  cold computation it replaces (the first full computation).
 
 Each is timed in 3 interleaved runs (full, then incremental, on a fresh cache each run); the
 script prints the median and the min-max (wall and CPU time), and the process's peak resident
@@ -32,13 +37,13 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import create_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone, uninstalled
 
@@ -52,9 +57,9 @@ from evaluation.challenge import (
     users_sha256,
 )
 from evaluation.server.core import Board, BoardRow, BoardSettings, load_competition
-from evaluation.server.db import STANDINGS_WAIT_S, Database
+from evaluation.server.db import STANDINGS_WAIT_S, Database, make_engine, upgrade
 from evaluation.server.standings import board_now, stop_standings, with_standings
-from evaluation.server.store import FoldCost, UserValues
+from evaluation.server.store import ComparedUsers, FoldCost, UserValues
 
 REPO = Path(__file__).resolve().parents[1]
 FOLD_USERS = (29_912, 29_871, 29_930, 29_889)
@@ -63,6 +68,9 @@ K = 100
 GROUPS = {"MRED_COUNTRY": 14, "MRED_USER_ACTIVITY": 4, "MRED_TRACK_POPULARITY": 5,
           "MRED_ARTIST_POPULARITY": 5, "MRED_GENDER": 3}
 WHEN = datetime(2026, 6, 1, tzinfo=timezone.utc)
+#: New trusted rows in the stream, and board requests after each.
+STREAM = 20
+REQUESTS_PER_ROW = 10
 
 
 def slices(fold: int, n: int) -> dict[str, np.ndarray]:
@@ -103,10 +111,14 @@ class Source:
     def versions(self, phase, ids, private):
         return {i: int(i in self.changed) for i in ids}
 
+    def users(self, phase, private):
+        return ComparedUsers(users_sha256=("users",) * 4, fold_sizes=FOLD_USERS,
+                             submission_id=0)
+
     def values(self, phase, ids, private):
         start, cpu = time.perf_counter(), time.process_time()
         out = {i: UserValues(folds=[team_fold(i, f, skill(i, self.n_teams)) for f in range(4)],
-                             user_hashes=["users"] * 4, trusted=False, labels=[{}] * 4,
+                             user_hashes=["users"] * 4, trusted=True, labels=[{}] * 4,
                              costs=[FoldCost(60.0, 5.0, 2048.0)] * 4) for i in ids}
         self.made_seconds += time.perf_counter() - start
         self.made_cpu += time.process_time() - cpu
@@ -156,7 +168,11 @@ def decode_seconds() -> float:
 def run(competition, n_teams: int, pts: np.ndarray) -> dict[str, float]:
     """One run on a fresh cache: the full computation of all but the last team, the
     incremental one after the last team's upload, and a repeated request."""
-    db = Database(create_engine("sqlite://"), competition)
+    folder = tempfile.mkdtemp(prefix="bench-board-stats-")
+    url = f"sqlite:///{folder}/leaderboard.db"
+    engine = make_engine(url)
+    upgrade(engine)
+    db = Database(engine, competition)
     source = Source(n_teams)
     everyone = board(n_teams, pts)
     last = n_teams - 1  # the upload: any team would do
@@ -179,14 +195,18 @@ def run(competition, n_teams: int, pts: np.ndarray) -> dict[str, float]:
     return {"full": full, "incremental": incremental, "repeat": repeat, "full_cpu": full_cpu,
             "incremental_cpu": incremental_cpu,
             "tiers": float(max(r.standing.tier for r in after.rows)),
-            **request_path(db, competition, everyone, source, last)}
+            **request_path(db, competition, everyone, source, last),
+            **warm_start(url, competition, everyone, source)}
 
 
 def request_path(db: Database, competition, everyone: Board, source: Source, last: int
                  ) -> dict[str, float]:
     """The board request's latency (it never computes) after a start and after a change of
     one team's values, and the time until the background thread's reading is shown."""
-    fresh = Database(create_engine("sqlite://"), competition)
+    folder = tempfile.mkdtemp(prefix="bench-board-stats-")
+    engine = make_engine(f"sqlite:///{folder}/leaderboard.db")
+    upgrade(engine)
+    fresh = Database(engine, competition)
     start = time.perf_counter()
     shown = board_now(fresh, everyone, Source(len(everyone.rows)), STANDINGS_WAIT_S)
     started = time.perf_counter() - start
@@ -202,9 +222,38 @@ def request_path(db: Database, competition, everyone: Board, source: Source, las
         shown = board_now(db, everyone, source, STANDINGS_WAIT_S)
     until = time.perf_counter() - start
     source.changed.discard(last)
+    latencies = []
+    for team in range(STREAM):  # new trusted rows arriving, the board asked meanwhile
+        source.changed.symmetric_difference_update({team})
+        for _ in range(REQUESTS_PER_ROW):
+            start = time.perf_counter()
+            board_now(db, everyone, source, STANDINGS_WAIT_S, interval=0.0)
+            latencies.append(time.perf_counter() - start)
+    latencies.sort()
+    p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
+    while True:  # the last reading computed: the one kept for the restart
+        shown = board_now(db, everyone, source, STANDINGS_WAIT_S, interval=0.0)
+        if shown.standings is not None and not shown.standings.updating:
+            break
+        time.sleep(0.01)
     stop_standings(db)
     return {"request_started": started, "request_changed": changed, "until_shown": until,
-            "was_updating": float(updating)}
+            "was_updating": float(updating), "stream_p99": p99}
+
+
+def warm_start(url: str, competition, everyone: Board, source: Source) -> dict[str, float]:
+    """A new store on the same database (a restarted server): seconds until its board shows
+    the statistics (read back, not computed), and whether they were current."""
+    start = time.perf_counter()
+    restarted = Database(make_engine(url), competition)
+    shown = board_now(restarted, everyone, source, STANDINGS_WAIT_S)
+    while shown.standings is None or shown.standings.compared == 0:
+        time.sleep(0.01)
+        shown = board_now(restarted, everyone, source, STANDINGS_WAIT_S)
+    took = time.perf_counter() - start
+    current = shown.standings is not None and not shown.standings.updating
+    stop_standings(restarted)
+    return {"warm_start": took, "warm_current": float(current)}
 
 
 def main() -> None:
@@ -230,12 +279,17 @@ def main() -> None:
                        ("repeat", "repeated request, nothing changed"),
                        ("request_started", "board request right after a start"),
                        ("request_changed", "board request after a team's values change"),
-                       ("until_shown", "  until the new reading is shown")):
+                       ("until_shown", "  until the new reading is shown"),
+                       ("stream_p99", "board request p99 while trusted rows arrive"),
+                       ("warm_start", "warm start: restarted store shows statistics")):
         values = [r[key] for r in results]
         print(f"{label:45s} median {statistics.median(values):8.3f} s  "
               f"(min {min(values):.3f}, max {max(values):.3f})")
     print(f"the request after the change showed the previous reading, being updated: "
           f"{sum(r['was_updating'] for r in results):.0f} of {len(results)} runs")
+    print(f"the restarted store's statistics were current at once: "
+          f"{sum(r['warm_current'] for r in results):.0f} of {len(results)} runs "
+          f"(reference: the cold computation above, 'first full computation')")
     print(f"{'decoding one upload blob (store path)':45s} {decode_seconds():8.3f} s")
     counts = args.n_boot * sum(FOLD_USERS)
     print(f"resamples kept: {counts / 2**20:.0f} MiB (uint8 counts); tiers on the board: "

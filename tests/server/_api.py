@@ -15,7 +15,15 @@ from fastapi.testclient import TestClient
 from evaluation.server.api import create_app
 from evaluation.server.core import BoardSettings, load_competition
 from evaluation.server.db import add_team
-from tests.server._helpers import EXAMPLE, Clock, encode, fold_tests, sqlite_url, variant
+from tests.server._helpers import (
+    EXAMPLE,
+    Clock,
+    encode,
+    fold_tests,
+    sqlite_url,
+    trust_values,
+    variant,
+)
 from tests.server._live_server import live_server
 from tests.server._user_values import synthetic_fold, with_user_values
 
@@ -78,13 +86,19 @@ def team_folds(seed: int, hit_rate: float) -> list:
     return out
 
 
-def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = True) -> int:
+def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = True,
+           trusted: bool = True) -> int:
+    """Upload a run of team ``name`` (with per-user values unless ``values`` is False), made
+    trusted by the organizers' reproduction unless ``trusted`` is False (``trust_values``)."""
     doc = variant(f"run-{seed}")
     if values:
         doc = with_user_values(doc, team_folds(seed, hit_rate))
     reply = api.post(encode(doc), api.team(name))
     assert reply.status_code == 201, reply.text
-    return reply.json()["submission_id"]
+    sid = reply.json()["submission_id"]
+    if values and trusted:
+        trust_values(api.store, sid, doc)
+    return sid
 
 
 def make_api(tmp_path, clock=None, standings_wait: float = 30.0):

@@ -258,6 +258,6 @@ def test_the_benchmarks_seed_gives_the_best_submissions_per_user_values(tmp_path
     board = with_standings(store, phase_board(store), StoreValues(store))
     teams = [r for r in board.rows if not r.is_baseline]
     assert board.standings is not None and board.standings.compared == 6
-    assert all(r.standing.tier is not None and r.standing.values == "self-reported"
+    assert all(r.standing.tier is not None and r.standing.values == "trusted"
                for r in teams)
     store.engine.dispose()

@@ -49,9 +49,10 @@ def store(tmp_path):
 def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_compare(
         store, rng):
     ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2), ("Gamma", 1.1), ("Delta", 1.05),
-                               ("Old client", 1.0), ("Elsewhere", 0.9)])
+                               ("Old client", 1.0), ("Elsewhere", 0.9), ("Own values", 0.8)])
     source = FakeSource({ids["Alpha"]: synthetic(rng, 0.6, trusted=True),
-                         ids["Beta"]: synthetic(rng, 0.4),
+                         ids["Beta"]: replace(synthetic(rng, 0.4), costs_trusted=False),
+                         ids["Own values"]: synthetic(rng, 0.9, trusted=False),
                          ids["Gamma"]: synthetic(rng, 0.4),
                          ids["Delta"]: synthetic(rng, 0.1),
                          ids["Elsewhere"]: synthetic(rng, 0.5, hashes=("x", "y"))})
@@ -63,9 +64,13 @@ def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_co
     assert by_team["Old client"].standing.left_out == NO_VALUES
     assert by_team["Old client"].standing.values == "missing"
     assert by_team["Elsewhere"].standing.left_out == OTHER_USERS
+    # values the organizers did not compute never give statistics, however good
+    assert by_team["Own values"].standing.left_out == NO_VALUES
+    assert by_team["Own values"].standing.values == "self-reported"
+    assert by_team["Own values"].standing.tier is None
     assert all(r.standing.left_out == BASELINE for r in board.rows if r.is_baseline)
     assert by_team["Alpha"].standing.values == "trusted"
-    assert by_team["Beta"].standing.values == "self-reported"
+    assert by_team["Beta"].standing.values == "trusted"
     compared = [r for r in board.rows if r.standing.left_out is None]
     assert [r.team for r in compared] == ["Alpha", "Beta", "Gamma", "Delta"]
     # the same reading as the engine on the rows' own scores, in the board's order
@@ -92,12 +97,13 @@ def test_the_statistics_follow_the_boards_rows_and_leave_out_what_they_cannot_co
     assert alpha[header.index("user_values")] == "trusted"
     assert alpha[header.index("costs")] == "trusted"
     old = next(line for line in lines if ",Old client," in line)
-    assert "no per-user values" in old
+    assert "not yet computed by the organizers" in old
 
 
 def test_an_upload_computes_only_the_new_teams_replicates(store, rng):
     ids = submit_teams(store, [("Alpha", 1.3), ("Beta", 1.2)])
-    source = FakeSource({ids["Alpha"]: synthetic(rng, 0.6), ids["Beta"]: synthetic(rng, 0.4)})
+    source = FakeSource({ids["Alpha"]: synthetic(rng, 0.6),
+                         ids["Beta"]: synthetic(rng, 0.4, trusted=False)})
     first = with_standings(store, phase_board(store), source)
     assert sorted(sum(source.asked, [])) == sorted(ids.values())
     asked = list(source.asked)
@@ -109,7 +115,7 @@ def test_an_upload_computes_only_the_new_teams_replicates(store, rng):
     source.by_id[new] = synthetic(rng, 0.5)
     board = with_standings(store, phase_board(store), source)
     assert source.asked[-1] == [new]
-    assert board.standings.compared == 3
+    assert board.standings.compared == 2  # Beta's own values are not compared
     assert len(cache_of(store).resamples) == 1  # drawn once
     # a reproduction's trusted values replace the upload's: that team is computed again
     source.by_id[ids["Beta"]] = replace(source.by_id[ids["Beta"]], trusted=True)
@@ -117,6 +123,7 @@ def test_an_upload_computes_only_the_new_teams_replicates(store, rng):
     assert source.asked[-1] == [ids["Beta"]]
     assert {r.team: r.standing.values for r in board.rows if not r.is_baseline}["Beta"] == \
         "trusted"
+    assert board.standings.compared == 3
 
 
 def test_a_hidden_board_computes_and_shows_nothing(store, rng):

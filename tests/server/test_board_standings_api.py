@@ -40,17 +40,23 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     upload(api, SCRIPT_TEAM, 2, 0.3)
     upload(api, "Also weak", 3, 0.3)
     upload(api, "Old client", 4, 0.3, values=False)
+    upload(api, "Own values", 5, 0.9, trusted=False)  # the best values, not the organizers'
     board = api.get("/api/v1/leaderboard").json()
     info = board["standings"]
     assert info["compared"] == 3 and info["n_boot"] == 200 and info["level"] == 0.95
     assert "family-wise" in info["method"]
+    assert info["scope"].startswith("only rows whose per-user values the organizers computed")
+    assert info["compared_users"].startswith("the competition's 4 folds (300, 300, 300, 300 ")
     rows = {r["team"]: r for r in board["rows"]}
     strong = rows["Strong"]["standing"]
     assert strong["tier"] == 1 and strong["rank_interval"] == [1, 1]
-    assert strong["values"] == "self-reported" and strong["left_out"] is None
+    assert strong["values"] == "trusted" and strong["left_out"] is None
     assert strong["pareto"] is True and strong["first_place_share"] > 0
     assert strong["first_place"] is True
-    assert rows["Old client"]["standing"]["left_out"].startswith("no per-user values")
+    assert rows["Old client"]["standing"]["left_out"].startswith("not yet computed by the")
+    own = rows["Own values"]["standing"]
+    assert own["left_out"].startswith("not yet computed by the organizers")
+    assert own["tier"] is None and own["rank_interval"] is None and own["pareto"] is None
     assert rows["Popularity"]["standing"]["left_out"].startswith("baseline")
     weak = [rows[SCRIPT_TEAM]["standing"], rows["Also weak"]["standing"]]
     assert {w["tier"] for w in weak} == {2}  # told apart from the leader, not from each other
@@ -58,9 +64,10 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     lines = list(csv.DictReader(io.StringIO(api.get("/leaderboard.csv").text)))
     by_team = {line["team"]: line for line in lines}
     assert by_team["Strong"]["tier"] == "1" and by_team["Strong"]["rank_best"] == "1"
-    assert by_team["Strong"]["user_values"] == "self-reported"
+    assert by_team["Strong"]["user_values"] == "trusted"
     assert by_team["Strong"]["first_place"] == "yes"
-    assert by_team["Old client"]["left_out"].startswith("no per-user values")
+    assert by_team["Old client"]["left_out"].startswith("not yet computed by the organizers")
+    assert by_team["Own values"]["tier"] == ""
 
     page = api.get("/").text
     doc = parse(page)
@@ -68,7 +75,10 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     assert [b.text().split(":")[0] for b in bands] == ["Tier 1", "Tier 2"]
     assert "<script" not in page and "&lt;script&gt;" in page
     assert 'href="/team?phase=public&amp;name=%3Cscript%3E' in page
-    assert "not compared: no per-user values" in page
+    assert "not compared: not yet computed by the organizers" in page
+    note = next(n for n in doc.find_all("p") if n.attrs.get("id") == "standings-note").text()
+    assert "Compared: only rows whose per-user values the organizers computed" in note
+    assert "Test users: the competition's 4 folds" in note
     assert doc.find("p", None) is not None and "paired bootstrap" in page
 
 

@@ -23,8 +23,10 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 
-from evaluation.server.db import add_team, list_teams
-from evaluation.server.standings import StoreValues, board_now, with_standings
+from sqlalchemy import text
+
+from evaluation.server.db import add_team, list_teams, make_engine
+from evaluation.server.standings import StoreValues, board_now, stop_standings, with_standings
 from evaluation.server.standings import _reading as _store_standings
 from evaluation.server.standings import _worker as _standings_worker
 from evaluation.server.store import phase_board, submit
@@ -38,6 +40,7 @@ from tests.server._helpers import (
     standings_competition,
     submit_teams,
     synthetic,
+    trust_values,
     variant,
 )
 from tests.server._user_values import with_user_values
@@ -69,10 +72,13 @@ class Gate:
 
 def upload(api: Api, token: str, run: str, seed: int, hit_rate: float, scale: float = 1.0
            ) -> int:
+    """A run with per-user values, made trusted by the organizers' reproduction."""
     doc = with_user_values(variant(run, scale), team_folds(seed, hit_rate))
     reply = api.post(encode(doc), token)
     assert reply.status_code == 201, reply.text
-    return reply.json()["submission_id"]
+    sid = reply.json()["submission_id"]
+    trust_values(api.store, sid, doc)
+    return sid
 
 
 def timed_get(api: Api, path: str, **params):
@@ -158,7 +164,7 @@ def test_a_request_during_a_computation_shows_the_previous_reading_marked_updati
     assert gate.calls == 1  # only the new team's replicates
 
 
-def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
+def test_a_restarted_server_shows_its_last_statistics_at_once_then_updates_them(
         tmp_path, monkeypatch):
     app, _ = make_api(tmp_path, standings_wait=30.0)
     with serving(app, False) as client:
@@ -168,8 +174,37 @@ def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
         computed = first.get("/api/v1/leaderboard").json()
     assert computed["standings"]["compared"] == 3
 
-    gate = Gate(monkeypatch)
+    gate = Gate(monkeypatch)  # closed: nothing may be computed for the statistics shown
     again, _ = make_api(tmp_path, standings_wait=SHORT)  # the same database, a new process
+    with serving(again, False) as client:
+        api = Api(client, again.state.store, again.state.store.clock, False)
+        page, took = timed_get(api, "/")
+        assert took < ANSWERED_WITHIN and "Tier 1" in page.text
+        board = api.get("/api/v1/leaderboard").json()
+        assert board["standings"]["updating"] is False
+        assert board["standings"]["as_of"] == computed["standings"]["as_of"]
+        assert [r["standing"] for r in board["rows"]] == \
+            [r["standing"] for r in computed["rows"]]
+        assert gate.calls == 0
+        # a new trusted row: the kept reading is shown, stale, until it is computed again
+        upload(api, api.team("Team 3"), "run-3", 4, 0.2, 1.05)
+        board = api.get("/api/v1/leaderboard").json()
+        assert board["standings"]["updating"] is True
+        assert board["standings"]["as_of"] == computed["standings"]["as_of"]
+        rows = {r["team"]: r["standing"] for r in board["rows"]}
+        assert rows["Team 3"]["being_computed"] and rows["Team 3"]["tier"] is None
+        assert rows["Team 0"] == {r["team"]: r["standing"] for r in computed["rows"]}["Team 0"]
+        gate.opened.set()
+        api.store.standings_wait = 30.0
+        board = api.get("/api/v1/leaderboard").json()
+        assert board["standings"]["updating"] is False and board["standings"]["compared"] == 4
+        assert gate.calls == 1  # the other teams' replicates came with the kept reading
+
+    # a database without a kept reading (one from before them): computed afresh
+    with make_engine(sqlite_url(tmp_path)).begin() as conn:
+        conn.execute(text("DELETE FROM standings_snapshots"))
+    gate = Gate(monkeypatch)
+    again, _ = make_api(tmp_path, standings_wait=SHORT)
     with serving(again, False) as client:
         api = Api(client, again.state.store, again.state.store.clock, False)
         page, took = timed_get(api, "/")
@@ -186,9 +221,7 @@ def test_a_restarted_server_answers_at_once_without_statistics_then_with_them(
         api.store.standings_wait = 30.0
         board = api.get("/api/v1/leaderboard").json()
         assert board["standings"]["updating"] is False
-        assert [r["standing"] for r in board["rows"]] == \
-            [r["standing"] for r in computed["rows"]]
-        assert "Tier 1" in api.get("/").text
+        assert board["standings"]["compared"] == 4 and "Tier 1" in api.get("/").text
 
 
 @pytest.fixture
@@ -206,7 +239,7 @@ def by_id(page: str, tag: str, id_: str):
 def test_no_row_shows_a_tier_of_another_submission_or_other_values(store, rng, monkeypatch):
     ids = submit_teams(store, [("Alpha", 1.1), ("Beta", 1.2), ("Gamma", 1.05)])
     source = FakeSource({ids["Alpha"]: synthetic(rng, 0.2), ids["Beta"]: synthetic(rng, 0.5),
-                         ids["Gamma"]: synthetic(rng, 0.4)})
+                         ids["Gamma"]: synthetic(rng, 0.4, trusted=False)})
     first = board_now(store, phase_board(store), source, 30.0)
     assert first.standings is not None and not first.standings.updating
     old = {r.team: (r.submission_id, r.standing) for r in first.rows}
@@ -305,3 +338,26 @@ def test_the_thread_ends_with_its_app_and_with_its_store(tmp_path):
     thread = threads.pop()
     thread.join(_standings_worker.POLL_S * 5)
     assert not thread.is_alive()  # its store is gone: it left
+
+
+def test_a_restarted_store_shows_the_statistics_of_many_teams_at_once(tmp_path, rng):
+    url = sqlite_url(tmp_path)
+    made = open_store(url, standings_competition(), Clock())
+    ids = submit_teams(made, [(f"Team {i:02d}", 1.0 + i / 100) for i in range(20)])
+    source = FakeSource({sid: synthetic(rng, 0.1 + i / 40) for i, sid in enumerate(ids.values())})
+    computed = board_now(made, phase_board(made), source, 30.0)
+    assert computed.standings.compared == 20 and not computed.standings.updating
+    stop_standings(made)
+    made.engine.dispose()
+
+    again = open_store(url, standings_competition(), Clock())  # a new process's store
+    fresh = FakeSource(dict(source.by_id))
+    start = time.perf_counter()
+    board = board_now(again, phase_board(again), fresh, SHORT)
+    took = time.perf_counter() - start
+    assert took < 5.0, f"the restarted store took {took:.1f} s"
+    assert not board.standings.updating and board.standings.compared == 20
+    assert [r.standing for r in board.rows] == [r.standing for r in computed.rows]
+    assert fresh.asked == []  # no values read, no replicate computed again
+    stop_standings(again)
+    again.engine.dispose()

@@ -52,6 +52,7 @@ from evaluation.server.core._scoring import (
 from evaluation.server.core._user_values import (
     CheckedValues,
     check_agreement,
+    fold_users,
     read_blob,
     read_uploaded,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "check_reproduction",
     "claimed_differs",
     "describe_invalid",
+    "fold_users",
     "load_competition",
     "parse_reproduction",
     "parse_submission",

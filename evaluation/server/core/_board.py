@@ -102,6 +102,11 @@ class BoardStandings:
         needs.
     unavailable : str or None
         Why the statistics could not be computed ("statistics unavailable: ..."), else None.
+    scope : str
+        What the guarantee covers: only the rows whose per-user values the organizers
+        computed are compared.
+    compared_users : str
+        Which test users are compared, and why those.
     """
 
     score: str
@@ -116,6 +121,8 @@ class BoardStandings:
     as_of: datetime | None = None
     progress: tuple[int, int] | None = None
     unavailable: str | None = None
+    scope: str = ""
+    compared_users: str = ""
 
 
 @dataclass(frozen=True)

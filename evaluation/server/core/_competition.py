@@ -12,6 +12,9 @@ Organizers describe it in a TOML file (``competition.toml``)::
     [dataset]
     fingerprint = "f42c..."                 # the run's results["dataset"]["fingerprint"]
     fold_params = { num_folds = 4, seed = 42, ... }
+    fold_users = [29912, 29871, 29930, 29889]  # optional: each public fold's test users (a
+                                            # run's n_users): an upload declaring others is
+                                            # refused at once, before any trusted row
 
     [[phases]]
     name = "public"
@@ -86,6 +89,7 @@ from evaluation.server.core._competition_keys import (
     final_selections,
     min_difference_of,
     private_folds,
+    public_fold_users,
     reproduce_attempts,
     reproduce_rule,
     when,
@@ -96,7 +100,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
              "baselines", "reproduce_attempts", "board")
-_DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY)
+_DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY, "fold_users")
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
                "final_selections", "reproduce", "private_folds", "min_difference")
 #: Of a phase, the keys that may be left out.
@@ -210,6 +214,11 @@ class Competition:
         The content fingerprint every run must have been made on.
     fold_params : dict
         The fold parameters every run must have used.
+    fold_users : tuple of int or None
+        Each public fold's test users, when the file states them (``dataset.fold_users``):
+        the board compares only values on folds of these sizes, and an upload declaring
+        others is refused before its values are read. None: the organizers' first trusted
+        values fix them.
     harness_versions : tuple of str
         The harness versions whose runs are accepted.
     phases : tuple of Phase
@@ -236,6 +245,7 @@ class Competition:
     repeated_items: str = "first"
     reproduce_attempts: int = DEFAULT_REPRODUCE_ATTEMPTS
     board: BoardSettings = field(default_factory=BoardSettings)
+    fold_users: tuple[int, ...] | None = None
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -395,7 +405,7 @@ def load_competition(path) -> Competition:
     source = where.text(data, "source") if "source" in data else ""
     versions = where.list_of_text(data, "harness_versions")
     dataset = where.table(data, "dataset")
-    where.keys(dataset, "dataset.", _DATASET_KEYS, required=_DATASET_KEYS)
+    where.keys(dataset, "dataset.", _DATASET_KEYS, required=(FINGERPRINT_KEY, FOLD_PARAMS_KEY))
     fingerprint = dataset["fingerprint"]
     if not isinstance(fingerprint, str) or not _SHA256.match(fingerprint):
         where.fail("dataset.fingerprint", "must be the 64-character lowercase hex fingerprint "
@@ -414,7 +424,7 @@ def load_competition(path) -> Competition:
         fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
         baselines=_baselines(where, data), repeated_items=repeated,
         reproduce_attempts=reproduce_attempts(where, data),
-        board=board_settings(where, data))
+        board=board_settings(where, data), fold_users=public_fold_users(where, dataset))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition

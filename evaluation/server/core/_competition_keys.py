@@ -122,6 +122,31 @@ class Where:
                       "run's results.json", value, "copy the value from a run's results.json")
 
 
+#: The most test users a fold may state (``dataset.fold_users``).
+MAX_FOLD_USERS = 10_000_000
+
+
+def public_fold_users(where: Where, dataset: Mapping) -> tuple[int, ...] | None:
+    """``dataset.fold_users`` (each public fold's test users), checked; None when left out."""
+    value = dataset.get("fold_users")
+    if value is None:
+        return None
+    folds = dataset.get("fold_params", {}).get("num_folds") \
+        if isinstance(dataset.get("fold_params"), dict) else None
+    if not isinstance(value, list) or not value or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_FOLD_USERS
+            for n in value):
+        where.fail("dataset.fold_users", f"must be a non-empty list of integers from 1 to "
+                   f"{MAX_FOLD_USERS} (each public fold's test users)", value,
+                   "copy each fold's n_users from a run's results.json, fold 0 first, or "
+                   "leave the key out")
+    if isinstance(folds, int) and len(value) != folds:
+        where.fail("dataset.fold_users", f"must name one size per fold: fold_params has "
+                   f"num_folds = {folds}", value, "copy each fold's n_users from a run's "
+                   "results.json")
+    return tuple(value)
+
+
 def final_selections(where: Where, table: Mapping, key: str) -> int:
     """A phase's ``final_selections`` (default ``DEFAULT_FINAL_SELECTIONS``), checked."""
     count = table.get("final_selections", DEFAULT_FINAL_SELECTIONS)

@@ -7,8 +7,9 @@ as received, canonical JSON, less its per-user values), ``admin_tokens`` (hashes
 organizers' tokens), ``reproductions`` (every verdict the organizers recorded for a
 submission, the latest one shown), ``reproduction_jobs`` (the queue the organizers'
 reproduction workers take submissions from), ``phase_reveals`` (the phases whose private
-scores the organizers have revealed) and ``user_values`` (each submission's per-user values
-and costs, uploaded or reproduced).
+scores the organizers have revealed), ``user_values`` (each submission's per-user values
+and costs, uploaded or reproduced) and ``standings_snapshots`` (the last statistics computed
+of each board, shown at once after a restart).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -296,3 +297,21 @@ class BoardChangeRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     version: Mapped[int] = mapped_column(Integer)
+
+
+class StandingsSnapshotRow(Base):
+    """The last paired statistics computed of one board (a phase, revealed or not), kept so
+    that a restarted server shows them at once, marked as being updated until they are
+    computed again: ``signature`` (the sha256 of all the statistics depend on: the rows, the
+    versions of their values, the settings) tells whether they are still current;
+    ``payload`` the statistics and the compared teams' replicates (read by
+    ``evaluation.server.standings``); ``computed_at`` the time of the board they were
+    computed for. Not a table the board reads: writing it changes no board."""
+
+    __tablename__ = "standings_snapshots"
+
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
+    revealed: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    signature: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[bytes] = mapped_column(LargeBinary)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime)

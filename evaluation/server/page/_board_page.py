@@ -260,7 +260,15 @@ def standings_text(board: Board) -> str:
             f"places the team may really hold among the {info.compared} teams compared. Both "
             f"come from a paired bootstrap over the test users ({info.n_boot} replicates), "
             f"with at most a {1 - info.level:.0%} chance of any wrong call on the whole "
-            f"board.{ties}")
+            f"board.{ties}{_sentence(' Compared: ', info.scope)}"
+            f"{_sentence(' Test users: ', info.compared_users)}")
+
+
+def _sentence(label: str, text: str) -> str:
+    """``label`` and ``text`` ending with a full stop; nothing for an empty ``text``."""
+    if not text:
+        return ""
+    return label + (text if text.endswith(".") else text + ".")
 
 
 @functools.lru_cache(maxsize=RENDERED_KEPT)

@@ -32,11 +32,12 @@ def board_csv(board: Board) -> str:
     per leaderboard test (``public:<test>``: the public folds' values), submissions, last
     submission (UTC, ISO 8601), reproduction, flagged; then the paired statistics (empty where
     the board has none, e.g. hidden scores): tier, the rank interval (best, worst), whose
-    per-user values were compared (trusted, self-reported or missing) and why a row was left
-    out, Pareto membership, whether some group weights would rank it first and their share of
-    all weights, the Borda
-    rank; and the costs, means over folds (seconds to train and to predict, peak memory in
-    MiB), marked trusted or self-reported; last, how current the row's statistics are
+    per-user values the row has (trusted, self-reported or missing: only trusted ones, the
+    organizers', are ever compared) and why a row was left out ("not yet computed by the
+    organizers", other test users, ...), Pareto membership, whether some group weights would
+    rank it first and their share of all weights, the Borda rank; and the costs, means over
+    folds (seconds to train and to predict, peak memory in MiB), marked trusted or
+    self-reported; last, how current the row's statistics are
     ("current"; "as of <time>" while the board's are being updated; "being computed";
     "unavailable", the reason in ``left_out``).
     """

@@ -1,7 +1,8 @@
 """A board's paired statistics: computed in the background, read by each board request.
 
 It owns the statistics of a board (tiers, rank intervals, win probabilities, costs) computed
-from the stored per-user values and cached per submission, the background thread of each
+from the organizers' (trusted) per-user values on the competition's test users and cached per
+submission, their copy in the database for a restart, the background thread of each
 database that computes them at most once per interval, and what a board or team request
 shows meanwhile: the latest complete reading, marked as being updated when it is stale.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from evaluation.server.standings._now import board_now, board_with_standings, standing_of
 from evaluation.server.standings._reading import (
     BASELINE,
+    MAX_RESAMPLE_BYTES,
     NO_VALUES,
     OTHER_USERS,
     StoreValues,
@@ -28,6 +30,7 @@ from evaluation.server.standings._worker import (
 __all__ = [
     "BASELINE",
     "FRESH_WAIT_S",
+    "MAX_RESAMPLE_BYTES",
     "NO_VALUES",
     "OTHER_USERS",
     "StandingsWorker",

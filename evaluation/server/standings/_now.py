@@ -14,12 +14,19 @@ the latest complete reading there is:
   never a tier of another submission;
 * none yet: no team compared, the same note.
 
+After a restart, the board's first request reads the last reading computed of it (kept in the
+database with its teams' replicates after each computation, ``save_snapshot``): shown as up to
+date when nothing changed since, else as stale (being updated, as of its time) until it is
+computed again; its teams' replicates are not computed again.
+
 A board none of whose rows has per-user values has nothing to compute: its (empty) reading is
 made here. A hidden board gets none of it, and nothing is asked of the worker for it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -38,6 +45,7 @@ from evaluation.server.standings._reading import (
     Reading,
     StoreValues,
     ValuesSource,
+    cache_of,
     compared_rows,
     compute_reading,
     empty_standings,
@@ -47,11 +55,18 @@ from evaluation.server.standings._reading import (
     unvalued_reading,
     with_pairwise,
 )
-from evaluation.server.standings._worker import Kept, Latest, Target, worker_of
-from evaluation.server.store import phase_board
+from evaluation.server.standings._snapshot import (
+    SnapshotUnreadable,
+    decode_snapshot,
+    encode_snapshot,
+)
+from evaluation.server.standings._worker import Kept, Key, Latest, Target, worker_of
+from evaluation.server.store import Snapshot, load_snapshot, phase_board, save_snapshot
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
+
+log = logging.getLogger("evaluation.server")
 
 #: Whose values a row shows while its statistics are being computed.
 NOT_READ = "not read yet"
@@ -127,12 +142,14 @@ def _now(db: Database, board: Board, source: ValuesSource, wait: float, interval
                                              if r.submission_id is not None], board.revealed)
     inputs = row_inputs(board, versions)
     if not inputs:  # nothing to compute
-        reading = unvalued_reading(db, board)
+        reading = unvalued_reading(db, board, source.users(board.phase, board.revealed))
         return (_with(board, reading.rows, replace(reading.standings,
                                                    as_of=board.generated_at)),
                 None, frozenset())
     target = replace(_target(db, board, source, versions, inputs), interval=interval)
-    latest = worker_of(db, _compute).latest(target, wait)
+    worker = worker_of(db, _compute)
+    worker.restore(target.key, lambda: _restored(db, target.key))
+    latest = worker.latest(target, wait)
     return _shown(db, board, target, latest)
 
 
@@ -143,17 +160,65 @@ def _target(db: Database, board: Board, source: ValuesSource,
     phase = competition.phase(board.phase)
     settings = competition.board
     key = (board.phase, board.revealed)
+    users = source.users(board.phase, board.revealed)
     rows = tuple((row.team, row.submission_id, inputs.get(row.team))
                  for row in compared_rows(board))
-    signature = (key, rows, settings, settings.for_phase(phase.min_difference),
-                 references_sha256(phase.references))
+    parts = (key, rows, settings, settings.for_phase(phase.min_difference),
+             references_sha256(phase.references), users)
+    # a digest: the same in every process, so that a reading kept in the database is known
+    # current after a restart (every part has a repr that is its value)
+    signature = hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
     return Target(key=key, signature=signature, board=board, versions=dict(versions),
-                  inputs=dict(inputs), source=source)
+                  inputs=dict(inputs), source=source, users=users)
 
 
 def _compute(db: Database, target: Target, progress: Callable[[int, int], None]) -> Reading:
-    """The worker's computation of a target (in its thread)."""
-    return compute_reading(db, target.board, target.source, target.versions, progress)
+    """The worker's computation of a target (in its thread), kept in the database for a
+    restart."""
+    reading = compute_reading(db, target.board, target.source, target.versions, target.users,
+                              progress)
+    _keep(db, target, reading)
+    return reading
+
+
+def _keep(db: Database, target: Target, reading: Reading) -> None:
+    """Write ``reading`` and its teams' replicates to the database (``save_snapshot``); a
+    failure is logged: the reading is shown all the same."""
+    cache = cache_of(db)
+    with cache.lock:
+        teams = {key: cache.teams[key] for key in reading.team_keys.values()
+                 if key in cache.teams}
+    try:
+        payload = encode_snapshot(reading, target.inputs, teams)
+        save_snapshot(db, target.key[0], target.key[1],
+                      Snapshot(signature=str(target.signature), payload=payload,
+                               computed_at=target.board.generated_at))
+    except Exception:  # the statistics stand without their copy in the database
+        log.exception("the board's statistics of phase %r could not be kept for a restart",
+                      target.key[0])
+
+
+def _restored(db: Database, key: Key) -> Kept | None:
+    """The board's last reading kept in the database (its teams' statistics kept again in
+    this process), or None when there is none or it cannot be read."""
+    try:
+        snapshot = load_snapshot(db, key[0], key[1])
+        if snapshot is None:
+            return None
+        reading, inputs, teams = decode_snapshot(snapshot.payload)
+    except SnapshotUnreadable as exc:
+        log.warning("the board's statistics kept for phase %r are not read: %s", key[0], exc)
+        return None
+    except Exception:  # the board is computed afresh, as without a kept reading
+        log.exception("the board's statistics kept for phase %r could not be read", key[0])
+        return None
+    cache = cache_of(db)
+    with cache.lock:
+        for team_key, stats in teams.items():
+            if team_key not in cache.teams:
+                cache.keep(team_key, stats)
+    return Kept(signature=snapshot.signature, inputs=inputs, reading=reading,
+                as_of=snapshot.computed_at)
 
 
 def _shown(db: Database, board: Board, target: Target, latest: Latest
@@ -176,8 +241,8 @@ def _shown(db: Database, board: Board, target: Target, latest: Latest
             rows[row.team] = RowStanding(values=NOT_READ, left_out=reason)
         else:
             rows[row.team] = RowStanding(values=NOT_READ, being_computed=True)
-    base = empty_standings(db, board) if kept is None else replace(kept.reading.standings,
-                                                                   as_of=kept.as_of)
+    base = empty_standings(db, board, target.users) if kept is None else replace(
+        kept.reading.standings, as_of=kept.as_of)
     standings = replace(base, updating=reason is None, unavailable=reason,
                         progress=None if reason is not None else latest.progress)
     return _with(board, rows, standings), kept, current

@@ -1,16 +1,25 @@
 """The board's paired statistics: which of its differences are real, gathered and cached.
 
 The statistics follow the board's own rows: each team's row (its best public submission, or on
-a revealed board its final selection with the best private score) in the board's order. Every
-team is scored on the same resamples of the same test users (drawn once per process from the
-``[board]`` seed), so that the comparisons are paired. A team's replicate scores depend only on
-its own per-user values and the resamples: they are computed once per submission (and per
-source of its values, seed, replicates and references) and kept, so that after an upload only
-the new team's replicates are computed; the board's reading is kept until a row changes.
+a revealed board its final selection with the best private score) in the board's order. They
+read only per-user values the organizers computed (trusted rows: a reproduction's, a pinned
+baseline's, the organizers' scoring, whatever their source): an upload's own values never
+give a tier, a rank interval, a win probability or a place on the Pareto front.
 
-A row without per-user values (a client older than them, a baseline, no private score, other
-test users than the board's) is left out of the comparisons, with the reason shown. Nothing is
-computed for a board whose scores are hidden: the answer cannot depend on them.
+Every team is scored on the same resamples of the same test users, so that the comparisons are
+paired. The users are the competition's folds as the phase's first trusted row gives them
+(``compared_users``): never a vote of the rows. A trusted row on other users is left out, and
+its fold sizes are compared before anything is drawn for it; the resamples are drawn once per
+process from the ``[board]`` seed for those users only, within ``MAX_RESAMPLE_BYTES``. A team's
+replicate scores depend only on its own per-user values and the resamples: they are computed
+once per submission (and per values, seed, replicates, references and users) and kept, so that
+after a new trusted row only its team's replicates are computed; the board's reading is kept
+until a row changes.
+
+A row without trusted per-user values (not yet computed by the organizers, a baseline, no
+private score, other test users than the board's) is left out of the comparisons, with the
+reason shown. Nothing is computed for a board whose scores are hidden: the answer cannot depend
+on them.
 
 The board's requests do not compute here: a background thread does (``_worker``),
 and a request shows the latest reading it made (``_now``).
@@ -20,24 +29,22 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import Counter
 from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import and_, case, func, select
 
 from evaluation.challenge import (
     GATED_SCORE,
     LEADERBOARD_TESTS,
     PairedResamples,
     References,
-    TeamReplicates,
     paired_resamples,
     team_replicates,
 )
-from evaluation.errors import EvalRSError
+from evaluation.errors import ConfigError, EvalRSError
 from evaluation.server.core import (
     Board,
     BoardRow,
@@ -51,8 +58,9 @@ from evaluation.server.core import (
     references_sha256,
 )
 from evaluation.server.db import UserValuesRow
-from evaluation.server.store import UPLOAD, UserValues, phase_user_values
-from evaluation.standings import METHOD, BoardReading, read_board
+from evaluation.server.standings._results import Reading, TeamStats
+from evaluation.server.store import ComparedUsers, UserValues, compared_users, phase_user_values
+from evaluation.standings import METHOD, read_board
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
@@ -65,11 +73,36 @@ MAX_CACHED_TEAMS = 4_000
 VALUES_BATCH = 2
 #: Resamples kept per process (each is n_boot x users bytes per fold, 120 MiB at full scale).
 MAX_CACHED_RESAMPLES = 2
+#: The most memory the resamples kept by one process may take (bytes): two full-scale sets
+#: (public and private folds, 1000 replicates of ~120k users each), with room for the rare
+#: fold whose counts need two bytes. They are drawn only for the users the board compares
+#: (fixed by the organizers' first trusted row), never for what an upload declares.
+MAX_RESAMPLE_BYTES = 384 << 20
 
 BASELINE = "baseline: pinned on the board, not ranked"
-NO_VALUES = "no per-user values (uploaded by a client that does not send them)"
+NO_VALUES = ("not yet computed by the organizers: the statistics use only per-user values "
+             "the organizers computed, never an upload's own")
 NO_PRIVATE = "no private score"
-OTHER_USERS = "its per-user values are on other test users than the board's"
+OTHER_USERS = ("its per-user values are on other test users than the competition's folds "
+               "the board compares")
+#: What the statistics' guarantee covers (``BoardStandings.scope``).
+SCOPE = ("only rows whose per-user values the organizers computed (a reproduction, a pinned "
+         "baseline, the organizers' scoring) are compared, and the guarantee covers those rows "
+         "only: an upload's own values never give a tier, a rank interval, a win probability "
+         "or a place on the Pareto front")
+
+
+def users_text(users: ComparedUsers | None) -> str:
+    """Which test users the board compares, and why those (``BoardStandings.compared_users``).
+    """
+    if users is None:
+        return ("none yet: the competition's folds are fixed by the organizers' first "
+                "computation of a submission's per-user values")
+    sizes = ", ".join(str(n) for n in users.fold_sizes)
+    return (f"the competition's {len(users.fold_sizes)} folds ({sizes} test users), as the "
+            f"organizers' first computation (submission {users.submission_id}) gives them: "
+            f"every compared team is scored on the same users, so that the comparisons are "
+            f"paired; a row on other users is left out, however many rows declare them")
 
 
 class ValuesSource(Protocol):
@@ -84,32 +117,8 @@ class ValuesSource(Protocol):
                ) -> Mapping[int, UserValues]:
         """Submission id -> its per-user values, for those that have them."""
 
-
-@dataclass(frozen=True)
-class TeamStats:
-    """One submission's part of the statistics, kept between boards.
-
-    ``replicates`` is None when its values cannot be compared (``reason`` says why).
-    """
-
-    replicates: TeamReplicates | None
-    reason: str | None
-    trusted: bool
-    user_hashes: tuple[str, ...]
-    fold_sizes: tuple[int, ...]
-    costs: RowCosts | None
-
-
-@dataclass(frozen=True)
-class Reading:
-    """A board's statistics, as computed from its compared rows (in the board's order)."""
-
-    teams: tuple[str, ...]
-    reading: BoardReading
-    group_scores: np.ndarray
-    groups: tuple[str, ...]
-    standings: BoardStandings
-    rows: dict[str, RowStanding]
+    def users(self, phase: str, private: bool) -> ComparedUsers | None:
+        """The test users the board compares (None before any trusted values)."""
 
 
 class StandingsCache:
@@ -124,11 +133,26 @@ class StandingsCache:
         self.readings: dict[tuple, tuple[tuple, Reading]] = {}
 
     def resamples_for(self, settings: BoardSettings, sizes: tuple[int, ...]) -> PairedResamples:
-        """The board's resamples for folds of ``sizes`` users, drawn once per process."""
+        """The board's resamples for folds of ``sizes`` users, drawn once per process.
+
+        Raises
+        ------
+        ConfigError
+            When they would take more than ``MAX_RESAMPLE_BYTES`` (nothing is drawn).
+        """
         key = (settings.seed, settings.n_boot, sizes)
         found = self.resamples.get(key)
         if found is None:
-            while len(self.resamples) >= MAX_CACHED_RESAMPLES:
+            need = resample_bytes(settings.n_boot, sizes)
+            if need > MAX_RESAMPLE_BYTES:
+                raise ConfigError(
+                    f"the board's resamples of folds of {list(sizes)} test users would take "
+                    f"{need / 2**20:.0f} MiB ({settings.n_boot} replicates), more than the "
+                    f"{MAX_RESAMPLE_BYTES >> 20} MiB a server process keeps "
+                    f"(MAX_RESAMPLE_BYTES); lower [board] n_boot")
+            while self.resamples and (len(self.resamples) >= MAX_CACHED_RESAMPLES or need
+                                      + sum(r.nbytes for r in self.resamples.values())
+                                      > MAX_RESAMPLE_BYTES):
                 self.resamples.pop(next(iter(self.resamples)))
             found = self.resamples[key] = paired_resamples(settings.seed, settings.n_boot, sizes)
         return found
@@ -140,8 +164,13 @@ class StandingsCache:
         self.teams[key] = team
 
 
+def resample_bytes(n_boot: int, sizes: Sequence[int]) -> int:
+    """The memory the resamples of folds of ``sizes`` users take (one byte per count)."""
+    return int(n_boot) * sum(int(n) for n in sizes)
+
+
 class StoreValues:
-    """The store's per-user values (``user_values``) as the statistics read them."""
+    """The store's trusted per-user values (``user_values``) as the statistics read them."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -149,16 +178,14 @@ class StoreValues:
     def versions(self, phase: str, submission_ids: Sequence[int], private: bool
                  ) -> dict[int, Hashable]:
         """Submission id -> the id of its latest values row (any new row, values or costs,
-        changes it), for the submissions whose values the board can read."""
+        changes it), for the submissions with trusted values of that privacy."""
         ids = sorted({int(i) for i in submission_ids})
         if not ids:
             return {}
         row = UserValuesRow
-        trusted = and_(row.trusted.is_(True), row.private.is_(private))
-        # the rows ``phase_user_values`` may read: a trusted one, or on the public folds the
-        # upload's
-        readable = and_(row.blob_sha256.is_not(None),
-                        trusted if private else or_(trusted, row.source == UPLOAD))
+        # the rows the statistics read: trusted ones, whatever their source (never an upload's)
+        readable = and_(row.blob_sha256.is_not(None), row.trusted.is_(True),
+                        row.private.is_(private))
         query = (select(row.submission_id, func.max(row.id),
                         func.max(case((readable, 1), else_=0)))
                  .where(row.submission_id.in_(ids), row.phase == phase)
@@ -169,8 +196,14 @@ class StoreValues:
 
     def values(self, phase: str, submission_ids: Sequence[int], private: bool
                ) -> Mapping[int, UserValues]:
-        """Submission id -> its per-user values and costs (``phase_user_values``)."""
-        return phase_user_values(self.db, phase, submission_ids, private=private)
+        """Submission id -> its trusted per-user values and costs (``phase_user_values``)."""
+        return phase_user_values(self.db, phase, submission_ids, private=private,
+                                 trusted_only=True)
+
+    def users(self, phase: str, private: bool) -> ComparedUsers | None:
+        """The users the board compares: the phase's first trusted row's
+        (``compared_users``)."""
+        return compared_users(self.db, phase, private=private)
 
 
 _CACHES: weakref.WeakKeyDictionary[Database, StandingsCache] = weakref.WeakKeyDictionary()
@@ -218,7 +251,8 @@ def board_reading(db: Database, board: Board, source: ValuesSource) -> Reading |
     cache = cache_of(db)
     with cache.lock:
         versions = source.versions(board.phase, _ids(compared_rows(board)), board.revealed)
-        return compute_reading(db, board, source, versions)
+        users = source.users(board.phase, board.revealed)
+        return compute_reading(db, board, source, versions, users)
 
 
 def is_hidden(board: Board) -> bool:
@@ -232,7 +266,7 @@ def compared_rows(board: Board) -> list[BoardRow]:
 
 
 def compute_reading(db: Database, board: Board, source: ValuesSource,
-                    versions: Mapping[int, Hashable],
+                    versions: Mapping[int, Hashable], users: ComparedUsers | None,
                     progress: Callable[[int, int], None] | None = None) -> Reading:
     """The statistics of a board whose scores are shown, for its rows' values ``versions``.
 
@@ -243,6 +277,8 @@ def compute_reading(db: Database, board: Board, source: ValuesSource,
     source : ValuesSource
     versions : mapping
         ``source.versions`` of the board's compared rows, read before.
+    users : ComparedUsers or None
+        ``source.users`` of the board: the users compared (a row on others is left out).
     progress : callable, optional
         Called with (teams computed, teams to compute) after each team's replicates; it may
         raise to stop the computation (the teams computed are kept).
@@ -253,25 +289,29 @@ def compute_reading(db: Database, board: Board, source: ValuesSource,
     cache = cache_of(db)
     candidates = compared_rows(board)
     refs_key = references_sha256(phase.references)
-    teams = _team_stats(cache, candidates, board, phase.references, settings, refs_key,
-                        source, versions, progress)
+    teams, keys = _team_stats(cache, candidates, board, phase.references, settings, refs_key,
+                              source, versions, users, progress)
     with cache.lock:
-        return _reading(cache, board, candidates, teams, settings,
-                        settings.for_phase(phase.min_difference), refs_key)
+        made = _reading(cache, board, candidates, teams, settings,
+                        settings.for_phase(phase.min_difference), refs_key, users)
+    return replace(made, team_keys={row.team: keys[row.submission_id] for row in candidates
+                                    if row.submission_id in teams})
 
 
-def unvalued_reading(db: Database, board: Board) -> Reading:
-    """The reading of a board none of whose rows has per-user values: nothing to compute,
-    every compared row left out for it (what ``compute_reading`` gives then)."""
+def unvalued_reading(db: Database, board: Board, users: ComparedUsers | None = None
+                     ) -> Reading:
+    """The reading of a board none of whose rows has trusted per-user values: nothing to
+    compute, every compared row left out for it (what ``compute_reading`` gives then)."""
     competition = db.require_competition()
     settings = competition.board
     standing = {row.team: RowStanding(values=_values_state(None), left_out=NO_VALUES)
                 for row in compared_rows(board)}
     return _read(board, [], standing, settings,
-                 settings.for_phase(competition.phase(board.phase).min_difference))
+                 settings.for_phase(competition.phase(board.phase).min_difference), users)
 
 
-def empty_standings(db: Database, board: Board) -> BoardStandings:
+def empty_standings(db: Database, board: Board, users: ComparedUsers | None = None
+                    ) -> BoardStandings:
     """How the board's statistics are made, before any is computed (no team compared)."""
     competition = db.require_competition()
     settings = competition.board
@@ -279,7 +319,8 @@ def empty_standings(db: Database, board: Board) -> BoardStandings:
         score="private_score" if board.revealed else "leaderboard_score",
         level=settings.level,
         min_difference=settings.for_phase(competition.phase(board.phase).min_difference),
-        n_boot=settings.n_boot, seed=settings.seed, method=METHOD, compared=0, groups=())
+        n_boot=settings.n_boot, seed=settings.seed, method=METHOD, compared=0, groups=(),
+        scope=SCOPE, compared_users=users_text(users))
 
 
 def row_inputs(board: Board, versions: Mapping[int, Hashable]
@@ -312,10 +353,15 @@ def _score(row: BoardRow, board: Board) -> float | None:
 def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
                 references: References, settings: BoardSettings, refs_key: str,
                 source: ValuesSource, versions: Mapping[int, Hashable],
-                progress: Callable[[int, int], None] | None = None) -> dict[int, TeamStats]:
-    """Submission id -> its statistics, computing only those not kept yet."""
+                users: ComparedUsers | None,
+                progress: Callable[[int, int], None] | None = None
+                ) -> tuple[dict[int, TeamStats], dict[int, tuple]]:
+    """Submission id -> its statistics, computing only those not kept yet; and the key each
+    is kept under."""
     ids = _ids(rows)
-    keys = {sid: (sid, board.revealed, versions[sid], settings.seed, settings.n_boot, refs_key)
+    fixed = _users_key(users)
+    keys = {sid: (sid, board.revealed, versions[sid], settings.seed, settings.n_boot, refs_key,
+                  fixed)
             for sid in ids if sid in versions}
     with cache.lock:
         missing = [sid for sid, key in keys.items() if key not in cache.teams]
@@ -331,22 +377,34 @@ def _team_stats(cache: StandingsCache, rows: Sequence[BoardRow], board: Board,
             # one team at a time under the lock: another computation waits a team at most
             with cache.lock:
                 if sid in values and keys[sid] not in cache.teams:
-                    cache.keep(keys[sid], _compute(cache, values[sid], references, settings))
+                    cache.keep(keys[sid], _compute(cache, values[sid], references, settings,
+                                                   users))
             done += 1
             if progress is not None:
                 progress(done, len(missing))
         del values
     with cache.lock:
-        return {sid: cache.teams[key] for sid, key in keys.items() if key in cache.teams}
+        return ({sid: cache.teams[key] for sid, key in keys.items() if key in cache.teams},
+                keys)
+
+
+def _users_key(users: ComparedUsers | None) -> tuple | None:
+    """The users compared, as a key of the teams' statistics (None: none fixed yet)."""
+    return None if users is None else (users.users_sha256, users.fold_sizes)
 
 
 def _compute(cache: StandingsCache, values: UserValues, references: References,
-             settings: BoardSettings) -> TeamStats:
-    """One submission's replicates and costs."""
+             settings: BoardSettings, users: ComparedUsers | None) -> TeamStats:
+    """One submission's replicates and costs; none (with the reason) for values that are not
+    trusted or not on the users compared, decided before any resample is drawn."""
     sizes = tuple(len(f) for f in values.folds)
     made = TeamStats(replicates=None, reason=None, trusted=bool(values.trusted),
                      user_hashes=tuple(values.user_hashes), fold_sizes=sizes,
                      costs=_costs(values))
+    if not values.trusted:
+        return replace(made, reason=NO_VALUES)
+    if users is None or (made.user_hashes, sizes) != (users.users_sha256, users.fold_sizes):
+        return replace(made, reason=OTHER_USERS)
     try:
         reps = team_replicates(values.folds, cache.resamples_for(settings, sizes), references)
     except EvalRSError as exc:
@@ -379,13 +437,12 @@ def _costs(values: UserValues) -> RowCosts | None:
 
 def _reading(cache: StandingsCache, board: Board, rows: Sequence[BoardRow],
              teams: Mapping[int, TeamStats], settings: BoardSettings, min_difference: float,
-             refs_key: str) -> Reading:
+             refs_key: str, users: ComparedUsers | None) -> Reading:
     """The board's reading from its rows' statistics (kept until a row changes)."""
-    common = _common_users(teams.values())
     compared, standing = [], {}
     for row in rows:
         stats = teams.get(row.submission_id) if row.submission_id is not None else None
-        reason = _reason(stats, common)
+        reason = _reason(stats)
         if reason is None and stats is not None:
             compared.append((row, stats))
         else:
@@ -395,31 +452,22 @@ def _reading(cache: StandingsCache, board: Board, rows: Sequence[BoardRow],
     # what the reading shows: a row's values, costs or reason changing makes it again
     signature = (tuple((row.team, row.submission_id, stats.trusted, stats.costs,
                         _score(row, board)) for row, stats in compared),
-                 tuple(sorted(standing.items())), settings, min_difference, refs_key)
+                 tuple(sorted(standing.items())), settings, min_difference, refs_key,
+                 _users_key(users))
     key = (board.phase, board.revealed)
     kept = cache.readings.get(key)
     if kept is not None and kept[0] == signature:
         return kept[1]
-    made = _read(board, compared, standing, settings, min_difference)
+    made = _read(board, compared, standing, settings, min_difference, users)
     cache.readings[key] = (signature, made)
     return made
 
 
-def _common_users(teams: Iterable[TeamStats]) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """The test users most teams were scored on (their hashes and fold sizes)."""
-    counts = Counter((t.user_hashes, t.fold_sizes) for t in teams if t.replicates is not None)
-    return counts.most_common(1)[0][0] if counts else ((), ())
-
-
-def _reason(stats: TeamStats | None, common: tuple) -> str | None:
+def _reason(stats: TeamStats | None) -> str | None:
     """Why a row with these statistics is not compared (None when it is)."""
     if stats is None:
         return NO_VALUES
-    if stats.replicates is None:
-        return stats.reason
-    if (stats.user_hashes, stats.fold_sizes) != common:
-        return OTHER_USERS
-    return None
+    return stats.reason if stats.replicates is None else None
 
 
 def _values_state(stats: TeamStats | None) -> str:
@@ -430,7 +478,7 @@ def _values_state(stats: TeamStats | None) -> str:
 
 def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
           standing: dict[str, RowStanding], settings: BoardSettings,
-          min_difference: float) -> Reading:
+          min_difference: float, users: ComparedUsers | None) -> Reading:
     """Compute the reading of the compared rows (in the board's order)."""
     names = tuple(row.team for row, _ in compared)
     reps = [stats.replicates for _, stats in compared if stats.replicates is not None]
@@ -453,7 +501,8 @@ def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
     info = BoardStandings(
         score="private_score" if board.revealed else "leaderboard_score",
         level=settings.level, min_difference=min_difference, n_boot=settings.n_boot,
-        seed=settings.seed, method=METHOD, compared=len(compared), groups=groups)
+        seed=settings.seed, method=METHOD, compared=len(compared), groups=groups,
+        scope=SCOPE, compared_users=users_text(users))
     return Reading(teams=names, reading=reading, group_scores=group_scores, groups=groups,
                    standings=info, rows=rows)
 

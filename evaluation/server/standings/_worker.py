@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the statistics need NumPy; the store's light commands do no
     from evaluation.server.core import Board
     from evaluation.server.db import Database
     from evaluation.server.standings._reading import Reading, ValuesSource
+    from evaluation.server.store import ComparedUsers
 
 log = logging.getLogger("evaluation.server")
 
@@ -65,8 +66,9 @@ class Target:
 
     ``inputs``: team -> (submission id, values version, score) for the rows with values;
     ``signature``: all that the reading depends on (two targets with the same one have the
-    same reading); ``interval``: the least seconds since the previous computation of the same
-    board before this one starts, unless a request waits for it.
+    same reading); ``users``: the test users compared; ``interval``: the least seconds
+    since the previous computation of the same board before this one starts, unless a request
+    waits for it.
     """
 
     key: Key
@@ -75,6 +77,7 @@ class Target:
     versions: Mapping[int, Hashable]
     inputs: Mapping[str, tuple]
     source: ValuesSource
+    users: ComparedUsers | None = None
     interval: float = STANDINGS_MIN_INTERVAL_S
 
 
@@ -136,6 +139,7 @@ class StandingsWorker:
         self._progress: dict[Key, tuple[int, int]] = {}
         self._kept: dict[Key, Kept] = {}
         self._failed: dict[Key, Failed] = {}
+        self._restored: set[Key] = set()  # boards whose kept reading was looked for
         self._thread: threading.Thread | None = None
         self._stopped = False
         self._last_work = time.monotonic()
@@ -156,6 +160,19 @@ class StandingsWorker:
             return Latest(kept=self._kept.get(target.key),
                           failed=failed if self._is_failure_of(failed, target) else None,
                           progress=self._progress.get(target.key))
+
+    def restore(self, key: Key, load: Callable[[], Kept | None]) -> None:
+        """Before the first reading of a board in this process: keep the one ``load`` gives
+        (the last one computed, kept in the database), if any; looked for once per board,
+        under the lock (a request meanwhile waits for it rather than for a computation)."""
+        with self._cond:
+            if key in self._kept or key in self._restored:
+                return
+            self._restored.add(key)
+            kept = load()
+            if kept is not None and key not in self._kept:
+                self._kept[key] = kept
+                self._cond.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the thread (after the team it is computing) and wait for it at most

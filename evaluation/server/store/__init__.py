@@ -3,9 +3,11 @@
 It owns an upload checked, scored and stored once within the daily limit (its receipt, a
 submission's view and stored body, a team's own submissions), each submission's per-user values
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
-the organizers' reproductions and the private scores they bring, the reproduction queue
-(jobs, leases, the workers' verdicts), the teams' final selections, and the rows of a phase's
-board in the official order. Each function takes the ``Database`` it works on.
+the test users a board compares, the organizers' reproductions and the private scores they
+bring, the reproduction queue (jobs, leases, the workers' verdicts), the teams' final
+selections, the rows of a phase's board in the official order, and the last statistics
+computed of each board (shown at once after a restart). Each function takes the ``Database``
+it works on.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ from evaluation.server.store._jobs import (
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
+from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
 from evaluation.server.store._submissions import check_before_body, submit
 from evaluation.server.store._user_values import (
     DECODED_CACHE_BYTES,
     UPLOAD,
+    ComparedUsers,
     FoldCost,
     UserValues,
+    compared_users,
     phase_user_values,
     user_scores,
 )
@@ -44,6 +49,7 @@ from evaluation.server.store._views import (
 )
 
 __all__ = [
+    "ComparedUsers",
     "DECODED_CACHE_BYTES",
     "FinalMark",
     "FoldCost",
@@ -54,16 +60,19 @@ __all__ = [
     "MAX_FINISH_BYTES",
     "OwnSubmission",
     "Receipt",
+    "Snapshot",
     "SubmissionView",
     "UPLOAD",
     "UserValues",
     "check_before_body",
     "claim_job",
+    "compared_users",
     "finish_job",
     "get_submission",
     "heartbeat_job",
     "job_counts",
     "list_jobs",
+    "load_snapshot",
     "mark_final",
     "own_submissions",
     "payload",
@@ -73,6 +82,7 @@ __all__ = [
     "queue_selections",
     "record_reproduction",
     "retry_job",
+    "save_snapshot",
     "submit",
     "user_scores",
 ]

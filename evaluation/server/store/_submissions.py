@@ -30,6 +30,7 @@ from evaluation.server.core import (
     Submission,
     canonical_json,
     claimed_differs,
+    fold_users,
     read_submission,
     read_uploaded,
     recompute,
@@ -44,7 +45,12 @@ from evaluation.server.db import (
 )
 from evaluation.server.store._jobs import queue_upload
 from evaluation.server.store._limits import LimitReached
-from evaluation.server.store._user_values import UPLOAD, blob_sha256, check_same_users
+from evaluation.server.store._user_values import (
+    UPLOAD,
+    blob_sha256,
+    check_declared_folds,
+    check_same_users,
+)
 from evaluation.server.store._views import STORED_FIELDS, Receipt, Stored, receipt
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -113,6 +119,10 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     competition.check_run(document)
     phase = open_phase(competition, phase_name, now)
     scores = recompute(submission.fold_tests(), phase.references)
+    if document.get(USER_VALUES_KEY) is not None:
+        # before the values are read: a small body declaring other folds (millions of users)
+        # is refused before anything is allocated for them
+        check_declared_folds(db, phase.name, fold_users(document[RESULTS_KEY]))
     uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
     values = _columns(team_id, phase, submission, document, scores, now)
     extra = _values_row(phase, submission, uploaded, now)

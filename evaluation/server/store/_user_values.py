@@ -4,8 +4,13 @@ Each submission has the row its upload brought (self-reported: its per-user arra
 from a client older than them, and the costs its run measured) and one row per reproduction
 that sent values (trusted: computed by the organizers from the model's predictions, with the
 costs measured in the sandbox). A pinned baseline's row is trusted from the start (the
-organizers' own run). Every row is kept; the board reads the latest trusted one,
-else the upload's.
+organizers' own run). Every row is kept; a submission's values are its latest trusted row,
+else the upload's; the board's statistics read trusted rows only (``trusted_only``), whatever
+their source.
+
+The test users the board compares (``compared_users``) are those of the phase's first trusted
+row: the organizers' own computation fixes them, never the uploads (see ``check_declared_folds``,
+which refuses an upload on other folds before its values are read).
 """
 
 from __future__ import annotations
@@ -77,6 +82,16 @@ class UserValues:
     costs_trusted: bool = False
 
 
+@dataclass(frozen=True)
+class ComparedUsers:
+    """The test users a board compares: each fold's user hash and size, as fixed by the
+    phase's first trusted row (``submission_id``'s)."""
+
+    users_sha256: tuple[str, ...]
+    fold_sizes: tuple[int, ...]
+    submission_id: int
+
+
 def user_scores(db: Database, submission_id: int, *, private: bool = False
                 ) -> UserValues | None:
     """The per-user values of a submission for the board.
@@ -99,7 +114,8 @@ def user_scores(db: Database, submission_id: int, *, private: bool = False
 
 
 def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[int], *,
-                      private: bool = False) -> dict[int, UserValues]:
+                      private: bool = False, trusted_only: bool = False
+                      ) -> dict[int, UserValues]:
     """:func:`user_scores` of many submissions at once.
 
     One query reads the rows without their blobs; the decoded values of a blob seen before
@@ -114,6 +130,9 @@ def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[
         The phase they belong to (a submission of another phase is left out); None: any.
     submission_ids : iterable of int
     private : bool
+    trusted_only : bool
+        Only trusted values (the organizers' computation, whatever its ``source``): what the
+        board's statistics read; an upload's own values are never among them.
 
     Returns
     -------
@@ -133,7 +152,8 @@ def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[
     by_submission: dict[int, list[Any]] = {}
     for row in rows:
         by_submission.setdefault(row.submission_id, []).append(row)
-    chosen = {sid: _chosen(found, private) for sid, found in by_submission.items()}
+    chosen = {sid: _chosen(found, private, trusted_only)
+              for sid, found in by_submission.items()}
     chosen = {sid: row for sid, row in chosen.items() if row is not None}
     folds = _decoded(db, list(chosen.values()))
     out = {}
@@ -234,14 +254,15 @@ def _read_only(fold: FoldUsers) -> FoldUsers:
     return fold
 
 
-def _chosen(rows: Sequence[Any], private: bool) -> Any:
-    """The row whose values the board reads, of one submission's rows (oldest first): the
-    latest trusted one of that privacy, else (public) the upload's; None when there is none."""
+def _chosen(rows: Sequence[Any], private: bool, trusted_only: bool = False) -> Any:
+    """The row whose values are read, of one submission's rows (oldest first): the latest
+    trusted one of that privacy, else (public, unless ``trusted_only``) the upload's; None when
+    there is none."""
     trusted = [r for r in rows if r.trusted and r.private == private and r.blob_sha256]
     uploaded = [r for r in rows if r.source == UPLOAD and r.blob_sha256]
     if trusted:
         return trusted[-1]
-    return None if private or not uploaded else uploaded[-1]
+    return None if private or trusted_only or not uploaded else uploaded[-1]
 
 
 def blob_sha256(blob: bytes | None) -> str | None:
@@ -289,7 +310,7 @@ def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | N
     """Nothing when ``hashes`` (each fold's user hash) are those of the phase's first trusted
     values for ``run_hash`` (a reproduction's or a baseline's), or it has none yet; else 422
     naming the first fold that differs. Uploads never set the users for others: before a
-    trusted run, the board compares the users most teams share."""
+    trusted run, the board compares no one (``compared_users``)."""
     if hashes is None:
         return
     keys = {"phase": phase, "run_hash": run_hash, "private": private}
@@ -309,3 +330,68 @@ def check_same_users(conn: Any, phase: str, run_hash: str, hashes: list[str] | N
         raise SubmissionRejected(
             422, f"per-user values: {what} has {len(hashes)} fold(s), the other submissions of "
                  f"phase {phase!r} with the same run hash have {len(theirs)}")
+
+
+# the phase's trusted rows with values, public or private, oldest first: the first (of the
+# competition's fold sizes, when its file states them) gives the users the board compares
+_TRUSTED = (select(UserValuesRow.users_sha256, UserValuesRow.n_users,
+                   UserValuesRow.submission_id)
+            .where(UserValuesRow.phase == bindparam("phase"),
+                   UserValuesRow.private == bindparam("private"),
+                   UserValuesRow.blob_sha256.is_not(None),
+                   UserValuesRow.trusted.is_(True))
+            .order_by(UserValuesRow.id))
+
+
+def compared_users(db: Database, phase: str, *, private: bool = False) -> ComparedUsers | None:
+    """The test users the board of ``phase`` compares (its public folds, or its private ones):
+    those of the phase's first trusted row (a reproduction's, a pinned baseline's, the
+    organizers' scoring), on the public folds the first of the sizes the competition file
+    states (``Competition.fold_users``) if it does; None before there is one. A later row on
+    other users is left out; no count of uploads can move them."""
+    stated = None if private else db.require_competition().fold_users
+    keys = {"phase": phase, "private": private}
+    with db.read_engine.connect() as conn:
+        first = conn.execute(_TRUSTED.limit(1), keys).one_or_none()
+        if first is not None and stated is not None and _sizes(first) != stated:
+            # rare: a trusted row on other folds came first; the stated sizes decide
+            first = next((row for row in conn.execute(_TRUSTED, keys)
+                          if _sizes(row) == stated), None)
+    if first is None:
+        return None
+    return ComparedUsers(users_sha256=tuple(first.users_sha256 or ()), fold_sizes=_sizes(first),
+                         submission_id=int(first.submission_id))
+
+
+def _sizes(row: Any) -> tuple[int, ...]:
+    return tuple(int(n) for n in row.n_users or ())
+
+
+def check_declared_folds(db: Database, phase: str, n_users: Sequence[int]) -> None:
+    """Nothing when an upload's declared fold sizes (its results' ``n_users``) are those of the
+    users the board of ``phase`` compares (``compared_users``), else those the competition
+    file states, or neither is known yet; else 422 naming the first fold that differs. Called
+    before the upload's per-user values are read: a small body declaring millions of users
+    costs nothing."""
+    users = compared_users(db, phase)
+    if users is not None:
+        sizes, source = users.fold_sizes, (f"fixed by the organizers' computation of "
+                                           f"submission {users.submission_id}")
+    else:
+        stated = db.require_competition().fold_users
+        if stated is None:
+            return
+        sizes, source = stated, "as the competition file states (dataset.fold_users)"
+    declared = [int(n) for n in n_users]
+    if len(declared) != len(sizes):
+        raise SubmissionRejected(
+            422, f"per-user values: the run has {len(declared)} fold(s), the folds phase "
+                 f"{phase!r} compares have {len(sizes)} ({source}); the folds must be the "
+                 f"competition's: run the harness unchanged")
+    for number, (mine, theirs) in enumerate(zip(declared, sizes)):
+        if mine != theirs:
+            raise SubmissionRejected(
+                422, f"per-user values, fold {number}: the run declares {mine} test users, the "
+                     f"competition's fold has {theirs} ({source}), so its values cannot be "
+                     f"compared user by user; the folds must be the competition's: run the "
+                     f"harness unchanged")
