@@ -28,7 +28,7 @@ train and predict calls. The on-disk fold cache is used as a run would use it: t
     python benchmarks/bench_harness.py --scale small   # a quick look
     python benchmarks/bench_harness.py --skip-2022 --repeat 1   # today's harness only
     python benchmarks/bench_harness.py --n-boot 0      # without the bootstrap CIs
-    python benchmarks/bench_harness.py --smoke         # tiny scale, once: does it run?
+    python benchmarks/bench_harness.py --smoke         # tiny scale, 2 folds, once: does it run?
 """
 
 from __future__ import annotations
@@ -77,14 +77,14 @@ class PrecomputedModel:
                             name="user_id"), columns=[str(i) for i in range(items.shape[1])])
 
 
-def prepare(scale: str, folder: Path) -> None:
+def prepare(scale: str, folder: Path, folds: int) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from evaluation import ChallengeDataset
     from evaluation.baselines import PopularityModel
 
-    ds = ChallengeDataset(source="synthetic", scale=scale)
+    ds = ChallengeDataset(source="synthetic", scale=scale, num_folds=folds)
     # the 2022-style side reads the events from parquet, as the 2022 harness did: written
     # uncompressed, plain-encoded, in one row group (the fastest parquet to read)
     pq.write_table(pa.Table.from_pandas(ds.tables.events, preserve_index=False),
@@ -101,7 +101,7 @@ def prepare(scale: str, folder: Path) -> None:
 
 
 def measure_harness(scale: str, folder: str, n_boot: int, reports: bool,
-                    fold_cache: bool) -> dict:
+                    fold_cache: bool, folds: int) -> dict:
     """Today's harness, one run (in a fresh process)."""
     import warnings
 
@@ -110,7 +110,8 @@ def measure_harness(scale: str, folder: str, n_boot: int, reports: bool,
     warnings.simplefilter("ignore")
     sampler = PeakSampler()
     t0 = time.perf_counter()
-    ds = ChallengeDataset(source="synthetic", scale=scale, fold_cache=fold_cache)
+    ds = ChallengeDataset(source="synthetic", scale=scale, fold_cache=fold_cache,
+                          num_folds=folds)
     t_load = time.perf_counter() - t0
     # no separate fold step: as in a run of submission.py, each fold is read from the fold
     # cache (or cut) in its own "data" stage
@@ -135,7 +136,7 @@ def measure_harness(scale: str, folder: str, n_boot: int, reports: bool,
     }
 
 
-def measure_2022(scale: str, folder: str) -> dict:
+def measure_2022(scale: str, folder: str, num_folds: int) -> dict:
     """The 2022-style harness, one run (in a fresh process)."""
     import warnings
 
@@ -154,7 +155,7 @@ def measure_2022(scale: str, folder: str) -> dict:
                                       np.load(root / "track_vectors.npy"))
     t_load = time.perf_counter() - t0
     t1 = time.perf_counter()
-    folds = folds_reference(events, 4, 42)
+    folds = folds_reference(events, num_folds, 42)
     t_folds = time.perf_counter() - t1
     model, values, t_model = PrecomputedModel(folder), [], 0.0
     t2 = time.perf_counter()
@@ -178,18 +179,19 @@ def measure_2022(scale: str, folder: str) -> dict:
 def _child(args: argparse.Namespace) -> None:
     side, folder = args._measure
     if side == "2022-style":
-        out = measure_2022(args.scale, folder)
+        out = measure_2022(args.scale, folder, args.folds)
     else:
         from evaluation.runner import DEFAULT_N_BOOT
 
         n_boot = DEFAULT_N_BOOT if args.n_boot is None else args.n_boot
         out = measure_harness(args.scale, folder, n_boot, side == "harness+reports",
-                              not args.no_fold_cache)
+                              not args.no_fold_cache, args.folds)
     print(json.dumps(out))
 
 
 def _run_side(side: str, folder: Path, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, __file__, "--scale", args.scale, "--_measure", side, str(folder)]
+    cmd = [sys.executable, __file__, "--scale", args.scale, "--folds", str(args.folds),
+           "--_measure", side, str(folder)]
     if args.n_boot is not None:
         cmd += ["--n-boot", str(args.n_boot)]
     if args.no_fold_cache:
@@ -228,6 +230,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", default="full", choices=["tiny", "small", "full"])
     p.add_argument("--repeat", type=int, default=3, help="runs of each side (default 3)")
+    p.add_argument("--folds", type=int, default=4, help="folds of each run (default 4)")
     p.add_argument("--n-boot", type=int, default=None,
                    help="bootstrap replicates (default: the runner's default)")
     p.add_argument("--skip-2022", action="store_true", help="today's harness only")
@@ -240,7 +243,7 @@ def main() -> None:
                    help="the smallest run: checks that the benchmark works, measures nothing")
     args = p.parse_args()
     if args.smoke:
-        args.scale, args.repeat, args.n_boot = "tiny", 1, 20
+        args.scale, args.repeat, args.n_boot, args.folds = "tiny", 1, 20, 2
     if args._measure:
         _child(args)
         return
@@ -251,7 +254,7 @@ def main() -> None:
             print(f"preparing precomputed predictions at scale {args.scale!r} ...",
                   file=sys.stderr)
             folder.mkdir(parents=True, exist_ok=True)
-            prepare(args.scale, folder)
+            prepare(args.scale, folder, args.folds)
         if not args.smoke:  # untimed: warms the page cache for every side, writes the fold cache
             _run_side("harness", folder, args)
         if "2022-style" in sides:

@@ -26,7 +26,7 @@ and PostgreSQL share this machine's cores. Usage::
 
     python benchmarks/bench_server.py [--uploads 1000] [--rounds 3] [--clients 32]
         [--board-rate 20] [--board-teams 200] [--board-submissions 5000]
-        [--board-values-users 2000]
+        [--board-values-users 2000] [--warm-up 64] [--board-alone 20]
 """
 
 from __future__ import annotations
@@ -82,6 +82,11 @@ def main() -> int:
     ap.add_argument("--board-values-users", type=int, default=2000,
                     help="users per fold of the synthetic per-user values seeded for each "
                          "team's best submission (the board's statistics); 0: none")
+    ap.add_argument("--warm-up", type=int, default=WARM_UP,
+                    help=f"uploads sent before each round's measurement (default {WARM_UP})")
+    ap.add_argument("--board-alone", type=int, default=BOARD_ALONE,
+                    help=f"reads of the page, then of the API, one at a time, each after an "
+                         f"upload, before the measurement (default {BOARD_ALONE})")
     ap.add_argument("--smoke", action="store_true",
                     help="the smallest run: checks that the benchmark works, measures nothing"
                          " (one small round on SQLite)")
@@ -90,7 +95,7 @@ def main() -> int:
         args.uploads, args.rounds, args.clients, args.workers = 16, 1, 4, 1
         args.backends = "sqlite"
         args.board_rate, args.board_teams, args.board_submissions = 5.0, 10, 40
-        args.board_values_users = 50
+        args.board_values_users, args.warm_up, args.board_alone = 50, 4, 2
     try:
         import httpx  # noqa: F401
 
@@ -145,17 +150,19 @@ def measure(competition: Path, db_url: str, log: Path, uploads: int, clients: in
     latencies, the server's CPU time and peak memory (of all its processes: the supervisor and
     the workers) and the machine's load average at the end."""
     rate = 0.0 if args is None else args.board_rate
+    warm_up = WARM_UP if args is None else args.warm_up
+    board_alone = BOARD_ALONE if args is None else args.board_alone
     if args is not None and args.board_teams > 0:
         every = seed(db_url, competition, max(args.board_teams, TEAMS),
                      args.board_submissions, values_users=args.board_values_users)
         teams = dict(list(every.items())[:TEAMS])
     else:
         teams = _add_teams(db_url, TEAMS)
-    alone = 2 * BOARD_ALONE if rate > 0 else 0
-    per_team = -(-(uploads + WARM_UP + alone) // TEAMS)
+    alone = 2 * board_alone if rate > 0 else 0
+    per_team = -(-(uploads + warm_up + alone) // TEAMS)
     jobs = team_uploads(base_submission(), teams, per_team, prefix="Bench", group=TEAMS)
-    warm, measured = jobs[:WARM_UP], jobs[WARM_UP:WARM_UP + uploads]
-    extra = jobs[WARM_UP + uploads:WARM_UP + uploads + alone]
+    warm, measured = jobs[:warm_up], jobs[warm_up:warm_up + uploads]
+    extra = jobs[warm_up + uploads:warm_up + uploads + alone]
     with ServeProcess(competition, db_url, log, args=["--workers", str(workers)]) as server:
         _check(send_all(server.url, warm, threads=clients, time_limit=120), len(warm))
         pids = _process_tree(server.process.pid)

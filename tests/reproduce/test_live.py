@@ -2,11 +2,14 @@
 submission uploaded by ``submission.py --upload`` to a live leaderboard (the server's app on
 127.0.0.1), reproduced, its badge on the board; a checkout with other model code is not
 reproduced. Builds one environment from the package index (about a minute): marked slow.
+The board is the example competition on the tiny synthetic data (what is checked does not
+depend on the data's size; the small data made each of its runs cost seconds).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -52,22 +55,41 @@ def built_env(tmp_path_factory):
     return env
 
 
-def _upload(checkout: Path, url: str, token: str) -> None:
+@pytest.fixture(scope="module")
+def tiny_competition(tmp_path_factory, tiny) -> Path:
+    """``competition.toml`` with its data, references and source the tiny synthetic data's
+    (the same phases and fold parameters; without its pinned baselines, runs on other data)."""
+    text = (REPO / "competition.toml").read_text().split("\n[[baselines]]")[0]
+    for old, new in (('"synthetic:small"', '"synthetic:tiny"'),
+                     ('"synthetic-small"', '"synthetic-tiny"')):
+        assert old in text, f"competition.toml no longer says {old}: update this fixture"
+        text = text.replace(old, new)
+    text, found = re.subn(r'^fingerprint = "[0-9a-f]+"', f'fingerprint = "{tiny.fingerprint}"',
+                          text, flags=re.MULTILINE)
+    assert found == 1, "competition.toml has no single dataset fingerprint: update this fixture"
+    path = tmp_path_factory.mktemp("competition") / "competition.toml"
+    path.write_text(text)
+    competition = load_competition(path)
+    assert competition.target.dataset_options()["scale"] == "tiny" and not competition.baselines
+    return path
+
+
+def _upload(checkout: Path, url: str, token: str, competition: Path) -> None:
     """``python submission.py --upload`` in the checkout, as a participant runs it."""
     (checkout / "upload.env").write_text(
         f"EMAIL=team@example.org\nPARTICIPANT_ID=team-a\nUPLOAD_URL={url}/api/v1/submissions\n"
         f"UPLOAD_TOKEN={token}\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "submission.py", "--upload", "--no-progress",
-                           "--competition", str(REPO / "competition.toml")],
+                           "--competition", str(competition)],
                           cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_upload_reproduce_badge_and_fingerprint_mismatch(tmp_path, built_env, monkeypatch,
-                                                         capsys):
+                                                         capsys, tiny_competition):
     monkeypatch.chdir(tmp_path)
-    competition = load_competition(REPO / "competition.toml")
+    competition = load_competition(tiny_competition)
     app = create_app(competition, f"sqlite:///{tmp_path / 'board.db'}")
     store = app.state.store
     team_token = add_team(store, "Team A", "team@example.org")[1]
@@ -79,7 +101,7 @@ def test_upload_reproduce_badge_and_fingerprint_mismatch(tmp_path, built_env, mo
     checkout = make_checkout(tmp_path / "participant")
 
     with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as http:
-        _upload(checkout, url, team_token)
+        _upload(checkout, url, team_token, tiny_competition)
         admin = {"Authorization": f"Bearer {admin_token}"}
         rows = [r for r in http.get("/api/v1/leaderboard", headers=admin).json()["rows"]
                 if r["team"] == "Team A"]
