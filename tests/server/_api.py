@@ -13,9 +13,17 @@ import httpx
 from fastapi.testclient import TestClient
 
 from evaluation.server.api import create_app
-from evaluation.server.core import BoardSettings, load_competition
+from evaluation.server.core import BoardSettings
 from evaluation.server.db import add_team
-from tests.server._helpers import EXAMPLE, Clock, encode, fold_tests, sqlite_url, variant
+from tests.server._helpers import (
+    Clock,
+    computed,
+    encode,
+    example_competition,
+    fold_tests,
+    sqlite_url,
+    variant,
+)
 from tests.server._live_server import live_server
 from tests.server._user_values import synthetic_fold, with_user_values
 
@@ -84,13 +92,15 @@ def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = Tr
         doc = with_user_values(doc, team_folds(seed, hit_rate))
     reply = api.post(encode(doc), api.team(name))
     assert reply.status_code == 201, reply.text
+    computed(api.store, reply.json()["submission_id"])  # as a scoring job would
     return reply.json()["submission_id"]
 
 
 def make_api(tmp_path, clock=None, standings_wait: float = 30.0):
     """The app on a fresh database; its board requests wait for their statistics (computed in
     the background) up to ``standings_wait`` seconds: the tiny boards here are read at once."""
-    competition = replace(load_competition(EXAMPLE), board=BoardSettings(n_boot=200, seed=1))
+    competition = replace(example_competition(), board=BoardSettings(n_boot=200, seed=1),
+                          accept_claims=True)
     app = create_app(competition, sqlite_url(tmp_path), clock=clock or Clock(),
                      standings_wait=standings_wait)
     return app, competition

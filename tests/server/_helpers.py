@@ -11,11 +11,19 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+import sqlalchemy as sa
 
 from evaluation.challenge import LEADERBOARD_TESTS, aggregate
 from evaluation.cli import main
 from evaluation.server.core import BoardSettings, load_competition
-from evaluation.server.db import Database, add_team, make_engine, upgrade
+from evaluation.server.db import (
+    Database,
+    SubmissionRow,
+    UserValuesRow,
+    add_team,
+    make_engine,
+    upgrade,
+)
 from evaluation.server.store import FoldCost, UserValues, pin_baselines, submit
 from tests._stats_reference import fold_users
 
@@ -51,9 +59,14 @@ def synthetic(rng, skill: float, trusted: bool = False, sizes=SIZES,
                       labels=[{} for _ in folds], costs=costs, costs_trusted=trusted)
 
 
+def example_competition():
+    """The example competition, accepting claims (the tests upload made-up runs; see
+    ``computed``)."""
+    return replace(load_competition(EXAMPLE), accept_claims=True)
+
+
 def standings_competition():
-    from tests.server._helpers import EXAMPLE
-    competition = load_competition(EXAMPLE)
+    competition = example_competition()
     return replace(competition, board=BoardSettings(n_boot=200, seed=3, min_difference=0.0))
 
 
@@ -115,9 +128,11 @@ JAN = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 def document(example) -> dict:
-    """A valid competition document (without baselines: fast to load)."""
+    """A valid competition document (without baselines: fast to load); it accepts claims, as
+    the tests of the board's mechanics upload made-up runs."""
     return {
         "name": "Test competition",
+        "accept_claims": True,
         "source": "synthetic:small",
         "harness_versions": list(example.harness_versions),
         "dataset": {"fingerprint": example.dataset_fingerprint,
@@ -160,7 +175,7 @@ EXAMPLE = REPO / "competition.toml"
 
 
 #: The newest migration: what a fresh or upgraded database says it is at.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 
 
 BASELINES = REPO / "competition" / "baselines"
@@ -211,6 +226,23 @@ def variant(run_id: str, scale: float = 1.0, references=None, base: dict | None 
         results["phase2_score"] = results["aggregate"]["phase2_score"] = agg["phase2_score"]
         results["phase1_score"] = results["aggregate"]["phase1_score"] = agg["phase1_score"]
     return doc
+
+
+def computed(store, *submission_ids: int) -> None:
+    """Mark submissions (every one of the store's when none is named) as scored by the
+    organizers, their uploaded per-user values as the scoring job's: what a scoring job does
+    to a predictions upload. For the tests of the board's mechanics, whose runs are made up
+    (claims); the tests of the trust itself (``test_scoring_jobs.py``) upload predictions and
+    run the real scoring job."""
+    rows = sa.update(SubmissionRow).values(computed=True)
+    values = sa.update(UserValuesRow).values(trusted=True, source="scored").where(
+        UserValuesRow.source == "upload")
+    if submission_ids:
+        rows = rows.where(SubmissionRow.id.in_(submission_ids))
+        values = values.where(UserValuesRow.submission_id.in_(submission_ids))
+    with store.engine.begin() as conn:
+        conn.execute(rows)
+        conn.execute(values)
 
 
 def encode(document: dict) -> bytes:

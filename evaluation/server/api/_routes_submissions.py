@@ -1,5 +1,6 @@
-"""The submissions: upload a run, list a team's own, read one back, and (organizers) read its
-stored body.
+"""The submissions: upload a run (its predictions, or where the competition accepts them a
+claim of scores only), list a team's own, read one back, and (organizers) read its stored body
+and its predictions.
 
 Another team's submission and a missing one get the same 404, and so does a team's token
 asking for a stored body.
@@ -11,6 +12,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from evaluation.contract import PREDICTIONS_MEDIA_TYPE
 from evaluation.errors import SubmissionRejected
 from evaluation.server.api._answers import (
     REFUSALS,
@@ -30,6 +32,7 @@ from evaluation.server.store import (
     mark_final,
     own_submissions,
     payload,
+    predictions,
     refuse_unless_stored,
     submit,
 )
@@ -48,8 +51,10 @@ except Exception:  # the docs only; never stops the server
     responses={200: {"model": ReceiptModel, "description": "a repeat of a stored run"},
                **REFUSALS},
     openapi_extra={"requestBody": {"required": True, "content": {
+        PREDICTIONS_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}},
         "application/json": {"schema": _REQUEST_SCHEMA}}}},
-    summary="Submit a run (the submission.json that the runner writes)",
+    summary="Submit a run: its predictions (submission.predictions, scored by the organizers), "
+            "or a claim of scores only (submission.json) where the competition accepts claims",
 )
 async def post_submission(
     request: Request,
@@ -63,7 +68,11 @@ async def post_submission(
     # the token (a dependency) and the daily limit are checked before the body is read: a
     # refused upload costs no reading and no parsing
     refusal = await run_in_threadpool(check_before_body, store, caller.team_id, idempotency_key)
-    body = await read_body(request)
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    # a predictions upload is larger than a claim: the competition file bounds it
+    limit = store.require_competition().max_upload_bytes \
+        if media == PREDICTIONS_MEDIA_TYPE else None
+    body = await (read_body(request) if limit is None else read_body(request, limit))
     if refusal is not None:  # at the limit, without a key: only a repeat is answered
         await run_in_threadpool(refuse_unless_stored, store, caller.team_id, body, refusal)
     receipt = await run_write(request, submit, store, caller.team_id, body, idempotency_key)
@@ -127,3 +136,17 @@ def get_payload(submission_id: SubmissionId, caller: CallerDep, store: StoreDep)
         raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "
                                       f"read (organizers only)")
     return Response(body, media_type="application/json")
+
+
+@router.get("/api/v1/submissions/{submission_id}/predictions",
+            responses={200: {"content": {PREDICTIONS_MEDIA_TYPE: {}},
+                             "description": "the uploaded predictions stream"},
+                       401: {"model": Rejected}, 404: {"model": Rejected}},
+            summary="The predictions a submission uploaded (organizers: a scoring job)")
+def get_predictions(submission_id: SubmissionId, caller: CallerDep, store: StoreDep
+                    ) -> Response:
+    body = predictions(store, submission_id, caller)
+    if body is None:  # a team's token, a missing submission and a claim look the same
+        raise SubmissionRejected(404, f"no submission {submission_id} with predictions you "
+                                      f"may read (organizers only)")
+    return Response(body, media_type=PREDICTIONS_MEDIA_TYPE)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import and_, case, func, select
 
 from evaluation.challenge import (
     GATED_SCORE,
@@ -51,7 +51,7 @@ from evaluation.server.core import (
     references_sha256,
 )
 from evaluation.server.db import UserValuesRow
-from evaluation.server.store import UPLOAD, UserValues, phase_user_values
+from evaluation.server.store import UserValues, phase_user_values
 from evaluation.standings import METHOD, BoardReading, read_board
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -70,6 +70,7 @@ BASELINE = "baseline: pinned on the board, not ranked"
 NO_VALUES = "no per-user values (uploaded by a client that does not send them)"
 NO_PRIVATE = "no private score"
 OTHER_USERS = "its per-user values are on other test users than the board's"
+CLAIM = "a claim: its scores are not the organizers' own (not yet scored, or scores only)"
 
 
 class ValuesSource(Protocol):
@@ -155,10 +156,8 @@ class StoreValues:
             return {}
         row = UserValuesRow
         trusted = and_(row.trusted.is_(True), row.private.is_(private))
-        # the rows ``phase_user_values`` may read: a trusted one, or on the public folds the
-        # upload's
-        readable = and_(row.blob_sha256.is_not(None),
-                        trusted if private else or_(trusted, row.source == UPLOAD))
+        # the rows ``phase_user_values`` may read: the trusted ones only
+        readable = and_(row.blob_sha256.is_not(None), trusted)
         query = (select(row.submission_id, func.max(row.id),
                         func.max(case((readable, 1), else_=0)))
                  .where(row.submission_id.in_(ids), row.phase == phase)
@@ -299,6 +298,8 @@ def left_out(row: BoardRow, board: Board) -> RowStanding | None:
     """The standing of a row that cannot be compared for what it is (None otherwise)."""
     if row.is_baseline:
         return RowStanding(values="missing", left_out=BASELINE)
+    if not row.computed:
+        return RowStanding(values="missing", left_out=CLAIM)
     if _score(row, board) is None:
         return RowStanding(values="missing", left_out=NO_PRIVATE)
     return None

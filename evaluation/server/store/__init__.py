@@ -3,9 +3,10 @@
 It owns an upload checked, scored and stored once within the daily limit (its receipt, a
 submission's view and stored body, a team's own submissions), each submission's per-user values
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
-the organizers' reproductions and the private scores they bring, the reproduction queue
-(jobs, leases, the workers' verdicts), the teams' final selections, and the rows of a phase's
-board in the official order. Each function takes the ``Database`` it works on.
+the organizers' reproductions and the private scores they bring, the workers' queue (jobs,
+leases, the reproductions' verdicts, the scoring jobs' numbers), the teams' final
+selections, and the rows of a phase's board in the official order. Each function takes the
+``Database`` it works on.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from evaluation.server.store._board import phase_board
 from evaluation.server.store._finals import FinalMark, mark_final, queue_selections
 from evaluation.server.store._job_requests import MAX_FINISH_BYTES
 from evaluation.server.store._jobs import (
+    JOB_KINDS,
     JOB_STATES,
     JobView,
     Lease,
@@ -25,9 +27,15 @@ from evaluation.server.store._jobs import (
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
-from evaluation.server.store._submissions import check_before_body, refuse_unless_stored, submit
+from evaluation.server.store._submissions import (
+    CLAIMS_REFUSED,
+    check_before_body,
+    refuse_unless_stored,
+    submit,
+)
 from evaluation.server.store._user_values import (
     DECODED_CACHE_BYTES,
+    SCORED,
     UPLOAD,
     FoldCost,
     UserValues,
@@ -41,12 +49,15 @@ from evaluation.server.store._views import (
     get_submission,
     own_submissions,
     payload,
+    predictions,
 )
 
 __all__ = [
+    "CLAIMS_REFUSED",
     "DECODED_CACHE_BYTES",
     "FinalMark",
     "FoldCost",
+    "JOB_KINDS",
     "JOB_STATES",
     "JobView",
     "Lease",
@@ -54,6 +65,7 @@ __all__ = [
     "MAX_FINISH_BYTES",
     "OwnSubmission",
     "Receipt",
+    "SCORED",
     "SubmissionView",
     "UPLOAD",
     "UserValues",
@@ -70,6 +82,7 @@ __all__ = [
     "phase_board",
     "phase_user_values",
     "pin_baselines",
+    "predictions",
     "queue_selections",
     "record_reproduction",
     "refuse_unless_stored",

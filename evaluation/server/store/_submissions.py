@@ -1,5 +1,13 @@
 """Receiving a submission: check it, score it, and store it once, within the team's daily limit.
 
+A submission is a predictions upload (``evaluation.contract.encode_predictions``: every
+fold's top-k lists, with the run's ``submission.json`` as the team's claim): it is stored with
+its lists and a scoring job is queued, whose worker scores the lists with the organizers'
+data; until then the row shows the claim's numbers, as a claim (``computed`` false: not
+ranked, not compared). An upload of scores only (the ``submission.json`` alone, as in 2022)
+is refused unless the competition says ``accept_claims = true``; then it is kept as a claim
+for good.
+
 ``submit`` is where a submission's rules meet the database. Everything that does not need the
 database (parsing, the run's checks, the phase, the recomputed scores) happens first; then one
 transaction locks the team's row, looks for the run under its idempotency key, counts the
@@ -21,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY
-from evaluation.errors import SubmissionRejected
+from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY, is_predictions, read_header
+from evaluation.errors import DataError, SubmissionRejected
 from evaluation.server.core import (
     CheckedValues,
     Competition,
@@ -31,12 +39,14 @@ from evaluation.server.core import (
     Submission,
     canonical_json,
     claimed_differs,
+    read_costs,
+    read_prediction_upload,
     read_submission,
     read_uploaded,
     recompute,
 )
-from evaluation.server.db import SubmissionRow, TeamRow, UserValuesRow, iso
-from evaluation.server.store._jobs import queue_upload
+from evaluation.server.db import PredictionsRow, SubmissionRow, TeamRow, UserValuesRow, iso
+from evaluation.server.store._jobs import queue_scoring, queue_upload
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._user_values import UPLOAD, blob_sha256, check_same_users
 from evaluation.server.store._views import STORED_FIELDS, Receipt, Stored, receipt
@@ -58,6 +68,16 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.submitted_at < bindparam("end"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
+_INSERT_PREDICTIONS = insert(PredictionsRow)
+
+#: The refusal of an upload of scores only where the competition takes none.
+CLAIMS_REFUSED = (
+    "this upload carries scores only (a submission.json without predictions), and the "
+    "competition does not take claims (accept_claims = false in its competition file): the "
+    "board shows only numbers the organizers computed. Upload the run's predictions with "
+    "`python -m evaluation submit results/<run>/submission.json` (it sends "
+    "submission.predictions, which this harness keeps in every run directory); organizers "
+    "who want to show unverified claims set accept_claims = true.")
 
 
 def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None = None
@@ -89,7 +109,14 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     """
     competition = db.require_competition()
     now = db.now()
-    submission, document = read_submission(body)
+    predictions: bytes | None = None
+    if is_predictions(body):
+        upload = read_prediction_upload(body, competition)
+        submission, document, predictions = upload.submission, upload.document, body
+    elif not competition.accept_claims:
+        raise SubmissionRejected(422, CLAIMS_REFUSED)
+    else:
+        submission, document = read_submission(body)
     if idempotency_key is not None and idempotency_key != submission.run_id:
         raise SubmissionRejected(
             422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
@@ -98,16 +125,22 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     phase = competition.phase_at(now)
     if phase is None:
         raise SubmissionRejected(403, _closed_reason(competition, now))
+    # the claim's own numbers, shown as its claim until (for a predictions upload) a scoring
+    # job replaces them with the organizers'
     scores = recompute(submission.fold_tests(), phase.references)
-    uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
-    values = _columns(team_id, phase, submission, document, scores, now)
+    if predictions is None:
+        uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
+    else:  # the lists are what counts: per-user values the claim may hold are not read
+        uploaded = CheckedValues(blob=None, k=None, n_users=None, users_sha256=None,
+                                 costs=read_costs(document[RESULTS_KEY]))
+    values = _columns(team_id, phase, submission, document, scores, now, predictions)
     extra = _values_row(phase, submission, uploaded, now)
     try:
-        stored, new, used = _insert(db, values, phase, now, extra)
+        stored, new, used = _insert(db, values, phase, now, extra, predictions)
     except IntegrityError:
         # only when the schema's unique constraint caught what the lock should have: the
         # other insert has committed, so the repeat is answered from it
-        stored, new, used = _insert(db, values, phase, now, extra)
+        stored, new, used = _insert(db, values, phase, now, extra, predictions)
     return receipt(db, stored, new, phase, used)
 
 
@@ -153,8 +186,8 @@ def refuse_unless_stored(db: Database, team_id: int, body: bytes, refusal: Limit
     """Raise ``refusal`` unless ``body`` is a run the team stored already in the current phase
     (found by its ``run_id``, read without checking the rest of the body)."""
     try:
-        run_id = json.loads(body).get("run_id")
-    except (ValueError, AttributeError):
+        run_id = _run_id(body)
+    except (ValueError, AttributeError, KeyError, DataError):
         raise refusal from None
     phase = db.require_competition().phase_at(db.now())
     if not isinstance(run_id, str) or phase is None:
@@ -164,6 +197,14 @@ def refuse_unless_stored(db: Database, team_id: int, body: bytes, refusal: Limit
                                           "run_id": run_id}).one_or_none()
     if stored is None:
         raise refusal
+
+
+def _run_id(body: bytes) -> Any:
+    """The run id of a body, read without checking the rest: a predictions stream's claim, or
+    a JSON upload's."""
+    if is_predictions(body):
+        return read_header(body)[0]["claim"].get("run_id")
+    return json.loads(body).get("run_id")
 
 
 def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datetime
@@ -176,14 +217,17 @@ def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datet
 
 
 def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
-             scores: Scores, now: datetime) -> dict[str, Any]:
-    """The columns of the submission's row.
+             scores: Scores, now: datetime, predictions: bytes | None = None
+             ) -> dict[str, Any]:
+    """The columns of the submission's row (``computed`` false: the claim's numbers).
 
-    ``body_sha256`` hashes the whole body (a resend is a repeat only when all of it is equal);
-    ``payload`` keeps it without its per-user values, which ``user_values`` holds once,
-    compressed.
+    ``body_sha256`` hashes the whole body (a resend is a repeat only when all of it is equal:
+    the predictions stream as sent, or the claim's canonical JSON); ``payload`` keeps the
+    claim without its per-user values, which ``user_values`` holds once, compressed.
     """
-    body_sha256 = hashlib.sha256(canonical_json(document).encode("ascii")).hexdigest()
+    body_sha256 = hashlib.sha256(
+        predictions if predictions is not None
+        else canonical_json(document).encode("ascii")).hexdigest()
     payload = canonical_json({k: v for k, v in document.items() if k != USER_VALUES_KEY})
     return dict(
         team_id=team_id, phase=phase.name, run_id=submission.run_id,
@@ -192,7 +236,8 @@ def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
         leaderboard_score=scores.leaderboard_score, interval_low=scores.interval[0],
         interval_high=scores.interval[1], tests=dict(scores.tests),
         num_folds=scores.num_folds, claimed_score=submission.claimed().get("leaderboard_score"),
-        flagged=bool(claimed_differs(submission, scores)), reproduction="pending")
+        flagged=bool(claimed_differs(submission, scores)), reproduction="pending",
+        computed=False)
 
 
 def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
@@ -208,10 +253,11 @@ def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
 
 
 def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
-            extra: dict[str, Any] | None = None) -> tuple[Stored, bool, int]:
-    """Store a submission (the columns' ``values``, and its ``user_values`` row ``extra``)
-    unless its run is there; returns (the stored submission, new?, submissions of the team in
-    the phase today)."""
+            extra: dict[str, Any] | None = None, predictions: bytes | None = None
+            ) -> tuple[Stored, bool, int]:
+    """Store a submission (the columns' ``values``, its ``user_values`` row ``extra`` and its
+    ``predictions`` stream, with a scoring job) unless its run is there; returns (the stored
+    submission, new?, submissions of the team in the phase today)."""
     start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
     end = start + timedelta(days=1)
     keys = {"team_id": values["team_id"], "phase": values["phase"]}
@@ -237,6 +283,11 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
         queue_upload(conn, new_id, phase, now)
         if extra is not None:
             conn.execute(_INSERT_VALUES, {**extra, "submission_id": new_id})
+        if predictions is not None:
+            conn.execute(_INSERT_PREDICTIONS, {
+                "submission_id": new_id, "body": predictions, "size": len(predictions),
+                "body_sha256": values["body_sha256"], "recorded_at": now})
+            queue_scoring(conn, new_id, phase, now)
     stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
     return stored, True, used + 1
 

@@ -1,11 +1,11 @@
 """The per-user values and costs of submissions, as the board reads them.
 
-Each submission has the row its upload brought (self-reported: its per-user arrays, or none
-from a client older than them, and the costs its run measured) and one row per reproduction
-that sent values (trusted: computed by the organizers from the model's predictions, with the
-costs measured in the sandbox). A pinned baseline's row is trusted from the start (the
-organizers' own run). Every row is kept; the board reads the latest trusted one,
-else the upload's.
+Each submission has the row its upload brought (self-reported: a claim's per-user arrays, or
+none, and the costs its run measured), the row of its scoring job (trusted: its uploaded
+predictions scored by the organizers), and one row per reproduction that sent values
+(trusted: computed by the organizers from the model's predictions, with the costs measured in
+the sandbox). A pinned baseline's row is trusted from the start (the organizers' own run).
+Every row is kept; the board reads the latest trusted one, never an upload's.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from evaluation.server.db import UserValuesRow
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
 
-#: ``UserValuesRow.source`` of an upload's row, of a reproduction's and of a pinned baseline's
+#: ``UserValuesRow.source`` of an upload's row, of a reproduction's, of a scoring job's (the
+#: uploaded predictions scored with the organizers' data: trusted) and of a pinned baseline's
 #: (the organizers' own run: trusted).
 UPLOAD = "upload"
 REPRODUCTION = "reproduction"
+SCORED = "scored"
 BASELINE = "baseline"
 
 
@@ -91,9 +93,9 @@ def user_scores(db: Database, submission_id: int, *, private: bool = False
     Returns
     -------
     UserValues or None
-        The latest trusted values (a reproduction's), else the upload's; None when there are
-        none: no such submission, an upload without per-user values (an older client), or no
-        private reproduction yet.
+        The latest trusted values (a scoring job's, a reproduction's or a baseline's); None
+        when there are none: no such submission, a claim or a predictions upload not scored
+        yet, or no private reproduction yet.
     """
     return phase_user_values(db, None, [submission_id], private=private).get(submission_id)
 
@@ -236,12 +238,11 @@ def _read_only(fold: FoldUsers) -> FoldUsers:
 
 def _chosen(rows: Sequence[Any], private: bool) -> Any:
     """The row whose values the board reads, of one submission's rows (oldest first): the
-    latest trusted one of that privacy, else (public) the upload's; None when there is none."""
+    latest trusted one of that privacy; None when there is none. An upload's own values are
+    kept for the record and never read: the board vouches only for what the organizers
+    computed."""
     trusted = [r for r in rows if r.trusted and r.private == private and r.blob_sha256]
-    uploaded = [r for r in rows if r.source == UPLOAD and r.blob_sha256]
-    if trusted:
-        return trusted[-1]
-    return None if private or not uploaded else uploaded[-1]
+    return trusted[-1] if trusted else None
 
 
 def blob_sha256(blob: bytes | None) -> str | None:
