@@ -267,9 +267,8 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
         console.print(f"the submission carries no predictions ({exc}): only a competition "
                       f"that accepts claims (accept_claims = true) takes it", style="yellow",
                       markup=False, soft_wrap=True)
-    else:
-        path = run_dir / PREDICTIONS_FILE
-        _atomic.write_bytes(path, body)
+    else:  # beside submission.json, which `submit` is given to send it again
+        _atomic.write_bytes(run_dir / PREDICTIONS_FILE, body)
     # soft_wrap: the messages' paths and URLs stay on one line, to be copied
     if not results[ELIGIBLE_KEY]:
         msg = ("not uploaded: the run is not eligible ("

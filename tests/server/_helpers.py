@@ -65,6 +65,18 @@ def example_competition():
     return replace(load_competition(EXAMPLE), accept_claims=True)
 
 
+def claims_competition_file(folder: Path) -> Path:
+    """The example competition file, accepting claims, its baselines by absolute path: for a
+    ``serve`` of made-up runs. Returns the file (in ``folder``)."""
+    text = EXAMPLE.read_text()
+    for name in ("popularity", "random"):
+        text = text.replace(f'"competition/baselines/{name}.json"',
+                            json.dumps(str(REPO / "competition" / "baselines" / f"{name}.json")))
+    path = folder / "competition-claims.toml"
+    path.write_text("accept_claims = true\n" + text)
+    return path
+
+
 def standings_competition():
     competition = example_competition()
     return replace(competition, board=BoardSettings(n_boot=200, seed=3, min_difference=0.0))
@@ -75,6 +87,7 @@ def submit_teams(store, names_scales):
     for name, scale in names_scales:
         team, _ = add_team(store, name, f"{len(ids)}@example.org")
         ids[name] = submit(store, team.id, encode(variant(f"run-{len(ids)}", scale))).submission_id
+    computed(store, *ids.values())  # as the scoring jobs would
     return ids
 
 

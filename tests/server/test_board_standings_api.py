@@ -47,7 +47,7 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     rows = {r["team"]: r for r in board["rows"]}
     strong = rows["Strong"]["standing"]
     assert strong["tier"] == 1 and strong["rank_interval"] == [1, 1]
-    assert strong["values"] == "self-reported" and strong["left_out"] is None
+    assert strong["values"] == "trusted" and strong["left_out"] is None
     assert strong["pareto"] is True and strong["first_place_share"] > 0
     assert strong["first_place"] is True
     assert rows["Old client"]["standing"]["left_out"].startswith("no per-user values")
@@ -58,7 +58,7 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     lines = list(csv.DictReader(io.StringIO(api.get("/leaderboard.csv").text)))
     by_team = {line["team"]: line for line in lines}
     assert by_team["Strong"]["tier"] == "1" and by_team["Strong"]["rank_best"] == "1"
-    assert by_team["Strong"]["user_values"] == "self-reported"
+    assert by_team["Strong"]["user_values"] == "trusted"
     assert by_team["Strong"]["first_place"] == "yes"
     assert by_team["Old client"]["left_out"].startswith("no per-user values")
 

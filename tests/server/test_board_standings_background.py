@@ -32,6 +32,7 @@ from tests.server._api import Api, hidden_answers, make_api, parse, serving, tea
 from tests.server._helpers import (
     Clock,
     FakeSource,
+    computed,
     encode,
     open_store,
     sqlite_url,
@@ -72,6 +73,7 @@ def upload(api: Api, token: str, run: str, seed: int, hit_rate: float, scale: fl
     doc = with_user_values(variant(run, scale), team_folds(seed, hit_rate))
     reply = api.post(encode(doc), token)
     assert reply.status_code == 201, reply.text
+    computed(api.store, reply.json()["submission_id"])  # as a scoring job would
     return reply.json()["submission_id"]
 
 
@@ -216,6 +218,7 @@ def test_no_row_shows_a_tier_of_another_submission_or_other_values(store, rng, m
     delta = submit(store, team.id, encode(variant("run-delta", 1.15))).submission_id
     alpha = submit(store, _team_id(store, "Alpha"),
                          encode(variant("run-alpha-2", 1.3))).submission_id
+    computed(store, delta, alpha)
     source.by_id[alpha] = synthetic(rng, 0.9)
     source.by_id[delta] = synthetic(rng, 0.3)
     source.by_id[ids["Gamma"]] = replace(source.by_id[ids["Gamma"]], trusted=True)
