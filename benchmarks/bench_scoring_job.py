@@ -19,7 +19,8 @@ Both are timed in CPU seconds (``time.process_time``: every thread of the proces
 wall seconds; the peak is the process's resident memory (sampled, see ``_peak_memory``). The
 scoring job's numbers are checked against the run's (every fold's tests to 1e-12). Then the
 upload: the predictions stream posted to a live leaderboard on 127.0.0.1 (SQLite) with the
-client's ``post_predictions``, ``--repeat`` times (a new run id each time), wall seconds.
+client's ``post_predictions``, ``--repeat`` times (a new run id each time), wall seconds; the
+server (``python -m evaluation serve``) reads every list strictly before it stores them.
 
 Targets at full scale: the scoring job at most 3 s of CPU and 2 GiB; the upload at most 1 s.
 Usage::
@@ -146,30 +147,30 @@ def measure(side: str, scale: str, folder: str) -> dict:
 
 
 def measure_upload(folder: Path, repeat: int) -> list[float]:
-    """Seconds to post the upload to a live leaderboard on loopback, ``repeat`` times."""
-    from dataclasses import replace
-
+    """Seconds to post the upload to a live leaderboard (``serve``, SQLite) on loopback,
+    ``repeat`` times, each with a new run id."""
+    from benchmarks._serve import ServeProcess
     from evaluation.contract import with_claim
     from evaluation.runner import post_predictions
-    from evaluation.server.api import create_app
     from evaluation.server.core import load_competition
-    from evaluation.server.db import add_team
-    from tests.server._live_server import live_server
+    from evaluation.server.db import Database, add_team, make_engine, upgrade
 
     claim = json.loads((folder / "claim.json").read_text())
     body = (folder / "upload.bin").read_bytes()
     path = folder / "competition.toml"
-    competition = replace(load_competition(path), max_upload_bytes=max(64 << 20, 2 * len(body)))
-    app = create_app(competition, f"sqlite:///{folder / 'board.db'}")
-    _, token = add_team(app.state.store, "bench", "b@example.org")
+    url = f"sqlite:///{folder / 'board.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    _, token = add_team(Database(engine, load_competition(path)), "bench", "b@example.org")
+    engine.dispose()
     times = []
-    with live_server(app) as url:
+    with ServeProcess(path, url, folder / "serve.log") as server:
         for i in range(repeat):
             run_id = f"{claim['run_id']}-{i}"
             sent = with_claim(body, {**claim, "run_id": run_id,
                                      "results": {**claim["results"], "run_id": run_id}})
             t0 = time.perf_counter()
-            post_predictions(url + "/api/v1/submissions", sent, run_id, token=token,
+            post_predictions(server.url + "/api/v1/submissions", sent, run_id, token=token,
                              log=lambda m: None)
             times.append(time.perf_counter() - t0)
     return times

@@ -41,8 +41,10 @@ MAX_HEADER_BYTES = 4 << 20
 #: The longest lists and the most folds a stream may declare.
 MAX_K = 1000
 MAX_FOLDS = 64
-#: The zlib level the client compresses with: fast, and item ids compress little further.
-LEVEL = 6
+#: The zlib level the client compresses with: item ids compress no further at higher levels
+#: (about 0.7 of their bytes at 1 and at 6), while level 6 takes ~14 times as long (measured
+#: on a fold of 29.9k lists of 100 ids: 0.46 s at 1, 6.5 s at 6) and inflates more slowly.
+LEVEL = 1
 _LENGTH = struct.Struct("<I")
 
 
