@@ -37,8 +37,8 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
         Seed of the scores (``random.Random``).
     values_users : int
         When above 0: each team's best submission gets synthetic per-user values on folds of
-        this many users, trusted (as the organizers' reproduction stores them: the statistics
-        read no others), so that the board has its paired statistics to compute and show.
+        this many users (as a scoring job's: trusted), so that the board has its paired
+        statistics to compute and show.
 
     Returns
     -------
@@ -61,7 +61,10 @@ def seed(db_url: str, competition: Path, teams: int, submissions: int, *,
         tokens = {info.name: token for info, token in made}
         ids = [info.id for info, _ in made]
         first = submit(store, ids[0], encode(variant(base_submission(), "Seed-0", 0.0)))
-        with engine.connect() as conn:
+        # the seeded rows stand for scored ones (a scoring job's numbers): ranked, compared
+        with engine.begin() as conn:
+            conn.execute(sa.update(SubmissionRow).where(
+                SubmissionRow.id == first.submission_id).values(computed=True))
             stored = dict(conn.execute(sa.select(SubmissionRow.__table__).where(
                 SubmissionRow.id == first.submission_id)).mappings().one())
         rows = _copies(stored, ids, submissions - 1, random.Random(seed_value))
@@ -99,9 +102,9 @@ SEED_RUN_HASH = "0" * 64
 
 
 def _seed_values(store, stored: dict, n_users: int) -> None:
-    """Synthetic trusted per-user values (a reproduction's row) for each team's best
-    submission: folds of ``n_users`` users, the same users (and slice groups) for every team,
-    hit rates spread over the teams."""
+    """Synthetic per-user values (a scoring job's) for each team's best submission: folds of
+    ``n_users`` users, the same users (and slice groups) for every team, hit rates spread
+    over the teams."""
     import hashlib
 
     import sqlalchemy as sa
@@ -117,8 +120,8 @@ def _seed_values(store, stored: dict, n_users: int) -> None:
         folds = [_fold(i, f, n_users, 0.1 + 0.3 * i / len(best))
                  for f in range(stored["num_folds"])]
         blob = user_values_bytes(encode_user_values(folds, VALUES_K))
-        rows.append(dict(submission_id=row.submission_id, source="reproduction",
-                         private=False, trusted=True, phase=stored["phase"], run_hash=SEED_RUN_HASH,
+        rows.append(dict(submission_id=row.submission_id, source="scored", private=False,
+                         trusted=True, phase=stored["phase"], run_hash=SEED_RUN_HASH,
                          k=VALUES_K, n_users=[n_users] * len(folds),
                          users_sha256=[f.users_sha256 for f in folds], blob=blob,
                          blob_sha256=hashlib.sha256(blob).hexdigest(), costs=None,

@@ -79,12 +79,19 @@ def local_ray():
 @pytest.fixture(scope="session")
 def competition():
     """The example competition (competition.example.toml), loaded once: a frozen value that the
-    tests change only through copies (``dataclasses.replace``)."""
+    tests change only through copies (``dataclasses.replace``).
+
+    It accepts claims (uploads of scores only, ``accept_claims``): the board's mechanics are
+    tested with made-up runs, which ``tests.server._helpers.computed`` marks as if a scoring
+    job had scored them; the tests of the trust itself (``test_scoring_jobs.py``) use
+    predictions and the real scoring job."""
     pytest.importorskip("pydantic")
+    from dataclasses import replace
+
     from evaluation.server.core import load_competition  # the server extra is optional
     from tests.server._helpers import EXAMPLE
 
-    return load_competition(EXAMPLE)
+    return replace(load_competition(EXAMPLE), accept_claims=True)
 
 
 @pytest.fixture(scope="session")

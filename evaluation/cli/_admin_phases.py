@@ -149,9 +149,9 @@ def jobs_list(args: argparse.Namespace) -> int:
     print(f"{'phase':<16}  " + "  ".join(f"{s:>14}" for s in JOB_STATES))
     for phase, by_state in counts.items():
         print(f"{phase[:16]:<16}  " + "  ".join(f"{by_state[s]:>14}" for s in JOB_STATES))
-    # by default what needs a look: every job but those reproduced without a note
+    # by default what needs a look: every job but those reproduced (or scored) without a note
     shown = [j for j in list_jobs(store, args.phase, args.state)
-             if args.state is not None or j.state != "reproduced" or j.reason]
+             if args.state is not None or j.state not in ("reproduced", "scored") or j.reason]
     if shown:
         print()
         print(f"{'job':>5}  {'sub':>6}  {'phase':<12}  {'state':<14}  {'tries':>5}  "

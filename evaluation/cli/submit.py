@@ -12,9 +12,22 @@ from rich.console import Console
 
 from evaluation import analysis
 from evaluation.cli import EXIT_NOT_ELIGIBLE, EXIT_UPLOAD_FAILED
-from evaluation.contract import clean, display_url, load_competition_target
+from evaluation.contract import (
+    clean,
+    display_url,
+    load_competition_target,
+    read_predictions,
+    with_claim,
+)
 from evaluation.errors import ConfigError, DataError, UploadError
-from evaluation.runner import load_settings, post, retarget, submit_run
+from evaluation.runner import (
+    PREDICTIONS_FILE,
+    load_settings,
+    post,
+    post_predictions,
+    retarget,
+    submit_run,
+)
 
 #: The longest ``--description``.
 MAX_DESCRIPTION = 200
@@ -27,7 +40,12 @@ def register(subparsers) -> None:
         help="upload a saved submission (results/<run id>/submission.json)",
         description="Upload a submission that `python submission.py --upload` saved (for "
                     "instance after a failed upload) to UPLOAD_URL, with the settings of "
-                    "upload.env or the environment. The file is sent as it is, with the same "
+                    "upload.env or the environment. What is sent is the run's predictions "
+                    f"({PREDICTIONS_FILE}, beside submission.json: every fold's top-k lists, "
+                    "which the leaderboard scores with the organizers' data), with "
+                    "submission.json as the team's claim; a run without them sends "
+                    "submission.json alone, which only a competition with accept_claims = "
+                    "true takes. The file is sent as it is, with the same "
                     "idempotency key as the first attempt, so a submission the server already "
                     "has is not counted twice. With --competition, FILE is a finished run "
                     "(results/<run id>/): when its data, folds and harness version are the "
@@ -103,8 +121,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"UPLOAD_URL is not set (in {env_file} or the environment): "
                           f"there is nowhere to send {path}. Copy upload.env.example to "
                           f"upload.env and fill in the endpoint the organizers gave you.")
+    predictions = path.with_name(PREDICTIONS_FILE)
     try:
-        answer = post(settings.url, payload, token=settings.token, log=_note)
+        if predictions.is_file():
+            answer = post_predictions(settings.url, _predictions_body(predictions, payload),
+                                      str(payload["run_id"]), token=settings.token, log=_note)
+        else:
+            print(f"note: no {PREDICTIONS_FILE} beside {path.name}: only the claim is sent, "
+                  f"which only a competition with accept_claims = true takes", file=sys.stderr)
+            answer = post(settings.url, payload, token=settings.token, log=_note)
     except UploadError as exc:
         raise UploadError(f"{str(exc).rstrip('.')}. The submission is still at {path}.") from None
     print(f"uploaded {path} to {display_url(settings.url)}: {answer.describe()}")
@@ -135,6 +160,19 @@ def _submit_run(args: argparse.Namespace) -> int:
                   markup=False)
     outcome = submit_run(results, loaded.run_dir, settings, console)
     return EXIT_UPLOAD_FAILED if outcome["outcome"] == "failed" else 0
+
+
+def _predictions_body(path: Path, payload: dict) -> bytes:
+    """The saved predictions upload ``path``, its claim ``payload`` (submission.json, less
+    its per-user values, with the description given now)."""
+    body = path.read_bytes()
+    try:
+        read_predictions(body, max_bytes=len(body), max_inflated=1 << 40)
+    except DataError as exc:
+        raise DataError(f"{path} is not the predictions upload the harness writes ({exc}); "
+                        f"submit the run again with --competition") from None
+    claim = {k: v for k, v in payload.items() if k != "user_values"}
+    return with_claim(body, claim)
 
 
 def _description(text: str) -> str:

@@ -84,6 +84,16 @@ from evaluation.contract._keys import (
     USER_VALUES_KEY,
 )
 from evaluation.contract._label import params_text, run_label, run_name, run_params
+from evaluation.contract._predictions import (
+    PREDICTIONS_MEDIA_TYPE,
+    FoldLists,
+    PredictionsUpload,
+    encode_predictions,
+    is_predictions,
+    read_header,
+    read_predictions,
+    with_claim,
+)
 from evaluation.contract._problems import (
     SHOWN_PROBLEMS,
     Problem,
@@ -132,6 +142,7 @@ __all__ = [
     "FOLD_KEY",
     "FOLD_PARAMS_KEY",
     "FORMAT_KEY",
+    "FoldLists",
     "FoldRecord",
     "HARNESS_VERSION_KEY",
     "HttpClient",
@@ -163,8 +174,10 @@ __all__ = [
     "PEAK_RSS_MIB_KEY",
     "PHASE1_SCORE_KEY",
     "PHASE2_SCORE_KEY",
+    "PREDICTIONS_MEDIA_TYPE",
     "PREDICT_SECONDS_KEY",
     "PREDICT_STAGE",
+    "PredictionsUpload",
     "Problem",
     "RANGE_SLACK",
     "REFERENCES_KEY",
@@ -206,12 +219,16 @@ __all__ = [
     "dataset_arguments",
     "differences",
     "display_url",
+    "encode_predictions",
     "fold_arguments",
     "fold_cost",
     "folded",
+    "is_predictions",
     "load_competition_target",
     "params_text",
     "read_competition_toml",
+    "read_header",
+    "read_predictions",
     "read_results",
     "read_submission",
     "repeated_lists",
@@ -222,4 +239,5 @@ __all__ = [
     "source_arguments",
     "submission_payload",
     "team_name_problem",
+    "with_claim",
 ]

@@ -126,7 +126,8 @@ class HttpClient:
     # ------------------------------------------------------------------------ requests
 
     def send(self, method: str, path: str = "", body: bytes | None = None, *,
-             key: str | None = None, label: str | None = None) -> Reply:
+             key: str | None = None, label: str | None = None,
+             content_type: str = "application/json") -> Reply:
         """Send a request (JSON ``body``) until a final answer comes or the attempts run out.
 
         Parameters
@@ -136,11 +137,13 @@ class HttpClient:
         path : str
             Appended to the client's URL.
         body : bytes, optional
-            A JSON document.
+            A JSON document (or a body of ``content_type``).
         key : str, optional
             The ``Idempotency-Key``, the same for every attempt.
         label : str, optional
             What the request is called in messages (default: the method and the URL).
+        content_type : str
+            The body's media type.
 
         Returns
         -------
@@ -159,7 +162,7 @@ class HttpClient:
         url = self.url + path
         label = label or f"{method} {display_url(url)}"
         limits = self.limits or LIMITS
-        headers = self._headers(body is not None, key)
+        headers = self._headers(body is not None, key, content_type)
         attempts = len(limits.retry_waits) + 1
         # one deadline for the whole request: a server that answers slowly (or breaks the
         # connection late) on every attempt does not multiply the wait by the attempts
@@ -196,11 +199,12 @@ class HttpClient:
             return reply
         raise AssertionError("unreachable")  # the last attempt returns or raises
 
-    def _headers(self, has_body: bool, key: str | None) -> dict[str, str]:
+    def _headers(self, has_body: bool, key: str | None,
+                 content_type: str = "application/json") -> dict[str, str]:
         """The headers of every attempt of one request."""
         headers = {"Accept": "application/json", "User-Agent": f"evalrs/{__version__}"}
         if has_body:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         if key is not None:
             if not (key and key.isascii() and key.isprintable()):
                 raise ConfigError(f"the Idempotency-Key '{clean(key)}' must be printable ASCII "

@@ -2,6 +2,7 @@
 
 - ``GET /api/v1/submissions/{id}``: the stored submission (its team, phase, scores);
 - ``GET /api/v1/submissions/{id}/payload``: the exact uploaded body (results.json inside);
+- ``GET /api/v1/submissions/{id}/predictions``: the uploaded predictions (a scoring job);
 - ``POST /api/v1/submissions/{id}/reproduction``: the verdict, table and log tail;
 - ``POST /api/v1/jobs/claim``, ``.../{job}/heartbeat``, ``.../{job}/finish``: the queue that
   ``python -m evaluation worker`` takes its jobs from.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -26,6 +28,9 @@ from evaluation.errors import UploadError
 #: An upload is at most 1 MiB, and its payload is read back whole; the server may take its
 #: time to gather a submission (up to 5 minutes for a request, its retries included).
 LIMITS = Limits(read=120.0, deadline=300.0, max_bytes=4 * 1024 * 1024)
+#: The predictions of a submission are read back whole: up to the largest upload a competition
+#: may take (``max_upload_bytes``, at most 1 GiB).
+PREDICTIONS_LIMITS = replace(LIMITS, max_bytes=1 << 30)
 #: What a refusal's message adds, by HTTP status.
 HINTS = {401: " Check --admin-token-file (an organizer token from `admin token create`).",
          404: " Check --submission and --server (the organizer endpoints answer 404 to other "
@@ -59,6 +64,9 @@ class LeaderboardClient:
     def __init__(self, server: str, token: str) -> None:
         self._http = HttpClient(server.rstrip("/"), token, url_name="--server",
                                 token_name="the admin token", limits=LIMITS, log=_note)
+        self._large = HttpClient(server.rstrip("/"), token, url_name="--server",
+                                 token_name="the admin token", limits=PREDICTIONS_LIMITS,
+                                 log=_note)
         self.server = self._http.url
 
     def __repr__(self) -> str:
@@ -76,16 +84,30 @@ class LeaderboardClient:
         """The uploaded body of submission ``submission_id``."""
         return self._call("GET", f"/api/v1/submissions/{_id(submission_id)}/payload")
 
+    def predictions(self, submission_id: int) -> bytes:
+        """The uploaded predictions stream of submission ``submission_id``."""
+        path = f"/api/v1/submissions/{_id(submission_id)}/predictions"
+        label = f"GET {display_url(self.server + path)}"
+        reply = self._large.send("GET", path, None, label=label)
+        if not reply.ok:
+            raise Refused(str(self._large.refusal(reply, label, HINTS)), reply.status)
+        if reply.cut:
+            raise UploadError(f"{label}: the predictions are larger than "
+                              f"{PREDICTIONS_LIMITS.max_bytes} bytes")
+        return reply.body
+
     def send_reproduction(self, submission_id: int, report: Mapping[str, Any]) -> dict:
         """Record the reproduction ``report`` of submission ``submission_id``."""
         return self._call("POST", f"/api/v1/submissions/{_id(submission_id)}/reproduction",
                           body=report)
 
-    def claim(self, worker: str, lease_s: float, private: bool) -> dict[str, Any] | None:
-        """Claim the next reproduction job for ``lease_s`` seconds (``private``: this worker
+    def claim(self, worker: str, lease_s: float, private: bool,
+              kinds: tuple[str, ...] = ("reproduce", "score")) -> dict[str, Any] | None:
+        """Claim the next job of ``kinds`` for ``lease_s`` seconds (``private``: this worker
         can evaluate the private folds); the answer, or None when no job is claimable."""
         answer = self._call("POST", "/api/v1/jobs/claim",
-                            body={"worker": worker, "lease_s": lease_s, "private": private})
+                            body={"worker": worker, "lease_s": lease_s, "private": private,
+                                  "kinds": list(kinds)})
         return answer if answer.get("status") == "claimed" else None
 
     def heartbeat(self, job_id: int, lease: str, lease_s: float) -> dict[str, Any]:

@@ -1,5 +1,12 @@
 """Reproduction workers: ``python -m evaluation worker`` takes its jobs from the leaderboard.
 
+A job is a reproduction (below) or a scoring job: the submission's uploaded predictions,
+fetched (``GET .../predictions``) and scored with the organizer's data by the harness's own
+fold scorer (``score_upload``), in a thread of this process, with no sandbox (no participant
+code runs: the lists are data); its numbers are sent with the job's lease (``scored``). Lists
+that cannot be scored (other users than a fold's, ids outside the catalogue) fail the job at
+once.
+
 A worker claims jobs through the organizers' API (``POST /api/v1/jobs/claim``), each with a
 lease that a thread of the worker extends by heartbeats while the job runs, and runs each as
 ``reproduce --many`` runs a row (``run_row``: the checkout's environment from the cache, the
@@ -41,6 +48,7 @@ from evaluation.reproduce._client import LeaderboardClient, LostLease, Refused
 from evaluation.reproduce._many import BatchSettings, RowResult, import_ray, run_row
 from evaluation.reproduce._reproduce import check_checkout
 from evaluation.reproduce._sandbox import require_sandbox
+from evaluation.reproduce._scoring_job import ScoringFailed, score_upload
 from evaluation.reproduce._scrub import client_secrets, scrub
 
 #: Seconds between two claims while the queue is empty (``--poll``).
@@ -53,6 +61,10 @@ MAX_REASON = 2000
 #: What runs one job: (row, upload, settings, private seed) -> (its result, the report to
 #: send, None when the run could not be done). ``run_row`` by default; the tests give others.
 Runner = Callable[[BatchRow, dict, BatchSettings, int | None], tuple[RowResult, dict | None]]
+#: What runs one scoring job: (upload, predictions, data source) -> the numbers to send.
+Scorer = Callable[..., dict]
+#: The kinds of job.
+REPRODUCE, SCORE = "reproduce", "score"
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,7 @@ class Job:
     private: bool
     attempts: int
     lease: str = field(repr=False)
+    kind: str = REPRODUCE
 
     @classmethod
     def from_claim(cls, answer: dict[str, Any]) -> Job:
@@ -75,7 +88,7 @@ class Job:
             return cls(job_id=int(job["job_id"]), submission_id=int(job["submission_id"]),
                        team=str(job["team"]), phase=str(job["phase"]),
                        private=bool(job["private"]), attempts=int(job["attempts"]),
-                       lease=str(answer["lease"]))
+                       lease=str(answer["lease"]), kind=str(job.get("kind", REPRODUCE)))
         except (KeyError, TypeError, ValueError):
             raise EvalRSError("the server's answer to a claim has no job and lease: is it a "
                               "leaderboard of this harness?") from None
@@ -175,10 +188,12 @@ class Worker:
     """
 
     def __init__(self, client: LeaderboardClient, settings: WorkerSettings, *,
-                 runner: Runner = run_row, log: Callable[[str], None] = print) -> None:
+                 runner: Runner = run_row, log: Callable[[str], None] = print,
+                 scorer: Scorer = score_upload) -> None:
         self.client = client
         self.settings = settings
         self.runner = runner
+        self.scorer = scorer
         self.log = log
         self.counts: dict[str, int] = {}
         self._secrets = client_secrets(client, settings.private_seed)
@@ -254,10 +269,14 @@ class Worker:
                 break
             job = Job.from_claim(answer)
             claimed = True
-            self.log(f"job {job.job_id}: submission {job.submission_id} of team {job.team!r} "
+            self.log(f"job {job.job_id}: {'scoring of ' if job.kind == SCORE else ''}"
+                     f"submission {job.submission_id} of team {job.team!r} "
                      f"(phase {job.phase}, attempt {job.attempts}"
                      f"{', private folds' if job.private else ''})")
-            self._start(job)
+            if job.kind == SCORE:
+                self._start_scoring(job)
+            else:
+                self._start(job)
         return claimed
 
     def _start(self, job: Job) -> None:
@@ -278,6 +297,31 @@ class Worker:
                        line=0)
         seed = self.settings.private_seed if job.private else None
         future = self._submit(job, row, payload, seed)
+        with self._lock:
+            self._active[job.job_id] = (job, future)
+        future.add_done_callback(lambda _: self._wake.set())
+
+    def _start_scoring(self, job: Job) -> None:
+        """Fetch a scoring job's upload and predictions and score them in a thread (no
+        sandbox: no participant code runs); a fetch that fails is retried."""
+        try:
+            payload = self.client.payload(job.submission_id)
+            stream = self.client.predictions(job.submission_id)
+        except EvalRSError as exc:
+            self._finish(job, {"failure": f"the upload could not be fetched: {exc}"},
+                         "retried")
+            return
+        future: Future = Future()
+        source = self.settings.batch.source
+
+        def target() -> None:
+            try:
+                future.set_result(self.scorer(payload, stream, source=source))
+            except BaseException as exc:  # the job's failure, sent by the loop
+                future.set_exception(exc)
+
+        threading.Thread(target=target, name=f"evalrs-scoring-{job.submission_id}",
+                         daemon=True).start()
         with self._lock:
             self._active[job.job_id] = (job, future)
         future.add_done_callback(lambda _: self._wake.set())
@@ -314,6 +358,9 @@ class Worker:
                          f"is dropped")
                 self._count("lost")
                 continue
+            if job.kind == SCORE:
+                self._finish_scoring(job, future)
+                continue
             try:
                 result, report = future.result()
             except Exception as exc:
@@ -321,6 +368,20 @@ class Worker:
                                               f"{exc}"}, "retried")
                 continue
             self._finish(job, *self._outcome(job, result, report))
+
+    def _finish_scoring(self, job: Job, future: Future) -> None:
+        """Send a scoring job's numbers, or its failure: the upload's own (not retried) or
+        the harness's (retried)."""
+        try:
+            scored = future.result()
+        except ScoringFailed as exc:
+            self._finish(job, {"failure": str(exc), "retry": False}, "failed")
+            return
+        except Exception as exc:
+            self._finish(job, {"failure": f"the scoring failed: {type(exc).__name__}: {exc}"},
+                         "retried")
+            return
+        self._finish(job, {"scored": scored}, "scored")
 
     def _outcome(self, job: Job, result: RowResult, report: dict | None
                  ) -> tuple[dict[str, Any], str]:

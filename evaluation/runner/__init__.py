@@ -7,7 +7,13 @@ from evaluation.runner._checkout import load_model_class, run_checkout
 from evaluation.runner._checks import reclist_tests
 from evaluation.runner._eligibility import ineligible_because, retarget
 from evaluation.runner._fingerprint import model_fingerprint
-from evaluation.runner._fold import fold_seed, seed_global_generators
+from evaluation.runner._fold import (
+    FoldJob,
+    FoldPredictions,
+    compute_fold,
+    fold_seed,
+    seed_global_generators,
+)
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner
 from evaluation.runner._profile import PeakMemory, environment
 from evaluation.runner._ray import import_ray
@@ -25,7 +31,16 @@ from evaluation.runner._store import (
     verify_fold,
     verify_fold_files,
 )
-from evaluation.runner._submit import Answer, UploadSettings, load_settings, post, submit_run
+from evaluation.runner._submit import (
+    PREDICTIONS_FILE,
+    Answer,
+    UploadSettings,
+    load_settings,
+    post,
+    post_predictions,
+    predictions_body,
+    submit_run,
+)
 from evaluation.runner._target import OFFICIAL_COMPETITION
 from evaluation.runner._user_values import run_user_values
 
@@ -35,7 +50,10 @@ __all__ = [
     "DEFAULT_K",
     "DEFAULT_N_BOOT",
     "EvalRSRunner",
+    "FoldJob",
+    "FoldPredictions",
     "OFFICIAL_COMPETITION",
+    "PREDICTIONS_FILE",
     "PeakMemory",
     "RunResult",
     "RunWarning",
@@ -43,6 +61,7 @@ __all__ = [
     "check_model_params",
     "check_results_dir",
     "collect_params",
+    "compute_fold",
     "environment",
     "fold_seed",
     "import_ray",
@@ -54,6 +73,8 @@ __all__ = [
     "model_fingerprint",
     "parse_param",
     "post",
+    "post_predictions",
+    "predictions_body",
     "reclist_tests",
     "retarget",
     "run_checkout",

@@ -108,6 +108,8 @@ class FoldOutput:
         written elsewhere (a Ray worker) and still have to be written into the run directory.
     printed : str
         What the fold printed elsewhere, for the runner to print.
+    lists : FoldPredictions, optional
+        The fold's checked predictions, kept in the run directory for the upload.
     """
 
     fold: int
@@ -115,9 +117,40 @@ class FoldOutput:
     scores: UserScores
     report_files: dict[str, bytes] = field(default_factory=dict)
     printed: str = ""
+    lists: FoldPredictions | None = None
 
 
-def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, UserScores]:
+@dataclass(frozen=True)
+class FoldPredictions:
+    """A fold's checked top-k lists as the leaderboard receives them: the test user ids and
+    the ``(users, k)`` track ids, both int32 (what a scoring job scores)."""
+
+    users: np.ndarray
+    items: np.ndarray
+
+    @classmethod
+    def from_frame(cls, predictions: pd.DataFrame) -> FoldPredictions:
+        """The lists of a validated predictions frame (indexed by user id, int columns).
+
+        Raises
+        ------
+        PredictionError
+            When a user or track id does not fit an int32 (the upload's compact type).
+        """
+        users = predictions.index.to_numpy()
+        items = predictions.to_numpy()
+        for name, values in (("user", users), ("track", items)):
+            if values.size and (values.min() < _INT32.min or values.max() > _INT32.max):
+                raise PredictionError(f"a {name} id outside the int32 range: the upload of "
+                                      f"predictions carries int32 ids; re-index the data")
+        return cls(users=users.astype(np.int32), items=np.ascontiguousarray(items, np.int32))
+
+
+_INT32 = np.iinfo(np.int32)
+
+
+def compute_fold(model, dataset: ChallengeDataset, job: FoldJob
+                 ) -> tuple[dict, UserScores, FoldPredictions]:
     """Train, predict, validate and score one fold.
 
     Parameters
@@ -131,11 +164,12 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
 
     Returns
     -------
-    tuple of (dict, UserScores)
+    tuple of (dict, UserScores, FoldPredictions)
         The fold's JSON-ready results (``fold``, counts, ``tests``, ``details``, the sha256
         of its test user ids and its slices' group labels, maybe ``rating_errors``, and
-        ``runtime`` last: what the fold cost is read from it, ``contract.fold_cost``) and its
-        per-user scores, ready for ``_store.write_fold``.
+        ``runtime`` last: what the fold cost is read from it, ``contract.fold_cost``), its
+        per-user scores, ready for ``_store.write_fold``, and its checked lists (what an
+        upload carries).
     """
     profile = FoldProfile()
     bar = tqdm(total=len(STAGES), desc=f"fold {job.fold}", leave=False, unit="step",
@@ -169,7 +203,7 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob) -> tuple[dict, 
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
     result["runtime"] = profile.to_dict()
-    return result, scores
+    return result, scores, FoldPredictions.from_frame(predictions)
 
 
 def slice_labels(fold: object) -> dict[str, list[str]]:

@@ -68,7 +68,13 @@ from evaluation.runner._fingerprint import (
     compared_code,
     model_fingerprint,
 )
-from evaluation.runner._fold import FoldJob, FoldOutput, compute_fold, repeated_mode
+from evaluation.runner._fold import (
+    FoldJob,
+    FoldOutput,
+    FoldPredictions,
+    compute_fold,
+    repeated_mode,
+)
 from evaluation.runner._profile import environment
 from evaluation.runner._reclist import reclist_base
 from evaluation.runner._references import references_record, resolve_references
@@ -450,7 +456,7 @@ class EvalRSRunner:
             computed = _ray.run_folds(model, self.dataset, jobs, resources=resources,
                                       max_retries=self.ray_max_retries)
         else:
-            computed = (FoldOutput(job.fold, *compute_fold(model, self.dataset, job))
+            computed = (_computed(job.fold, *compute_fold(model, self.dataset, job))
                         for job in jobs)
         for out in computed:
             done[out.fold] = self._save_fold(run, out)
@@ -514,6 +520,8 @@ class EvalRSRunner:
             path = report_dir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
+        if out.lists is not None:  # first: a finished fold always has its lists
+            _store.write_predictions(run.dir, out.fold, out.lists.users, out.lists.items)
         _store.write_fold(run.dir, out.fold, run.key, out.result, out.scores)
         run.console.print(fold_line(out.result))
         return out.result, out.scores
@@ -610,6 +618,12 @@ class _Run:
     def results_path(self) -> Path:
         """Where the run's ``results.json`` goes."""
         return self.dir / "results.json"
+
+
+def _computed(fold: int, result: dict, scores: UserScores, lists: FoldPredictions
+              ) -> FoldOutput:
+    """The output of a fold computed in this process."""
+    return FoldOutput(fold, result, scores, lists=lists)
 
 
 def _id_prefix(name: str) -> str:

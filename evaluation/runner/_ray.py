@@ -155,10 +155,10 @@ def fold_task(model, shared: SharedData, job: FoldJob) -> FoldOutput:
         report_dir = Path(tmp) / "report"
         job = FoldJob(**{**job.__dict__, "report_dir": report_dir, "progress": False})
         with contextlib.redirect_stdout(printed):
-            result, scores = compute_fold(model, dataset, job)
+            result, scores, lists = compute_fold(model, dataset, job)
         files = {p.relative_to(report_dir).as_posix(): p.read_bytes()
                  for p in sorted(report_dir.rglob("*")) if p.is_file()}
-    return FoldOutput(job.fold, result, scores, files, printed.getvalue())
+    return FoldOutput(job.fold, result, scores, files, printed.getvalue(), lists)
 
 
 def run_folds(model, dataset: ChallengeDataset, jobs: list[FoldJob], *,

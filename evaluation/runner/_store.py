@@ -190,6 +190,42 @@ def write_fold(run_dir: Path, fold: int, key: str, result: dict, scores: UserSco
         json_name: hashlib.sha256(text.encode("utf-8")).hexdigest(), npz_name: npz_sha})
 
 
+def predictions_path(run_dir: Path, fold: int) -> Path:
+    """Where a fold's checked top-k lists are kept: ``fold_<i>_predictions.npz``."""
+    return run_dir / f"fold_{fold}_predictions.npz"
+
+
+def write_predictions(run_dir: Path, fold: int, users: np.ndarray, items: np.ndarray) -> None:
+    """Keep a fold's checked lists (``users``: int32 ids, ``items``: ``(users, k)`` int32
+    track ids) for the upload, which carries them instead of the run's scores."""
+    with _atomic.atomic_path(predictions_path(run_dir, fold)) as tmp:
+        with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a name
+            np.savez(fh, users=users, items=items)
+
+
+def read_predictions(run_dir: Path, fold: int) -> tuple[np.ndarray, np.ndarray]:
+    """A fold's kept lists: (user ids, ``(users, k)`` track ids), int32.
+
+    Raises
+    ------
+    ConfigError
+        When the file is missing or is not the lists the runner writes.
+    """
+    path = predictions_path(run_dir, fold)
+    try:
+        arrays = load_npz(path)
+        users, items = arrays["users"], arrays["items"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise ConfigError(f"{path.name} cannot be read ({type(exc).__name__}: {exc}): the "
+                          f"upload carries every fold's predictions; run the model again with "
+                          f"this harness (a run of an older one did not keep them)") from None
+    if users.dtype != np.int32 or items.dtype != np.int32 or users.ndim != 1 \
+            or items.ndim != 2 or len(items) != len(users):
+        raise ConfigError(f"{path.name} does not hold int32 user ids and (users, k) int32 "
+                          f"lists; run the model again")
+    return users, items
+
+
 def forget_fold(run_dir: Path, fold: int) -> None:
     """Drop a fold's checksums before it is computed again.
 

@@ -28,8 +28,14 @@ from dotenv.parser import parse_stream
 from evaluation._util import atomic as _atomic
 from evaluation.contract import (
     ELIGIBLE_KEY,
+    FOLD_KEY,
+    FOLDS_KEY,
+    HARNESS_VERSION_KEY,
+    K_KEY,
     LIMITS,
     NOT_ELIGIBLE_BECAUSE_KEY,
+    PREDICTIONS_MEDIA_TYPE,
+    RUN_HASH_KEY,
     USER_VALUES_KEY,
     HttpClient,
     Limits,
@@ -38,9 +44,11 @@ from evaluation.contract import (
     check_token,
     check_url,
     display_url,
+    encode_predictions,
     submission_payload,
 )
 from evaluation.errors import ConfigError, UploadError
+from evaluation.runner._store import read_predictions
 from evaluation.runner._user_values import run_user_values
 
 #: What a refusal's message adds, by HTTP status.
@@ -49,6 +57,8 @@ HINTS = {401: " Check UPLOAD_TOKEN.", 403: " Check UPLOAD_TOKEN and PARTICIPANT_
 SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")
 #: The ``status`` of a leaderboard's receipt for a stored submission: new, or stored already.
 RECEIPT_STATUSES = ("accepted", "duplicate")
+#: The upload a run directory keeps: its predictions, with its submission as the claim.
+PREDICTIONS_FILE = "submission.predictions"
 #: The environment variable with an upload's deadline in seconds, its retries included
 #: (default: ``LIMITS.deadline``, 60 s).
 DEADLINE_ENV = "UPLOAD_DEADLINE"
@@ -225,9 +235,11 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
     console : rich.console.Console
         Where the outcome is printed.
 
-    The submission carries the run's per-user values (``user_values``: every fold's, read from
-    the run directory) when the run recorded them; without them (a run of an older harness)
-    it is sent all the same, with a note.
+    What is uploaded is the run's predictions (``submission.predictions``: every fold's
+    top-k lists, kept in the run directory, with the submission as the team's claim): the
+    leaderboard scores them with the organizers' data. ``submission.json`` (the claim, with
+    the run's per-user values) is saved beside it; a run of an older harness, which kept no
+    predictions, uploads it instead, which only a competition that accepts claims takes.
 
     Returns
     -------
@@ -248,6 +260,15 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
                       markup=False, soft_wrap=True)
     path = run_dir / "submission.json"
     _atomic.write_json(path, payload)
+    body: bytes | None = None
+    try:
+        body = predictions_body(payload, results, run_dir)
+    except ConfigError as exc:
+        console.print(f"the submission carries no predictions ({exc}): only a competition "
+                      f"that accepts claims (accept_claims = true) takes it", style="yellow",
+                      markup=False, soft_wrap=True)
+    else:  # beside submission.json, which `submit` is given to send it again
+        _atomic.write_bytes(run_dir / PREDICTIONS_FILE, body)
     # soft_wrap: the messages' paths and URLs stay on one line, to be copied
     if not results[ELIGIBLE_KEY]:
         msg = ("not uploaded: the run is not eligible ("
@@ -259,9 +280,11 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
                f"was saved locally to {path}")
         console.print(msg, style="yellow", markup=False, soft_wrap=True)
         return {"uploaded": False, "outcome": "local", "path": str(path), "reason": msg}
+    log = lambda m: console.print(m, markup=False, soft_wrap=True)  # noqa: E731
     try:
-        answer = post(settings.url, payload, token=settings.token,
-                      log=lambda m: console.print(m, markup=False, soft_wrap=True))
+        answer = (post(settings.url, payload, token=settings.token, log=log) if body is None
+                  else post_predictions(settings.url, body, str(payload.get("run_id")),
+                                        token=settings.token, log=log))
     except UploadError as exc:
         msg = f"{str(exc).rstrip('.')}. The submission is saved at {path}"
         console.print(msg, style="red", markup=False, soft_wrap=True)
@@ -272,7 +295,66 @@ def submit_run(results: Mapping[str, Any], run_dir: Path, settings: UploadSettin
             "status": answer.status, "verdict": answer.verdict}
 
 
+def predictions_body(payload: Mapping[str, Any], results: Mapping[str, Any],
+                     run_dir: Path) -> bytes:
+    """The predictions upload of a finished run: every fold's kept lists
+    (``fold_<i>_predictions.npz``), with ``payload`` less its per-user values as the claim.
+
+    Raises
+    ------
+    ConfigError
+        When a fold's lists are missing (a run of an older harness) or unreadable.
+    """
+    folds = sorted(results.get(FOLDS_KEY) or [], key=lambda f: f.get(FOLD_KEY, 0))
+    k = results.get(K_KEY)
+    if not folds or not isinstance(k, int):
+        raise ConfigError("the results have no folds or no k")
+    lists = []
+    for fold in folds:
+        users, items = read_predictions(run_dir, int(fold[FOLD_KEY]))
+        if items.shape[1] != k:
+            raise ConfigError(f"fold {fold[FOLD_KEY]}'s kept lists have {items.shape[1]} "
+                              f"columns, the run's k is {k}; run the model again")
+        lists.append((users.astype("<i4").tobytes(), items.astype("<i4").tobytes()))
+    claim = {key: value for key, value in payload.items() if key != USER_VALUES_KEY}
+    return encode_predictions(claim, k=k, run_hash=str(payload.get(RUN_HASH_KEY)),
+                              harness_version=str(results.get(HARNESS_VERSION_KEY)),
+                              folds=lists)
+
+
 # ---------------------------------------------------------------------------- the request
+
+
+def post_predictions(url: str, body: bytes, run_id: str, *, token: str | None = None,
+                     limits: Limits | None = None, log: Callable[[str], None] = print,
+                     sleep: Callable[[float], None] | None = None) -> Answer:
+    """POST a predictions upload (``body``, see ``evaluation.contract.encode_predictions``)
+    to ``url``, as :func:`post` sends a JSON one: the same retries, ``Idempotency-Key`` (the
+    run id) and receipt check.
+
+    Raises
+    ------
+    ConfigError
+        When the URL, token or run id is malformed.
+    UploadError
+        When the upload fails or the server refuses it; the message never holds the token.
+    """
+    client = HttpClient(url, token, limits=limits or upload_limits(), log=log, sleep=sleep)
+    _, key = body_and_key({}, run_id)  # the run id, checked as a header value
+    label = f"upload to {display_url(url)}"
+    warning = plain_http_warning(url)
+    if warning:
+        log(warning)
+    reply = client.send("POST", body=body, key=key, label=label,
+                        content_type=PREDICTIONS_MEDIA_TYPE)
+    if not reply.ok:
+        raise client.refusal(reply, label, HINTS)
+    if not is_receipt(reply.json()):
+        raise UploadError(
+            f"{label}: HTTP {reply.status}, but the answer is not the leaderboard's receipt, so "
+            f"the submission may not be stored.{client.said(reply)} Check UPLOAD_URL.")
+    return _answer(client, reply)
+
 
 
 def post(url: str, payload: Mapping[str, Any], *, token: str | None = None,

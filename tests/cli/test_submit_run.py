@@ -50,9 +50,9 @@ def test_a_finished_run_is_submitted_to_the_competition_it_belongs_to(small_run,
     assert "submitted without computing it again" in out and "saved locally" in out
     saved = small_run.path.parent / "submission.json"
     payload = json.loads(saved.read_text())
-    # the run's own files are untouched; only submission.json is new
+    # the run's own files are untouched; only submission.json and its predictions are new
     after = {p.name: p.read_bytes() for p in small_run.path.parent.iterdir()
-             if p.name != "submission.json"}
+             if p.name not in ("submission.json", "submission.predictions")}
     assert after == before
     results = payload["results"]
     own = small_run.to_dict()

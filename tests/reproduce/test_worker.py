@@ -332,7 +332,8 @@ def _tiny_competition(folder: Path) -> Path:
     from tests._competition_files import write_competition
 
     path = write_competition(folder / "competition.toml", ChallengeDataset(scale="tiny"))
-    path.write_text(path.read_text() + "\n[[phases]]\nname = \"open\"\n"
+    # the upload below is the run's submission.json alone (a claim): this board takes claims
+    path.write_text("accept_claims = true\n" + path.read_text() + "\n[[phases]]\nname = \"open\"\n"
                     "opens = 2020-01-01T00:00:00Z\ncloses = 2100-01-01T00:00:00Z\n"
                     "references = \"synthetic-tiny\"\ndaily_limit = 5\npublic = true\n")
     return path

@@ -29,8 +29,17 @@ from evaluation.cli import (
     guarded,
 )
 from evaluation.cli import main as cli_main
-from evaluation.contract import Limits, _http, check_url, clean, display_url
+from evaluation.contract import (
+    PREDICTIONS_MEDIA_TYPE,
+    Limits,
+    _http,
+    check_url,
+    clean,
+    display_url,
+    read_predictions,
+)
 from evaluation.errors import ConfigError, DataError, UploadError
+from evaluation.runner import PREDICTIONS_FILE
 from evaluation.runner import _submit as _upload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -243,8 +252,12 @@ def test_upload_success_prints_the_verdict_and_never_the_token(work):
     assert proc.returncode == 0, proc.stderr[-3000:]
     (post,) = server.posts()
     assert post["headers"]["Authorization"] == f"Bearer {token}"
-    sent = json.loads(post["body"])
+    # the predictions are sent, with submission.json (less its per-user values) as the claim
+    assert post["headers"]["Content-Type"] == PREDICTIONS_MEDIA_TYPE
+    assert post["body"] == submission_file(work).with_name(PREDICTIONS_FILE).read_bytes()
+    sent = read_predictions(post["body"], max_bytes=1 << 30, max_inflated=1 << 30).claim
     saved = json.loads(submission_file(work).read_text())
+    saved.pop("user_values", None)
     assert sent == saved and sent["participant_id"] == "team42"
     # one submission, one key: its run id
     assert post["headers"]["Idempotency-Key"] == saved["run_id"]
@@ -474,8 +487,7 @@ def test_submit_command_success_as_a_process(work):
             capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (post,) = server.posts()
-    assert post["body"] == json.dumps(json.loads(path.read_text()), sort_keys=True,
-                                      separators=(",", ":")).encode()
+    assert post["body"] == path.with_name(PREDICTIONS_FILE).read_bytes()  # as saved
     assert post["headers"]["Authorization"] == f"Bearer {token}"
     assert "leaderboard_score: 0.5" in proc.stdout and "rank: 1" in proc.stdout
     assert_no_leak(token, proc.stdout, proc.stderr, root=work / "results")

@@ -11,11 +11,19 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+import sqlalchemy as sa
 
 from evaluation.challenge import LEADERBOARD_TESTS, aggregate
 from evaluation.cli import main
 from evaluation.server.core import BoardSettings, load_competition
-from evaluation.server.db import Database, add_team, make_engine, upgrade
+from evaluation.server.db import (
+    Database,
+    SubmissionRow,
+    UserValuesRow,
+    add_team,
+    make_engine,
+    upgrade,
+)
 from evaluation.server.store import (
     ComparedUsers,
     FoldCost,
@@ -80,11 +88,31 @@ def trust_values(store, submission_id: int, document: dict) -> None:
             "fingerprint_matches": True, "harness_version": "0.1.0",
             "user_values": document["user_values"]}
     record_reproduction(store, submission_id, json.dumps(body).encode())
+    with store.engine.begin() as conn:  # the organizers computed it: a ranked row, no claim
+        conn.execute(sa.update(SubmissionRow).values(computed=True)
+                     .where(SubmissionRow.id == submission_id))
+
+
+def example_competition():
+    """The example competition, accepting claims (the tests upload made-up runs; see
+    ``computed``)."""
+    return replace(load_competition(EXAMPLE), accept_claims=True)
+
+
+def claims_competition_file(folder: Path) -> Path:
+    """The example competition file, accepting claims, its baselines by absolute path: for a
+    ``serve`` of made-up runs. Returns the file (in ``folder``)."""
+    text = EXAMPLE.read_text()
+    for name in ("popularity", "random"):
+        text = text.replace(f'"competition/baselines/{name}.json"',
+                            json.dumps(str(REPO / "competition" / "baselines" / f"{name}.json")))
+    path = folder / "competition-claims.toml"
+    path.write_text("accept_claims = true\n" + text)
+    return path
 
 
 def standings_competition():
-    from tests.server._helpers import EXAMPLE
-    competition = load_competition(EXAMPLE)
+    competition = example_competition()
     return replace(competition, board=BoardSettings(n_boot=200, seed=3, min_difference=0.0))
 
 
@@ -93,6 +121,7 @@ def submit_teams(store, names_scales):
     for name, scale in names_scales:
         team, _ = add_team(store, name, f"{len(ids)}@example.org")
         ids[name] = submit(store, team.id, encode(variant(f"run-{len(ids)}", scale))).submission_id
+    computed(store, *ids.values())  # as the scoring jobs would
     return ids
 
 
@@ -146,9 +175,11 @@ JAN = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 def document(example) -> dict:
-    """A valid competition document (without baselines: fast to load)."""
+    """A valid competition document (without baselines: fast to load); it accepts claims, as
+    the tests of the board's mechanics upload made-up runs."""
     return {
         "name": "Test competition",
+        "accept_claims": True,
         "source": "synthetic:small",
         "harness_versions": list(example.harness_versions),
         "dataset": {"fingerprint": example.dataset_fingerprint,
@@ -242,6 +273,23 @@ def variant(run_id: str, scale: float = 1.0, references=None, base: dict | None 
         results["phase2_score"] = results["aggregate"]["phase2_score"] = agg["phase2_score"]
         results["phase1_score"] = results["aggregate"]["phase1_score"] = agg["phase1_score"]
     return doc
+
+
+def computed(store, *submission_ids: int) -> None:
+    """Mark submissions (every one of the store's when none is named) as scored by the
+    organizers, their uploaded per-user values as the scoring job's: what a scoring job does
+    to a predictions upload. For the tests of the board's mechanics, whose runs are made up
+    (claims); the tests of the trust itself (``test_scoring_jobs.py``) upload predictions and
+    run the real scoring job."""
+    rows = sa.update(SubmissionRow).values(computed=True)
+    values = sa.update(UserValuesRow).values(trusted=True, source="scored").where(
+        UserValuesRow.source == "upload")
+    if submission_ids:
+        rows = rows.where(SubmissionRow.id.in_(submission_ids))
+        values = values.where(UserValuesRow.submission_id.in_(submission_ids))
+    with store.engine.begin() as conn:
+        conn.execute(rows)
+        conn.execute(values)
 
 
 def encode(document: dict) -> bytes:

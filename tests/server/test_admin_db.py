@@ -18,9 +18,8 @@ pytest.importorskip("alembic")
 from evaluation.cli import main
 from evaluation.errors import ConfigError
 from evaluation.server.api import create_app
-from evaluation.server.core import load_competition
 from evaluation.server.db import Database, add_team, authenticate, list_teams, make_engine
-from tests.server._helpers import EXAMPLE, sqlite_url
+from tests.server._helpers import EXAMPLE, example_competition, sqlite_url
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -123,7 +122,7 @@ def test_restore_after_a_crash_that_left_a_write_ahead_log(tmp_path, capsys):
     assert teams(url) == ["Before"]
     assert any(p.name.startswith("leaderboard.db.replaced-") for p in tmp_path.iterdir())
     # the server starts on it and the database keeps working
-    app = create_app(load_competition(EXAMPLE), url)
+    app = create_app(example_competition(), url)
     add_team(app.state.store, "After the restore", "r@e.org")
     app.state.store.engine.dispose()
     assert teams(url) == ["Before", "After the restore"]
@@ -143,13 +142,13 @@ def _damage(path) -> None:
 def test_a_damaged_database_is_refused_at_start_with_what_to_do(tmp_path, capsys):
     url = sqlite_url(tmp_path)
     path = tmp_path / "leaderboard.db"
-    app = create_app(load_competition(EXAMPLE), url)
+    app = create_app(example_competition(), url)
     for i in range(40):
         add_team(app.state.store, f"Team {i}", f"t{i}@e.org")
     app.state.store.engine.dispose()
     _damage(path)
     with pytest.raises(ConfigError, match="is damaged .*admin --db .* db restore BACKUP"):
-        create_app(load_competition(EXAMPLE), url)
+        create_app(example_competition(), url)
     server = subprocess.run([sys.executable, "-m", "evaluation", "serve", "--competition",
                              str(EXAMPLE), "--db", url, "--port", "0"], capture_output=True,
                             text=True, timeout=120)

@@ -15,9 +15,8 @@ pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
 from evaluation.server.api import create_app
-from evaluation.server.core import load_competition
 from tests.server._api import Api, serving
-from tests.server._helpers import EXAMPLE, Clock, encode, sqlite_url, variant
+from tests.server._helpers import Clock, encode, example_competition, sqlite_url, variant
 
 NAMES = ("=HYPERLINK(\"x.example\",\"y\")", "+cmd", "-2+3", "@SUM(A1)", "Plain")
 
@@ -25,7 +24,7 @@ NAMES = ("=HYPERLINK(\"x.example\",\"y\")", "+cmd", "-2+3", "@SUM(A1)", "Plain")
 @pytest.fixture
 def live(tmp_path):
     clock = Clock()
-    app = create_app(load_competition(EXAMPLE), sqlite_url(tmp_path), clock=clock)
+    app = create_app(example_competition(), sqlite_url(tmp_path), clock=clock)
     with serving(app, True) as client:
         yield Api(client, app.state.store, clock, True)
 
@@ -53,6 +52,8 @@ def test_the_board_downloads_as_csv(live):
         assert (float(line["score_low"]), float(line["score_high"])) == tuple(row["interval"])
         assert line["rank"] == ("" if row["rank"] is None else str(row["rank"]))
         assert line["baseline"] == ("yes" if row["is_baseline"] else "no")
+        assert line["computed"] == ("yes" if row["computed"] else "no")
+        assert row["computed"] == row["is_baseline"]  # the teams' uploads are claims here
         assert float(line["public:HIT_RATE"]) == row["tests"]["HIT_RATE"]
         assert line["private_score"] == ""
     assert {line["team"] for line in lines} >= {"'=HYPERLINK(\"x.example\",\"y\")", "'+cmd",

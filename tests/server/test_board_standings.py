@@ -29,6 +29,7 @@ from tests.server._helpers import (
     SIZES,
     Clock,
     FakeSource,
+    computed,
     encode,
     open_store,
     sqlite_url,
@@ -112,6 +113,7 @@ def test_an_upload_computes_only_the_new_teams_replicates(store, rng):
     assert again.standings == first.standings
     team, _ = add_team(store, "Gamma", "g@example.org")
     new = submit(store, team.id, encode(variant("run-gamma", 1.25))).submission_id
+    computed(store, new)
     source.by_id[new] = synthetic(rng, 0.5)
     board = with_standings(store, phase_board(store), source)
     assert source.asked[-1] == [new]

@@ -34,6 +34,7 @@ from tests.server._api import Api, hidden_answers, make_api, parse, serving, tea
 from tests.server._helpers import (
     Clock,
     FakeSource,
+    computed,
     encode,
     open_store,
     sqlite_url,
@@ -249,6 +250,7 @@ def test_no_row_shows_a_tier_of_another_submission_or_other_values(store, rng, m
     delta = submit(store, team.id, encode(variant("run-delta", 1.15))).submission_id
     alpha = submit(store, _team_id(store, "Alpha"),
                          encode(variant("run-alpha-2", 1.3))).submission_id
+    computed(store, delta, alpha)
     source.by_id[alpha] = synthetic(rng, 0.9)
     source.by_id[delta] = synthetic(rng, 0.3)
     source.by_id[ids["Gamma"]] = replace(source.by_id[ids["Gamma"]], trusted=True)

@@ -28,9 +28,9 @@ from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.db import add_team, authenticate, create_admin_token, list_teams  # noqa: E402
 from evaluation.server.store import get_submission, submit  # noqa: E402
 from tests.server._helpers import (  # noqa: E402
-    EXAMPLE,
     NOON,
     Clock,
+    claims_competition_file,
     encode,
     sqlite_url,
     variant,
@@ -295,7 +295,8 @@ def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
     py = shlex.quote(sys.executable)
     script = (f"set -e; mount -t tmpfs -o size={size} tmpfs {mnt}; "
               f"cp -a {shlex.quote(str(image))}/. {mnt}/; {then}; "
-              f"exec {py} -m evaluation serve --competition {EXAMPLE} --db {url} "
+              f"exec {py} -m evaluation serve --competition "
+              f"{claims_competition_file(tmp_path)} --db {url} "
               f"--port {port}")
     with open(log, "w") as err:
         proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",

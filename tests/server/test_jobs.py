@@ -153,7 +153,7 @@ def test_final_selections_and_uploads_queue_jobs(db_url, competition):
         assert [(j.submission_id, j.state) for j in list_jobs(store)] == [
             (first, "running"), (second, "queued")]
         assert job_counts(store) == {"public": {"queued": 1, "running": 1, "reproduced": 0,
-                                                 "not reproduced": 0, "failed": 0}}
+                                                 "not reproduced": 0, "scored": 0, "failed": 0}}
         # a phase that reproduces every upload queues each at once; "none" queues nothing
         store.competition = with_phases(competition, reproduce="every")
         third = submit(store, team, encode(variant("p-3", 1.2))).submission_id

@@ -15,6 +15,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatch
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +37,7 @@ from tests.server._api import (  # noqa: F401
     TreeBuilder,
     parse,
 )
+from tests.server._helpers import computed
 from tests.server._live_server import live_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -610,7 +612,7 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
     from evaluation.server.api import create_app
     from evaluation.server.core import load_competition
 
-    competition = load_competition(REPO / "competition.toml")
+    competition = replace(load_competition(REPO / "competition.toml"), accept_claims=True)
     app = create_app(competition, f"sqlite:///{tmp_path / 'board.db'}", clock=lambda: NOW)
     store = app.state.store
     honest, honest_token = add_team(store, "Équipe Ω 東京", "omega@example.org")
@@ -625,6 +627,7 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
             answer = client.post("/api/v1/submissions", content=body, headers={
                 "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
             assert answer.status_code == 201, answer.text
+        computed(store)  # as the scoring jobs would
         api = client.get("/api/v1/leaderboard").json()
         load(driver, url + "/")
         assert_no_alert_and_no_script(driver)

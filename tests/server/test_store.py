@@ -51,6 +51,7 @@ from tests.server._helpers import (  # noqa: F401
     REPO,
     Clock,
     baseline_document,
+    computed,
     encode,
     fold_tests,
     open_store,
@@ -319,7 +320,9 @@ def test_submission_scores_are_recomputed_with_the_phase_references(store, compe
                  for sample in itertools.product(range(4), repeat=4)]
     assert receipt.interval == pytest.approx(tuple(np.percentile(resampled, [2.5, 97.5])),
                                              rel=1e-12)
-    assert receipt.rank == 1  # above both baselines' scores, the only team
+    assert receipt.rank is None  # a claim has no place until the organizers computed it
+    computed(store, receipt.submission_id)
+    assert rank(store, "public", team_id) == 1  # above both baselines' scores, the only team
     view = get_submission(store, receipt.submission_id, authenticate(store, token))
     assert view.tests == pytest.approx({t: expected["mean"][t] for t in LEADERBOARD_TESTS})
     assert view.num_folds == 4 and view.run_id == "Scorers-run-1"
@@ -453,6 +456,8 @@ def test_board_best_per_team_order_baselines_and_counts(db_url, competition):
         doc = variant(run, scale)
         submitted[run] = (submit(store, ids[team], encode(doc)).submission_id,
                           aggregate(fold_tests(doc), refs)["phase2_score"], clock.now)
+    assert all(r.rank is None for r in phase_board(store).rows)  # claims: none ranked
+    computed(store)
     board = phase_board(store)  # the current phase
     assert board.phase == "public" and board.phases == ("public", "final") and board.public
     assert board.tests == tuple(LEADERBOARD_TESTS)
@@ -485,6 +490,7 @@ def test_hidden_board_shows_no_scores_or_order_except_to_organizers(tmp_path, co
     for name, scale in (("Zeta", 1.4), ("Eta", 1.0)):
         _, token = add_team(store, name, "z@example.org")
         submit(store, authenticate(store, token).team_id, encode(variant(f"{name}-f", scale)))
+    computed(store)
     public_view = phase_board(store)
     assert public_view.phase == "final" and not public_view.public
     assert [r.team for r in public_view.rows] == ["Eta", "Zeta", "Popularity", "Random"]

@@ -45,7 +45,7 @@ from evaluation.server.store import (
     user_scores,
 )
 from tests.server._api import assert_rejected
-from tests.server._helpers import EXAMPLE, encode, open_store, sqlite_url, variant
+from tests.server._helpers import EXAMPLE, computed, encode, open_store, sqlite_url, variant
 from tests.server._user_values import synthetic_fold, with_user_values
 
 N_USERS = 400
@@ -83,8 +83,10 @@ def test_an_honest_upload_is_stored_and_read_back(store: Database):
     team = list_teams(store)[-1].id
     document, folds = honest("Alpha-1", 1)
     sid = submit(store, team, encode(document)).submission_id
+    assert user_scores(store, sid) is None  # a claim's values are kept, never read
+    computed(store, sid)  # as if a scoring job had computed the same values
     values = user_scores(store, sid)
-    assert values is not None and not values.trusted
+    assert values is not None and values.trusted
     assert_same(values, folds)
     assert values.labels[0]["MRED_COUNTRY"] == ("a", "b", "c", "d")
     assert user_scores(store, sid, private=True) is None
@@ -109,6 +111,7 @@ def test_the_board_decodes_each_blob_once(store: Database, monkeypatch):
         token_team = add_team(store, name, "t@example.org")[0].id
         document, folds = honest(f"{name}-1", seed)
         sid = submit(store, token_team, encode(document)).submission_id
+        computed(store, sid)
         ids.append(sid)
         sent[sid] = folds
     first = phase_user_values(store, "public", ids)
@@ -204,8 +207,10 @@ def edited_blob(payload: dict, edit) -> str:
 def test_a_real_runs_upload_is_checked_stored_and_read_back(live, real_run):
     payload, run_dir = real_run
     sid = live.post(encode(payload), live.team("Alpha")).json()["submission_id"]
+    assert user_scores(live.store, sid) is None  # a claim's values: kept, never read
+    computed(live.store, sid)  # the stored blob, as a scoring job's
     values = user_scores(live.store, sid)
-    assert values is not None and not values.trusted and not values.costs_trusted
+    assert values is not None and values.trusted
     for number, got in enumerate(values.folds):
         with np.load(run_dir / f"fold_{number}_users.npz") as npz:
             np.testing.assert_array_equal(got.rr, npz["rr"])
@@ -288,7 +293,7 @@ def test_a_reproduction_replaces_the_values_with_trusted_ones(live, real_run):
         f.labels))
     refused = post_report(live, sid, report(payload, user_values=wrong, costs=costs), admin)
     assert "LATENT_DIVERSITY" in assert_rejected(refused, 422)["reason"]
-    assert not user_scores(live.store, sid).trusted
+    assert user_scores(live.store, sid) is None  # the upload's values are never read
 
     body = report(payload, user_values=payload["user_values"], costs=costs, private=True,
                   private_fold_tests=[{t: f["tests"][t] for t in LEADERBOARD_TESTS}
@@ -344,7 +349,8 @@ def test_a_baseline_with_values_anchors_the_phases_test_users(tmp_path, real_run
     text = EXAMPLE.read_text()
     head = text[:text.index("[[baselines]]")]
     board = tmp_path / "competition.toml"
-    board.write_text(head + f'[[baselines]]\nname = "Popularity"\nfile = "{baseline}"\n')
+    board.write_text("accept_claims = true\n" + head
+                     + f'[[baselines]]\nname = "Popularity"\nfile = "{baseline}"\n')
     store = open_store(sqlite_url(tmp_path), load_competition(board))
     try:
         pinned = phase_user_values(store, "public", [1, 2, 3])

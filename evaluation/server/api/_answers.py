@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
-from evaluation.server.core import Board, TeamStanding
+from evaluation.server.core import Board, TeamStanding, guarantee
 from evaluation.server.store import (
     FinalMark,
     JobView,
@@ -74,8 +74,9 @@ _JOBS = TypeAdapter(list[JobView])
 
 
 def board_json(board: Board) -> dict:
-    """``board`` as the JSON the API answers."""
-    return _BOARD.dump_python(board, mode="json")
+    """``board`` as the JSON the API answers, with ``guarantee``: which rows the board's
+    guarantee covers (each row's ``computed``)."""
+    return {**_BOARD.dump_python(board, mode="json"), "guarantee": guarantee(board)}
 
 
 def team_json(standing: TeamStanding) -> dict:

@@ -1,5 +1,6 @@
-"""The submissions: upload a run, list a team's own, read one back, and (organizers) read its
-stored body.
+"""The submissions: upload a run (its predictions, or where the competition accepts them a
+claim of scores only), list a team's own, read one back, and (organizers) read its stored body
+and its predictions.
 
 An upload names its phase in the URL (``/api/v1/phases/{phase}/submissions``) or the ``X-Phase``
 header, or goes to the phase open now (``/api/v1/submissions`` without the header, as older
@@ -16,7 +17,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from evaluation.contract import cut
+from evaluation.contract import PREDICTIONS_MEDIA_TYPE, cut
 from evaluation.errors import SubmissionRejected
 from evaluation.server.api._answers import (
     REFUSALS,
@@ -36,6 +37,7 @@ from evaluation.server.store import (
     mark_final,
     own_submissions,
     payload,
+    predictions,
     submit,
 )
 from evaluation.server.store import get_submission as submission_view
@@ -53,6 +55,7 @@ _UPLOAD_DOC: dict[str, Any] = dict(
     responses={200: {"model": ReceiptModel, "description": "a repeat of a stored run"},
                **REFUSALS},
     openapi_extra={"requestBody": {"required": True, "content": {
+        PREDICTIONS_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}},
         "application/json": {"schema": _REQUEST_SCHEMA}}}},
 )
 
@@ -66,8 +69,9 @@ PhaseHeader = Annotated[str | None, Header(
 
 
 @router.post("/api/v1/submissions", **_UPLOAD_DOC,
-             summary="Submit a run (the submission.json that the runner writes) to the phase "
-                     "of the X-Phase header, or to the phase open now")
+             summary="Submit a run (its predictions, submission.predictions, scored by the "
+                     "organizers; or a claim of scores only where the competition accepts "
+                     "claims) to the phase of the X-Phase header, or to the phase open now")
 async def post_submission(request: Request, caller: CallerDep, store: StoreDep,
                           idempotency_key: IdempotencyKey = None,
                           x_phase: PhaseHeader = None) -> JSONResponse:
@@ -75,7 +79,8 @@ async def post_submission(request: Request, caller: CallerDep, store: StoreDep,
 
 
 @router.post("/api/v1/phases/{phase}/submissions", **_UPLOAD_DOC,
-             summary="Submit a run (the submission.json that the runner writes) to a phase")
+             summary="Submit a run (its predictions, or a claim where the competition "
+                     "accepts claims) to a phase")
 async def post_phase_submission(phase: str, request: Request, caller: CallerDep,
                                 store: StoreDep, idempotency_key: IdempotencyKey = None,
                                 x_phase: PhaseHeader = None) -> JSONResponse:
@@ -94,7 +99,11 @@ async def _upload(request: Request, caller: Caller, store: Database,
     # dependency), the phase, the daily limit (a repeat at the limit is known by its key);
     # a refused upload costs no reading and no parsing, however large its body
     await run_in_threadpool(check_before_body, store, caller.team_id, idempotency_key, phase)
-    body = await read_body(request)
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    # a predictions upload is larger than a claim: the competition file bounds it
+    limit = store.require_competition().max_upload_bytes \
+        if media == PREDICTIONS_MEDIA_TYPE else None
+    body = await (read_body(request) if limit is None else read_body(request, limit))
     receipt = await run_write(request, submit, store, caller.team_id, body, idempotency_key,
                               phase)
     return JSONResponse(receipt_json(receipt), status_code=receipt.http_status)
@@ -157,3 +166,17 @@ def get_payload(submission_id: SubmissionId, caller: CallerDep, store: StoreDep)
         raise SubmissionRejected(404, f"no submission {submission_id} whose body you may "
                                       f"read (organizers only)")
     return Response(body, media_type="application/json")
+
+
+@router.get("/api/v1/submissions/{submission_id}/predictions",
+            responses={200: {"content": {PREDICTIONS_MEDIA_TYPE: {}},
+                             "description": "the uploaded predictions stream"},
+                       401: {"model": Rejected}, 404: {"model": Rejected}},
+            summary="The predictions a submission uploaded (organizers: a scoring job)")
+def get_predictions(submission_id: SubmissionId, caller: CallerDep, store: StoreDep
+                    ) -> Response:
+    body = predictions(store, submission_id, caller)
+    if body is None:  # a team's token, a missing submission and a claim look the same
+        raise SubmissionRejected(404, f"no submission {submission_id} with predictions you "
+                                      f"may read (organizers only)")
+    return Response(body, media_type=PREDICTIONS_MEDIA_TYPE)

@@ -3,7 +3,8 @@
 It owns the competition file (its phases, board settings and baselines), the schema of an
 uploaded submission and of a reproduction report, the requests of the reproduction workers,
 the scoring of a submission from its per-user values (and whether its claimed scores differ),
-the checks of those per-user values, and the board's data model (``Board``, its rows and
+the checks of those per-user values, a predictions upload read strictly, a scoring job's
+report turned into a submission's numbers, and the board's data model (``Board``, its rows and
 paired statistics, a team's standing) that the store fills and the API and the page show.
 """
 
@@ -19,9 +20,11 @@ from evaluation.server.core._board import (
     RowCosts,
     RowStanding,
     TeamStanding,
+    guarantee,
 )
 from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
 from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
+from evaluation.server.core._predictions import PredictionUpload, read_prediction_upload
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,
     VERDICTS,
@@ -41,6 +44,7 @@ from evaluation.server.core._schema import (
     read_submission,
     strict_json,
 )
+from evaluation.server.core._scored import Scored, read_scored
 from evaluation.server.core._scoring import (
     EXACT_MAX_FOLDS,
     N_RESAMPLES,
@@ -52,8 +56,10 @@ from evaluation.server.core._scoring import (
 from evaluation.server.core._user_values import (
     CheckedValues,
     check_agreement,
+    check_ranges,
     fold_users,
     read_blob,
+    read_costs,
     read_uploaded,
 )
 
@@ -75,10 +81,12 @@ __all__ = [
     "N_RESAMPLES",
     "Opponent",
     "Phase",
+    "PredictionUpload",
     "REPRODUCTION_STATES",
     "ReproductionReport",
     "RowCosts",
     "RowStanding",
+    "Scored",
     "Scores",
     "Submission",
     "TEST_RANGES",
@@ -86,14 +94,19 @@ __all__ = [
     "VERDICTS",
     "canonical_json",
     "check_agreement",
+    "check_ranges",
     "check_reproduction",
     "claimed_differs",
     "describe_invalid",
     "fold_users",
+    "guarantee",
     "load_competition",
     "parse_reproduction",
     "parse_submission",
     "read_blob",
+    "read_costs",
+    "read_prediction_upload",
+    "read_scored",
     "read_submission",
     "read_uploaded",
     "recompute",

@@ -135,6 +135,12 @@ class BoardRow:
     ``best_submitted`` are None, ``flagged`` is False and ``reproduction`` is "hidden". The
     private scores (the model on the organizers' private folds) are None until the phase is
     revealed, and for a submission that was not reproduced on the private folds.
+
+    ``computed``: the row's scores are the organizers' own (a scoring job scored the uploaded
+    predictions with their data, or a pinned baseline). Only computed rows are ranked and
+    enter the paired statistics (tiers, intervals, win probabilities, the Pareto front) and
+    their guarantee; a row that is not is a team's claim (unverified, or a prediction upload
+    not yet scored), shown apart, after the computed rows, with ``rank=None``.
     """
 
     team: str
@@ -154,6 +160,7 @@ class BoardRow:
     private_interval: tuple[float, float] | None = None
     private_phase1_score: float | None = None
     standing: RowStanding | None = None
+    computed: bool = True
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,19 @@ class Board:
     revealed: bool = False
     published: bool = False
     standings: BoardStandings | None = None
+
+
+def guarantee(board: Board) -> str:
+    """Which rows the board's guarantee covers, in one sentence (the page, the JSON and the
+    CSV's documentation say it)."""
+    level = board.standings.level if board.standings is not None else None
+    chance = f"at most a {1 - level:.0%} chance of any wrong call" if level is not None \
+        else "its error control"
+    return (f"The board's guarantee ({chance} on the tiers, rank intervals, win "
+            f"probabilities and Pareto front) covers the computed rows only: scores the "
+            f"organizers computed from the uploaded predictions with their data (computed = "
+            f"true). Rows with computed = false are the teams' own claims, unverified: never "
+            f"ranked, never compared.")
 
 
 @dataclass(frozen=True)

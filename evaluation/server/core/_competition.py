@@ -36,6 +36,12 @@ Organizers describe it in a TOML file (``competition.toml``)::
     n_boot = 1000                           # paired bootstrap replicates
     seed = 0                                # of the resampling of the test users
 
+    accept_claims = false                   # optional: whether uploads of scores only (the 2022
+                                            # submission.json, no predictions) are taken, and
+                                            # shown apart as unverified claims
+    max_upload_bytes = 67108864             # optional: the largest predictions upload (64 MiB;
+                                            # a full-scale 4-fold run is about 20-30 MB)
+
     [[baselines]]
     name = "Popularity"
     file = "competition/baselines/popularity.json"   # a submission.json made by the harness
@@ -99,7 +105,13 @@ from evaluation.server.core._schema import Submission, parse_submission
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
-             "baselines", "reproduce_attempts", "board")
+             "baselines", "reproduce_attempts", "board", "accept_claims", "max_upload_bytes")
+#: The largest predictions upload by default (bytes), and the bounds of ``max_upload_bytes``.
+DEFAULT_MAX_UPLOAD_BYTES = 64 << 20
+MIN_UPLOAD_BYTES, MAX_UPLOAD_BYTES = 1 << 10, 1 << 30
+#: The most bytes an upload's lists may inflate to, per byte of the upload: a bound on a
+#: compression bomb far above what item ids compress to (about 2:1).
+INFLATE_RATIO = 16
 _DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY, "fold_users")
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
                "final_selections", "reproduce", "private_folds", "min_difference")
@@ -232,6 +244,11 @@ class Competition:
         a worker whose lease ran out ends one).
     board : BoardSettings
         How the board reads the differences between teams.
+    accept_claims : bool
+        Whether uploads of scores only (a ``submission.json`` without predictions) are
+        taken; they are shown apart as unverified claims, never ranked or compared.
+    max_upload_bytes : int
+        The largest predictions upload.
     """
 
     name: str
@@ -246,6 +263,8 @@ class Competition:
     reproduce_attempts: int = DEFAULT_REPRODUCE_ATTEMPTS
     board: BoardSettings = field(default_factory=BoardSettings)
     fold_users: tuple[int, ...] | None = None
+    accept_claims: bool = False
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -424,10 +443,33 @@ def load_competition(path) -> Competition:
         fold_params=dict(fold_params), harness_versions=tuple(versions), phases=phases,
         baselines=_baselines(where, data), repeated_items=repeated,
         reproduce_attempts=reproduce_attempts(where, data),
-        board=board_settings(where, data), fold_users=public_fold_users(where, dataset))
+        board=board_settings(where, data), fold_users=public_fold_users(where, dataset),
+        accept_claims=_accept_claims(where, data), max_upload_bytes=_max_upload_bytes(where, data))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition
+
+
+def _accept_claims(where: Where, data: Mapping) -> bool:
+    """The competition's ``accept_claims`` (default false), checked."""
+    value = data.get("accept_claims", False)
+    if not isinstance(value, bool):
+        where.fail("accept_claims", "must be true or false (whether uploads of scores only, "
+                   "without predictions, are taken as unverified claims)", value,
+                   "write accept_claims = true, or leave it out to refuse them")
+    return value
+
+
+def _max_upload_bytes(where: Where, data: Mapping) -> int:
+    """The competition's ``max_upload_bytes`` (default ``DEFAULT_MAX_UPLOAD_BYTES``), checked."""
+    value = data.get("max_upload_bytes", DEFAULT_MAX_UPLOAD_BYTES)
+    if not isinstance(value, int) or isinstance(value, bool) \
+            or not MIN_UPLOAD_BYTES <= value <= MAX_UPLOAD_BYTES:
+        where.fail("max_upload_bytes", f"must be an integer from {MIN_UPLOAD_BYTES} to "
+                   f"{MAX_UPLOAD_BYTES} (the largest predictions upload, in bytes)", value,
+                   f"write e.g. max_upload_bytes = {DEFAULT_MAX_UPLOAD_BYTES} (a full-scale "
+                   f"4-fold run uploads about 20-30 MB)")
+    return value
 
 
 def _phases(where: Where, data: Mapping, fingerprint: str,

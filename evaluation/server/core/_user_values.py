@@ -16,8 +16,11 @@ of each fold from them with the harness's own functions (``UserScores.tests``, w
 A test with no user to measure is what the harness makes it (MRED 0.0; LATENT_DIVERSITY 0.0;
 BEING_LESS_WRONG 1.0 without a miss, else 0.0) where the arrays give no number.
 
+Every value is also checked against its test's range (:func:`check_ranges`): a forged cosine
+at 1e6 is refused. An upload's values (a claim) are kept for the record and used for nothing
+the board vouches for: only a scoring job's or a reproduction's values enter the statistics.
 An upload without ``user_values`` (a client older than them) is accepted and stored as having
-no per-user values: the board leaves it out of the statistics that pair teams user by user.
+no per-user values.
 The costs a run recorded per fold (read from each fold's ``runtime``) are kept either way, as
 self-reported.
 """
@@ -33,16 +36,26 @@ import numpy as np
 
 from evaluation.challenge import (
     BEING_LESS_WRONG,
+    HIT_RATE,
     LATENT_DIVERSITY,
     LEADERBOARD_TESTS,
     MRED_TESTS,
+    MRR,
     FoldUsers,
     decode_user_values,
     float32_bound,
     user_values_bytes,
 )
-from evaluation.contract import COST_KEYS, FOLD_KEY, FOLDS_KEY, USER_VALUES_KEY, fold_cost
+from evaluation.contract import (
+    COST_KEYS,
+    FOLD_KEY,
+    FOLDS_KEY,
+    RANGE_SLACK,
+    USER_VALUES_KEY,
+    fold_cost,
+)
 from evaluation.errors import DataError, SubmissionRejected
+from evaluation.server.core._schema import TEST_RANGES
 
 #: HIT_RATE, MRR and MRED: the relative and absolute tolerance of summation.
 REL_TOL = 1e-9
@@ -147,8 +160,35 @@ def read_blob(text: Any, results: Mapping[str, Any], *, where: str,
         folds = decode_user_values(blob, counts, k=k)
     except DataError as exc:
         raise SubmissionRejected(422, f"{where}: {exc}") from None
+    check_ranges(folds, where=where)
     return CheckedValues(blob=blob, k=k, n_users=[len(f) for f in folds],
                          users_sha256=[f.users_sha256 for f in folds], costs=None, folds=folds)
+
+
+def check_ranges(folds: Sequence[FoldUsers], *, where: str) -> None:
+    """Nothing when every user's value lies in its test's range; else 422 naming the fold,
+    the test, the value and the range.
+
+    A hit is 0 or 1 and a reciprocal rank in [0, 1] by the blob's format (a rank in
+    ``1..k``); BEING_LESS_WRONG is a cosine, in [-1, 1], and LATENT_DIVERSITY in its test's
+    range (``TEST_RANGES``), each within the contract's ``RANGE_SLACK`` for float32 rounding;
+    NaN (a user left out) passes.
+    """
+    for number, fold in enumerate(folds):
+        s = fold.scores
+        checks = ((HIT_RATE, np.asarray(s.hit, dtype=np.float64), (0.0, 1.0)),
+                  (MRR, np.asarray(s.rr, dtype=np.float64), (0.0, 1.0)),
+                  (BEING_LESS_WRONG, np.asarray(s.blw, dtype=np.float64), (-1.0, 1.0)),
+                  (LATENT_DIVERSITY, np.asarray(s.ld, dtype=np.float64),
+                   TEST_RANGES[LATENT_DIVERSITY]))
+        for test, values, (low, high) in checks:
+            bad = (values < low - RANGE_SLACK) | (values > high + RANGE_SLACK)
+            if bad.any():
+                value = float(values[np.flatnonzero(bad)[0]])
+                raise SubmissionRejected(
+                    422, f"{where}, fold {number}: a user's {test} value {value!r} is outside "
+                         f"the test's range [{low}, {high}]; per-user values are the "
+                         f"harness's own: upload what it wrote, unedited")
 
 
 def check_agreement(folds: Sequence[FoldUsers], fold_tests: Sequence[Mapping[str, float]],

@@ -6,10 +6,11 @@ private scores once the organizers have reproduced the run on the private folds,
 as received, canonical JSON, less its per-user values), ``admin_tokens`` (hashes of the
 organizers' tokens), ``reproductions`` (every verdict the organizers recorded for a
 submission, the latest one shown), ``reproduction_jobs`` (the queue the organizers'
-reproduction workers take submissions from), ``phase_reveals`` (the phases whose private
-scores the organizers have revealed), ``user_values`` (each submission's per-user values
-and costs, uploaded or reproduced) and ``standings_snapshots`` (the last statistics computed
-of each board, shown at once after a restart).
+workers take submissions from: reproductions and scoring jobs), ``predictions`` (each
+predictions upload's stream, which a scoring job scores), ``phase_reveals`` (the phases whose
+private scores the organizers have revealed), ``user_values`` (each submission's per-user
+values and costs, uploaded, scored or reproduced) and ``standings_snapshots`` (the last
+statistics computed of each board, shown at once after a restart).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -126,7 +127,8 @@ class SubmissionRow(Base):
         # a team's rank: does another team have a submission scored at least as high?
         Index(None, "team_id", "phase", "leaderboard_score"),
         # the board: each team's best submission, count and last time, without reading rows
-        Index(None, "phase", "team_id", "leaderboard_score", "phase1_score", "submitted_at"),
+        Index(None, "phase", "team_id", "computed", "leaderboard_score", "phase1_score",
+              "submitted_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -144,6 +146,10 @@ class SubmissionRow(Base):
     num_folds: Mapped[int] = mapped_column(Integer)
     claimed_score: Mapped[float | None] = mapped_column(Double)
     flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    # whether the scores are the organizers' own (a scoring job scored the uploaded
+    # predictions, or a pinned baseline): only such rows are ranked and compared; the others
+    # are a team's claim, shown apart as unverified
+    computed: Mapped[bool] = mapped_column(Boolean, default=False)
     reproduction: Mapped[str] = mapped_column(String(20), default="pending")
     # the scores of the same model on the organizers' private folds (None until reproduced
     # with ``private``); shown only after the phase is revealed (``phase_reveals``)
@@ -191,22 +197,27 @@ class ReproductionRow(Base):
 
 
 class ReproductionJobRow(Base):
-    """A submission waiting for (or taken by) an organizer's reproduction worker.
+    """A submission waiting for (or taken by) an organizer's worker.
 
-    One row per submission. ``state`` is "queued", "running" (a worker holds its lease until
-    ``lease_expires_at``), "reproduced", "not reproduced" or "failed" (``reason`` says why);
-    ``attempts`` counts the runs begun (a lease that ran out counts as one). ``origin`` says
-    what queued it: "final" (a final selection; unmarking it cancels the job while queued),
-    "upload" (the phase reproduces every upload) or "organizer" (a requeue). ``private``: the
-    run also evaluates the private folds (the phase's ``private_folds``).
+    ``kind`` is "reproduce" (run the model in a sandbox and compare) or "score" (score the
+    uploaded predictions with the organizers' data); one row per submission and kind.
+    ``state`` is "queued", "running" (a worker holds its lease until ``lease_expires_at``),
+    "reproduced", "not reproduced", "scored" or "failed" (``reason`` says why); ``attempts``
+    counts the runs begun (a lease that ran out counts as one). ``origin`` says what queued
+    it: "final" (a final selection; unmarking it cancels the job while queued), "upload" (the
+    phase reproduces every upload, or a predictions upload's scoring) or "organizer" (a
+    requeue). ``private``: the run also evaluates the private folds (the phase's
+    ``private_folds``).
     """
 
     __tablename__ = "reproduction_jobs"
-    __table_args__ = (Index(None, "state", "id"), Index(None, "phase", "state"))
+    __table_args__ = (Index(None, "state", "id"), Index(None, "phase", "state"),
+                      UniqueConstraint("submission_id", "kind"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     submission_id: Mapped[int] = mapped_column(
-        ForeignKey("submissions.id", ondelete="CASCADE"), unique=True)
+        ForeignKey("submissions.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16), default="reproduce")
     phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
     private: Mapped[bool] = mapped_column(Boolean, default=False)
     origin: Mapped[str] = mapped_column(String(16))
@@ -254,6 +265,21 @@ class UserValuesRow(Base):
     blob: Mapped[bytes | None] = mapped_column(LargeBinary)
     blob_sha256: Mapped[str | None] = mapped_column(String(64))
     costs: Mapped[list | None] = mapped_column(JSON)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PredictionsRow(Base):
+    """A submission's uploaded predictions: the stream as received
+    (``evaluation.contract.encode_predictions``), which a scoring job scores."""
+
+    __tablename__ = "predictions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), unique=True)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    body_sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(Integer)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -24,7 +24,7 @@ import jinja2
 from markupsafe import Markup
 
 from evaluation.challenge import GATED_SCORE, LEADERBOARD_TESTS
-from evaluation.server.core import Board, BoardRow, BoardStandings, RowCosts
+from evaluation.server.core import Board, BoardRow, BoardStandings, RowCosts, guarantee
 from evaluation.server.db import visibility
 from evaluation.server.page._cells import fixed, interval_text, is_gated, iso, minutes
 from evaluation.server.page._chart import Chart, Mark, chart, chart_rows
@@ -92,20 +92,27 @@ def render_board(board: Board) -> str:
         A complete HTML document (UTF-8 text, no scripts), every user-supplied string escaped.
     """
     tests = tuple(board.tests) or LEADERBOARD_TESTS
-    rows = _with_standings(board, tuple(_row_view(row, tests) for row in board.rows))
     hidden = any(row.leaderboard_score is None for row in board.rows)
+    # the teams' claims (scores the organizers did not compute) are shown apart, unranked
+    claims = () if hidden else tuple(r for r in board.rows if not r.computed)
+    board = replace(board, rows=tuple(r for r in board.rows if r not in claims))
+    rows = _with_standings(board, tuple(_row_view(row, tests) for row in board.rows))
+    claim_rows = tuple(_row_view(row, tests) for row in claims)
     scores_hidden = hidden and not board.public
     show_costs = any(r.costs for r in rows)
     drawn = chart(chart_rows(board), "Private leaderboard" if board.revealed else "Leaderboard")
+    settings = _RowSettings(revealed=board.revealed, scores_hidden=scores_hidden,
+                            show_costs=show_costs,
+                            colspan=7 + len(tests) + board.revealed + show_costs)
     template = _environment().get_template("board.html")
     return template.render(
         board=board,
         tests=tests,
         test_labels={name: _test_label(name) for name in tests},
         rows=rows,
-        table_rows=_table_rows(rows, _RowSettings(
-            revealed=board.revealed, scores_hidden=scores_hidden, show_costs=show_costs,
-            colspan=7 + len(tests) + board.revealed + show_costs)),
+        table_rows=_table_rows(rows, settings),
+        claim_rows=_table_rows(claim_rows, settings) if claim_rows else None,
+        guarantee=guarantee(board) if claim_rows else "",
         scores_hidden=scores_hidden,
         visibility=visibility(board.public, board.revealed, board.published),
         chart=drawn,

@@ -30,8 +30,10 @@ def board_csv(board: Board) -> str:
     The columns: phase, rank, team, baseline, submission id, the public score and its interval,
     the phase-1 score, the private score and its interval (filled after a reveal), one column
     per leaderboard test (``public:<test>``: the public folds' values), submissions, last
-    submission (UTC, ISO 8601), reproduction, flagged; then the paired statistics (empty where
-    the board has none, e.g. hidden scores): tier, the rank interval (best, worst), whose
+    submission (UTC, ISO 8601), reproduction, flagged, computed ("yes": scores the organizers
+    computed from the uploaded predictions, the rows the board's guarantee covers; "no": the
+    team's own claim, unverified, never ranked nor compared); then the paired statistics (empty
+    where the board has none, e.g. hidden scores): tier, the rank interval (best, worst), whose
     per-user values the row has (trusted, self-reported or missing: only trusted ones, the
     organizers', are ever compared) and why a row was left out ("not yet computed by the
     organizers", other test users, ...), Pareto membership, whether some group weights would
@@ -46,7 +48,8 @@ def board_csv(board: Board) -> str:
     writer.writerow(["phase", "rank", "team", "baseline", "submission_id", "score",
                      "score_low", "score_high", "phase1_score", "private_score", "private_low",
                      "private_high", *(f"public:{t}" for t in board.tests), "submissions",
-                     "last_submitted", "reproduction", "flagged", *STANDING_COLUMNS])
+                     "last_submitted", "reproduction", "flagged", "computed",
+                     *STANDING_COLUMNS])
     writer.writerows(_line(board, row) for row in board.rows)
     return out.getvalue()
 
@@ -59,7 +62,8 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
             _number(row.private_score), *_pair(row.private_interval),
             *(_number(tests.get(t)) for t in board.tests), str(row.submissions),
             row.last_submitted.isoformat(), safe_text(row.reproduction),
-            "yes" if row.flagged else "no", *_standing(row.standing),
+            "yes" if row.flagged else "no", "yes" if row.computed else "no",
+            *_standing(row.standing),
             _freshness(board.standings, row.standing)]
 
 

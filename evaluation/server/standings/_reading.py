@@ -103,6 +103,7 @@ def users_text(users: ComparedUsers | None) -> str:
             f"organizers' first computation (submission {users.submission_id}) gives them: "
             f"every compared team is scored on the same users, so that the comparisons are "
             f"paired; a row on other users is left out, however many rows declare them")
+CLAIM = "a claim: its scores are not the organizers' own (not yet scored, or scores only)"
 
 
 class ValuesSource(Protocol):
@@ -197,8 +198,7 @@ class StoreValues:
     def values(self, phase: str, submission_ids: Sequence[int], private: bool
                ) -> Mapping[int, UserValues]:
         """Submission id -> its trusted per-user values and costs (``phase_user_values``)."""
-        return phase_user_values(self.db, phase, submission_ids, private=private,
-                                 trusted_only=True)
+        return phase_user_values(self.db, phase, submission_ids, private=private)
 
     def users(self, phase: str, private: bool) -> ComparedUsers | None:
         """The users the board compares: the phase's first trusted row's
@@ -340,6 +340,8 @@ def left_out(row: BoardRow, board: Board) -> RowStanding | None:
     """The standing of a row that cannot be compared for what it is (None otherwise)."""
     if row.is_baseline:
         return RowStanding(values="missing", left_out=BASELINE)
+    if not row.computed:
+        return RowStanding(values="missing", left_out=CLAIM)
     if _score(row, board) is None:
         return RowStanding(values="missing", left_out=NO_PRIVATE)
     return None

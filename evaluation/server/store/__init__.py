@@ -4,10 +4,10 @@ It owns an upload checked, scored and stored once within the daily limit (its re
 submission's view and stored body, a team's own submissions), each submission's per-user values
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
-bring, the reproduction queue (jobs, leases, the workers' verdicts), the teams' final
-selections, the rows of a phase's board in the official order, and the last statistics
-computed of each board (shown at once after a restart). Each function takes the ``Database``
-it works on.
+bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
+numbers), the teams' final selections, the rows of a phase's board in the official order,
+and the last statistics computed of each board (shown at once after a restart). Each function
+takes the ``Database`` it works on.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from evaluation.server.store._board import phase_board
 from evaluation.server.store._finals import FinalMark, mark_final, queue_selections
 from evaluation.server.store._job_requests import MAX_FINISH_BYTES
 from evaluation.server.store._jobs import (
+    JOB_KINDS,
     JOB_STATES,
     JobView,
     Lease,
@@ -28,9 +29,10 @@ from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
-from evaluation.server.store._submissions import check_before_body, submit
+from evaluation.server.store._submissions import CLAIMS_REFUSED, check_before_body, submit
 from evaluation.server.store._user_values import (
     DECODED_CACHE_BYTES,
+    SCORED,
     UPLOAD,
     ComparedUsers,
     FoldCost,
@@ -46,13 +48,16 @@ from evaluation.server.store._views import (
     get_submission,
     own_submissions,
     payload,
+    predictions,
 )
 
 __all__ = [
+    "CLAIMS_REFUSED",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
     "FinalMark",
     "FoldCost",
+    "JOB_KINDS",
     "JOB_STATES",
     "JobView",
     "Lease",
@@ -60,6 +65,7 @@ __all__ = [
     "MAX_FINISH_BYTES",
     "OwnSubmission",
     "Receipt",
+    "SCORED",
     "Snapshot",
     "SubmissionView",
     "UPLOAD",
@@ -79,6 +85,7 @@ __all__ = [
     "phase_board",
     "phase_user_values",
     "pin_baselines",
+    "predictions",
     "queue_selections",
     "record_reproduction",
     "retry_job",

@@ -134,7 +134,7 @@ def _pin(db: Database, team_id: int, phase: str, run_id: str, digest: str, paylo
             leaderboard_score=scores.leaderboard_score, interval_low=scores.interval[0],
             interval_high=scores.interval[1], tests=dict(scores.tests),
             num_folds=scores.num_folds, claimed_score=None, flagged=False,
-            reproduction="pending")
+            reproduction="pending", computed=True)  # the organizers' own run
         session.add(row)
         session.flush()
         if values is not None:

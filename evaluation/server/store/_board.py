@@ -40,7 +40,8 @@ _SHOWN = (SubmissionRow.id, SubmissionRow.leaderboard_score, SubmissionRow.phase
           SubmissionRow.interval_low, SubmissionRow.interval_high, SubmissionRow.tests,
           SubmissionRow.submitted_at, SubmissionRow.reproduction, SubmissionRow.flagged,
           SubmissionRow.private_phase1_score, SubmissionRow.private_leaderboard_score,
-          SubmissionRow.private_interval_low, SubmissionRow.private_interval_high)
+          SubmissionRow.private_interval_low, SubmissionRow.private_interval_high,
+          SubmissionRow.computed)
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,12 @@ def phase_board(db: Database, phase_name: str | None = None, *, admin: bool = Fa
         best.sort(key=lambda b: (b.is_baseline, folded(b.team), b.team))
     rows, place = [], 0
     for b in best:
-        if not b.is_baseline and not hidden:
+        # a claim (scores the organizers did not compute) has no place: it is shown apart
+        ranked = not b.is_baseline and not hidden and b.submission is not None \
+            and bool(b.submission.computed)
+        if ranked:
             place += 1
-        rows.append(_board_row(b, None if b.is_baseline or hidden else place, hidden,
-                               revealed))
+        rows.append(_board_row(b, place if ranked else None, hidden, revealed))
     return Board(competition=competition.name, phase=phase.name,
                  phases=tuple(p.name for p in competition.phases), public=phase.public,
                  rows=tuple(rows), generated_at=now, tests=tuple(LEADERBOARD_TESTS),
@@ -234,7 +237,7 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
         tests={t: row.tests[t] for t in LEADERBOARD_TESTS if t in row.tests},
         submissions=best.count, best_submitted=row.submitted_at,
         last_submitted=best.last, reproduction=row.reproduction,
-        flagged=bool(row.flagged),
+        flagged=bool(row.flagged), computed=bool(row.computed),
         private_score=row.private_leaderboard_score if private else None,
         private_interval=(None if not private or low is None or high is None
                           else (low, high)),

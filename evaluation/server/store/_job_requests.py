@@ -42,6 +42,9 @@ class ClaimRequest(BaseModel):
                                  pattern=r"^[ -~]+$")] = "worker"
     lease_s: Seconds = DEFAULT_LEASE_S
     private: StrictBool = True
+    # the kinds of job the worker runs: a worker of an older harness knows reproductions only
+    kinds: Annotated[list[Literal["reproduce", "score"]],
+                     Field(min_length=1, max_length=2)] = ["reproduce"]
 
 
 class HeartbeatRequest(BaseModel):
@@ -55,24 +58,28 @@ class HeartbeatRequest(BaseModel):
 
 class FinishRequest(BaseModel):
     """The body of a finish: the lease, and one of a verdict's ``report`` (with an optional
-    ``note`` for the team, e.g. why the private folds were not evaluated), a ``failure``
-    (``retry``: an infrastructure failure, tried again while attempts are left), or a
-    ``release`` (the worker stopped: the job is queued again and the run not counted)."""
+    ``note`` for the team, e.g. why the private folds were not evaluated), a scoring job's
+    ``scored`` numbers, a ``failure`` (``retry``: an infrastructure failure, tried again while
+    attempts are left), or a ``release`` (the worker stopped: the job is queued again and the
+    run not counted)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     lease: LeaseId
     report: dict | None = None
+    scored: dict | None = None
     note: Annotated[str, Field(max_length=MAX_REASON)] | None = None
     failure: Annotated[str, Field(min_length=1, max_length=MAX_REASON)] | None = None
     retry: StrictBool = True
     release: Annotated[str, Field(min_length=1, max_length=MAX_REASON)] | None = None
 
-    def kind(self) -> Literal["report", "failure", "release"]:
-        given = [k for k in ("report", "failure", "release") if getattr(self, k) is not None]
+    def kind(self) -> Literal["report", "scored", "failure", "release"]:
+        given = [k for k in ("report", "scored", "failure", "release")
+                 if getattr(self, k) is not None]
         if len(given) != 1:
             raise SubmissionRejected(422, "invalid finish: give exactly one of report (the "
-                                          "verdict), failure (a reason) and release (a reason)"
+                                          "verdict), scored (a scoring job's numbers), failure "
+                                          "(a reason) and release (a reason)"
                                           f"; got {', '.join(given) or 'none'}")
         return given[0]  # type: ignore[return-value]  # one of the three names above
 

@@ -1,9 +1,11 @@
-"""The reproduction queue: its jobs, how they are queued, listed and queued again.
+"""The workers' queue: its jobs, how they are queued, listed and queued again.
 
-A job is queued for a submission when its team marks it as a final selection (and cancelled
-when the team unmarks it before a worker took it), or at its upload when its phase says
-``reproduce = "every"``; an organizer may queue a failed one again. The workers claim, hold
-and finish them in ``_leases``.
+A job is a reproduction (``kind`` "reproduce": run the model in a sandbox) or a scoring job
+("score": score a predictions upload with the organizers' data, queued at every predictions
+upload). A reproduction job is queued for a submission when its team marks it as a final
+selection (and cancelled when the team unmarks it before a worker took it), or at its upload
+when its phase says ``reproduce = "every"``; an organizer may queue a failed one again. The
+workers claim, hold and finish them in ``_leases``.
 
 An infrastructure failure (the server could not be reached, the environment could not be
 built, the sandbox failed) queues the job again until it has run the competition's
@@ -30,8 +32,11 @@ if TYPE_CHECKING:  # annotations only: the queue needs no competition file's par
     from evaluation.server.db import Database
 
 #: A job's states, in the order of its life.
-QUEUED, RUNNING, FAILED = "queued", "running", "failed"
-JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", FAILED)
+QUEUED, RUNNING, FAILED, SCORED = "queued", "running", "failed", "scored"
+JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", SCORED, FAILED)
+#: The kinds of job: a reproduction, a scoring of uploaded predictions.
+REPRODUCE, SCORE = "reproduce", "score"
+JOB_KINDS = (REPRODUCE, SCORE)
 #: What queued a job.
 ORIGINS = ("final", "upload", "organizer")
 
@@ -55,6 +60,7 @@ class JobView:
     queued_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    kind: str = REPRODUCE
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,8 @@ def queue_final(session: Session, row: SubmissionRow, phase: Phase, now: datetim
     if phase.reproduce == "none":
         return
     job = session.scalars(select(ReproductionJobRow).where(
-        ReproductionJobRow.submission_id == row.id).with_for_update()).one_or_none()
+        ReproductionJobRow.submission_id == row.id, ReproductionJobRow.kind == REPRODUCE)
+        .with_for_update()).one_or_none()
     if final and job is None:
         session.add(new_job(row.id, phase, "final", now))
     elif not final and job is not None and job.origin == "final" and job.state == QUEUED:
@@ -89,7 +96,15 @@ def queue_upload(conn: Connection, submission_id: int, phase: Phase, now: dateti
     if phase.reproduce == "every":
         conn.execute(insert(ReproductionJobRow).values(
             submission_id=submission_id, phase=phase.name, private=phase.private_folds,
-            origin="upload", state=QUEUED, attempts=0, queued_at=now))
+            origin="upload", state=QUEUED, attempts=0, queued_at=now, kind=REPRODUCE))
+
+
+def queue_scoring(conn: Connection, submission_id: int, phase: Phase, now: datetime) -> None:
+    """Queue the scoring job of a new predictions upload (``conn``: the upload's
+    transaction); it scores the public folds' lists, so it is never private."""
+    conn.execute(insert(ReproductionJobRow).values(
+        submission_id=submission_id, phase=phase.name, private=False, origin="upload",
+        state=QUEUED, attempts=0, queued_at=now, kind=SCORE))
 
 
 def new_job(submission_id: int, phase: Phase, origin: str, now: datetime
@@ -97,7 +112,7 @@ def new_job(submission_id: int, phase: Phase, origin: str, now: datetime
     """A queued job of ``submission_id`` (``origin``: what queued it)."""
     return ReproductionJobRow(submission_id=submission_id, phase=phase.name,
                               private=phase.private_folds, origin=origin, state=QUEUED,
-                              attempts=0, queued_at=now)
+                              attempts=0, queued_at=now, kind=REPRODUCE)
 
 
 def retry_job(db: Database, job_id: int) -> JobView:
@@ -152,13 +167,15 @@ def job_counts(db: Database) -> dict[str, dict[str, int]]:
 
 
 def team_jobs(db: Database, team_id: int) -> dict[int, tuple[str, str | None]]:
-    """``{submission_id: (state, reason)}`` of the jobs of team ``team_id``'s submissions."""
+    """``{submission_id: (state, reason)}`` of the reproduction jobs of team ``team_id``'s
+    submissions."""
     with db.reading() as session:
         found = session.execute(
             select(ReproductionJobRow.submission_id, ReproductionJobRow.state,
                    ReproductionJobRow.reason)
             .join(SubmissionRow, SubmissionRow.id == ReproductionJobRow.submission_id)
-            .where(SubmissionRow.team_id == team_id)).all()
+            .where(SubmissionRow.team_id == team_id,
+                   ReproductionJobRow.kind == REPRODUCE)).all()
     return {sid: (state, reason) for sid, state, reason in found}
 
 
@@ -196,4 +213,4 @@ def job_view(job: ReproductionJobRow, team: str) -> JobView:
                    attempts=job.attempts, worker=job.lease_owner,
                    lease_expires_at=job.lease_expires_at, heartbeat_at=job.heartbeat_at,
                    queued_at=job.queued_at, started_at=job.started_at,
-                   finished_at=job.finished_at)
+                   finished_at=job.finished_at, kind=job.kind)

@@ -32,7 +32,10 @@ from evaluation.server.store._job_requests import (
 from evaluation.server.store._jobs import (
     FAILED,
     QUEUED,
+    REPRODUCE,
     RUNNING,
+    SCORE,
+    SCORED,
     JobView,
     Lease,
     attempts_allowed,
@@ -42,6 +45,7 @@ from evaluation.server.store._jobs import (
     requeue_job,
 )
 from evaluation.server.store._reproductions import check_report, write_report
+from evaluation.server.store._scoring import read_scoring, write_scoring
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
@@ -71,6 +75,7 @@ def claim_job(db: Database, body: bytes) -> Lease | None:
                      ReproductionJobRow.lease_expires_at <= now)))
             if not request.private:
                 query = query.where(ReproductionJobRow.private.is_(False))
+            query = query.where(ReproductionJobRow.kind.in_(request.kinds))
             job = session.scalars(query.order_by(ReproductionJobRow.id).limit(1)
                                   .with_for_update(skip_locked=True)).first()
             if job is None:
@@ -129,12 +134,20 @@ def finish_job(db: Database, job_id: int, body: bytes) -> JobView:
     if submission_id is None:
         raise SubmissionRejected(404, f"no reproduction job {job_id}")
     checked = check_report(db, submission_id, request.report) if kind == "report" else None
+    scored = read_scoring(db, submission_id, request.scored) if kind == "scored" else None
     now = db.now()
     with db.writing() as session:
         job = _held(session, job_id, request.lease)
+        expected = {"report": REPRODUCE, "scored": SCORE}.get(kind)
+        if expected is not None and job.kind != expected:
+            raise SubmissionRejected(422, f"job {job_id} is a {job.kind} job: finish it with "
+                                          f"{'scored' if job.kind == SCORE else 'report'}")
         if checked is not None:
             write_report(db, session, submission_id, checked)
             end_job(job, checked.report.verdict, now, request.note)
+        elif scored is not None:
+            write_scoring(session, submission_id, scored, now)
+            end_job(job, SCORED, now, request.note)
         elif kind == "release":
             job.attempts = max(0, job.attempts - 1)  # the run was not done: not counted
             requeue_job(job, f"released by its worker ({request.release}); queued again")

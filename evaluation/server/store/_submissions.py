@@ -1,5 +1,13 @@
 """Receiving a submission: check it, score it, and store it once, within the team's daily limit.
 
+A submission is a predictions upload (``evaluation.contract.encode_predictions``: every
+fold's top-k lists, with the run's ``submission.json`` as the team's claim): it is stored with
+its lists and a scoring job is queued, whose worker scores the lists with the organizers'
+data; until then the row shows the claim's numbers, as a claim (``computed`` false: not
+ranked, not compared). An upload of scores only (the ``submission.json`` alone, as in 2022)
+is refused unless the competition says ``accept_claims = true``; then it is kept as a claim
+for good.
+
 ``submit`` is where a submission's rules meet the database. Everything that does not need the
 database (parsing, the run's checks, the phase, the recomputed scores) happens first; then one
 transaction locks the team's row, looks for the run under its idempotency key, counts the
@@ -20,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY
+from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY, is_predictions
 from evaluation.errors import SubmissionRejected
 from evaluation.server.core import (
     CheckedValues,
@@ -31,19 +39,22 @@ from evaluation.server.core import (
     canonical_json,
     claimed_differs,
     fold_users,
+    read_costs,
+    read_prediction_upload,
     read_submission,
     read_uploaded,
     recompute,
 )
 from evaluation.server.db import (
     PhaseRevealRow,
+    PredictionsRow,
     SubmissionRow,
     TeamRow,
     UserValuesRow,
     as_utc,
     iso,
 )
-from evaluation.server.store._jobs import queue_upload
+from evaluation.server.store._jobs import queue_scoring, queue_upload
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._user_values import (
     UPLOAD,
@@ -76,6 +87,16 @@ _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.submitted_at < bindparam("end"))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
+_INSERT_PREDICTIONS = insert(PredictionsRow)
+
+#: The refusal of an upload of scores only where the competition takes none.
+CLAIMS_REFUSED = (
+    "this upload carries scores only (a submission.json without predictions), and the "
+    "competition does not take claims (accept_claims = false in its competition file): the "
+    "board shows only numbers the organizers computed. Upload the run's predictions with "
+    "`python -m evaluation submit results/<run>/submission.json` (it sends "
+    "submission.predictions, which this harness keeps in every run directory); organizers "
+    "who want to show unverified claims set accept_claims = true.")
 
 
 def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None = None,
@@ -111,27 +132,40 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
     """
     competition = db.require_competition()
     now = db.now()
-    submission, document = read_submission(body)
+    predictions: bytes | None = None
+    if is_predictions(body):
+        upload = read_prediction_upload(body, competition)
+        submission, document, predictions = upload.submission, upload.document, body
+    elif not competition.accept_claims:
+        raise SubmissionRejected(422, CLAIMS_REFUSED)
+    else:
+        submission, document = read_submission(body)
     if idempotency_key is not None and idempotency_key != submission.run_id:
         raise SubmissionRejected(
             422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
                  f"submission's run_id {submission.run_id!r}; send the run id as the key.")
     competition.check_run(document)
     phase = open_phase(competition, phase_name, now)
+    # the claim's own numbers, shown as its claim until (for a predictions upload) a scoring
+    # job replaces them with the organizers'
     scores = recompute(submission.fold_tests(), phase.references)
-    if document.get(USER_VALUES_KEY) is not None:
-        # before the values are read: a small body declaring other folds (millions of users)
-        # is refused before anything is allocated for them
-        check_declared_folds(db, phase.name, fold_users(document[RESULTS_KEY]))
-    uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
-    values = _columns(team_id, phase, submission, document, scores, now)
+    if predictions is None:
+        if document.get(USER_VALUES_KEY) is not None:
+            # before the values are read: a small body declaring other folds (millions of
+            # users) is refused before anything is allocated for them
+            check_declared_folds(db, phase.name, fold_users(document[RESULTS_KEY]))
+        uploaded = read_uploaded(document, document[RESULTS_KEY], submission.fold_tests())
+    else:  # the lists are what counts: per-user values the claim may hold are not read
+        uploaded = CheckedValues(blob=None, k=None, n_users=None, users_sha256=None,
+                                 costs=read_costs(document[RESULTS_KEY]))
+    values = _columns(team_id, phase, submission, document, scores, now, predictions)
     extra = _values_row(phase, submission, uploaded, now)
     try:
-        stored, new, used = _insert(db, values, phase, now, extra)
+        stored, new, used = _insert(db, values, phase, now, extra, predictions)
     except IntegrityError:
         # only when the schema's unique constraint caught what the lock should have: the
         # other insert has committed, so the repeat is answered from it
-        stored, new, used = _insert(db, values, phase, now, extra)
+        stored, new, used = _insert(db, values, phase, now, extra, predictions)
     return receipt(db, stored, new, phase, used)
 
 
@@ -230,14 +264,17 @@ def _limit_reached(team: str, used: int, phase: Phase, now: datetime, end: datet
 
 
 def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
-             scores: Scores, now: datetime) -> dict[str, Any]:
-    """The columns of the submission's row.
+             scores: Scores, now: datetime, predictions: bytes | None = None
+             ) -> dict[str, Any]:
+    """The columns of the submission's row (``computed`` false: the claim's numbers).
 
-    ``body_sha256`` hashes the whole body (a resend is a repeat only when all of it is equal);
-    ``payload`` keeps it without its per-user values, which ``user_values`` holds once,
-    compressed.
+    ``body_sha256`` hashes the whole body (a resend is a repeat only when all of it is equal:
+    the predictions stream as sent, or the claim's canonical JSON); ``payload`` keeps the
+    claim without its per-user values, which ``user_values`` holds once, compressed.
     """
-    body_sha256 = hashlib.sha256(canonical_json(document).encode("ascii")).hexdigest()
+    body_sha256 = hashlib.sha256(
+        predictions if predictions is not None
+        else canonical_json(document).encode("ascii")).hexdigest()
     payload = canonical_json({k: v for k, v in document.items() if k != USER_VALUES_KEY})
     return dict(
         team_id=team_id, phase=phase.name, run_id=submission.run_id,
@@ -246,7 +283,8 @@ def _columns(team_id: int, phase: Phase, submission: Submission, document: Any,
         leaderboard_score=scores.leaderboard_score, interval_low=scores.interval[0],
         interval_high=scores.interval[1], tests=dict(scores.tests),
         num_folds=scores.num_folds, claimed_score=submission.claimed().get("leaderboard_score"),
-        flagged=bool(claimed_differs(submission, scores)), reproduction="pending")
+        flagged=bool(claimed_differs(submission, scores)), reproduction="pending",
+        computed=False)
 
 
 def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
@@ -262,10 +300,11 @@ def _values_row(phase: Phase, submission: Submission, uploaded: CheckedValues,
 
 
 def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
-            extra: dict[str, Any] | None = None) -> tuple[Stored, bool, int]:
-    """Store a submission (the columns' ``values``, and its ``user_values`` row ``extra``)
-    unless its run is there; returns (the stored submission, new?, submissions of the team in
-    the phase today)."""
+            extra: dict[str, Any] | None = None, predictions: bytes | None = None
+            ) -> tuple[Stored, bool, int]:
+    """Store a submission (the columns' ``values``, its ``user_values`` row ``extra`` and its
+    ``predictions`` stream, with a scoring job) unless its run is there; returns (the stored
+    submission, new?, submissions of the team in the phase today)."""
     start = datetime.combine(now.date(), time(0), tzinfo=timezone.utc)
     end = start + timedelta(days=1)
     keys = {"team_id": values["team_id"], "phase": values["phase"]}
@@ -292,6 +331,11 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
         queue_upload(conn, new_id, phase, now)
         if extra is not None:
             conn.execute(_INSERT_VALUES, {**extra, "submission_id": new_id})
+        if predictions is not None:
+            conn.execute(_INSERT_PREDICTIONS, {
+                "submission_id": new_id, "body": predictions, "size": len(predictions),
+                "body_sha256": values["body_sha256"], "recorded_at": now})
+            queue_scoring(conn, new_id, phase, now)
     stored = Stored(id=new_id, **{f: values[f] for f in STORED_FIELDS if f != "id"})
     return stored, True, used + 1
 

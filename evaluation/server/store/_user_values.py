@@ -1,12 +1,12 @@
 """The per-user values and costs of submissions, as the board reads them.
 
-Each submission has the row its upload brought (self-reported: its per-user arrays, or none
-from a client older than them, and the costs its run measured) and one row per reproduction
-that sent values (trusted: computed by the organizers from the model's predictions, with the
-costs measured in the sandbox). A pinned baseline's row is trusted from the start (the
-organizers' own run). Every row is kept; a submission's values are its latest trusted row,
-else the upload's; the board's statistics read trusted rows only (``trusted_only``), whatever
-their source.
+Each submission has the row its upload brought (self-reported: a claim's per-user arrays, or
+none, and the costs its run measured), the row of its scoring job (trusted: its uploaded
+predictions scored by the organizers), and one row per reproduction that sent values
+(trusted: computed by the organizers from the model's predictions, with the costs measured in
+the sandbox). A pinned baseline's row is trusted from the start (the organizers' own run).
+Every row is kept; a submission's values are its latest trusted row, whatever its source,
+never an upload's.
 
 The test users the board compares (``compared_users``) are those of the phase's first trusted
 row: the organizers' own computation fixes them, never the uploads (see ``check_declared_folds``,
@@ -33,10 +33,12 @@ from evaluation.server.db import UserValuesRow
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
 
-#: ``UserValuesRow.source`` of an upload's row, of a reproduction's and of a pinned baseline's
+#: ``UserValuesRow.source`` of an upload's row, of a reproduction's, of a scoring job's (the
+#: uploaded predictions scored with the organizers' data: trusted) and of a pinned baseline's
 #: (the organizers' own run: trusted).
 UPLOAD = "upload"
 REPRODUCTION = "reproduction"
+SCORED = "scored"
 BASELINE = "baseline"
 
 
@@ -106,16 +108,15 @@ def user_scores(db: Database, submission_id: int, *, private: bool = False
     Returns
     -------
     UserValues or None
-        The latest trusted values (a reproduction's), else the upload's; None when there are
-        none: no such submission, an upload without per-user values (an older client), or no
-        private reproduction yet.
+        The latest trusted values (a scoring job's, a reproduction's or a baseline's); None
+        when there are none: no such submission, a claim or a predictions upload not scored
+        yet, or no private reproduction yet.
     """
     return phase_user_values(db, None, [submission_id], private=private).get(submission_id)
 
 
 def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[int], *,
-                      private: bool = False, trusted_only: bool = False
-                      ) -> dict[int, UserValues]:
+                      private: bool = False) -> dict[int, UserValues]:
     """:func:`user_scores` of many submissions at once.
 
     One query reads the rows without their blobs; the decoded values of a blob seen before
@@ -130,9 +131,6 @@ def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[
         The phase they belong to (a submission of another phase is left out); None: any.
     submission_ids : iterable of int
     private : bool
-    trusted_only : bool
-        Only trusted values (the organizers' computation, whatever its ``source``): what the
-        board's statistics read; an upload's own values are never among them.
 
     Returns
     -------
@@ -152,7 +150,7 @@ def phase_user_values(db: Database, phase: str | None, submission_ids: Iterable[
     by_submission: dict[int, list[Any]] = {}
     for row in rows:
         by_submission.setdefault(row.submission_id, []).append(row)
-    chosen = {sid: _chosen(found, private, trusted_only)
+    chosen = {sid: _chosen(found, private)
               for sid, found in by_submission.items()}
     chosen = {sid: row for sid, row in chosen.items() if row is not None}
     folds = _decoded(db, list(chosen.values()))
@@ -254,15 +252,13 @@ def _read_only(fold: FoldUsers) -> FoldUsers:
     return fold
 
 
-def _chosen(rows: Sequence[Any], private: bool, trusted_only: bool = False) -> Any:
-    """The row whose values are read, of one submission's rows (oldest first): the latest
-    trusted one of that privacy, else (public, unless ``trusted_only``) the upload's; None when
-    there is none."""
+def _chosen(rows: Sequence[Any], private: bool) -> Any:
+    """The row whose values the board reads, of one submission's rows (oldest first): the
+    latest trusted one of that privacy; None when there is none. An upload's own values are
+    kept for the record and never read: the board vouches only for what the organizers
+    computed."""
     trusted = [r for r in rows if r.trusted and r.private == private and r.blob_sha256]
-    uploaded = [r for r in rows if r.source == UPLOAD and r.blob_sha256]
-    if trusted:
-        return trusted[-1]
-    return None if private or trusted_only or not uploaded else uploaded[-1]
+    return trusted[-1] if trusted else None
 
 
 def blob_sha256(blob: bytes | None) -> str | None:

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from evaluation.server.core import Phase
 from evaluation.server.db import (
     Caller,
+    PredictionsRow,
     ReproductionRow,
     SubmissionRow,
     TeamRow,
@@ -290,3 +291,13 @@ def payload(db: Database, submission_id: int, caller: Caller) -> str | None:
     with db.reading() as session:
         return session.scalars(select(SubmissionRow.payload).where(
             SubmissionRow.id == submission_id)).one_or_none()
+
+
+def predictions(db: Database, submission_id: int, caller: Caller) -> bytes | None:
+    """A submission's uploaded predictions stream, for an organizer (a scoring job); None for
+    a team's token, a missing submission or one uploaded without predictions."""
+    if not caller.admin:
+        return None
+    with db.reading() as session:
+        return session.scalars(select(PredictionsRow.body).where(
+            PredictionsRow.submission_id == submission_id)).one_or_none()
