@@ -75,7 +75,10 @@ def test_the_board_json_csv_and_page_carry_the_statistics(api):
     assert [b.text().split(":")[0] for b in bands] == ["Tier 1", "Tier 2"]
     assert "<script" not in page and "&lt;script&gt;" in page
     assert 'href="/team?phase=public&amp;name=%3Cscript%3E' in page
-    assert "not compared: not yet computed by the organizers" in page
+    # the rows without organizer-computed values are the claims, shown apart, never compared
+    claims = next(t for t in doc.find_all("table") if t.attrs.get("id") == "claims-table")
+    assert "Old client" in claims.text() and "Own values" in claims.text()
+    assert "not ranked, not compared" in claims.text()
     note = next(n for n in doc.find_all("p") if n.attrs.get("id") == "standings-note").text()
     assert "Compared: only rows whose per-user values the organizers computed" in note
     assert "Test users: the competition's 4 folds" in note

@@ -103,7 +103,6 @@ def users_text(users: ComparedUsers | None) -> str:
             f"organizers' first computation (submission {users.submission_id}) gives them: "
             f"every compared team is scored on the same users, so that the comparisons are "
             f"paired; a row on other users is left out, however many rows declare them")
-CLAIM = "a claim: its scores are not the organizers' own (not yet scored, or scores only)"
 
 
 class ValuesSource(Protocol):
@@ -340,8 +339,8 @@ def left_out(row: BoardRow, board: Board) -> RowStanding | None:
     """The standing of a row that cannot be compared for what it is (None otherwise)."""
     if row.is_baseline:
         return RowStanding(values="missing", left_out=BASELINE)
-    if not row.computed:
-        return RowStanding(values="missing", left_out=CLAIM)
+    if not row.computed:  # a claim: scores only, or predictions not scored yet
+        return RowStanding(values="missing", left_out=NO_VALUES)
     if _score(row, board) is None:
         return RowStanding(values="missing", left_out=NO_PRIVATE)
     return None
