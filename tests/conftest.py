@@ -82,9 +82,10 @@ def competition():
     tests change only through copies (``dataclasses.replace``)."""
     pytest.importorskip("pydantic")
     from evaluation.server.core import load_competition  # the server extra is optional
-    from tests.server._helpers import EXAMPLE
+    from tests.server._helpers import EXAMPLE, without_baseline_values
 
-    return load_competition(EXAMPLE)
+    # the baselines without their per-user values: the tests upload values of their own users
+    return without_baseline_values(load_competition(EXAMPLE))
 
 
 @pytest.fixture(scope="session")
