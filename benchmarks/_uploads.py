@@ -141,6 +141,8 @@ def variant(base: dict, run_id: str, shrink: float) -> dict:
         In [0, 1): how much lower every fold's HIT_RATE is (it stays in [0, 1]).
     """
     payload = copy.deepcopy(base)
+    if shrink:  # changed hit rates no longer add up from the base's per-user values: none sent
+        payload.pop("user_values", None)
     payload["run_id"] = payload["results"]["run_id"] = run_id
     for fold in payload["results"]["folds"]:
         tests = fold["tests"]

@@ -95,8 +95,9 @@ def main() -> None:
     if not path.is_dir():
         print(f"generating the {args.scale} dataset (seed {args.seed}) into {path} ...")
         t0 = time.perf_counter()
+        # the child prints a JSON line, as _run reads one
         _run(f"from evaluation.data import synthetic_tables; "
-             f"synthetic_tables({args.scale!r}, {args.seed})")
+             f"synthetic_tables({args.scale!r}, {args.seed}); print('{{}}')")
         print(f"  generated in {time.perf_counter() - t0:.1f} s (one process, with the write)")
 
     # Everything big happens in child processes: a child inherits its parent's peak RSS.

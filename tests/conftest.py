@@ -89,9 +89,10 @@ def competition():
     from dataclasses import replace
 
     from evaluation.server.core import load_competition  # the server extra is optional
-    from tests.server._helpers import EXAMPLE
+    from tests.server._helpers import EXAMPLE, without_baseline_values
 
-    return replace(load_competition(EXAMPLE), accept_claims=True)
+    # the baselines without their per-user values: the tests upload values of their own users
+    return replace(without_baseline_values(load_competition(EXAMPLE)), accept_claims=True)
 
 
 @pytest.fixture(scope="session")

@@ -67,7 +67,7 @@ def _param(script: str):
 
 def test_every_benchmark_script_is_run_here():
     # the scripts come from the folder itself: a new benchmark is smoke-tested without a word
-    assert "bench_harness.py" in SCRIPTS and "synthetic_realism.py" in SCRIPTS
+    assert {"bench_harness.py", "bench_twin.py", "synthetic_realism.py"} <= set(SCRIPTS)
     assert set(NEEDS_MODULES) | SLOW <= set(SCRIPTS), "a listed benchmark no longer exists"
 
 

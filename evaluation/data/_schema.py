@@ -11,8 +11,8 @@ A table may carry columns beyond the schema (the challenge's user profile statis
 ``country_id``, ``gender_id``, the 2023 tracks' ``urlSong`` and ``lastfm_id``): they are kept,
 in their place, with the same canonical dtypes (a column of whole numbers without missing
 values is an integer column, any other number column float64, anything else text). The users'
-registration time is ``registered_unixtime`` (the challenge's name) or ``timestamp`` (the
-name of the synthetic, MovieLens and EvalRS-schema directories); ``age`` is a number column
+registration time is ``registered_unixtime`` (the challenge's name, which the synthetic twin
+uses too) or ``timestamp`` (MovieLens and EvalRS-schema directories); ``age`` is a number column
 that keeps integers as integers, so the challenge's ``-1`` for an unknown age stays ``-1``.
 
 Every check is vectorised: at the full LFM scale (38M event rows) the whole validation takes a

@@ -13,16 +13,28 @@ The generator draws a latent structure first and the observations from it:
   where the global hits live); a per-user "mainstreamness" leans towards the head or the tail
   of each ranking. Each (user, track) pair occurs at most once; rows per user are capped.
 * Play counts are log-normal (heavy-tailed, at least 1) with a per-user level; each user's
-  rows fall in an activity window after their registration; ``playcount`` is the sum of the
-  user's counts.
+  rows fall in an activity window after their registration.
+
+The users table is a twin of the challenge's (source ``lfm``): the same columns, names, order,
+dtypes and unknown codes (:mod:`._lfm_columns`): ``age`` int32 with ``-1`` when unknown,
+``registered_unixtime``, LFM-1b's listening-profile statistics and ``country_id`` /
+``gender_id``. The statistics follow from the user's rows and latent traits: the
+``cnt_*`` counts are the rows' totals plus the listening outside the challenge's tracks,
+mainstreaminess follows the user's lean to the popular head, the hour and weekday shares are
+per-user draws around a common daily rhythm, and a window's statistic is missing (NaN) when the
+user's activity is shorter than the window. ``playcount`` is the Last.fm profile's total, as in
+LFM-1b: mostly the listening count and somewhat more, but for a few percent of users a small
+number unrelated to their history (0 to about 2,000), so that every play-count band
+(<= 10, 11-100, 101-1,000, > 1,000) has users at every scale.
 
 Columns use the harness's canonical dtypes (int32 for every integer column: timestamps are
 unix seconds before 2038), so the tables pass schema validation without a conversion.
 
-Everything is vectorised NumPy driven by one ``numpy.random.Generator`` seeded with ``seed``,
-so the same ``(scale, seed)`` gives the same tables, bit for bit, with the same NumPy version
-(whose random streams are stable within a version). Ids increase with random gaps: like the
-real data's, they are not row numbers.
+Everything is vectorised NumPy driven by ``numpy.random.Generator`` streams seeded with
+``seed`` (one for the catalogue, users and events, one for the users' profile columns), so the
+same ``(scale, seed)`` gives the same tables, bit for bit, with the same NumPy version (whose
+random streams are stable within a version). Ids increase with random gaps: like the real
+data's, they are not row numbers.
 
 Parameters were tuned so that the challenge's folds (25 % of the users, k-core 10, one test
 row per user) of the ``full`` scale match the per-fold statistics of the real data; see
@@ -44,12 +56,13 @@ import pandas as pd
 
 from evaluation._util.paths import cache_dir
 from evaluation._util.validation import check_choice, check_int
+from evaluation.data._lfm_columns import GENDER_IDS, LFM_USER_COLUMNS, UNKNOWN
 from evaluation.data._parquet import read_tables, write_tables
 from evaluation.data._tables import Tables, TrackVectors
 from evaluation.errors import ConfigError, DataError, SyntheticCacheWarning
 
 # Bump when the generator's output changes for a given (scale, seed): it names the cache.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 VECTOR_DIM = 32
 # 158 country codes in the order of their frequency in the LFM data (Last.fm writes UK, not GB).
@@ -106,6 +119,18 @@ _P_SECONDARY = 0.20  # ... from their secondary cluster; the rest from the whole
 _ZIPF_ALPHA = 0.83  # power-law exponent of track weights by popularity rank
 _MAINSTREAM_SD = 0.25
 _ROWS_A = 1.8  # rows per user ~ cap * Beta(_ROWS_A, b), b from the scale's mean
+
+# Users' profile columns (their own random stream; see _users_frame).
+_PROFILE_STREAM = 0x7701  # the second seed word of that stream
+_LE_EXTRA = 3.0  # median listening outside the challenge's tracks, per listen in them
+_TRACKS_EXTRA = 1.5  # median distinct tracks outside them, per track in them
+_ARTISTS_EXTRA = 1.0  # the same for artists
+_PROFILE_EXTRA = 0.3  # median profile plays beyond the listening count, per listen
+_SMALL_PLAYCOUNT = 0.04  # share of users whose profile shows a small, unrelated total
+_SMALL_PLAYCOUNT_LOG10 = 3.3  # such a total is floor(10 ** U(0, this)) - 1: 0 .. ~2,000
+_PLAYCOUNT_CAP = 5_000_000
+_SHARE_CONCENTRATION = 60.0  # Dirichlet concentration of the hour and weekday shares
+_WEEKDAY_RHYTHM = np.array([1.0, 1.02, 1.02, 1.01, 0.99, 0.94, 0.96])  # Monday .. Sunday
 
 _WORDS = np.array(
     """
@@ -205,17 +230,10 @@ def generate_tables(params: _Scale, seed: int, source: str = "synthetic") -> Tab
     })
     del u, t
 
-    playcount = np.bincount(ev["user"], weights=ev["count"], minlength=params.users)
-    users_df = pd.DataFrame(
-        {
-            "country": pd.array(users["country"], dtype="str"),
-            "age": users["age"],
-            "gender": pd.array(users["gender"], dtype="str"),
-            "playcount": playcount.astype(np.int32),
-            "timestamp": users["registered"].astype(np.int32),
-        },
-        index=pd.Index(user_ids, name="user_id"),
-    )
+    # A stream of its own: the catalogue, users and events above draw what they drew before
+    # the profile columns existed, so their values (and every score on them) are unchanged.
+    profile_rng = np.random.default_rng([seed, _PROFILE_STREAM])
+    users_df = _users_frame(profile_rng, users, ev, cat, user_ids)
     tracks_df = _tracks_frame(rng, cat, track_ids, artist_ids, album_ids)
     vectors = TrackVectors(track_ids, cat["vectors"])
     return Tables(events=events, users=users_df, tracks=tracks_df, track_vectors=vectors,
@@ -424,6 +442,91 @@ def _mix64(x: np.ndarray) -> np.ndarray:
     x *= np.uint64(0x94D049BB133111EB)
     x ^= x >> np.uint64(31)
     return x
+
+
+# --- the users table: the challenge's columns --------------------------------------------------
+
+def _users_frame(rng: np.random.Generator, users: dict, ev: dict, cat: dict,
+                 user_ids: np.ndarray) -> pd.DataFrame:
+    """The users table with the challenge's columns (:data:`LFM_USER_COLUMNS`), in order."""
+    n = len(user_ids)
+    user = ev["user"]
+    rows = np.bincount(user, minlength=n)
+    plays = np.bincount(user, weights=ev["count"], minlength=n)
+    # distinct artists per user: events are sorted by user, so unique (user, artist) keys
+    n_artists = len(cat["artist_cluster"])
+    pairs = np.unique(user.astype(np.int64) * n_artists + cat["track_artist"][ev["track"]])
+    artists = np.bincount(pairs // n_artists, minlength=n)
+    span_days = (users["end"] - users["start"]) / _DAY
+
+    # LFM-1b counts every listening event; the challenge keeps a subset of the tracks, so a
+    # user's LFM-1b totals are their rows' totals and several times more (LFM-1b: over 8,000
+    # listening events per user on average).
+    listening = plays + np.round(plays * _lognormal(rng, _LE_EXTRA, 0.8, n))
+    distinct_tracks = rows + np.round(rows * _lognormal(rng, _TRACKS_EXTRA, 0.7, n))
+    distinct_artists = np.minimum(
+        artists + np.round(artists * _lognormal(rng, _ARTISTS_EXTRA, 0.7, n)), distinct_tracks)
+    per_week = listening / np.maximum(span_days / 7.0, 1.0)
+
+    # The profile's total: the listening count and somewhat more, except for a few percent of
+    # users whose profile shows a small number unrelated to their history.
+    playcount = listening + np.round(listening * _lognormal(rng, _PROFILE_EXTRA, 0.8, n))
+    small = rng.random(n) < _SMALL_PLAYCOUNT
+    small_count = np.floor(10.0 ** rng.uniform(0.0, _SMALL_PLAYCOUNT_LOG10, n)) - 1.0
+    playcount = np.where(small, small_count, np.minimum(playcount, _PLAYCOUNT_CAP))
+
+    # Novelty (share of artists new to the user in a window) and mainstreaminess (closeness to
+    # the global popularity ranking), with the user's lean to the head of the rankings.
+    novelty = rng.beta(2.0, 5.0, n)
+    lean = np.where(users["q_lo"] > 0, -users["q_lo"], 1.0 - users["q_width"])
+    mainstream = 1.0 / (1.0 + np.exp(2.0 - 3.0 * lean + rng.normal(0.0, 0.35, n)))
+    month, half, year = span_days < 30, span_days < 182, span_days < 365
+
+    def window(base: np.ndarray, shrink: float, sd: float, too_short: np.ndarray) -> np.ndarray:
+        values = np.clip(shrink * base + rng.normal(0.0, sd, n), 0.0, 1.0)
+        return np.where(too_short, np.nan, values)
+
+    columns: dict[str, object] = {
+        "country": pd.array(users["country"], dtype="str"),
+        "age": np.where(np.isnan(users["age"]), UNKNOWN, users["age"]).astype(np.int32),
+        "gender": pd.array(users["gender"], dtype="str"),
+        "playcount": playcount.astype(np.int32),
+        "registered_unixtime": users["registered"].astype(np.int32),
+        "novelty_artist_avg_month": window(novelty, 1.0, 0.04, month),
+        "novelty_artist_avg_6months": window(novelty, 0.9, 0.03, half),
+        "novelty_artist_avg_year": window(novelty, 0.8, 0.03, year),
+        "mainstreaminess_avg_month": window(mainstream, 1.0, 0.04, month),
+        "mainstreaminess_avg_6months": window(mainstream, 1.0, 0.03, half),
+        "mainstreaminess_avg_year": window(mainstream, 1.0, 0.02, year),
+        "mainstreaminess_global": mainstream,
+        "cnt_listeningevents": listening.astype(np.int32),
+        "cnt_distinct_tracks": distinct_tracks.astype(np.int32),
+        "cnt_distinct_artists": distinct_artists.astype(np.int32),
+        "cnt_listeningevents_per_week": per_week,
+    }
+    weekdays = _shares(rng, _WEEKDAY_RHYTHM, n)
+    hours = _shares(rng, 1.0 + 0.6 * np.cos(2.0 * np.pi * (np.arange(24) - 20) / 24.0), n)
+    columns.update({f"relative_le_per_weekday{d + 1}": weekdays[:, d] for d in range(7)})
+    columns.update({f"relative_le_per_hour{h}": hours[:, h] for h in range(24)})
+    codes = {code: i for i, code in enumerate(sorted(SYNTHETIC_COUNTRIES))}
+    columns["country_id"] = np.array([codes.get(c, UNKNOWN) for c in users["country"]],
+                                     dtype=np.int32)
+    columns["gender_id"] = np.array([GENDER_IDS.get(g, UNKNOWN) for g in users["gender"]],
+                                    dtype=np.int32)
+    frame = pd.DataFrame(columns, index=pd.Index(user_ids, name="user_id"))
+    return frame[list(LFM_USER_COLUMNS)]
+
+
+def _lognormal(rng: np.random.Generator, median: float, sigma: float, n: int) -> np.ndarray:
+    """``n`` log-normal factors around ``median``, cut at 3 standard deviations (bounded)."""
+    return median * np.exp(sigma * np.clip(rng.standard_normal(n), -3.0, 3.0))
+
+
+def _shares(rng: np.random.Generator, rhythm: np.ndarray, n: int) -> np.ndarray:
+    """``n`` rows of shares summing to 1: Dirichlet draws around ``rhythm`` (normalised)."""
+    alpha = _SHARE_CONCENTRATION * rhythm / rhythm.sum()
+    draws = rng.gamma(alpha, 1.0, (n, len(rhythm)))
+    return draws / draws.sum(axis=1, keepdims=True)
 
 
 # --- ids and names ----------------------------------------------------------------------------

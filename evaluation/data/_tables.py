@@ -12,7 +12,8 @@ from evaluation._util.arrays import IdIndex
 
 EVENT_COLUMNS = ("user_id", "artist_id", "album_id", "track_id", "timestamp", "user_track_count")
 #: The users' schema columns. The challenge sources name the registration time
-#: ``registered_unixtime``, as their files do, and keep the files' other columns beside these.
+#: ``registered_unixtime``, as their files do, and keep the files' other columns beside these
+#: (so does the synthetic source, their twin).
 USER_COLUMNS = ("country", "age", "gender", "playcount", "timestamp")
 TRACK_COLUMNS = ("track", "artist_id", "artist", "albums", "albums_id")
 

@@ -23,6 +23,7 @@ from tests.server._helpers import (
     sqlite_url,
     trust_values,
     variant,
+    without_baseline_values,
 )
 from tests.server._live_server import live_server
 from tests.server._user_values import synthetic_fold, with_user_values
@@ -104,8 +105,8 @@ def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = Tr
 def make_api(tmp_path, clock=None, standings_wait: float = 30.0):
     """The app on a fresh database; its board requests wait for their statistics (computed in
     the background) up to ``standings_wait`` seconds: the tiny boards here are read at once."""
-    competition = replace(example_competition(), board=BoardSettings(n_boot=200, seed=1),
-                          accept_claims=True)
+    competition = replace(without_baseline_values(example_competition()),
+                          board=BoardSettings(n_boot=200, seed=1))
     app = create_app(competition, sqlite_url(tmp_path), clock=clock or Clock(),
                      standings_wait=standings_wait)
     return app, competition
