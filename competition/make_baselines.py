@@ -14,6 +14,7 @@ baselines whose run hash is not the competition's.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -38,11 +39,14 @@ def main() -> int:
     out.mkdir(exist_ok=True)
     # RandomModel recommends tracks the users already have, on purpose: no need to say so
     warnings.simplefilter("ignore", PredictionWarning)
+    os.chdir(HERE.parent)
     dataset = ChallengeDataset()
     with tempfile.TemporaryDirectory(prefix="evalrs-baselines-") as tmp:
         # No upload URL: the runner saves submission.json and uploads nothing.
         runner = EvalRSRunner(dataset, results_dir=tmp, upload=UploadSettings(),
-                              competition=HERE.parent / "competition.toml",
+                              # relative: the saved run names the competition file by this
+                              # path, the same on every organizer's checkout (run from its root)
+                              competition=Path("competition.toml"),
                               progress=False, verbose=False, reports=False)
         for name, model_class in BASELINES.items():
             result = runner.evaluate(model_class(), upload=True, resume=False)

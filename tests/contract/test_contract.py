@@ -247,7 +247,7 @@ def test_body_and_key():
 
 @pytest.mark.parametrize("change, expected", [
     (lambda d: d.update(run_id="Other-1"),
-     "run_id 'Other-1' differs from results.run_id 'PopularityModel-8d9767bd59e4'; the two "
+     "run_id 'Other-1' differs from results.run_id 'PopularityModel-0929385b1ea6'; the two "
      "come from one run"),
     (lambda d: d.update(run_hash="0" * 64),
      "run_hash 000000000000... differs from results.run_hash 0de30520841b...; the two come "
