@@ -262,3 +262,24 @@ def test_the_board_says_which_rows_its_guarantee_covers(tmp_path, competition):
     assert ",no," in claimed or claimed.endswith(",no")
     assert "unverified" in page.lower() and "computed rows only" in page
     store.engine.dispose()
+
+
+def test_a_run_scored_by_another_repeated_items_rule_is_refused(tiny_board, tmp_path):
+    # the scoring job reads the rule from the stored run: a run that names another rule than
+    # the competition's would be scored by it (more leniently), so the upload is refused
+    competition_file, run = tiny_board
+    competition = load_competition(competition_file)
+    claimed = run.claim["results"].get("competition", {}).get("repeated_items", "first")
+    other = "error" if claimed == "first" else "first"
+    app = create_app(replace(competition, repeated_items=other), sqlite_url(tmp_path))
+    team, _ = add_team(app.state.store, "alpha", "a@example.org")
+    with pytest.raises(SubmissionRejected) as info:
+        submit(app.state.store, team.id, run.predictions, run.claim["run_id"])
+    assert info.value.status == 422 and "repeated_items" in info.value.reason
+    # the same run on a competition of its own rule is taken
+    (tmp_path / "same").mkdir()
+    same = create_app(competition, sqlite_url(tmp_path / "same"))
+    team, _ = add_team(same.state.store, "alpha", "a@example.org")
+    assert submit(same.state.store, team.id, run.predictions, run.claim["run_id"]).http_status == 201
+    app.state.store.engine.dispose()
+    same.state.store.engine.dispose()

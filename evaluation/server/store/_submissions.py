@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY, is_predictions
+from evaluation.contract import RESULTS_KEY, USER_VALUES_KEY, cut, is_predictions
 from evaluation.errors import SubmissionRejected
 from evaluation.server.core import (
     CheckedValues,
@@ -145,6 +145,8 @@ def submit(db: Database, team_id: int, body: bytes, idempotency_key: str | None 
             422, f"the Idempotency-Key header {idempotency_key[:140]!r} is not the "
                  f"submission's run_id {submission.run_id!r}; send the run id as the key.")
     competition.check_run(document)
+    if predictions is not None:
+        _check_repeated_rule(competition, document[RESULTS_KEY])
     phase = open_phase(competition, phase_name, now)
     # the claim's own numbers, shown as its claim until (for a predictions upload) a scoring
     # job replaces them with the organizers'
@@ -206,6 +208,20 @@ def check_before_body(db: Database, team_id: int, idempotency_key: str | None = 
     if team.revealed_at is not None:
         raise _revealed(phase, team.revealed_at)
     raise _limit_reached(team.name, used, phase, now, end, keyless=idempotency_key is None)
+
+
+def _check_repeated_rule(competition: Competition, results: Any) -> None:
+    """422 unless the run scores repeated tracks by the competition's rule: the scoring job
+    reads the rule from the stored run, so a run that says otherwise is refused here, never
+    scored more leniently than the competition says."""
+    section = results.get("competition") if isinstance(results, dict) else None
+    rule = section.get("repeated_items", "first") if isinstance(section, dict) else "first"
+    if rule != competition.repeated_items:
+        raise SubmissionRejected(
+            422, f"the run scores lists that name a track twice by the rule {cut(str(rule))!r}, "
+                 f"the competition by {competition.repeated_items!r} (repeated_items in its "
+                 f"competition file): run again with --competition pointing at the "
+                 f"competition's file, so that the run is scored by its rule.")
 
 
 def open_phase(competition: Competition, phase_name: str | None, now: datetime) -> Phase:
