@@ -85,7 +85,15 @@ def competition_copy(folder: Path, daily_limit: int, *, open_at: datetime | None
         start = open_at.replace(microsecond=0) - timedelta(days=1)
         first["opens"], first["closes"] = start, start + timedelta(days=366)
         doc["phases"] = [first]
-    shutil.copytree(REPO / "competition" / "baselines", folder / "competition" / "baselines")
+    baselines = folder / "competition" / "baselines"
+    shutil.copytree(REPO / "competition" / "baselines", baselines)
+    # the pinned baselines without their per-user values: those are of the real folds' users,
+    # and the first organizer-computed values fix the users a board compares, so the made-up
+    # runs' synthetic users would all be left out
+    for file in baselines.glob("*.json"):
+        document = json.loads(file.read_text(encoding="utf-8"))
+        document.pop("user_values", None)
+        file.write_text(json.dumps(document), encoding="utf-8")
     path = folder / "competition.toml"
     path.write_text(_toml(doc))
     return path
@@ -141,8 +149,9 @@ def variant(base: dict, run_id: str, shrink: float) -> dict:
         In [0, 1): how much lower every fold's HIT_RATE is (it stays in [0, 1]).
     """
     payload = copy.deepcopy(base)
-    if shrink:  # changed hit rates no longer add up from the base's per-user values: none sent
-        payload.pop("user_values", None)
+    # no per-user values: changed hit rates no longer add up from the base's, and a claim's
+    # values are never compared (the board fixes its users from the organizers' values)
+    payload.pop("user_values", None)
     payload["run_id"] = payload["results"]["run_id"] = run_id
     for fold in payload["results"]["folds"]:
         tests = fold["tests"]
