@@ -280,6 +280,7 @@ def test_a_run_scored_by_another_repeated_items_rule_is_refused(tiny_board, tmp_
     (tmp_path / "same").mkdir()
     same = create_app(competition, sqlite_url(tmp_path / "same"))
     team, _ = add_team(same.state.store, "alpha", "a@example.org")
-    assert submit(same.state.store, team.id, run.predictions, run.claim["run_id"]).http_status == 201
+    taken = submit(same.state.store, team.id, run.predictions, run.claim["run_id"])
+    assert taken.http_status == 201
     app.state.store.engine.dispose()
     same.state.store.engine.dispose()
