@@ -5,8 +5,9 @@ give simultaneous intervals for every pairwise difference; from them come tiers 
 cannot be told apart, with a minimum practical difference below which differences are ties),
 rank intervals and win probabilities. Beyond one weighted score: the Pareto front over the
 score's groups, the group weights under which each team would rank first, and a Borda
-consensus over the tests. NumPy only: :func:`read_board` is the one entry point of both the
-leaderboard service and the local ``compare``.
+consensus over the tests. Against the declared alternative protocols, a robustness
+certificate of the official order. NumPy only: :func:`read_board` is the one entry point of
+both the leaderboard service and the local ``compare``.
 """
 
 from evaluation.standings._board import DEFAULT_LEVEL, METHOD, BoardReading, read_board
@@ -16,19 +17,35 @@ from evaluation.standings._pairwise import (
     simultaneous_differences,
     win_probabilities,
 )
+from evaluation.standings._robustness import (
+    TAU_LEVEL,
+    AlternativeCertificate,
+    ProtocolReplicates,
+    RobustnessCertificate,
+    TeamFragility,
+    kendall_tau_b,
+    robustness_certificate,
+)
 from evaluation.standings._tiers import rank_intervals, separated, tiers
 
 __all__ = [
+    "AlternativeCertificate",
     "BoardReading",
     "DEFAULT_LEVEL",
     "METHOD",
     "PairwiseDifferences",
+    "ProtocolReplicates",
+    "RobustnessCertificate",
+    "TAU_LEVEL",
+    "TeamFragility",
     "borda",
     "first_place_weights",
+    "kendall_tau_b",
     "pareto_front",
     "rank_intervals",
     "read_board",
     "region_share",
+    "robustness_certificate",
     "separated",
     "simultaneous_differences",
     "tiers",
