@@ -1,4 +1,5 @@
-"""The ``admin`` commands on the phases (reveal, publish, list) and the reproduction queue.
+"""The ``admin`` commands on the phases (reveal, publish, carry, list) and the reproduction
+queue.
 
 They read the competition file and the queue's records (``evaluation.server.core`` and
 ``evaluation.server.store``: pandas, pydantic), which the team and token commands do not need.
@@ -24,7 +25,14 @@ from evaluation.server.db import (
     reveals,
     visibility,
 )
-from evaluation.server.store import JOB_STATES, job_counts, list_jobs, queue_selections, retry_job
+from evaluation.server.store import (
+    JOB_STATES,
+    carry_phase,
+    job_counts,
+    list_jobs,
+    queue_selections,
+    retry_job,
+)
 
 
 def _store(args: argparse.Namespace) -> Database:
@@ -80,6 +88,25 @@ def phase_publish(args: argparse.Namespace) -> int:
               f"to everyone; the private ones wait for `phase reveal`")
     else:
         print(f"phase {args.name!r} was published already, at {when}; nothing changed")
+    return 0
+
+
+@closing
+def phase_carry(args: argparse.Namespace) -> int:
+    """Carry the submissions of the phase that phase ``args.name`` carries from into it (its
+    competition file's ``carry_from`` and ``carry``), once; ConfigError (exit 2) when there is
+    no such phase, it carries from none, the phase it carries from still takes submissions, or
+    it was revealed. A second carry changes nothing and says when the first was."""
+    store = _store(args)
+    try:
+        carry = carry_phase(store, args.name)
+    except SubmissionRejected as exc:
+        raise ConfigError(f"{exc.reason}.") from None
+    print(carry.message)
+    for sid in carry.submission_ids:
+        print(f"  carried as submission {sid}")
+    for sid, why in carry.skipped:
+        print(f"  submission {sid} not carried: {why}")
     return 0
 
 

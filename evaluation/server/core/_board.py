@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from evaluation.server.core._fact_sheet import FactSheet
+
 #: Reproduction states a row can show (filled by the organizers' reproduction, later).
 REPRODUCTION_STATES = ("pending", "reproduced", "not reproduced")
 
@@ -141,6 +143,11 @@ class BoardRow:
     enter the paired statistics (tiers, intervals, win probabilities, the Pareto front) and
     their guarantee; a row that is not is a team's claim (unverified, or a prediction upload
     not yet scored), shown apart, after the computed rows, with ``rank=None``.
+
+    ``carried_from``: the earlier phase the row's submission was carried from when this phase
+    opened (None: uploaded to this phase). ``fact_sheet``: what the team said of the method
+    and where its code is, given at final selection; None on the board until the phase is
+    revealed (organizers see it before).
     """
 
     team: str
@@ -161,6 +168,8 @@ class BoardRow:
     private_phase1_score: float | None = None
     standing: RowStanding | None = None
     computed: bool = True
+    carried_from: str | None = None
+    fact_sheet: FactSheet | None = None
 
 
 @dataclass(frozen=True)
