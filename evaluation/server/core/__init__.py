@@ -16,6 +16,7 @@ from evaluation.server.core._board import (
     Board,
     BoardRow,
     BoardStandings,
+    FactSheet,
     FrontMember,
     Opponent,
     RowCosts,
@@ -25,12 +26,7 @@ from evaluation.server.core._board import (
 )
 from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
 from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
-from evaluation.server.core._fact_sheet import (
-    MAX_DESCRIPTION,
-    MAX_URL,
-    FactSheet,
-    read_fact_sheet,
-)
+from evaluation.server.core._fact_sheet import MAX_DESCRIPTION, MAX_URL, read_fact_sheet
 from evaluation.server.core._predictions import PredictionUpload, read_prediction_upload
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from evaluation.server.core._fact_sheet import FactSheet
-
 #: Reproduction states a row can show (filled by the organizers' reproduction, later).
 REPRODUCTION_STATES = ("pending", "reproduced", "not reproduced")
 
@@ -125,6 +123,26 @@ class BoardStandings:
     unavailable: str | None = None
     scope: str = ""
     compared_users: str = ""
+
+
+@dataclass(frozen=True)
+class FactSheet:
+    """A final selection's fact sheet (checked by ``read_fact_sheet``): what the team says of
+    its method, and where its code is.
+
+    Attributes
+    ----------
+    description : str
+        The method, in plain text (line breaks allowed).
+    code_url : str
+        Where the code is (http or https).
+    commit : str
+        The commit of the code that made the submission (7 to 40 lowercase hex digits).
+    """
+
+    description: str
+    code_url: str
+    commit: str
 
 
 @dataclass(frozen=True)

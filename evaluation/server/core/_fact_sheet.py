@@ -6,19 +6,20 @@ commit. Each part is checked here, before anything is stored: the description is
 (no control characters but line breaks, no bidirectional overrides, no HTML tag; it is stored
 as text and escaped wherever it is shown), at most ``MAX_DESCRIPTION`` characters; the URL is
 ``http`` or ``https`` with a host and no credentials, at most ``MAX_URL`` characters; the
-commit a hexadecimal SHA of 7 to 40 digits (kept in lowercase).
+commit a hexadecimal SHA of 7 to 40 digits (kept in lowercase). The checked sheet is a
+``FactSheet`` of the board's data model.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from evaluation.contract import cut
 from evaluation.errors import SubmissionRejected
+from evaluation.server.core._board import FactSheet
 
 #: The longest description of a method (characters), and the least.
 MAX_DESCRIPTION = 2000
@@ -35,25 +36,6 @@ _COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _TAG = re.compile(r"<[A-Za-z/!?]")
 # the characters that reorder the text shown around them (a spoofed name or link)
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
-
-
-@dataclass(frozen=True)
-class FactSheet:
-    """A final selection's fact sheet, checked.
-
-    Attributes
-    ----------
-    description : str
-        The method, in plain text (line breaks allowed).
-    code_url : str
-        Where the code is (http or https).
-    commit : str
-        The commit of the code that made the submission (7 to 40 lowercase hex digits).
-    """
-
-    description: str
-    code_url: str
-    commit: str
 
 
 def read_fact_sheet(value: Any) -> FactSheet:

@@ -105,11 +105,11 @@ def render_board(board: Board) -> str:
     """
     tests = tuple(board.tests) or LEADERBOARD_TESTS
     hidden = any(row.leaderboard_score is None for row in board.rows)
+    # on a revealed board only (the store leaves them None before the reveal); claims too
+    fact_sheets = tuple(_fact_sheet_view(row) for row in board.rows if row.fact_sheet)
     # the teams' claims (scores the organizers did not compute) are shown apart, unranked
     claims = () if hidden else tuple(r for r in board.rows if not r.computed)
     board = replace(board, rows=tuple(r for r in board.rows if r not in claims))
-    # on a revealed board only (the store leaves them None before the reveal)
-    fact_sheets = tuple(_fact_sheet_view(row) for row in board.rows if row.fact_sheet)
     rows = _with_standings(board, tuple(_row_view(row, tests) for row in board.rows))
     claim_rows = tuple(_row_view(row, tests) for row in claims)
     scores_hidden = hidden and not board.public

@@ -129,6 +129,14 @@ def final_candidates(phase: str, selections: int) -> Select:
         inner.c.final_at.is_not(None), and_(inner.c.finals == 0, inner.c.place <= selections)))
 
 
+def fact_sheet_of(row: SubmissionRow) -> FactSheet | None:
+    """The fact sheet stored with a submission (None: none given)."""
+    if row.fact_description is None:
+        return None
+    return FactSheet(description=row.fact_description, code_url=row.fact_code_url or "",
+                     commit=row.fact_commit or "")
+
+
 def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:
     """The team's place on a revealed phase's board (by private score); it orders in Python,
     which a revealed phase (closed, rarely uploaded to) can afford."""

@@ -64,6 +64,7 @@ from evaluation.server.db import (
     iso,
 )
 from evaluation.server.store._board import final_candidates
+from evaluation.server.store._carried import predictions_owner
 from evaluation.server.store._jobs import CARRY, new_job, new_scoring_job
 from evaluation.server.store._user_values import UPLOAD, check_same_users
 
@@ -72,9 +73,6 @@ if TYPE_CHECKING:  # annotations only: a function's handle on the database
 
 log = logging.getLogger("evaluation.server")
 
-#: The most links followed from a carried submission to the upload whose predictions it
-#: scores (one per phase it was carried through).
-MAX_CARRY_CHAIN = 64
 #: Seconds before a carry that failed on the database (read only, busy) is tried again by
 #: :func:`carry_opened`.
 RETRY_S = 30.0
@@ -230,18 +228,6 @@ def _due(db: Database) -> list[Phase]:
         return due
     now = db.now()
     return [p for p in due if p.opens <= now]
-
-
-def predictions_owner(session: Session, submission_id: int) -> int:
-    """The submission whose uploaded predictions ``submission_id`` scores: itself, or for a
-    carried one the upload it was carried from (through every phase it was carried)."""
-    at = submission_id
-    for _ in range(MAX_CARRY_CHAIN):
-        origin = session.scalar(select(SubmissionRow.carried_from).where(SubmissionRow.id == at))
-        if origin is None:
-            return at
-        at = origin
-    return at
 
 
 # --------------------------------------------------------------------------- helpers

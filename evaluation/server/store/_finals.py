@@ -31,9 +31,8 @@ from evaluation.server.db import (
     as_utc,
     iso,
 )
-from evaluation.server.store._board import final_candidates
+from evaluation.server.store._board import fact_sheet_of, final_candidates
 from evaluation.server.store._jobs import new_job, queue_final
-from evaluation.server.store._views import fact_sheet_of
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database

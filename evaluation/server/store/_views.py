@@ -29,8 +29,8 @@ from evaluation.server.db import (
     rank,
     scores_shown,
 )
-from evaluation.server.store._board import revealed_rank
-from evaluation.server.store._carry import predictions_owner
+from evaluation.server.store._board import fact_sheet_of, revealed_rank
+from evaluation.server.store._carried import predictions_owner
 from evaluation.server.store._jobs import team_jobs
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -105,14 +105,6 @@ class SubmissionView:
     carried_from: int | None = None
     carried_phase: str | None = None
     fact_sheet: FactSheet | None = None
-
-
-def fact_sheet_of(row: SubmissionRow) -> FactSheet | None:
-    """The fact sheet stored with a submission (None: none given)."""
-    if row.fact_description is None:
-        return None
-    return FactSheet(description=row.fact_description, code_url=row.fact_code_url or "",
-                     commit=row.fact_commit or "")
 
 
 def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
