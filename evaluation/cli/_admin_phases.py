@@ -27,6 +27,7 @@ from evaluation.server.db import (
 )
 from evaluation.server.store import (
     JOB_STATES,
+    carried,
     carry_phase,
     job_counts,
     list_jobs,
@@ -124,9 +125,11 @@ def _confirmed(warnings: list[str], args: argparse.Namespace, done: str) -> bool
 @closing
 def phase_list(args: argparse.Namespace) -> int:
     """Print the phases and, for each, whether (and when) it was revealed, and under it which
-    scores everyone sees (the visibility rule as it applies to it)."""
+    scores everyone sees (the visibility rule as it applies to it) and, for a phase carried
+    into, what was carried and when."""
     store = _store(args)
     names, revealed, published = phase_names(store), reveals(store), publications(store)
+    carries = carried(store)
     public = {} if store.competition is None else {
         p.name: p.public for p in store.competition.phases}
     if not names:
@@ -141,6 +144,10 @@ def phase_list(args: argparse.Namespace) -> int:
         print(f"{state:<10}  {when:<16}  {name}")
         rule = visibility(public.get(name), at is not None, name in published)
         print(f"{'':<10}  scores: {rule}")
+        if name in carries:
+            carry = carries[name]
+            print(f"{'':<10}  carried: {carry.carried} submission(s) of {carry.source!r} "
+                  f"({carry.rule}) on {carry.carried_at:%Y-%m-%d %H:%M} UTC")
     return 0
 
 

@@ -340,6 +340,9 @@ def test_a_carried_submission_is_scored_again_on_its_kept_predictions(
         code, out, err = run_cli(capsys, "admin", "--db", db_url, "phase", "carry", "one",
                                  "--competition", str(competition_file))
         assert code == 2 and "carries no submissions" in err
+        code, out, err = run_cli(capsys, "admin", "--db", db_url, "phase", "list",
+                                 "--competition", str(competition_file))
+        assert code == 0 and "carried: 1 submission(s) of 'one' (best) on 2030-01-01" in out
         with store.reading() as session:
             assert session.scalar(sa.select(sa.func.count()).select_from(SubmissionRow)
                                   .where(SubmissionRow.phase == "two")) == 1

@@ -164,7 +164,10 @@ def carry_phase(db: Database, phase_name: str) -> Carry:
             session.get_one(PhaseCarryRow, phase.name).carried = len(ids)
     except IntegrityError:  # another process carried at the same time, and first
         with db.reading() as session:
-            return _before(session.get_one(PhaseCarryRow, phase.name))
+            first = session.get(PhaseCarryRow, phase.name)
+        if first is None:  # not that: another constraint, which this carry must not hide
+            raise
+        return _before(first)
     return Carry(phase=phase.name, source=source.name, rule=phase.carry, carried_at=now,
                  new=True, submission_ids=tuple(ids), skipped=tuple(skipped),
                  carried=len(ids))
