@@ -242,6 +242,22 @@ def test_a_revealed_phase_takes_no_carry(tmp_path, competition):
     store.engine.dispose()
 
 
+def test_the_server_carries_at_its_start_once_the_phase_has_opened(tmp_path, competition):
+    clock = Clock()
+    example = _example(competition, "best")
+    store = open_store(sqlite_url(tmp_path), example, clock)
+    team = add_team(store, "A", "a@example.org")[0].id
+    submit(store, team, encode(variant("A-0", 1.0)))
+    store.engine.dispose()
+    clock.now = datetime(2028, 1, 1, 6, tzinfo=UTC)
+    app = create_app(example, sqlite_url(tmp_path), clock=clock)
+    try:
+        [row] = [s for s in own_submissions(app.state.store, team, "final")]
+        assert row.carried_from == "public" and row.run_id == "A-0"
+    finally:
+        app.state.store.engine.dispose()
+
+
 # --------------------------------------------------------------------------- end to end
 
 

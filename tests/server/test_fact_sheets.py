@@ -59,13 +59,15 @@ def test_a_good_fact_sheet_is_kept_as_plain_text():
     found = read_fact_sheet(dict(GOOD, description="  " + DESCRIPTION + "\n"))
     assert found == FactSheet(description=DESCRIPTION, code_url=GOOD["code_url"],
                               commit="abcdef1234567")
+    windows = read_fact_sheet(dict(GOOD, description=DESCRIPTION.replace("\n", "\r\n")))
+    assert windows.description == DESCRIPTION
 
 
 @pytest.mark.parametrize("changes, words", [
     ({"description": "x" * (MAX_DESCRIPTION + 1)}, ["2000 characters", "got 2001"]),
     ({"description": "short"}, ["10 to 2000 characters", "got 5"]),
     ({"description": "a method\x07 with a bell"}, ["control characters", "U+0007"]),
-    ({"description": "a method\r\nwith a carriage return"}, ["U+000D"]),
+    ({"description": "a method\rwith a carriage return"}, ["U+000D"]),
     ({"description": "a method \u202eevil"}, ["U+202E"]),
     ({"description": "see <script>alert(1)</script>"}, ["must not contain HTML", "'<script>"]),
     ({"description": "a <b>bold</b> claim here"}, ["must not contain HTML"]),
@@ -130,6 +132,18 @@ def test_a_required_fact_sheet_on_each_backend(db_url, competition):
         assert mark_final(store, team, sid, final=False).fact_sheet == second
     finally:
         store.engine.dispose()
+
+
+def test_an_optional_fact_sheet_may_be_left_out(tmp_path, competition):
+    public, final = competition.phases
+    store = open_store(sqlite_url(tmp_path), replace(competition, phases=(
+        replace(public, fact_sheet="optional"), final)))
+    team = add_team(store, "P", "p@example.org")[0].id
+    ids = [submit(store, team, encode(variant(f"P-{i}", 1.0))).submission_id for i in range(2)]
+    assert mark_final(store, team, ids[0]).fact_sheet is None
+    assert mark_final(store, team, ids[1], fact_sheet=read_fact_sheet(GOOD)).fact_sheet \
+        == read_fact_sheet(GOOD)
+    store.engine.dispose()
 
 
 def test_a_phase_without_fact_sheets_refuses_one(tmp_path, competition):

@@ -3,7 +3,8 @@
 A phase whose competition file says ``fact_sheet = "required"`` (or ``"optional"``) takes, at
 final selection, a short description of the method and a link to the code: a URL and a
 commit. Each part is checked here, before anything is stored: the description is plain text
-(no control characters but line breaks, no bidirectional overrides, no HTML tag; it is stored
+(no control characters but line breaks, a Windows one kept as ``\n``; no bidirectional
+overrides, no HTML tag; it is stored
 as text and escaped wherever it is shown), at most ``MAX_DESCRIPTION`` characters; the URL is
 ``http`` or ``https`` with a host and no credentials, at most ``MAX_URL`` characters; the
 commit a hexadecimal SHA of 7 to 40 digits (kept in lowercase). The checked sheet is a
@@ -74,7 +75,8 @@ def _refused(field: str, rule: str, value: Any, fix: str) -> SubmissionRejected:
 def _description(value: Any) -> str:
     if not isinstance(value, str):
         raise _refused("description", "must be text", value, "give the method in words")
-    text = value.strip()
+    # a line break written on Windows is a line break
+    text = value.replace("\r\n", "\n").strip()
     if not MIN_DESCRIPTION <= len(text) <= MAX_DESCRIPTION:
         raise SubmissionRejected(
             422, f"fact sheet: description must be {MIN_DESCRIPTION} to {MAX_DESCRIPTION} "
