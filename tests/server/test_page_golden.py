@@ -26,7 +26,14 @@ from fastapi.responses import JSONResponse
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server.api import board_json
-from evaluation.server.core import Board, BoardRow, BoardStandings, RowCosts, RowStanding
+from evaluation.server.core import (
+    Board,
+    BoardRow,
+    BoardStandings,
+    FactSheet,
+    RowCosts,
+    RowStanding,
+)
 from evaluation.server.page import render_board
 
 START = datetime(2026, 5, 1, tzinfo=timezone.utc)
@@ -80,12 +87,26 @@ def changed(board: Board) -> Board:
     return replace(board, rows=tuple(rows))
 
 
+def carried_with_facts(board: Board) -> Board:
+    """A revealed board some of whose rows were carried from an earlier phase, with the fact
+    sheets of some (hostile text and links included)."""
+    rows = list(board.rows)
+    for i in range(0, len(rows), 7):
+        rows[i] = replace(rows[i], carried_from="warm<up>&" if i % 2 else "phase0")
+    for i in range(1, len(rows), 11):
+        rows[i] = replace(rows[i], fact_sheet=FactSheet(
+            description=f"Method {i}: a < b & \"c\"\nsecond <line>\u00e9",
+            code_url=f"https://example.org/t{i}?a=1&b=\"2\"", commit=f"{i:07x}"))
+    return replace(board, rows=tuple(rows))
+
+
 def boards() -> dict[str, Board]:
     """The boards pinned, by name."""
     plain = seeded_board()
     return {"seeded": plain, "revealed": seeded_board(revealed=True),
             "final": seeded_board(updating=False), "small": seeded_board(teams=3, seed=1),
-            "changed": changed(plain)}
+            "changed": changed(plain),
+            "carried": carried_with_facts(seeded_board(teams=40, revealed=True))}
 
 
 def page_sha(board: Board) -> str:
@@ -108,6 +129,8 @@ GOLDEN = {
         '9900d345138d06d12003fa0cb46060fa5a0132b80fa0834ae372b94b7d69588a'),
     'changed': ('78ecf3fc5390286e80a90b8e2a3fe9a897bb69d2d687e9fbe5d694571fc60219',
         '17b29ff82cc4569f499c1d25fb47da384a16f8d3fad7d372d694e7c78b66728d'),
+    'carried': ('68a94fee6edb1c0fad5f039d78bf29e3b567522443eddbfe65deccc643896307',
+        '642ad3d6e6fd9749ee93208fe749af7c1056d8d611c5f0645a219823bf12bc17'),
 }
 
 

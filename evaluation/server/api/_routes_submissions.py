@@ -37,7 +37,14 @@ from evaluation.server.api._deps import (
     read_body,
     run_write,
 )
-from evaluation.server.core import FactSheet, Submission, read_fact_sheet, strict_json
+from evaluation.server.core import (
+    MAX_DESCRIPTION,
+    MAX_URL,
+    FactSheet,
+    Submission,
+    read_fact_sheet,
+    strict_json,
+)
 from evaluation.server.db import Caller, Database
 from evaluation.server.store import (
     SubmissionView,
@@ -140,8 +147,9 @@ _FACT_SHEET_BODY: dict[str, Any] = {"requestBody": {"required": False, "content"
         "properties": {"fact_sheet": {
             "type": "object", "additionalProperties": False,
             "required": ["description", "code_url", "commit"],
-            "properties": {"description": {"type": "string", "maxLength": 2000},
-                           "code_url": {"type": "string", "format": "uri", "maxLength": 500},
+            "properties": {"description": {"type": "string", "maxLength": MAX_DESCRIPTION},
+                           "code_url": {"type": "string", "format": "uri",
+                                        "maxLength": MAX_URL},
                            "commit": {"type": "string", "pattern": "^[0-9a-fA-F]{7,40}$"}}}}}}}}}
 
 
