@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -191,6 +193,36 @@ def test_each_rule_carries_its_submissions_once_on_each_backend(db_url, competit
         assert count == len(expected) + 2  # the two pinned baselines
     finally:
         store.engine.dispose()
+
+
+def test_two_carries_at_once_carry_once_on_each_backend(db_url, competition):
+    """Two processes (two engines) opening the phase at the same moment: one carries, the
+    other answers that it was carried."""
+    clock = Clock()
+    example = _example(competition, "all")
+    first = open_store(db_url, example, clock)
+    second = open_store(db_url, example, clock, pin=False)
+    try:
+        team = add_team(first, "A", "a@example.org")[0].id
+        for i in range(3):
+            submit(first, team, encode(variant(f"A-{i}", 1.0 + i / 10)))
+        clock.now = datetime(2028, 1, 1, tzinfo=UTC)
+        start = threading.Barrier(2)
+
+        def carry(store):
+            start.wait()
+            return carry_phase(store, "final")
+
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(carry, (first, second)))
+        assert sorted(a.new for a in answers) == [False, True]
+        assert {a.carried for a in answers} == {3}
+        with first.reading() as session:
+            assert session.scalar(sa.select(sa.func.count()).select_from(SubmissionRow).where(
+                SubmissionRow.carried_from.is_not(None))) == 3
+    finally:
+        first.engine.dispose()
+        second.engine.dispose()
 
 
 def test_a_run_in_the_new_phase_already_and_a_run_of_other_folds_are_not_carried(
