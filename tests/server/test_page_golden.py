@@ -26,7 +26,14 @@ from fastapi.responses import JSONResponse
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server.api import board_json
-from evaluation.server.core import Board, BoardRow, BoardStandings, RowCosts, RowStanding
+from evaluation.server.core import (
+    Board,
+    BoardRow,
+    BoardStandings,
+    FactSheet,
+    RowCosts,
+    RowStanding,
+)
 from evaluation.server.page import render_board
 
 START = datetime(2026, 5, 1, tzinfo=timezone.utc)
@@ -80,12 +87,26 @@ def changed(board: Board) -> Board:
     return replace(board, rows=tuple(rows))
 
 
+def carried_with_facts(board: Board) -> Board:
+    """A revealed board some of whose rows were carried from an earlier phase, with the fact
+    sheets of some (hostile text and links included)."""
+    rows = list(board.rows)
+    for i in range(0, len(rows), 7):
+        rows[i] = replace(rows[i], carried_from="warm<up>&" if i % 2 else "phase0")
+    for i in range(1, len(rows), 11):
+        rows[i] = replace(rows[i], fact_sheet=FactSheet(
+            description=f"Method {i}: a < b & \"c\"\nsecond <line>\u00e9",
+            code_url=f"https://example.org/t{i}?a=1&b=\"2\"", commit=f"{i:07x}"))
+    return replace(board, rows=tuple(rows))
+
+
 def boards() -> dict[str, Board]:
     """The boards pinned, by name."""
     plain = seeded_board()
     return {"seeded": plain, "revealed": seeded_board(revealed=True),
             "final": seeded_board(updating=False), "small": seeded_board(teams=3, seed=1),
-            "changed": changed(plain)}
+            "changed": changed(plain),
+            "carried": carried_with_facts(seeded_board(teams=40, revealed=True))}
 
 
 def page_sha(board: Board) -> str:
@@ -99,15 +120,17 @@ def json_sha(board: Board) -> str:
 #: name -> (SHA-256 of the page, SHA-256 of the JSON), as rendered before the page was cached.
 GOLDEN = {
     'seeded': ('d00705268b5defee45701fef9908658097e1183f045cd1822602dd6ac7aa5790',
-        '939eb5ab8fca3aa837fc1acb4220d639022b40458162ef5f4b9bfa602c586b6e'),
+        '5c9683b7bdfaa665539c56338000b9486cd6f945540b8eb06f7f1dda094b48d9'),
     'revealed': ('14878da248b1def0fd6da41d7d0cb525037cfe95eed09f9a54bf0aeda5591790',
-        'b08c36e497439f34a70ac2f823fd0fa23f7a536486374d13d33a1f58c3af9f71'),
+        '37f9117a95a1b043d5be01b8ac35b6beabd5f4b25487b214f2fcff7961d57772'),
     'final': ('9d973698b872e1183b69b332c98a41c3a93451dd862c6250f12d2f3bb0836c7f',
-        '95d3a28df3db1916b42b300ead2ecef39154b80159ff460538325fb1f125d0ce'),
+        'd2298795646f48788bbe8c486818d0f6142c05ba1bd62c0645ce6088c969121e'),
     'small': ('9ab99c7befb7e7693f4087b96121d4c16973a9a8f7a7a739e4accdfa5192ac8e',
-        '229b08271a6ff54bd00f188cd9e41f3143555ca42fa7919c5b688fa005e0d1d6'),
+        '9900d345138d06d12003fa0cb46060fa5a0132b80fa0834ae372b94b7d69588a'),
     'changed': ('78ecf3fc5390286e80a90b8e2a3fe9a897bb69d2d687e9fbe5d694571fc60219',
-        '109e8cc8cad0dd9e46361de7073a9742ab0d497e03db833fe66a7dd635268150'),
+        '17b29ff82cc4569f499c1d25fb47da384a16f8d3fad7d372d694e7c78b66728d'),
+    'carried': ('68a94fee6edb1c0fad5f039d78bf29e3b567522443eddbfe65deccc643896307',
+        '642ad3d6e6fd9749ee93208fe749af7c1056d8d611c5f0645a219823bf12bc17'),
 }
 
 

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from evaluation.server.api._answers import Rejected, board_json, rejected, team_json
 from evaluation.server.api._board_cache import BoardCache
-from evaluation.server.api._deps import OptionalCallerDep, StoreDep
+from evaluation.server.api._deps import OptionalCallerDep, StoreDep, carry_if_due
 from evaluation.server.core import Board, TeamStanding
 from evaluation.server.db import Database
 from evaluation.server.page import board_csv, render_board, render_team
@@ -23,7 +23,9 @@ router = APIRouter()
 
 
 def _cache(request: Request, store: Database) -> BoardCache:
-    """The app's board cache (made on the first board asked for)."""
+    """The app's board cache (made on the first board asked for), after the carry into a
+    phase that has opened (its board shows the carried submissions from its opening)."""
+    carry_if_due(store)
     state = request.app.state
     if getattr(state, "board_cache", None) is None:
         state.board_cache = BoardCache(store)
@@ -80,6 +82,7 @@ def page(request: Request, store: StoreDep, phase: str | None = None) -> Respons
             summary="A team's standing on a phase's board: win probabilities, Pareto front")
 def get_team(caller: OptionalCallerDep, store: StoreDep, name: str,
              phase: str | None = None) -> Response:
+    carry_if_due(store)
     found = standing_of(store, name, phase, admin=caller is not None and caller.admin)
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")
@@ -89,6 +92,7 @@ def get_team(caller: OptionalCallerDep, store: StoreDep, name: str,
 @router.get("/team", response_class=HTMLResponse, summary="A team's standing as a page",
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
 def team_page(store: StoreDep, name: str, phase: str | None = None) -> Response:
+    carry_if_due(store)
     found = standing_of(store, name, phase)
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")

@@ -5,7 +5,8 @@ submission's view and stored body, a team's own submissions), each submission's 
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
-numbers), the teams' final selections, the rows of a phase's board in the official order,
+numbers), the teams' final selections (and their fact sheets), the carry of an earlier phase's
+submissions into a phase that opens, the rows of a phase's board in the official order,
 and the last statistics computed of each board (shown at once after a restart). Each function
 takes the ``Database`` it works on.
 """
@@ -14,6 +15,13 @@ from __future__ import annotations
 
 from evaluation.server.store._baselines import pin_baselines
 from evaluation.server.store._board import phase_board
+from evaluation.server.store._carry import (
+    Carry,
+    carried,
+    carry_due,
+    carry_opened,
+    carry_phase,
+)
 from evaluation.server.store._finals import FinalMark, mark_final, queue_selections
 from evaluation.server.store._job_requests import MAX_FINISH_BYTES
 from evaluation.server.store._jobs import (
@@ -53,6 +61,7 @@ from evaluation.server.store._views import (
 
 __all__ = [
     "CLAIMS_REFUSED",
+    "Carry",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
     "FinalMark",
@@ -70,6 +79,10 @@ __all__ = [
     "SubmissionView",
     "UPLOAD",
     "UserValues",
+    "carried",
+    "carry_due",
+    "carry_opened",
+    "carry_phase",
     "check_before_body",
     "claim_job",
     "compared_users",
