@@ -141,6 +141,10 @@ class BoardRow:
     enter the paired statistics (tiers, intervals, win probabilities, the Pareto front) and
     their guarantee; a row that is not is a team's claim (unverified, or a prediction upload
     not yet scored), shown apart, after the computed rows, with ``rank=None``.
+
+    ``harness_version``: the harness version that computed the row's scores (None: not
+    known). After an organizers' rescore, ``previous_*`` are the numbers of the version
+    before, until the organizers drop them.
     """
 
     team: str
@@ -161,6 +165,10 @@ class BoardRow:
     private_phase1_score: float | None = None
     standing: RowStanding | None = None
     computed: bool = True
+    harness_version: str | None = None
+    previous_harness_version: str | None = None
+    previous_score: float | None = None
+    previous_phase1_score: float | None = None
 
 
 @dataclass(frozen=True)

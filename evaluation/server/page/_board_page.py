@@ -76,6 +76,7 @@ class RowView:
     costs: tuple[str, ...] = ()
     costs_note: str = ""
     status: str = ""
+    harness: str = ""
 
 
 def render_board(board: Board) -> str:
@@ -202,7 +203,20 @@ def _row_view(row: BoardRow, tests: Sequence[str]) -> RowView:
         private_score=fixed(row.private_score),
         private_interval=("" if row.private_interval is None
                           else interval_text(row.private_interval)),
+        harness=_harness(row) if not hidden else "",
     )
+
+
+def _harness(row: BoardRow) -> str:
+    """Which harness version scored the row, and the previous version's score after a
+    rescore (empty when not known)."""
+    if row.harness_version is None:
+        return ""
+    text = f"harness {row.harness_version}"
+    if row.previous_score is not None:
+        text += (f" (was {fixed(row.previous_score)} under "
+                 f"{row.previous_harness_version or 'an unknown version'})")
+    return text
 
 
 def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, ...]:

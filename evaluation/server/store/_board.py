@@ -41,7 +41,9 @@ _SHOWN = (SubmissionRow.id, SubmissionRow.leaderboard_score, SubmissionRow.phase
           SubmissionRow.submitted_at, SubmissionRow.reproduction, SubmissionRow.flagged,
           SubmissionRow.private_phase1_score, SubmissionRow.private_leaderboard_score,
           SubmissionRow.private_interval_low, SubmissionRow.private_interval_high,
-          SubmissionRow.computed)
+          SubmissionRow.computed, SubmissionRow.harness_version,
+          SubmissionRow.previous_harness_version, SubmissionRow.previous_leaderboard_score,
+          SubmissionRow.previous_phase1_score)
 
 
 @dataclass(frozen=True)
@@ -241,4 +243,8 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
         private_score=row.private_leaderboard_score if private else None,
         private_interval=(None if not private or low is None or high is None
                           else (low, high)),
-        private_phase1_score=row.private_phase1_score if private else None)
+        private_phase1_score=row.private_phase1_score if private else None,
+        harness_version=row.harness_version,
+        previous_harness_version=row.previous_harness_version,
+        previous_score=row.previous_leaderboard_score,
+        previous_phase1_score=row.previous_phase1_score)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from evaluation.server.core import Phase
+from evaluation.server.core import Competition, Phase
 from evaluation.server.db import (
     Caller,
     PredictionsRow,
@@ -30,10 +30,17 @@ from evaluation.server.db import (
     scores_shown,
 )
 from evaluation.server.store._board import revealed_rank
-from evaluation.server.store._jobs import team_jobs
+from evaluation.server.store._job_requests import PLATFORM, TEAM
+from evaluation.server.store._jobs import team_failures, team_jobs
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
+
+def given_back(competition: Competition) -> list[str]:
+    """The causes of a failed job whose submission does not count against the daily limit:
+    the platform's always, the team's own unless the competition says ``count_refused``."""
+    return [PLATFORM] if competition.count_refused else [PLATFORM, TEAM]
+
 
 #: What a receipt needs of a stored submission.
 STORED_FIELDS = ("id", "team_id", "run_id", "body_sha256", "submitted_at", "phase1_score",
@@ -186,7 +193,12 @@ class OwnSubmission:
     ``reproduction_status`` is the state of its reproduction job ("queued", "running",
     "reproduced", "not reproduced", "failed"; None when none was queued), with
     ``reproduction_reason`` (why it failed, or a note); ``log_tail`` is the end of the log of
-    its latest reproduction (the run on the public folds), None before one.
+    its latest reproduction (the run on the public folds), None before one. ``failure`` is
+    why its scoring (else its reproduction) job failed, ``failure_cause`` whose reason it was
+    ("platform": infrastructure, a lost worker, an organizers' timeout; "team": the upload
+    itself; "unknown" for a failure older than the distinction), and ``counted`` whether it
+    counts against the team's daily limit (a platform failure never does; a team's own as
+    the competition's ``count_refused`` says).
     """
 
     submission_id: int
@@ -205,6 +217,9 @@ class OwnSubmission:
     reproduction_status: str | None = None
     reproduction_reason: str | None = None
     log_tail: str | None = None
+    failure: str | None = None
+    failure_cause: str | None = None
+    counted: bool = True
 
 
 def own_submissions(db: Database, team_id: int, phase: str | None = None
@@ -228,12 +243,16 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
                                   is_published(db, phase)),
                      is_revealed(db, phase)) for phase in {r.phase for r in rows}}
     jobs = team_jobs(db, team_id)
+    failures = team_failures(db, team_id)
+    free = set(given_back(db.require_competition())) if db.competition is not None \
+        else {PLATFORM}
     tails = _log_tails(db, team_id)
     listing = []
     for row in rows:
         public, private = shown[row.phase]
         status, reason = jobs.get(row.id, (None, None))
         name, description = _labels(row.payload)
+        _, cause, failure = failures.get(row.id, (None, None, None))
         listing.append(OwnSubmission(
             submission_id=row.id, submitted_at=row.submitted_at, phase=row.phase,
             run_id=row.run_id, name=name, description=description,
@@ -242,7 +261,8 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
             interval=(row.interval_low, row.interval_high) if public else None,
             private_leaderboard_score=row.private_leaderboard_score if private else None,
             flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None,
-            reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id)))
+            reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id),
+            failure=failure, failure_cause=cause, counted=cause not in free))
     return listing
 
 
