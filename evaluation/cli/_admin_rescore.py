@@ -3,8 +3,9 @@ and apply it.
 
 ``admin rescore --phase P`` queues a rescore (a job per scored submission, under this
 harness's version; refused while one of the phase is open), waits ``--wait`` seconds at most
-for the workers, and prints the table of what would change: old and new score, old and new
-rank. Nothing on the board changes until ``--yes`` (given once every job ended) applies it.
+for the workers, and prints the table of what would change: old and new score, rank and tier
+(the board's paired statistics, computed for the table). Nothing on the board changes until
+``--yes`` (given once every job ended) applies it.
 ``--cancel`` gives an open rescore up; ``--drop-old`` drops the numbers applied rescores
 replaced from the board's CSV.
 """
@@ -14,10 +15,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 
 from evaluation.cli._admin_db import closing, open_database
 from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.server.core import load_competition
+from evaluation.server.standings import with_tiers
 from evaluation.server.store import (
     RescoreLine,
     RescoreTable,
@@ -50,9 +53,15 @@ def rescore(args: argparse.Namespace) -> int:
                   f"keeps its numbers")
             return 0
         table = _current(store, args)
-        table = _wait(store, table, args.wait)
+        table = with_tiers(store, _wait(store, table, args.wait))
         if args.yes and table.state == "ready":
-            table = apply_rescore(store, args.phase)
+            # the tiers as computed before: once applied, the board's own are being computed
+            tiers = {line.submission_id: (line.old_tier, line.new_tier) for line in table.lines}
+            applied = apply_rescore(store, args.phase)
+            table = replace(applied, lines=tuple(
+                replace(line, old_tier=tiers.get(line.submission_id, (None, None))[0],
+                        new_tier=tiers.get(line.submission_id, (None, None))[1])
+                for line in applied.lines))
     except SubmissionRejected as exc:
         raise ConfigError(f"{exc.reason}.") from None
     _print(table)
@@ -103,7 +112,7 @@ def _print(table: RescoreTable) -> None:
     print(f"rescore {table.rescore_id} of phase {table.phase!r} under harness "
           f"{table.harness_version}: {table.state} ({counts or 'no jobs'})", file=sys.stdout)
     print(f"{'id':>6}  {'team':<20}  {'old score':>9}  {'new score':>9}  {'change':>9}  "
-          f"{'rank':>9}  versions")
+          f"{'rank':>9}  {'tier':>9}  versions")
     for line in table.lines:
         print(_line(line))
     print(f"{len(table.changed)} of {len(table.lines)} submission(s) change score or rank")
@@ -119,11 +128,14 @@ def _line(line: RescoreLine) -> str:
     rank = f"{_rank(line.old_rank)}->{_rank(line.new_rank)}"
     if line.old_rank != line.new_rank:
         rank += " *"
+    tier = f"{_rank(line.old_tier)}->{_rank(line.new_tier)}"
+    if line.old_tier != line.new_tier:
+        tier += " *"
     versions = f"{line.old_harness_version or '?'} -> {line.new_harness_version or '?'}"
     reason = f"  ({line.job_reason[:120]})" if line.job_reason and line.new_score is None else ""
     team = line.team if len(line.team) <= 20 else line.team[:19] + "\u2026"
     return (f"{line.submission_id:>6}  {ascii(team)[1:-1]:<20}  {old:>9}  {new:>9}  "
-            f"{change:>9}  {rank:>9}  {versions}{reason}")
+            f"{change:>9}  {rank:>9}  {tier:>9}  {versions}{reason}")
 
 
 def _score(value: float | None) -> str:

@@ -20,12 +20,12 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
-from evaluation.errors import ConfigError  # noqa: E402
-from evaluation.server.api import create_app  # noqa: E402
-from evaluation.server.core import load_competition  # noqa: E402
-from evaluation.server.db import create_admin_token  # noqa: E402
-from tests.server._api import SUBMIT, Api, assert_rejected, serving  # noqa: E402
-from tests.server._helpers import (  # noqa: E402
+from evaluation.errors import ConfigError
+from evaluation.server.api import create_app
+from evaluation.server.core import load_competition
+from evaluation.server.db import create_admin_token
+from tests.server._api import SUBMIT, Api, assert_rejected, serving
+from tests.server._helpers import (
     EXAMPLE,
     Clock,
     claims_competition_file,

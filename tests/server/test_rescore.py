@@ -185,12 +185,16 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
         assert lines["alpha"]["new_score"] < lines["alpha"]["old_score"]
         assert (lines["alpha"]["old_rank"], lines["alpha"]["new_rank"]) == (1, 2)
         assert (lines["beta"]["old_rank"], lines["beta"]["new_rank"]) == (2, 1)
+        # the tiers: equal lists are one tier now; alpha's worse lists would drop it a tier
+        assert (lines["alpha"]["old_tier"], lines["beta"]["old_tier"]) == (1, 1)
+        assert (lines["beta"]["new_tier"], lines["alpha"]["new_tier"]) == (1, 2)
         assert lines["alpha"]["old_harness_version"] == OLD
         assert lines["alpha"]["new_harness_version"] == __version__
         # the command shows the same table, and changes nothing without --yes
         code, out, err = run_cli(capsys, *cli, "--show")
         assert code == 0, err
         assert "nothing on the board changed" in out and "2->1 *" in out and "1->2 *" in out
+        assert "1->1" in out  # beta's tier, unchanged
         assert _board(url) == before
 
         code, out, err = run_cli(capsys, *cli, "--yes")

@@ -2,8 +2,8 @@
 a route it may not know).
 
 ``POST /api/v1/phases/{phase}/rescore`` queues a rescore (409 while one of the phase is open);
-``GET`` shows the latest one and what it changes (old and new scores and ranks, nothing on
-the board changed yet); ``.../rescore/apply`` switches the board to its numbers once every job
+``GET`` shows the latest one and what it changes (old and new scores, ranks and tiers, nothing
+on the board changed yet); ``.../rescore/apply`` switches the board to its numbers once every job
 ended; ``.../rescore/cancel`` gives it up; ``.../rescore/drop-old`` drops the replaced numbers
 from the board's CSV. Every write goes through ``run_write``.
 """
@@ -17,6 +17,7 @@ from evaluation.errors import SubmissionRejected
 from evaluation.server.api._answers import REFUSALS, rescore_json
 from evaluation.server.api._deps import CallerDep, StoreDep, run_write
 from evaluation.server.db import Caller
+from evaluation.server.standings import with_tiers
 from evaluation.server.store import (
     apply_rescore,
     cancel_rescore,
@@ -52,7 +53,7 @@ async def post_rescore(request: Request, phase: PhaseName, caller: CallerDep,
             summary="The latest rescore of a phase and what it changes (organizers)")
 def get_rescore(phase: PhaseName, caller: CallerDep, store: StoreDep) -> JSONResponse:
     _organizer(caller)
-    return JSONResponse(rescore_json(rescore_table(store, phase)))
+    return JSONResponse(rescore_json(with_tiers(store, rescore_table(store, phase))))
 
 
 @router.post("/api/v1/phases/{phase}/rescore/apply", responses=REFUSALS,

@@ -34,6 +34,7 @@ from evaluation.server.store._rescores import (
     apply_rescore,
     cancel_rescore,
     drop_old,
+    pending_values,
     rescore_table,
     start_rescore,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "mark_final",
     "own_submissions",
     "payload",
+    "pending_values",
     "phase_board",
     "phase_user_values",
     "pin_baselines",

@@ -20,6 +20,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from evaluation._version import __version__
+from evaluation.challenge import decode_user_values
 from evaluation.errors import SubmissionRejected
 from evaluation.server.db import (
     PredictionsRow,
@@ -32,11 +33,16 @@ from evaluation.server.db import (
     iso,
 )
 from evaluation.server.store._jobs import QUEUED, REPRODUCE, RESCORE, RUNNING
-from evaluation.server.store._scoring import CheckedScoring
-from evaluation.server.store._user_values import SCORED, blob_sha256, check_same_users
+from evaluation.server.store._user_values import (
+    SCORED,
+    UserValues,
+    blob_sha256,
+    check_same_users,
+)
 
-if TYPE_CHECKING:  # annotations only: a function's handle on the database
+if TYPE_CHECKING:  # annotations only: a function's handle on the database, checked numbers
     from evaluation.server.db import Database
+    from evaluation.server.store._scoring import CheckedScoring
 
 #: The verdicts of a reproduction that a rescore queues again.
 _REPRODUCED = ("reproduced", "not reproduced")
@@ -48,7 +54,9 @@ class RescoreLine:
 
     ``new_*`` are None while its job has not scored it (``job_state`` says where it is,
     ``job_reason`` why it failed); ``old_rank`` and ``new_rank`` are its team's places among
-    the teams (its best computed submission), before and after.
+    the teams (its best computed submission), before and after; ``old_tier`` and ``new_tier``
+    its team's tiers (the board's paired statistics), when they were computed (see
+    ``evaluation.server.standings.with_tiers``).
     """
 
     submission_id: int
@@ -64,6 +72,8 @@ class RescoreLine:
     new_phase1_score: float | None
     old_rank: int | None
     new_rank: int | None
+    old_tier: int | None = None
+    new_tier: int | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,8 @@ class RescoreTable:
     def changed(self) -> tuple[RescoreLine, ...]:
         """The lines whose score or rank changes."""
         return tuple(line for line in self.lines if line.new_score is not None and (
-            line.new_score != line.old_score or line.new_rank != line.old_rank))
+            line.new_score != line.old_score or line.new_rank != line.old_rank
+            or line.new_tier != line.old_tier))
 
 
 # --------------------------------------------------------------------------- commands
@@ -260,6 +271,23 @@ def drop_old(db: Database, phase_name: str) -> int:
         for batch in batches:
             batch.dropped_at = now
         return len(rows)
+
+
+def pending_values(db: Database, rescore_id: int) -> dict[int, UserValues]:
+    """``{submission_id: its per-user values}`` of rescore ``rescore_id``'s results (what the
+    board's statistics would read once it is applied)."""
+    with db.reading() as session:
+        found = session.execute(select(
+            RescoreResultRow.submission_id, RescoreResultRow.blob, RescoreResultRow.n_users,
+            RescoreResultRow.k).where(RescoreResultRow.rescore_id == rescore_id,
+                                      RescoreResultRow.blob.is_not(None))).all()
+    out = {}
+    for sid, blob, n_users, k in found:
+        folds = decode_user_values(blob, list(n_users or []), k=k)
+        out[sid] = UserValues(folds=[f.scores for f in folds],
+                              user_hashes=[f.users_sha256 for f in folds], trusted=True,
+                              labels=[f.labels for f in folds])
+    return out
 
 
 # --------------------------------------------------------------------------- the workers' side
