@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -150,9 +151,12 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
         unknown = httpx.post(url + "/api/v1/phases/nope/rescore", headers=as_admin)
         assert unknown.status_code == 404 and "nope" in unknown.json()["reason"]
 
-        started = httpx.post(url + RESCORE, headers=as_admin)
-        assert started.status_code == 201, started.text
-        table = started.json()
+        # two organizers at once: one rescore starts, the other is refused
+        with ThreadPoolExecutor(2) as pool:
+            replies = list(pool.map(lambda _: httpx.post(url + RESCORE, headers=as_admin,
+                                                         timeout=60), range(2)))
+        assert sorted(r.status_code for r in replies) == [201, 409], [r.text for r in replies]
+        table = next(r.json() for r in replies if r.status_code == 201)
         assert table["state"] == "running" and table["harness_version"] == __version__
         assert table["counts"] == {"queued": 2}
         # a second rescore while it runs: refused, nothing queued again

@@ -151,7 +151,7 @@ def finish_job(db: Database, job_id: int, body: bytes) -> JobView:
             write_report(db, session, submission_id, checked)
             end_job(job, checked.report.verdict, now, request.note)
         elif wrong is not None:
-            _failed(job, wrong, True, attempts_allowed(db), now, PLATFORM)
+            _failed(job, wrong[0], wrong[1], attempts_allowed(db), now, PLATFORM)
         elif scored is not None and job.kind == RESCORE:
             write_rescored(session, job, scored, request.harness_version, now)
             end_job(job, SCORED, now, request.note)

@@ -294,17 +294,18 @@ def pending_values(db: Database, rescore_id: int) -> dict[int, UserValues]:
 
 
 def rescore_version(session: Session, job: ReproductionJobRow, version: str | None
-                    ) -> str | None:
-    """Why a rescore job's numbers from harness ``version`` cannot be kept (None: they can):
-    the rescore asks for the version it was started under."""
+                    ) -> tuple[str, bool] | None:
+    """Why a rescore job's numbers from harness ``version`` cannot be kept, and whether
+    another run may help (None: they can be kept): the rescore must be open, and asks for the
+    version it was started under."""
     batch = session.get(RescoreRow, job.rescore_id) if job.rescore_id is not None else None
     if batch is None or batch.applied_at is not None or batch.cancelled_at is not None:
         return (f"the rescore of job {job.id} is no longer open (applied or cancelled): its "
-                f"numbers are not kept")
+                f"numbers are not kept"), False
     if version != batch.harness_version:
         return (f"the worker runs harness {version or 'of an unknown version'}, and rescore "
                 f"{batch.id} scores with harness {batch.harness_version}: run the workers of "
-                f"that version")
+                f"that version"), True
     return None
 
 
