@@ -10,7 +10,10 @@ workers claim, hold and finish them in ``_leases``.
 An infrastructure failure (the server could not be reached, the environment could not be
 built, the sandbox failed) queues the job again until it has run the competition's
 ``reproduce_attempts`` times; then it is "failed", with the reason. A failure of the
-submission itself (no checkout for it) fails the job at once.
+submission itself (no checkout for it) fails the job at once. A failed job keeps whose reason
+it was (``cause``: "platform" or "team"): a submission whose job failed for the platform's
+reason does not count against its team's daily limit. A "rescore" job scores a scored
+submission again for an organizers' rescore (``_rescores``).
 """
 
 from __future__ import annotations

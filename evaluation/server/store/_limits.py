@@ -1,4 +1,9 @@
-"""The refusal of an upload past the team's daily limit, with when to try again."""
+"""The refusal of an upload past the team's daily limit, with when to try again.
+
+The limit counts a team's submissions of a phase in the UTC day, less those whose scoring or
+reproduction job failed for the platform's reason (and, where the competition says
+``count_refused = false``, for the team's own): see ``_submissions``.
+"""
 
 from __future__ import annotations
 
