@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import numpy as np  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
 from evaluation._version import __version__  # noqa: E402
+from evaluation.cli import main  # noqa: E402
 from evaluation.contract import (  # noqa: E402
     PREDICTIONS_MEDIA_TYPE,
     encode_predictions,
@@ -232,11 +234,28 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
         assert rows["alpha"]["harness_version"] == __version__
         assert httpx.post(url + RESCORE + "/drop-old", headers=as_admin).status_code == 409
 
-        # a rescore given up: its numbers never reach the board
+        # the unshifted lists again, scored by a real worker: the numbers from before the
+        # faulty rescore come back, to the last bit, and the ranks with them
         assert httpx.post(url + RESCORE, headers=as_admin).status_code == 201
+        (tmp_path / "admin.token").write_text(admin)
+        status = main(["worker", "--server", url, "--admin-token-file",
+                       str(tmp_path / "admin.token"), "--checkouts", str(tmp_path), "--once",
+                       "--unsafe-no-sandbox", "--env", str(Path(sys.executable).parents[1]),
+                       "--log-dir", str(tmp_path / "logs")])
+        out, err = capsys.readouterr()
+        assert status == 0, out + err
+        again = httpx.get(url + RESCORE, headers=as_admin).json()
+        assert again["state"] == "ready" and again["changed"] == [ids["alpha"], ids["beta"]]
+        lines = {line["team"]: line for line in again["lines"]}
+        for team in ("alpha", "beta"):
+            assert lines[team]["new_score"] == before[team]["leaderboard_score"]
+            assert lines[team]["new_phase1_score"] == before[team]["phase1_score"]
+            assert lines[team]["new_harness_version"] == __version__
+            assert lines[team]["new_rank"] == before[team]["rank"]
+        # a rescore given up: its numbers never reach the board
         code, out, err = run_cli(capsys, *cli, "--cancel")
         assert code == 0 and "cancelled" in out, err
-        assert not [j for j in httpx.get(url + "/api/v1/jobs", headers=as_admin).json()["jobs"]
-                    if j["kind"] == "rescore" and j["state"] == "queued"]
-        assert _board(url)["alpha"]["leaderboard_score"] == after["alpha"]["leaderboard_score"]
+        assert _board(url) == _board(url) and _board(url)["alpha"] == {
+            **after["alpha"], "previous_harness_version": None, "previous_score": None}
+        assert httpx.get(url + RESCORE, headers=as_admin).json()["state"] == "cancelled"
     store.engine.dispose()
