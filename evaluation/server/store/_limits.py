@@ -8,6 +8,8 @@ reproduction job failed for the platform's reason (and, where the competition sa
 from __future__ import annotations
 
 from evaluation.errors import SubmissionRejected
+from evaluation.server.core import Competition
+from evaluation.server.store._job_requests import PLATFORM, TEAM
 
 
 class LimitReached(SubmissionRejected):
@@ -17,3 +19,9 @@ class LimitReached(SubmissionRejected):
     def __init__(self, reason: str, retry_after: int) -> None:
         super().__init__(429, reason)
         self.retry_after = retry_after
+
+
+def given_back(competition: Competition) -> list[str]:
+    """The causes of a failed job whose submission does not count against the daily limit:
+    the platform's always, the team's own unless the competition says ``count_refused``."""
+    return [PLATFORM] if competition.count_refused else [PLATFORM, TEAM]

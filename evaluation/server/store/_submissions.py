@@ -62,20 +62,14 @@ from evaluation.server.store._jobs import (
     queue_scoring,
     queue_upload,
 )
-from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._limits import LimitReached, given_back
 from evaluation.server.store._user_values import (
     UPLOAD,
     blob_sha256,
     check_declared_folds,
     check_same_users,
 )
-from evaluation.server.store._views import (
-    STORED_FIELDS,
-    Receipt,
-    Stored,
-    given_back,
-    receipt,
-)
+from evaluation.server.store._views import STORED_FIELDS, Receipt, Stored, receipt
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from sqlalchemy.engine import Connection

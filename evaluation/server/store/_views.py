@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from evaluation.server.core import Competition, Phase
+from evaluation.server.core import Phase
 from evaluation.server.db import (
     Caller,
     PredictionsRow,
@@ -30,17 +30,12 @@ from evaluation.server.db import (
     scores_shown,
 )
 from evaluation.server.store._board import revealed_rank
-from evaluation.server.store._job_requests import PLATFORM, TEAM
+from evaluation.server.store._job_requests import PLATFORM
 from evaluation.server.store._jobs import team_failures, team_jobs
+from evaluation.server.store._limits import given_back
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
-
-def given_back(competition: Competition) -> list[str]:
-    """The causes of a failed job whose submission does not count against the daily limit:
-    the platform's always, the team's own unless the competition says ``count_refused``."""
-    return [PLATFORM] if competition.count_refused else [PLATFORM, TEAM]
-
 
 #: What a receipt needs of a stored submission.
 STORED_FIELDS = ("id", "team_id", "run_id", "body_sha256", "submitted_at", "phase1_score",
