@@ -60,7 +60,21 @@ def run(args: argparse.Namespace) -> int:
           f"{'final':<5}  {'reproduction':<14}  label")
     for item in listing:
         print(_line(item, client))
+        if item.get("failure_cause"):
+            print("        " + _failure(item, client))
     return 0
+
+
+def _failure(item: dict, client: HttpClient) -> str:
+    """Why a submission failed, whose reason it was, and whether it counts against the daily
+    limit (every server-given text escaped)."""
+    cause = str(item.get("failure_cause"))
+    whose = {"platform": "the platform's reason", "team": "the upload's own reason"}.get(
+        cause, "a reason of unknown kind")
+    counted = ("counts against your daily limit" if item.get("counted", True)
+               else "not counted against your daily limit")
+    return (f"failed for {whose} ({counted}): "
+            f"{client.show(str(item.get('failure') or ''), 300)}")
 
 
 def _line(item: dict, client: HttpClient) -> str:

@@ -18,6 +18,7 @@ from evaluation.server.store import (
     Lease,
     OwnSubmission,
     Receipt,
+    RescoreTable,
     SubmissionView,
 )
 
@@ -73,6 +74,7 @@ _OWN = TypeAdapter(list[OwnSubmission])
 _JOB = TypeAdapter(JobView)
 _JOBS = TypeAdapter(list[JobView])
 _FACT_SHEET = TypeAdapter(FactSheet | None)
+_RESCORE = TypeAdapter(RescoreTable)
 
 
 def board_json(board: Board) -> dict:
@@ -140,6 +142,13 @@ def job_json(job: JobView) -> dict:
 def jobs_json(counts: dict[str, dict[str, int]], jobs: list[JobView]) -> dict:
     """The queue: ``{"counts": {phase: {state: n}}, "jobs": [...]}``."""
     return {"counts": counts, "jobs": _JOBS.dump_python(jobs, mode="json")}
+
+
+def rescore_json(table: RescoreTable) -> dict:
+    """A rescore and what it changes, as the JSON the API answers (``changed``: the ids of
+    the submissions whose score or rank changes)."""
+    return {**_RESCORE.dump_python(table, mode="json"),
+            "changed": [line.submission_id for line in table.changed]}
 
 
 def rejected(status: int, reason: str, headers: dict | None = None,

@@ -5,10 +5,10 @@ submission's view and stored body, a team's own submissions), each submission's 
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
-numbers), the teams' final selections (and their fact sheets), the carry of an earlier phase's
-submissions into a phase that opens, the rows of a phase's board in the official order,
-and the last statistics computed of each board (shown at once after a restart). Each function
-takes the ``Database`` it works on.
+numbers), the teams' final selections (and their fact sheets), the rescores of a phase after a
+harness fix, the carry of an earlier phase's submissions into a phase that opens, the rows of a
+phase's board in the official order, and the last statistics computed of each board (shown at
+once after a restart). Each function takes the ``Database`` it works on.
 """
 
 from __future__ import annotations
@@ -36,6 +36,16 @@ from evaluation.server.store._jobs import (
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
+from evaluation.server.store._rescores import (
+    RescoreLine,
+    RescoreTable,
+    apply_rescore,
+    cancel_rescore,
+    drop_old,
+    pending_values,
+    rescore_table,
+    start_rescore,
+)
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
 from evaluation.server.store._submissions import CLAIMS_REFUSED, check_before_body, submit
 from evaluation.server.store._user_values import (
@@ -74,11 +84,15 @@ __all__ = [
     "MAX_FINISH_BYTES",
     "OwnSubmission",
     "Receipt",
+    "RescoreLine",
+    "RescoreTable",
     "SCORED",
     "Snapshot",
     "SubmissionView",
     "UPLOAD",
     "UserValues",
+    "apply_rescore",
+    "cancel_rescore",
     "carried",
     "carry_due",
     "carry_opened",
@@ -86,6 +100,7 @@ __all__ = [
     "check_before_body",
     "claim_job",
     "compared_users",
+    "drop_old",
     "finish_job",
     "get_submission",
     "heartbeat_job",
@@ -95,14 +110,17 @@ __all__ = [
     "mark_final",
     "own_submissions",
     "payload",
+    "pending_values",
     "phase_board",
     "phase_user_values",
     "pin_baselines",
     "predictions",
     "queue_selections",
     "record_reproduction",
+    "rescore_table",
     "retry_job",
     "save_snapshot",
+    "start_rescore",
     "submit",
     "user_scores",
 ]
