@@ -113,9 +113,12 @@ def lease_json(lease: Lease | None) -> dict:
     "lease_expires_at"}``, or ``{"status": "empty"}`` when no job is claimable."""
     if lease is None:
         return {"status": "empty"}
-    return {"status": "claimed", "job": _JOB.dump_python(lease.job, mode="json"),
-            "lease": lease.lease,
-            "lease_expires_at": lease.expires_at.isoformat().replace("+00:00", "Z")}
+    answer = {"status": "claimed", "job": _JOB.dump_python(lease.job, mode="json"),
+              "lease": lease.lease,
+              "lease_expires_at": lease.expires_at.isoformat().replace("+00:00", "Z")}
+    if lease.protocols:  # a reproduction's alternatives, which the worker runs too
+        answer["robustness"] = list(lease.protocols)
+    return answer
 
 
 def job_json(job: JobView) -> dict:

@@ -23,7 +23,12 @@ from evaluation.server.core._board import (
     guarantee,
 )
 from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
-from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
+from evaluation.server.core._competition_keys import (
+    DEFAULT_REPRODUCE_ATTEMPTS,
+    ROBUSTNESS_KINDS,
+    BoardSettings,
+    RobustnessProtocol,
+)
 from evaluation.server.core._predictions import PredictionUpload, read_prediction_upload
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,
@@ -83,7 +88,9 @@ __all__ = [
     "Phase",
     "PredictionUpload",
     "REPRODUCTION_STATES",
+    "ROBUSTNESS_KINDS",
     "ReproductionReport",
+    "RobustnessProtocol",
     "RowCosts",
     "RowStanding",
     "Scored",

@@ -90,6 +90,7 @@ from evaluation.server.core._competition_keys import (
     DEFAULT_REPRODUCE,
     DEFAULT_REPRODUCE_ATTEMPTS,
     BoardSettings,
+    RobustnessProtocol,
     Where,
     board_settings,
     final_selections,
@@ -98,6 +99,7 @@ from evaluation.server.core._competition_keys import (
     public_fold_users,
     reproduce_attempts,
     reproduce_rule,
+    robustness_protocols,
     when,
 )
 from evaluation.server.core._schema import Submission, parse_submission
@@ -105,7 +107,8 @@ from evaluation.server.core._schema import Submission, parse_submission
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
-             "baselines", "reproduce_attempts", "board", "accept_claims", "max_upload_bytes")
+             "baselines", "reproduce_attempts", "board", "accept_claims", "max_upload_bytes",
+             "robustness")
 #: The largest predictions upload by default (bytes), and the bounds of ``max_upload_bytes``.
 DEFAULT_MAX_UPLOAD_BYTES = 64 << 20
 MIN_UPLOAD_BYTES, MAX_UPLOAD_BYTES = 1 << 10, 1 << 30
@@ -249,6 +252,9 @@ class Competition:
         taken; they are shown apart as unverified claims, never ranked or compared.
     max_upload_bytes : int
         The largest predictions upload.
+    robustness : tuple of RobustnessProtocol
+        The declared alternative protocols (``[robustness]``): every reproduced model is also
+        run under each, and the board's robustness certificate compares the rankings.
     """
 
     name: str
@@ -265,6 +271,7 @@ class Competition:
     fold_users: tuple[int, ...] | None = None
     accept_claims: bool = False
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    robustness: tuple[RobustnessProtocol, ...] = ()
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -444,7 +451,8 @@ def load_competition(path) -> Competition:
         baselines=_baselines(where, data), repeated_items=repeated,
         reproduce_attempts=reproduce_attempts(where, data),
         board=board_settings(where, data), fold_users=public_fold_users(where, dataset),
-        accept_claims=_accept_claims(where, data), max_upload_bytes=_max_upload_bytes(where, data))
+        accept_claims=_accept_claims(where, data), max_upload_bytes=_max_upload_bytes(where, data),
+        robustness=robustness_protocols(where, data, fold_params.get("seed")))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition
