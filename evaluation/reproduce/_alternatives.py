@@ -5,8 +5,8 @@ worker with a reproduction's claim (plain JSON: ``{"name", "kind", "seed" | "cut
 a dataset with other folds, on the very same data: ``fold_seed`` cuts the official
 leave-one-out folds with another fold seed, ``global_time`` cuts once for every user at a
 time (the events before it train; each user who has one of them is tested on their first
-event at or after the cut: :func:`global_cut_fold`). The reproduction runs the model on each
-in the sandbox, as on the official folds, and scores its predictions here.
+event at or after the cut: ``evaluation.dataset.TimeCutDataset``). The reproduction runs the
+model on each in the sandbox, as on the official folds, and scores its predictions here.
 
 Nothing the worker receives is trusted beyond its shape: a protocol that is not one of these
 is a failed alternative with its reason, never a crash.
@@ -14,16 +14,13 @@ is a failed alternative with its reason, never a crash.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError
-from evaluation.splits import Fold, time_values
 
 #: The kinds of alternative the worker runs (the server's ``ROBUSTNESS_KINDS``).
 KINDS = ("fold_seed", "global_time")
@@ -97,51 +94,3 @@ def alternative_config(config: Mapping[str, Any], alternative: Alternative) -> d
     if alternative.kind == "fold_seed":
         return {**config, "fold_params": {**config["fold_params"], "seed": alternative.seed}}
     return dict(config)
-
-
-def global_cut_fold(events: Any, cut: float) -> Fold:
-    """The one fold of a global time cut at ``cut`` (unix seconds).
-
-    Train: every event before the cut. Test: per user with at least one training event, the
-    first of their events at or after the cut (ties: the earlier row), ordered by user id.
-
-    Raises
-    ------
-    ConfigError
-        When the cut leaves no training event or no test user (it lies outside the data).
-    """
-    times = time_values(events["timestamp"])
-    users = events["user_id"].to_numpy()
-    before = times < cut
-    train_rows = np.flatnonzero(before)
-    after = np.flatnonzero(~before)
-    after = after[np.isin(users[after], users[train_rows])]
-    if len(train_rows) == 0 or len(after) == 0:
-        shown = np.datetime64(int(cut), "s") if math.isfinite(cut) else cut
-        raise ConfigError(f"the global time cut at {shown} leaves no "
-                          f"{'training event' if len(train_rows) == 0 else 'test user'}: "
-                          f"the events run from {np.datetime64(int(times.min()), 's')} to "
-                          f"{np.datetime64(int(times.max()), 's')}; move the cut inside them")
-    # by user, then time, then row position: the first row of each user is the target
-    after = after[np.lexsort((after, times[after], users[after]))]
-    first = np.ones(len(after), dtype=bool)
-    first[1:] = users[after][1:] != users[after][:-1]
-    test_rows = after[first]
-    return Fold(index=0, train_rows=train_rows, test_rows=test_rows,
-                sampled_users=len(test_rows), kcore_rounds=0, kcore_converged=True)
-
-
-class CutDataset(ChallengeDataset):
-    """A dataset's tables with one fold: a global time cut (:func:`global_cut_fold`)."""
-
-    def __init__(self, dataset: ChallengeDataset, cut: float) -> None:
-        super().__init__(dataset.tables, num_folds=1, validate=False, fold_cache=False,
-                         repeated_items=dataset.repeated_items)
-        self._cut_fold = global_cut_fold(dataset.tables.events, cut)
-        for rows in (self._cut_fold.train_rows, self._cut_fold.test_rows):
-            rows.flags.writeable = False
-
-    def fold(self, fold: int) -> Fold:
-        """The cut's fold (the only one)."""
-        self._check_fold(fold)
-        return self._cut_fold

@@ -24,12 +24,11 @@ from typing import Any
 from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.contract import COST_KEYS, DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
-from evaluation.dataset import ChallengeDataset
+from evaluation.dataset import ChallengeDataset, TimeCutDataset
 from evaluation.errors import ConfigError, PredictionError, UploadError
 from evaluation.reproduce import _predict
 from evaluation.reproduce._alternatives import (
     Alternative,
-    CutDataset,
     alternative_config,
     read_alternatives,
 )
@@ -355,7 +354,8 @@ def run_alternative(alternative: Alternative, python: Path, checkout: Path, conf
         dataset = None
         if alternative.kind == "global_time":
             base, problem = _predict.rebuild_dataset(config)
-            dataset = None if base is None else CutDataset(base, float(alternative.cut or 0))
+            dataset = None if base is None else TimeCutDataset(base,
+                                                               float(alternative.cut or 0))
         if alternative.kind != "global_time" or dataset is not None:
             found, problem, _ = _run(python, checkout, alternative_config(config, alternative),
                                      work, log_path, budgets, unsafe_no_sandbox,

@@ -12,14 +12,12 @@ import pytest
 
 from evaluation import ChallengeDataset, EvalRSRunner
 from evaluation.challenge import decode_user_values
+from evaluation.dataset import TimeCutDataset
 from evaluation.errors import ConfigError
 from evaluation.reproduce import Budgets, LeaderboardClient, reproduce, worker_config
-from evaluation.reproduce._alternatives import (
-    CutDataset,
-    global_cut_fold,
-    read_alternatives,
-)
+from evaluation.reproduce._alternatives import read_alternatives
 from evaluation.reproduce._reproduce import run_alternative
+from evaluation.splits import global_cut_fold
 from tests.reproduce._fakes import fake_leaderboard, make_checkout, template_model_with
 
 TOKEN = "organizer-" + "y" * 43
@@ -88,7 +86,7 @@ def test_the_alternatives_run_in_the_sandbox_and_are_scored_here(tmp_path, uploa
 
     # the global cut: one fold, its test users those of the cut
     assert sent["cut-2018"]["status"] == "scored"
-    cut = CutDataset(ChallengeDataset(scale="tiny"), 1514764800.0)
+    cut = TimeCutDataset(ChallengeDataset(scale="tiny"), 1514764800.0)
     expected, _ = _mrr(cut, tmp_path, "cut")
     folds = decode_user_values(sent["cut-2018"]["user_values"], [cut.fold(0).n_test_users],
                                k=k)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
-from evaluation.server.core import Board, TeamStanding, guarantee
+from evaluation.server.core import Board, BoardRobustness, TeamStanding, guarantee
 from evaluation.server.store import (
     FinalMark,
     JobView,
@@ -67,6 +67,7 @@ REFUSALS: dict[int | str, dict] = {code: {"model": Rejected}
 
 _BOARD = TypeAdapter(Board)
 _TEAM = TypeAdapter(TeamStanding)
+_ROBUSTNESS = TypeAdapter(BoardRobustness)
 _SUBMISSION = TypeAdapter(SubmissionView)
 _OWN = TypeAdapter(list[OwnSubmission])
 _JOB = TypeAdapter(JobView)
@@ -82,6 +83,11 @@ def board_json(board: Board) -> dict:
 def team_json(standing: TeamStanding) -> dict:
     """A team's standing as the JSON the API answers."""
     return _TEAM.dump_python(standing, mode="json")
+
+
+def robustness_json(view: BoardRobustness) -> dict:
+    """A board's robustness certificate as the JSON the API answers."""
+    return _ROBUSTNESS.dump_python(view, mode="json")
 
 
 def receipt_json(receipt: Receipt) -> dict:

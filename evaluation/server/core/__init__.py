@@ -33,9 +33,17 @@ from evaluation.server.core._predictions import PredictionUpload, read_predictio
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,
     VERDICTS,
+    AlternativeReport,
     ReproductionReport,
     check_reproduction,
     parse_reproduction,
+)
+from evaluation.server.core._robustness import (
+    ROBUSTNESS_STATES,
+    AlternativeFailure,
+    BoardRobustness,
+    ProtocolCertificate,
+    TeamFragilityMark,
 )
 from evaluation.server.core._schema import (
     MAX_BODY_BYTES,
@@ -69,8 +77,11 @@ from evaluation.server.core._user_values import (
 )
 
 __all__ = [
+    "AlternativeFailure",
+    "AlternativeReport",
     "BaselineSpec",
     "Board",
+    "BoardRobustness",
     "BoardRow",
     "BoardSettings",
     "BoardStandings",
@@ -87,8 +98,10 @@ __all__ = [
     "Opponent",
     "Phase",
     "PredictionUpload",
+    "ProtocolCertificate",
     "REPRODUCTION_STATES",
     "ROBUSTNESS_KINDS",
+    "ROBUSTNESS_STATES",
     "ReproductionReport",
     "RobustnessProtocol",
     "RowCosts",
@@ -97,6 +110,7 @@ __all__ = [
     "Scores",
     "Submission",
     "TEST_RANGES",
+    "TeamFragilityMark",
     "TeamStanding",
     "VERDICTS",
     "canonical_json",

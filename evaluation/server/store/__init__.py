@@ -28,6 +28,13 @@ from evaluation.server.store._jobs import (
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
 from evaluation.server.store._reproductions import record_reproduction
+from evaluation.server.store._robustness import (
+    FAILED_ALTERNATIVE,
+    SCORED_ALTERNATIVE,
+    AlternativeResult,
+    alternative_results,
+    alternative_values,
+)
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
 from evaluation.server.store._submissions import CLAIMS_REFUSED, check_before_body, submit
 from evaluation.server.store._user_values import (
@@ -52,9 +59,11 @@ from evaluation.server.store._views import (
 )
 
 __all__ = [
+    "AlternativeResult",
     "CLAIMS_REFUSED",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
+    "FAILED_ALTERNATIVE",
     "FinalMark",
     "FoldCost",
     "JOB_KINDS",
@@ -66,10 +75,13 @@ __all__ = [
     "OwnSubmission",
     "Receipt",
     "SCORED",
+    "SCORED_ALTERNATIVE",
     "Snapshot",
     "SubmissionView",
     "UPLOAD",
     "UserValues",
+    "alternative_results",
+    "alternative_values",
     "check_before_body",
     "claim_job",
     "compared_users",
