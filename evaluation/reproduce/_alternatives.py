@@ -90,7 +90,9 @@ def _alternative(i: int, entry: Any) -> Alternative:
 
 def alternative_config(config: Mapping[str, Any], alternative: Alternative) -> dict[str, Any]:
     """The worker's configuration for ``alternative``: the official one with its fold seed
-    (``fold_seed``) or unchanged (``global_time``: the cut replaces the folds)."""
+    (``fold_seed``) or its folds (``global_time``: the cut replaces them), and no bootstrap of
+    its own (``n_boot`` 0: the server resamples the per-user values, paired across teams)."""
+    out = {**config, "n_boot": 0}
     if alternative.kind == "fold_seed":
-        return {**config, "fold_params": {**config["fold_params"], "seed": alternative.seed}}
-    return dict(config)
+        out["fold_params"] = {**config["fold_params"], "seed": alternative.seed}
+    return out

@@ -20,6 +20,8 @@ only; the others see that it could not.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -50,6 +52,12 @@ from evaluation.standings import ProtocolReplicates, RobustnessCertificate, robu
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
+
+#: Per store, the last certificate of each board (phase, reveal, protocols shown) with what it
+#: was computed from: a request recomputes it only when a row, its values or a result changed.
+_KEPT: weakref.WeakKeyDictionary[Database, dict[tuple, tuple[tuple, RobustnessCertificate]]] \
+    = weakref.WeakKeyDictionary()
+_KEPT_LOCK = threading.Lock()
 
 def board_robustness(db: Database, phase_name: str | None = None, *, admin: bool = False,
                      team: str | None = None) -> BoardRobustness:
@@ -91,13 +99,26 @@ def board_robustness(db: Database, phase_name: str | None = None, *, admin: bool
     ids = {row.team: row.submission_id for row in board.rows
            if row.team in reading.teams and row.submission_id is not None}
     results = alternative_results(db, board.phase, ids.values())
-    alternatives = {p.name: _alternative(db, board, p, reading.teams, ids, results)
-                    for p in shown}
-    settings = competition.board
-    phase = competition.phase(board.phase)
-    certificate = robustness_certificate(
-        official, alternatives, [int(t) for t in reading.reading.tier], level=settings.level,
-        min_difference=settings.for_phase(phase.min_difference))
+    key = (board.phase, board.revealed, tuple(p.name for p in shown))
+    signature = (tuple(reading.team_keys.get(t) for t in reading.teams),
+                 tuple(sorted((k, r.row_id) for k, r in results.items())),
+                 tuple(float(v) for v in official.scores), competition.board,
+                 competition.phase(board.phase).min_difference,
+                 tuple(int(t) for t in reading.reading.tier))
+    with _KEPT_LOCK:
+        kept = _KEPT.setdefault(db, {}).get(key)
+    if kept is not None and kept[0] == signature:
+        certificate = kept[1]
+    else:
+        alternatives = {p.name: _alternative(db, board, p, reading.teams, ids, results)
+                        for p in shown}
+        settings = competition.board
+        phase = competition.phase(board.phase)
+        certificate = robustness_certificate(
+            official, alternatives, [int(t) for t in reading.reading.tier],
+            level=settings.level, min_difference=settings.for_phase(phase.min_difference))
+        with _KEPT_LOCK:
+            _KEPT.setdefault(db, {})[key] = (signature, certificate)
     return _view(base, certificate, shown, reading.teams, ids, results, admin=admin,
                  team=team)
 
