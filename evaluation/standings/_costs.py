@@ -139,9 +139,9 @@ def cost_order(tier: np.ndarray, costs: np.ndarray) -> np.ndarray:
     if tier.ndim != 1 or cost.ndim != 2 or len(cost) != len(tier):
         raise ConfigError(f"cost_order: costs must have one row per team ({len(tier)}); got "
                           f"shape {np.shape(costs)}")
-    unmeasured = ~np.isfinite(cost).all(axis=1)
+    unmeasured = np.asarray(~np.isfinite(cost).all(axis=1))
     # np.lexsort sorts by the last key first: tier, then measured before not, then the costs
-    keys = [np.arange(len(tier))]
+    keys: list[np.ndarray] = [np.arange(len(tier), dtype=np.float64)]
     keys += [np.where(unmeasured, 0.0, cost[:, k]) for k in range(cost.shape[1] - 1, -1, -1)]
-    keys += [unmeasured, tier]
+    keys += [unmeasured.astype(np.float64), tier.astype(np.float64)]
     return np.lexsort(keys)

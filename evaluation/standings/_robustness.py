@@ -8,6 +8,12 @@ protocol. The certificate compares the official ranking with each alternative's:
 order every protocol keeps, the probability that the first place stays, and per team its
 worst rank and tier over the alternatives (tiers by the board's own machinery).
 
+A pair's point order can change under a noisier alternative by chance alone; a pair the
+alternative's own board tells apart the other way (its simultaneous intervals, at the board's
+level) has changed for real. The certificate gives both: the point reading
+(``stable_pair_share``, ``pairs_kept``) and the reversals (``reversed_pair_share``,
+``pairs_reversed``, each team's ``falls_below``), the flag to act on.
+
 Teams missing from an alternative (the model could not run it) are a result, not an error:
 
 * τ_b (point and replicates) is computed over the teams present in both protocols; the
@@ -114,6 +120,9 @@ class AlternativeCertificate:
     pairs_kept : float
         The share of the pairs the official board tells apart (different tiers) whose order
         this alternative's point scores keep (NaN when the board tells no pair apart).
+    pairs_reversed : float
+        The share of those pairs this alternative's own board tells apart the other way (a
+        team missing from it is told apart below every team that ran).
     rank : numpy.ndarray of int
         Per official team: its place under the alternative (1 + the teams that ran with a
         higher score; a missing team: 1 + the teams that ran).
@@ -130,6 +139,7 @@ class AlternativeCertificate:
     first_place_probability: float
     same_leader: bool
     pairs_kept: float
+    pairs_reversed: float
     rank: np.ndarray = field(repr=False)
     tier: np.ndarray = field(repr=False)
 
@@ -151,6 +161,9 @@ class TeamFragility:
         are no alternatives).
     missing_from : tuple of str
         The alternatives it could not run.
+    falls_below : tuple of str
+        The teams the official board tells apart below it that some alternative tells apart
+        above it (its fragility flag: empty when no alternative reverses its order).
     """
 
     team: str
@@ -161,6 +174,12 @@ class TeamFragility:
     worst_rank_protocol: str
     worst_tier_protocol: str
     missing_from: tuple[str, ...]
+    falls_below: tuple[str, ...] = ()
+
+    @property
+    def fragile(self) -> bool:
+        """Some alternative tells a team apart above it that the official board puts below."""
+        return bool(self.falls_below)
 
     @property
     def tiers_lost(self) -> int:
@@ -187,6 +206,9 @@ class RobustnessCertificate:
         The share of the pairs the official board tells apart whose order is the same under
         every protocol (a missing team ranks last); 1 with no alternatives, NaN when the board
         tells no pair apart.
+    reversed_pair_share : float
+        The share of those pairs that some alternative's own board tells apart the other way;
+        0 with no alternatives, NaN when the board tells no pair apart.
     n_told_apart : int
         The pairs the official board tells apart.
     fragility : tuple of TeamFragility
@@ -198,6 +220,7 @@ class RobustnessCertificate:
     n_replicates: int
     alternatives: tuple[AlternativeCertificate, ...]
     stable_pair_share: float
+    reversed_pair_share: float
     n_told_apart: int
     fragility: tuple[TeamFragility, ...]
 
@@ -317,25 +340,36 @@ def robustness_certificate(official: ProtocolReplicates,
     above = official_tier[:, None] < official_tier[None, :]
     n_told_apart = int(above.sum())
     kept_everywhere = above.copy()
+    reversed_somewhere = np.zeros_like(above)
     n_reps = len(official.replicates)
     certificates = []
     for name, alternative in alternatives.items():
-        cert, kept = _alternative(str(name), official, alternative, above, level, min_difference)
+        cert, kept, reversed_ = _alternative(str(name), official, alternative, above, level,
+                                             min_difference)
         certificates.append(cert)
         kept_everywhere &= kept
+        reversed_somewhere |= reversed_
         n_reps = min(n_reps, len(alternative.replicates))
-    stable = float(kept_everywhere.sum() / n_told_apart) if n_told_apart else float("nan")
     return RobustnessCertificate(
         teams=official.teams, level=level, n_replicates=n_reps,
-        alternatives=tuple(certificates), stable_pair_share=stable,
-        n_told_apart=n_told_apart,
-        fragility=_fragility(official.teams, official_rank, official_tier, certificates))
+        alternatives=tuple(certificates), stable_pair_share=_share(kept_everywhere, above),
+        reversed_pair_share=_share(reversed_somewhere, above), n_told_apart=n_told_apart,
+        fragility=_fragility(official.teams, official_rank, official_tier, certificates,
+                             reversed_somewhere))
+
+
+def _share(pairs: np.ndarray, told_apart: np.ndarray) -> float:
+    """The share of the told-apart pairs in ``pairs`` (NaN when none is told apart)."""
+    n = int(told_apart.sum())
+    return float((pairs & told_apart).sum() / n) if n else float("nan")
 
 
 def _alternative(name: str, official: ProtocolReplicates, alternative: ProtocolReplicates,
                  above: np.ndarray, level: float,
-                 min_difference: float) -> tuple[AlternativeCertificate, np.ndarray]:
-    """One alternative's certificate, and which official pairs ``[i, j]`` (i above j) it keeps."""
+                 min_difference: float
+                 ) -> tuple[AlternativeCertificate, np.ndarray, np.ndarray]:
+    """One alternative's certificate, and which official pairs ``[i, j]`` (i above j) it
+    keeps in its point order and which it tells apart the other way."""
     n = len(official.teams)
     where = {team: k for k, team in enumerate(alternative.teams)}
     index = np.array([where.get(team, -1) for team in official.teams], dtype=np.int64)
@@ -357,16 +391,16 @@ def _alternative(name: str, official: ProtocolReplicates, alternative: ProtocolR
                                                                (1 + level) / 2])))
     first_same = _same_top(official_reps, reps)
     kept = above & (scores[:, None] > scores[None, :])
-    n_apart = int(above.sum())
+    tier, beats = _tiers_of(alternative, index, present, level, min_difference)
+    reversed_ = above & beats.T
     cert = AlternativeCertificate(
         protocol=name, tau=tau, tau_interval=(low, high), n_compared=int(present.sum()),
         missing=tuple(t for t, ok in zip(official.teams, present) if not ok),
         first_place_probability=float(first_same.mean()) if n_reps else float("nan"),
         same_leader=bool(_same_top(official.scores[None, :], scores[None, :])[0]),
-        pairs_kept=float(kept.sum() / n_apart) if n_apart else float("nan"),
-        rank=_places(scores, present),
-        tier=_tiers_of(alternative, index, present, level, min_difference))
-    return cert, kept
+        pairs_kept=_share(kept, above), pairs_reversed=_share(reversed_, above),
+        rank=_places(scores, present), tier=tier)
+    return cert, kept, reversed_
 
 
 def _same_top(official: np.ndarray, alternative: np.ndarray) -> np.ndarray:
@@ -386,32 +420,42 @@ def _places(scores: np.ndarray, present: np.ndarray) -> np.ndarray:
 
 
 def _tiers_of(alternative: ProtocolReplicates, index: np.ndarray, present: np.ndarray,
-              level: float, min_difference: float) -> np.ndarray:
-    """The official teams' tiers under an alternative, by the board's tier rules.
+              level: float, min_difference: float) -> tuple[np.ndarray, np.ndarray]:
+    """The official teams' tiers under an alternative, by the board's tier rules, and which
+    team it tells apart above which (``[i, j]``: i beats j; both indexed like the official
+    teams).
 
     The teams that ran are read as a board in the order of their alternative scores (ties
-    in the official order); a missing team gets the tier below the last.
+    in the official order); a missing team gets the tier below the last, and every team that
+    ran beats it.
     """
-    out = np.zeros(len(index), dtype=np.int64)
+    n = len(index)
+    tier = np.ones(n, dtype=np.int64)
+    beats = np.zeros((n, n), dtype=bool)
     if not present.any():
-        return out + 1
+        return tier, beats
     rows = index[present]
     point = alternative.scores[rows]
     reps = alternative.replicates[:, rows].T
     order = np.argsort(-point, kind="stable")
     if reps.shape[1] >= 2:
-        beats = separated(simultaneous_differences(reps, point, level), min_difference)
+        ran_beats = separated(simultaneous_differences(reps, point, level), min_difference)
     else:  # no replicates to tell teams apart with: one tier
-        beats = np.zeros((len(rows), len(rows)), dtype=bool)
-    ran = board_tiers(order, beats)
-    out[present] = ran
-    out[~present] = ran.max() + 1
-    return out
+        ran_beats = np.zeros((len(rows), len(rows)), dtype=bool)
+    ran = board_tiers(order, ran_beats)
+    tier[present] = ran
+    tier[~present] = ran.max() + 1
+    where = np.flatnonzero(present)
+    beats[np.ix_(where, where)] = ran_beats
+    beats[np.ix_(present, ~present)] = True
+    return tier, beats
 
 
 def _fragility(teams: tuple[str, ...], rank: np.ndarray, tier: np.ndarray,
-               certificates: list[AlternativeCertificate]) -> tuple[TeamFragility, ...]:
-    """Per team: its worst rank and tier over the alternatives, and where it cannot run."""
+               certificates: list[AlternativeCertificate],
+               reversed_: np.ndarray) -> tuple[TeamFragility, ...]:
+    """Per team: its worst rank and tier over the alternatives, where it cannot run and the
+    teams it falls below (``reversed_[i, j]``: officially i above j, reversed somewhere)."""
     if not certificates:
         return tuple(TeamFragility(team=t, rank=int(r), tier=int(k), worst_rank=int(r),
                                    worst_tier=int(k), worst_rank_protocol="",
@@ -430,5 +474,6 @@ def _fragility(teams: tuple[str, ...], rank: np.ndarray, tier: np.ndarray,
             worst_tier=int(tier_table[worst_tier_at[i], i]),
             worst_rank_protocol=names[worst_rank_at[i]],
             worst_tier_protocol=names[worst_tier_at[i]],
-            missing_from=tuple(c.protocol for c in certificates if team in c.missing)))
+            missing_from=tuple(c.protocol for c in certificates if team in c.missing),
+            falls_below=tuple(teams[j] for j in np.flatnonzero(reversed_[i]))))
     return tuple(out)

@@ -380,10 +380,12 @@ def test_the_board_settings_default_and_read(tmp_path, example):
     from evaluation.server.core import BoardSettings
     assert load_competition(write(tmp_path, document(example))).board == BoardSettings()
     doc = document(example)
-    doc["board"] = {"min_difference": 0.005, "level": 0.9, "n_boot": 500, "seed": 7}
+    doc["board"] = {"min_difference": 0.005, "level": 0.9, "n_boot": 500, "seed": 7,
+                    "tie_break": "cost"}
     doc["phases"][1]["min_difference"] = 0.01
     comp = load_competition(write(tmp_path, doc))
-    assert comp.board == BoardSettings(min_difference=0.005, level=0.9, n_boot=500, seed=7)
+    assert comp.board == BoardSettings(min_difference=0.005, level=0.9, n_boot=500, seed=7,
+                                       tie_break="cost")
     assert [comp.board.for_phase(p.min_difference) for p in comp.phases] == [0.005, 0.01]
     assert comp.phases[0].min_difference is None
 
@@ -397,6 +399,7 @@ def test_the_board_settings_default_and_read(tmp_path, example):
     ({"n_boot": 10}, "board.n_boot", "from 100 to 10000"),
     ({"n_boot": 1000.0}, "board.n_boot", "from 100 to 10000"),
     ({"seed": -1}, "board.seed", "integer >= 0"),
+    ({"tie_break": "memory"}, "board.tie_break", "must be \"score\""),
     ({"min_diff": 0.1}, "board.min_diff", "correct the spelling"),
 ])
 def test_each_board_rule_names_the_file_and_key(tmp_path, example, table, key, words):

@@ -99,15 +99,15 @@ def json_sha(board: Board) -> str:
 #: name -> (SHA-256 of the page, SHA-256 of the JSON), as rendered before the page was cached.
 GOLDEN = {
     'seeded': ('d00705268b5defee45701fef9908658097e1183f045cd1822602dd6ac7aa5790',
-        '883bd01b5a6db7b3a8b0a3e662c8146870fda6eec5bdec78ec4d98efec43e3f0'),
+        '939eb5ab8fca3aa837fc1acb4220d639022b40458162ef5f4b9bfa602c586b6e'),
     'revealed': ('14878da248b1def0fd6da41d7d0cb525037cfe95eed09f9a54bf0aeda5591790',
-        '59a8e13d08ea3f6919223b69bf912d38f016e7a5d5bdad81ea638ba71b684cd1'),
+        'b08c36e497439f34a70ac2f823fd0fa23f7a536486374d13d33a1f58c3af9f71'),
     'final': ('9d973698b872e1183b69b332c98a41c3a93451dd862c6250f12d2f3bb0836c7f',
-        'ad6fd629c570d2d6969d5adf5b2f5cc4268fb3fadfd935284bb894ab4edc8a41'),
+        '95d3a28df3db1916b42b300ead2ecef39154b80159ff460538325fb1f125d0ce'),
     'small': ('9ab99c7befb7e7693f4087b96121d4c16973a9a8f7a7a739e4accdfa5192ac8e',
-        'abeedd765210e525d4a9c468e5aeb39919d24e2e2356271ec250178b0fe7e688'),
+        '229b08271a6ff54bd00f188cd9e41f3143555ca42fa7919c5b688fa005e0d1d6'),
     'changed': ('78ecf3fc5390286e80a90b8e2a3fe9a897bb69d2d687e9fbe5d694571fc60219',
-        '66b13d54d210120fedec2ed88e840fd94a66b59f8a77516086bff1558c702367'),
+        '109e8cc8cad0dd9e46361de7073a9742ab0d497e03db833fe66a7dd635268150'),
 }
 
 

@@ -124,10 +124,14 @@ def test_missing_teams_leave_tau_and_rank_last():
     # e are not
     assert cert.n_told_apart == 10
     assert alt.pairs_kept == pytest.approx(7 / 10) == cert.stable_pair_share
+    # the alternative tells every team that ran apart above the one that could not
+    assert alt.pairs_reversed == pytest.approx(3 / 10) == cert.reversed_pair_share
     assert alt.same_leader and alt.first_place_probability == 1.0
     b = cert.fragility[1]
     assert (b.team, b.rank, b.tier, b.worst_rank, b.worst_tier) == ("b", 2, 2, 5, 5)
     assert b.missing_from == ("split",) and b.tiers_lost == 3
+    assert b.falls_below == ("c", "d", "e") and b.fragile
+    assert not any(f.fragile for f in cert.fragility if f.team != "b")
 
 
 def test_pairs_kept_count_only_pairs_the_board_tells_apart():
@@ -141,6 +145,10 @@ def test_pairs_kept_count_only_pairs_the_board_tells_apart():
     assert cert.n_told_apart == 4
     assert within.pairs_kept == 1.0 and across.pairs_kept == 3 / 4
     assert cert.stable_pair_share == 3 / 4
+    # replicates that never vary tell every difference apart: the swap across tiers is real
+    assert within.pairs_reversed == 0.0 and across.pairs_reversed == 1 / 4
+    assert cert.reversed_pair_share == 1 / 4
+    assert [f.falls_below for f in cert.fragility] == [(), ("c",), (), ()]
     assert not within.same_leader and within.first_place_probability == 0.0
     assert across.same_leader and across.first_place_probability == 1.0
     assert within.tau == pytest.approx(slow_tau_b([4, 3, 2, 1], [3, 4, 1, 2]))
@@ -208,3 +216,17 @@ def test_bad_inputs_are_refused_by_name():
         robustness_certificate(official, {}, [1])
     with pytest.raises(ConfigError, match="'level' parameter of robustness_certificate"):
         robustness_certificate(official, {}, [1, 2], level=1.0)
+
+
+def test_a_swap_the_alternative_cannot_tell_apart_is_not_a_reversal():
+    rng = np.random.default_rng(7)
+    scores = np.array([3.0, 2.0, 1.0])
+    official = protocol("abc", scores, scores + rng.normal(0, 0.01, (200, 3)))
+    # a noisy alternative puts b above a by a hair: the point order changes, nothing real
+    noisy = np.array([2.0, 2.01, 1.0])
+    alternative = protocol("abc", noisy, noisy + rng.normal(0, 0.5, (200, 3)))
+    cert = robustness_certificate(official, {"noisy": alternative},
+                                  read_board(scores, official.replicates.T).tier)
+    alt = cert.alternatives[0]
+    assert cert.n_told_apart == 3 and alt.pairs_kept == pytest.approx(2 / 3)
+    assert alt.pairs_reversed == 0.0 and not any(f.fragile for f in cert.fragility)

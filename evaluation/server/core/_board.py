@@ -54,6 +54,10 @@ class RowStanding:
     borda_rank : int or None
         Its place in the consensus ranking over the tests (Borda).
     costs : RowCosts or None
+    front_probability : float or None
+        The share of paired replicates in which it is on the cost–quality front (its group
+        scores, measured reproduction time and peak memory: no compared team with measured
+        costs at least as good on all and better on one); None without measured costs.
     being_computed : bool
         Its statistics are being computed (its submission or values are newer than the
         reading the board shows): no tier, no interval until they are.
@@ -69,6 +73,7 @@ class RowStanding:
     borda_rank: int | None = None
     costs: RowCosts | None = None
     being_computed: bool = False
+    front_probability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,9 @@ class BoardStandings:
         computed are compared.
     compared_users : str
         Which test users are compared, and why those.
+    tie_break : str
+        How the teams of one tier are ordered: ``"score"`` (the official order) or
+        ``"cost"`` (by measured reproduction time, then peak memory; the ``[board]`` key).
     """
 
     score: str
@@ -123,6 +131,7 @@ class BoardStandings:
     unavailable: str | None = None
     scope: str = ""
     compared_users: str = ""
+    tie_break: str = "score"
 
 
 @dataclass(frozen=True)

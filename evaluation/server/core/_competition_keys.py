@@ -14,7 +14,9 @@ from typing import Any, NoReturn
 from evaluation.contract import cut
 from evaluation.errors import ConfigError
 
-BOARD_KEYS = ("min_difference", "level", "n_boot", "seed")
+BOARD_KEYS = ("min_difference", "level", "n_boot", "seed", "tie_break")
+#: How teams in one tier are ordered: by score (the official order), or by measured cost.
+TIE_BREAKS = ("score", "cost")
 #: A phase's final selections per team when the competition file does not say.
 DEFAULT_FINAL_SELECTIONS = 2
 #: Which submissions of a phase get a reproduction job: its final selections (the default),
@@ -46,12 +48,17 @@ class BoardSettings:
         Paired bootstrap replicates.
     seed : int
         Seed of the resampling of the test users (the same for every team).
+    tie_break : str
+        How the teams of one tier are ordered (one of ``TIE_BREAKS``): ``"score"``, the
+        official order; ``"cost"``, by measured reproduction time, then peak memory (teams
+        without measured costs last in their tier).
     """
 
     min_difference: float = 0.0
     level: float = 0.95
     n_boot: int = 1000
     seed: int = 0
+    tie_break: str = "score"
 
     def for_phase(self, own: float | None) -> float:
         """The minimum practical difference of a phase whose own is ``own`` (None: it has
@@ -221,10 +228,15 @@ def board_settings(where: Where, data: Mapping) -> BoardSettings:
     seed = table.get("seed", defaults.seed)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         where.fail("board.seed", "must be an integer >= 0", seed, "write e.g. seed = 0")
+    tie_break = table.get("tie_break", defaults.tie_break)
+    if tie_break not in TIE_BREAKS:
+        where.fail("board.tie_break", "must be \"score\" (teams in one tier in the order of "
+                   "their scores) or \"cost\" (in the order of their measured costs)",
+                   tie_break, 'write e.g. tie_break = "cost"')
     min_difference = (min_difference_of(where, table, "board.") if "min_difference" in table
                       else defaults.min_difference)
     return BoardSettings(min_difference=min_difference, level=float(level), n_boot=n_boot,
-                         seed=seed)
+                         seed=seed, tie_break=tie_break)
 
 
 def when(where: Where, table: Mapping, key: str, name: str) -> datetime:

@@ -216,7 +216,9 @@ def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, .
         if standing is not None and standing.being_computed:
             changes["status"] = BEING_COMPUTED
         if standing is not None and standing.costs is not None:
-            changes["costs"] = cost_lines(standing.costs, labels=False)
+            changes["costs"] = cost_lines(standing.costs, labels=False) + (
+                () if standing.front_probability is None
+                else (f"front {standing.front_probability:.0%}",))
             changes["costs_note"] = "trusted" if standing.costs.trusted else "self-reported"
         if compared and standing is not None:
             if standing.tier is not None and standing.tier != tier:
@@ -268,7 +270,24 @@ def standings_text(board: Board) -> str:
             f"come from a paired bootstrap over the test users ({info.n_boot} replicates), "
             f"with at most a {1 - info.level:.0%} chance of any wrong call on the whole "
             f"board.{ties}{_sentence(' Compared: ', info.scope)}"
-            f"{_sentence(' Test users: ', info.compared_users)}")
+            f"{_sentence(' Test users: ', info.compared_users)}{_costs_text(board)}")
+
+
+def _costs_text(board: Board) -> str:
+    """What the board says of its costs: how a tier is ordered by cost (when it is) and
+    how to read the front probability (when a row shows one)."""
+    info = board.standings
+    text = ""
+    if info is not None and info.tie_break == "cost":
+        text += (" Teams in one tier are ordered by measured cost: reproduction time (train "
+                 "and predict), then peak memory; teams without measured costs come last in "
+                 "their tier.")
+    if any(r.standing is not None and r.standing.front_probability is not None
+           for r in board.rows):
+        text += (" Front: the share of replicates in which a team is on the cost\u2013quality "
+                 "front (no other team with measured costs is at least as good on every group "
+                 "score, reproduction time and peak memory, and better on one).")
+    return text
 
 
 def _sentence(label: str, text: str) -> str:

@@ -39,7 +39,9 @@ def board_csv(board: Board) -> str:
     organizers", other test users, ...), Pareto membership, whether some group weights would
     rank it first and their share of all weights, the Borda rank; and the costs, means over
     folds (seconds to train and to predict, peak memory in MiB), marked trusted or
-    self-reported; last, how current the row's statistics are
+    self-reported, and the probability of being on the cost–quality front (the share of
+    replicates, from measured costs only; empty without them); last, how current the row's
+    statistics are
     ("current"; "as of <time>" while the board's are being updated; "being computed";
     "unavailable", the reason in ``left_out``).
     """
@@ -70,7 +72,8 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
 #: The columns of the paired statistics and the costs, and how current the statistics are.
 STANDING_COLUMNS = ("tier", "rank_best", "rank_worst", "user_values", "left_out", "pareto",
                     "first_place", "first_place_share", "borda_rank", "train_seconds",
-                    "predict_seconds", "peak_rss_mib", "costs", "statistics")
+                    "predict_seconds", "peak_rss_mib", "costs", "front_probability",
+                    "statistics")
 
 
 def _standing(standing: RowStanding | None) -> list[str]:
@@ -84,7 +87,8 @@ def _standing(standing: RowStanding | None) -> list[str]:
             _number(standing.borda_rank),
             *((_number(costs.train_seconds), _number(costs.predict_seconds),
                _number(costs.peak_rss_mib), "trusted" if costs.trusted else "self-reported")
-              if costs is not None else ("", "", "", ""))]
+              if costs is not None else ("", "", "", "")),
+            _number(standing.front_probability)]
 
 
 def _freshness(info: BoardStandings | None, standing: RowStanding | None) -> str:

@@ -40,6 +40,7 @@ from evaluation.server.core import (
     references_sha256,
 )
 from evaluation.server.db import STANDINGS_MIN_INTERVAL_S
+from evaluation.server.standings._costs import tiers_by_cost
 from evaluation.server.standings._reading import (
     NO_VALUES,
     Reading,
@@ -254,5 +255,6 @@ def _with(board: Board, standing: Mapping[str, RowStanding], standings: BoardSta
     def of(row: BoardRow) -> RowStanding | None:
         return standing.get(row.team, left_out(row, board))
 
-    return replace(board, rows=tuple(replace(row, standing=of(row)) for row in board.rows),
-                   standings=standings)
+    return tiers_by_cost(replace(board, rows=tuple(replace(row, standing=of(row))
+                                                   for row in board.rows),
+                                 standings=standings))

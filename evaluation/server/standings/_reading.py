@@ -41,6 +41,7 @@ from evaluation.challenge import (
     LEADERBOARD_TESTS,
     PairedResamples,
     References,
+    TeamReplicates,
     paired_resamples,
     team_replicates,
 )
@@ -58,9 +59,10 @@ from evaluation.server.core import (
     references_sha256,
 )
 from evaluation.server.db import UserValuesRow
+from evaluation.server.standings._costs import measured_costs, tiers_by_cost
 from evaluation.server.standings._results import Reading, TeamStats
 from evaluation.server.store import ComparedUsers, UserValues, compared_users, phase_user_values
-from evaluation.standings import METHOD, read_board
+from evaluation.standings import METHOD, front_probability, read_board
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
@@ -240,7 +242,7 @@ def with_standings(db: Database, board: Board, source: ValuesSource) -> Board:
         return board
     rows = tuple(replace(row, standing=reading.rows.get(row.team, left_out(row, board)))
                  for row in board.rows)
-    return replace(board, rows=rows, standings=reading.standings)
+    return tiers_by_cost(replace(board, rows=rows, standings=reading.standings))
 
 
 def board_reading(db: Database, board: Board, source: ValuesSource) -> Reading | None:
@@ -319,7 +321,7 @@ def empty_standings(db: Database, board: Board, users: ComparedUsers | None = No
         level=settings.level,
         min_difference=settings.for_phase(competition.phase(board.phase).min_difference),
         n_boot=settings.n_boot, seed=settings.seed, method=METHOD, compared=0, groups=(),
-        scope=SCOPE, compared_users=users_text(users))
+        scope=SCOPE, compared_users=users_text(users), tie_break=settings.tie_break)
 
 
 def row_inputs(board: Board, versions: Mapping[int, Hashable]
@@ -491,6 +493,7 @@ def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
     replicates = np.array([r.replicates for r in reps]).reshape(len(reps), settings.n_boot)
     reading = read_board(point, replicates, group_scores, tests, eligible=point > GATED_SCORE,
                          level=settings.level, min_difference=min_difference)
+    front = _front_probability(compared, reps, point, settings.n_boot, len(groups))
     rows = dict(standing)
     for i, (row, stats) in enumerate(compared):
         best, worst = (int(v) for v in reading.rank_interval[i])
@@ -498,14 +501,29 @@ def _read(board: Board, compared: Sequence[tuple[BoardRow, TeamStats]],
             values=_values_state(stats), tier=int(reading.tier[i]), rank_interval=(best, worst),
             pareto=bool(reading.pareto[i]), first_place=bool(reading.first_place[i]),
             first_place_share=float(reading.first_place_share[i]),
-            borda_rank=int(reading.borda_rank[i]), costs=stats.costs)
+            borda_rank=int(reading.borda_rank[i]), costs=stats.costs,
+            front_probability=None if np.isnan(front[i]) else float(front[i]))
     info = BoardStandings(
         score="private_score" if board.revealed else "leaderboard_score",
         level=settings.level, min_difference=min_difference, n_boot=settings.n_boot,
         seed=settings.seed, method=METHOD, compared=len(compared), groups=groups,
-        scope=SCOPE, compared_users=users_text(users))
+        scope=SCOPE, compared_users=users_text(users), tie_break=settings.tie_break)
     return Reading(teams=names, reading=reading, group_scores=group_scores, groups=groups,
                    standings=info, rows=rows)
+
+
+def _front_probability(compared: Sequence[tuple[BoardRow, TeamStats]],
+                       reps: Sequence[TeamReplicates], point: np.ndarray, n_boot: int,
+                       n_groups: int) -> np.ndarray:
+    """Each compared row's probability of being on the cost–quality front (its group
+    replicates and measured costs; NaN without measured costs or when gated)."""
+    costs = np.array([measured_costs(stats.costs) for _, stats in compared]
+                     ).reshape(len(compared), 2)
+    if not np.isfinite(costs).all(axis=1).any():
+        return np.full(len(compared), np.nan)  # nothing measured: no front to be on
+    group_reps = np.array([r.group_replicates for r in reps]).reshape(len(reps), n_groups,
+                                                                       n_boot)
+    return front_probability(group_reps, costs, eligible=point > GATED_SCORE)
 
 
 def team_standing(db: Database, board: Board, team: str, source: ValuesSource
