@@ -203,12 +203,19 @@ def test_the_results_are_stored_and_the_certificate_reads_them(store):
     assert seed.tau_low <= seed.tau_high and cut.tau_low <= cut.tau_high
     assert float(kendall_tau_b(np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0]))) == -1.0
     assert seed.same_leader and not cut.same_leader
+    # the board tells the three apart; the reversed protocol's own board (fewer users) tells
+    # at least the farthest pair apart the other way
+    assert public.n_told_apart == 3 and public.stable_pair_share == 0.0
+    assert seed.pairs_kept == 1.0 and seed.pairs_reversed == 0.0
+    assert cut.pairs_kept == 0.0 and cut.pairs_reversed >= 1 / 3
+    assert public.reversed_pair_share == cut.pairs_reversed
     assert seed.n_compared == cut.n_compared == 3 and seed.could_not_run == ()
     assert seed.mean_seconds == pytest.approx(11.0) and seed.max_peak_rss_mib == 300.0
     assert cut.mean_seconds == pytest.approx(3.0)
     marks = {t.team: t for t in public.teams}
     assert marks["Alpha"].worst_rank == 3 and marks["Alpha"].worst_rank_protocol == "cut-2018"
     assert marks["Gamma"].worst_rank == marks["Gamma"].rank == 3
+    assert "Gamma" in marks["Alpha"].falls_below and marks["Gamma"].falls_below == ()
 
     admin = board_robustness(store, "public", admin=True)
     assert [p.protocol for p in admin.protocols] == ["seed-7", "cut-2018", "secret"]
@@ -283,6 +290,7 @@ def test_the_api_page_and_csv_and_a_team_reads_its_own_failure_only(tmp_path, co
         assert csv.headers["content-type"].startswith("text/csv")
         lines = csv.text.splitlines()
         assert lines[0].startswith("phase,line,protocol,kind,tau_b")
+        assert lines[0].endswith("missing_from,falls_below")
         assert [line.split(",")[1] for line in lines[1:]] == ["protocol"] * 3 + ["team"] * 3
         page = client.get("/robustness?phase=public")
         assert page.status_code == 200 and "Fragility marks" in page.text

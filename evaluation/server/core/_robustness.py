@@ -35,6 +35,9 @@ class ProtocolCertificate:
         Whether the point scores put the same team(s) first.
     pairs_kept : float or None
         The share of the pairs the official board tells apart whose order it keeps.
+    pairs_reversed : float or None
+        The share of those pairs its own board (its paired replicates) tells apart the other
+        way: a change for real, not noise.
     mean_seconds : float or None
         The mean wall-clock seconds the alternative's run took per team (its cost).
     max_peak_rss_mib : float or None
@@ -51,14 +54,16 @@ class ProtocolCertificate:
     first_place_probability: float | None
     same_leader: bool
     pairs_kept: float | None
+    pairs_reversed: float | None
     mean_seconds: float | None
     max_peak_rss_mib: float | None
 
 
 @dataclass(frozen=True)
 class TeamFragilityMark:
-    """A compared team's fragility mark: its official place and tier, and its worst ones
-    over the alternatives (and where)."""
+    """A compared team's fragility mark: its official place and tier, its worst ones over the
+    alternatives (and where), and the teams the official board tells apart below it that some
+    alternative tells apart above it (``falls_below``: fragile when not empty)."""
 
     team: str
     rank: int
@@ -68,6 +73,7 @@ class TeamFragilityMark:
     worst_rank_protocol: str
     worst_tier_protocol: str
     missing_from: tuple[str, ...]
+    falls_below: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ class BoardRobustness:
     stable_pair_share : float or None
         The share of the pairs the official board tells apart whose order is the same under
         every shown protocol.
+    reversed_pair_share : float or None
+        The share of those pairs some shown protocol's own board tells apart the other way.
     n_told_apart : int
     protocols : tuple of ProtocolCertificate
     teams : tuple of TeamFragilityMark
@@ -115,6 +123,7 @@ class BoardRobustness:
     level: float | None = None
     n_replicates: int = 0
     stable_pair_share: float | None = None
+    reversed_pair_share: float | None = None
     n_told_apart: int = 0
     protocols: tuple[ProtocolCertificate, ...] = ()
     teams: tuple[TeamFragilityMark, ...] = ()

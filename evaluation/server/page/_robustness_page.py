@@ -26,9 +26,9 @@ STATE_NOTES = {
 #: The columns of the certificate's CSV: one line per protocol, then one per team.
 CSV_COLUMNS = ("phase", "line", "protocol", "kind", "tau_b", "tau_low", "tau_high",
                "n_compared", "could_not_run", "first_place_probability", "same_leader",
-               "pairs_kept", "mean_seconds", "max_peak_rss_mib", "team", "rank", "tier",
-               "worst_rank", "worst_rank_protocol", "worst_tier", "worst_tier_protocol",
-               "missing_from")
+               "pairs_kept", "pairs_reversed", "mean_seconds", "max_peak_rss_mib", "team",
+               "rank", "tier", "worst_rank", "worst_rank_protocol", "worst_tier",
+               "worst_tier_protocol", "missing_from", "falls_below")
 
 
 def share(value: float | None) -> str:
@@ -67,7 +67,8 @@ def robustness_csv(view: BoardRobustness) -> str:
                     n_compared=str(p.n_compared), could_not_run=";".join(p.could_not_run),
                     first_place_probability=cell(p.first_place_probability),
                     same_leader="yes" if p.same_leader else "no",
-                    pairs_kept=cell(p.pairs_kept), mean_seconds=cell(p.mean_seconds),
+                    pairs_kept=cell(p.pairs_kept), pairs_reversed=cell(p.pairs_reversed),
+                    mean_seconds=cell(p.mean_seconds),
                     max_peak_rss_mib=cell(p.max_peak_rss_mib))
         writer.writerow(line.values())
     for t in view.teams:
@@ -76,6 +77,6 @@ def robustness_csv(view: BoardRobustness) -> str:
                     tier=str(t.tier), worst_rank=str(t.worst_rank),
                     worst_rank_protocol=t.worst_rank_protocol, worst_tier=str(t.worst_tier),
                     worst_tier_protocol=t.worst_tier_protocol,
-                    missing_from=";".join(t.missing_from))
+                    missing_from=";".join(t.missing_from), falls_below=";".join(t.falls_below))
         writer.writerow(line.values())
     return out.getvalue()

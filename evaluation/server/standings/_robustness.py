@@ -219,12 +219,13 @@ def _view(base: BoardRobustness, certificate: RobustnessCertificate,
             n_compared=cert.n_compared, could_not_run=cert.missing,
             first_place_probability=_number(cert.first_place_probability),
             same_leader=cert.same_leader, pairs_kept=_number(cert.pairs_kept),
+            pairs_reversed=_number(cert.pairs_reversed),
             mean_seconds=float(np.mean(seconds)) if seconds else None,
             max_peak_rss_mib=float(max(peaks)) if peaks else None))
     marks = tuple(TeamFragilityMark(
         team=f.team, rank=f.rank, tier=f.tier, worst_rank=f.worst_rank, worst_tier=f.worst_tier,
         worst_rank_protocol=f.worst_rank_protocol, worst_tier_protocol=f.worst_tier_protocol,
-        missing_from=f.missing_from) for f in certificate.fragility)
+        missing_from=f.missing_from, falls_below=f.falls_below) for f in certificate.fragility)
     failures = tuple(
         AlternativeFailure(team=t, protocol=p.name, reason=str(results[(ids[t], p.name)].reason))
         for t in teams for p in shown
@@ -234,5 +235,6 @@ def _view(base: BoardRobustness, certificate: RobustnessCertificate,
         competition=base.competition, phase=base.phase, state="shown", declared=base.declared,
         withheld=base.withheld, level=certificate.level, n_replicates=certificate.n_replicates,
         stable_pair_share=_number(certificate.stable_pair_share),
+        reversed_pair_share=_number(certificate.reversed_pair_share),
         n_told_apart=certificate.n_told_apart, protocols=tuple(protocols), teams=marks,
         failures=failures)
