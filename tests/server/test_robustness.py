@@ -292,6 +292,8 @@ def test_the_api_page_and_csv_and_a_team_reads_its_own_failure_only(tmp_path, co
         assert lines[0].startswith("phase,line,protocol,kind,tau_b")
         assert lines[0].endswith("missing_from,falls_below")
         assert [line.split(",")[1] for line in lines[1:]] == ["protocol"] * 3 + ["team"] * 3
+        board_page = client.get("/?phase=public").text
+        assert 'id="robustness" href="/robustness?phase=public"' in board_page
         page = client.get("/robustness?phase=public")
         assert page.status_code == 200 and "Fragility marks" in page.text
         assert "own trace" not in page.text

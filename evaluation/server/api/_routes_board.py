@@ -85,7 +85,10 @@ def _csv(phase: str, text: str) -> Response:
 @router.get("/", response_class=HTMLResponse, summary="The board as a page",
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
 def page(request: Request, store: StoreDep, phase: str | None = None) -> Response:
-    return HTMLResponse(_cache(request, store).answer("page", phase, False, render_board))
+    # the certificate is linked where the competition declares alternative protocols
+    linked = bool(store.require_competition().robustness)
+    return HTMLResponse(_cache(request, store).answer(
+        "page", phase, False, lambda board: render_board(board, robustness=linked)))
 
 
 @router.get("/api/v1/leaderboard/team", response_model=TeamStanding,
