@@ -27,6 +27,7 @@ from evaluation.splits import (
     Fold,
     FoldParams,
     fold_cache_path,
+    global_cut_fold,
     make_fold,
     read_fold,
     write_fold,
@@ -426,3 +427,26 @@ def _take_index(index: pd.Index, idx: np.ndarray) -> pd.Index:
     if not plain or not len(idx) or idx.min() < 0 or idx.max() >= len(index):
         return index.take(idx)
     return pd.Index(idx, name=index.name, copy=False)
+
+
+class TimeCutDataset(ChallengeDataset):
+    """A dataset's tables with one fold: a global time cut at ``cut`` (unix seconds; see
+    :func:`evaluation.splits.global_cut_fold`), the same data and scoring rule otherwise.
+
+    Raises
+    ------
+    ConfigError
+        When the cut leaves no training event or no test user.
+    """
+
+    def __init__(self, dataset: ChallengeDataset, cut: float) -> None:
+        super().__init__(dataset.tables, num_folds=1, validate=False, fold_cache=False,
+                         repeated_items=dataset.repeated_items)
+        self._cut_fold = global_cut_fold(dataset.tables.events, cut)
+        for rows in (self._cut_fold.train_rows, self._cut_fold.test_rows):
+            rows.flags.writeable = False
+
+    def fold(self, fold: int) -> Fold:
+        """The cut's fold (the only one)."""
+        self._check_fold(fold)
+        return self._cut_fold

@@ -36,8 +36,8 @@ NEEDS_MODULES = {
 }
 #: The smoke runs that take more than a few seconds (several fresh processes, each a whole
 #: evaluation or a server): left out by ``-m "not slow"``.
-SLOW = {"bench_baselines.py", "bench_harness.py", "bench_ray.py", "bench_scoring_job.py",
-        "bench_server.py"}
+SLOW = {"bench_alternatives.py", "bench_baselines.py", "bench_harness.py", "bench_ray.py",
+        "bench_scoring_job.py", "bench_server.py"}
 #: Seconds a smoke run may take before it counts as hung (a loaded 2-core machine included).
 TIMEOUT_S = 600
 
@@ -48,7 +48,7 @@ def _skip_reason(script: str) -> str | None:
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         return f"{script} needs {', '.join(missing)} (pip install -r {requirements})"
-    if script == "bench_env.py":
+    if script in ("bench_alternatives.py", "bench_env.py"):
         problem = sandbox_problem()
         if problem is not None:
             return f"{script} measures the reproduction's sandbox, unavailable here: {problem}"

@@ -46,12 +46,16 @@ class BatchRow:
         Whether its private folds are evaluated; None when the line leaves it to ``--private``.
     line : int
         The line of the file (1 is the header), for messages.
+    protocols : tuple of dict
+        The competition's alternative protocols to run the model under too (a worker's
+        claim gives them; a batch file names none).
     """
 
     submission: int
     checkout: Path
     private: bool | None
     line: int
+    protocols: tuple[dict, ...] = ()
 
 
 def read_batch(path: str | os.PathLike) -> list[BatchRow]:

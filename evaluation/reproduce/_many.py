@@ -179,7 +179,8 @@ def run_row(row: BatchRow, payload: dict, settings: BatchSettings,
                             log_path=log_path, timeout=settings.timeout,
                             memory_mb=settings.memory_mb, private_seed=private_seed,
                             source=settings.source, log=lambda line: None,
-                            unsafe_no_sandbox=settings.unsafe_no_sandbox)
+                            unsafe_no_sandbox=settings.unsafe_no_sandbox,
+                            protocols=row.protocols)
     except Exception as exc:  # one row's failure is that row's error
         return error_row(row, exc, time.monotonic() - started, log_path, private_seed), None
     result = _result(row, outcome, time.monotonic() - started, private_seed is not None)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,14 @@ from typing import Any
 from evaluation._version import __version__
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.contract import COST_KEYS, DATASET_KEY, FOLD_PARAMS_KEY, source_arguments
+from evaluation.dataset import ChallengeDataset, TimeCutDataset
 from evaluation.errors import ConfigError, PredictionError, UploadError
 from evaluation.reproduce import _predict
+from evaluation.reproduce._alternatives import (
+    Alternative,
+    alternative_config,
+    read_alternatives,
+)
 from evaluation.reproduce._budgets import Budgets
 from evaluation.reproduce._checkout import (
     DEFAULT_MAX_CHECKOUT_BYTES,
@@ -85,6 +92,10 @@ class Reproduction:
     costs : list of dict, optional
         Each public fold's seconds to train and to predict and peak memory, measured in the
         sandbox.
+    alternatives : list of dict, optional
+        One result per declared alternative protocol, when the competition declares some and
+        the submission reproduced: ``{"protocol", "status": "scored" | "failed", "reason",
+        "user_values", "cost"}`` (see :func:`run_alternative`).
     answer : dict
         The server's answer to the report.
     """
@@ -97,6 +108,7 @@ class Reproduction:
     user_values: str | None = None
     private_user_values: str | None = None
     costs: list[dict] | None = None
+    alternatives: list[dict] | None = None
     answer: dict = field(default_factory=dict)
     sandbox: dict = field(default_factory=dict)
     secrets: tuple = field(default=(), repr=False)
@@ -120,6 +132,10 @@ class Reproduction:
             body["user_values"] = self.user_values
         if self.costs is not None:
             body["costs"] = self.costs
+        if self.alternatives is not None:
+            body["alternatives"] = [
+                {**a, "reason": None if a["reason"] is None else scrub(a["reason"], self.secrets)}
+                for a in self.alternatives]
         return body
 
 
@@ -197,7 +213,8 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
               memory_mb: int | None = DEFAULT_MEMORY_MB, private_seed: int | None = None,
               source: str | None = None, log: Callable[[str], None] = print,
               processes: int = DEFAULT_PROCESSES, scratch_mb: int = DEFAULT_SCRATCH_MB,
-              unsafe_no_sandbox: bool = False) -> Reproduction:
+              unsafe_no_sandbox: bool = False,
+              protocols: Sequence[Mapping[str, object]] = ()) -> Reproduction:
     """Reproduce submission ``submission_id`` from ``checkout`` and send the verdict.
 
     Parameters
@@ -224,6 +241,11 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
     unsafe_no_sandbox : bool
         Where no sandbox can be made, run the model unconfined (a warning goes to the log,
         whose end is sent) instead of refusing.
+    protocols : sequence of mapping
+        The competition's declared alternative protocols (a claim's ``robustness``): when
+        the submission reproduced, the model also runs under each, in the same sandbox with
+        the same budgets, and each one's per-user values and cost (or why it could not run)
+        are sent with the verdict. Their logs stay on this machine.
 
     Raises
     ------
@@ -249,6 +271,7 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
                           f"results.folds; is the server a leaderboard of this harness?")
     config = worker_config(results, source=source)
     config["expected_fingerprint"] = (results.get("model") or {}).get("fingerprint")
+    alternatives = read_alternatives(list(protocols) or None)
     log_path.write_bytes(b"")
     for note in (warning, vendored):
         if note:
@@ -270,6 +293,14 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
             _private(outcome, python, checkout, config, private_seed, Path(work) / "private",
                      log_path.with_name(log_path.name + ".private"), budgets,
                      unsafe_no_sandbox)
+        if alternatives and outcome.verdict == REPRODUCED:
+            outcome.alternatives = []
+            for i, alternative in enumerate(alternatives):
+                log(f"alternative protocol {alternative.name!r} ({alternative.kind})")
+                outcome.alternatives.append(run_alternative(
+                    alternative, python, checkout, config, Path(work) / f"alternative-{i}",
+                    log_path.with_name(f"{log_path.name}.alternative-{i}"), budgets,
+                    unsafe_no_sandbox))
     mechanisms = outcome.sandbox.get("mechanisms", {})
     with open(log_path, "a", encoding="utf-8") as f:
         # which limit was in force, for whoever reads the verdict's log on the server
@@ -301,17 +332,70 @@ def _comparison(results: Mapping, found: dict, problem: str | None) -> Compariso
     return comparison
 
 
+def run_alternative(alternative: Alternative, python: Path, checkout: Path, config: dict,
+                    work: Path, log_path: Path, budgets: Budgets,
+                    unsafe_no_sandbox: bool) -> dict:
+    """Run the model under one alternative protocol in the sandbox and score it here.
+
+    Returns
+    -------
+    dict
+        ``{"protocol", "status", "reason", "user_values", "cost"}``: status "scored" with the
+        per-user values of its folds, or "failed" with the reason (the model raised, ran out
+        of a budget, sent malformed predictions, or the protocol cannot be cut from the
+        data); ``cost`` the run's wall-clock seconds and, summed over its folds, the seconds
+        to train and to predict measured in the sandbox, with the peak memory (MiB).
+    """
+    started = time.monotonic()
+    log_path.write_bytes(b"")
+    os.chmod(log_path, 0o600)
+    found: dict = {}
+    try:
+        dataset = None
+        if alternative.kind == "global_time":
+            base, problem = _predict.rebuild_dataset(config)
+            dataset = None if base is None else TimeCutDataset(base,
+                                                               float(alternative.cut or 0))
+        if alternative.kind != "global_time" or dataset is not None:
+            found, problem, _ = _run(python, checkout, alternative_config(config, alternative),
+                                     work, log_path, budgets, unsafe_no_sandbox,
+                                     dataset=dataset)
+    except Exception as exc:  # the alternative's failure, never the reproduction's
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is None and not found.get("user_values"):
+        problem = "the run ended without per-user values (see the worker's log)"
+    costs = found.get("costs") or []
+
+    def total(key: str) -> float | None:
+        values = [c.get(key) for c in costs]
+        return None if not values or None in values else round(sum(values), 3)
+
+    peaks = [c["peak_rss_mib"] for c in costs if c.get("peak_rss_mib") is not None]
+    return {"protocol": alternative.name, "status": "failed" if problem else "scored",
+            "reason": None if problem is None else problem[:2000],
+            "user_values": None if problem else found["user_values"],
+            "cost": {"seconds": round(time.monotonic() - started, 3),
+                     "train_seconds": total("train_seconds"),
+                     "predict_seconds": total("predict_seconds"),
+                     "peak_rss_mib": max(peaks) if peaks else None}}
+
+
 def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
-         budgets: Budgets, unsafe_no_sandbox: bool) -> tuple[dict, str | None, dict]:
+         budgets: Budgets, unsafe_no_sandbox: bool, *,
+         dataset: ChallengeDataset | None = None) -> tuple[dict, str | None, dict]:
     """Run the model once in the sandbox and score what it predicted here.
+
+    ``dataset``: the folds to run on (an alternative's cut); by default the configuration's,
+    rebuilt and checked against it.
 
     Returns what was found (``fingerprint``, ``results``), why it failed (None when it did
     not) and the sandbox's report (its mechanisms and warnings).
     """
     work.mkdir(mode=0o700)
-    dataset, problem = _predict.rebuild_dataset(config)
     if dataset is None:
-        return {}, problem, {}
+        dataset, problem = _predict.rebuild_dataset(config)
+        if dataset is None:
+            return {}, problem, {}
     users = _predict.write_inputs(work / "inputs", dataset, config)
     copy = copy_checkout(checkout, work / "checkout")
     run = _predict.run_model(python=python, checkout_copy=copy, inputs=work / "inputs",

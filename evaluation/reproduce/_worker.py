@@ -81,6 +81,9 @@ class Job:
     attempts: int
     lease: str = field(repr=False)
     kind: str = REPRODUCE
+    #: The competition's alternative protocols a reproduction also runs (the claim's
+    #: ``robustness``).
+    protocols: tuple[dict, ...] = ()
 
     @classmethod
     def from_claim(cls, answer: dict[str, Any]) -> Job:
@@ -90,7 +93,9 @@ class Job:
             return cls(job_id=int(job["job_id"]), submission_id=int(job["submission_id"]),
                        team=str(job["team"]), phase=str(job["phase"]),
                        private=bool(job["private"]), attempts=int(job["attempts"]),
-                       lease=str(answer["lease"]), kind=str(job.get("kind", REPRODUCE)))
+                       lease=str(answer["lease"]), kind=str(job.get("kind", REPRODUCE)),
+                       protocols=tuple(p for p in answer.get("robustness") or ()
+                                       if isinstance(p, dict)))
         except (KeyError, TypeError, ValueError):
             raise EvalRSError("the server's answer to a claim has no job and lease: is it a "
                               "leaderboard of this harness?") from None
@@ -296,7 +301,7 @@ class Worker:
                          "retried")
             return
         row = BatchRow(submission=job.submission_id, checkout=checkout, private=job.private,
-                       line=0)
+                       line=0, protocols=job.protocols)
         seed = self.settings.private_seed if job.private else None
         future = self._submit(job, row, payload, seed)
         with self._lock:

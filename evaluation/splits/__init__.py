@@ -16,7 +16,7 @@ from evaluation.splits._loo import (
     make_fold,
 )
 from evaluation.splits._split import Split, check_events, time_values
-from evaluation.splits._temporal import global_time_split, temporal_user_split
+from evaluation.splits._temporal import global_cut_fold, global_time_split, temporal_user_split
 
 __all__ = [
     "DEFAULT_SEED",
@@ -31,6 +31,7 @@ __all__ = [
     "bootstrap_folds",
     "check_events",
     "fold_cache_path",
+    "global_cut_fold",
     "global_time_split",
     "kcore_filter",
     "leave_last_one_out",

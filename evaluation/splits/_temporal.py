@@ -11,6 +11,7 @@ import pandas as pd
 
 from evaluation._util.validation import check_int, check_number
 from evaluation.errors import ConfigError, DataError
+from evaluation.splits._loo import Fold
 from evaluation.splits._split import Split, check_events, order_events, time_values
 
 #: How many of a user's ``n`` events go to test (documented in ``temporal_user_split``).
@@ -172,6 +173,38 @@ def global_time_split(
               "dropped_cold_user_events": dropped_users,
               "dropped_cold_item_events": dropped_items}
     return Split(train=train, test=test, params=params, cutoff=cut)
+
+
+def global_cut_fold(events: Any, cut: float) -> Fold:
+    """The one fold of a global time cut at ``cut`` (unix seconds).
+
+    Train: every event before the cut. Test: per user with at least one training event, the
+    first of their events at or after the cut (ties: the earlier row), ordered by user id.
+
+    Raises
+    ------
+    ConfigError
+        When the cut leaves no training event or no test user (it lies outside the data).
+    """
+    times = time_values(events["timestamp"])
+    users = events["user_id"].to_numpy()
+    before = times < cut
+    train_rows = np.flatnonzero(before)
+    after = np.flatnonzero(~before)
+    after = after[np.isin(users[after], users[train_rows])]
+    if len(train_rows) == 0 or len(after) == 0:
+        shown = np.datetime64(int(cut), "s") if math.isfinite(cut) else cut
+        raise ConfigError(f"the global time cut at {shown} leaves no "
+                          f"{'training event' if len(train_rows) == 0 else 'test user'}: "
+                          f"the events run from {np.datetime64(int(times.min()), 's')} to "
+                          f"{np.datetime64(int(times.max()), 's')}; move the cut inside them")
+    # by user, then time, then row position: the first row of each user is the target
+    after = after[np.lexsort((after, times[after], users[after]))]
+    first = np.ones(len(after), dtype=bool)
+    first[1:] = users[after][1:] != users[after][:-1]
+    test_rows = after[first]
+    return Fold(index=0, train_rows=train_rows, test_rows=test_rows,
+                sampled_users=len(test_rows), kcore_rounds=0, kcore_converged=True)
 
 
 def _check_share(name: str, value: Any, owner: str) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
-from evaluation.server.core import Board, FactSheet, TeamStanding, guarantee
+from evaluation.server.core import Board, BoardRobustness, FactSheet, TeamStanding, guarantee
 from evaluation.server.store import (
     Carry,
     FinalMark,
@@ -69,6 +69,7 @@ REFUSALS: dict[int | str, dict] = {code: {"model": Rejected}
 
 _BOARD = TypeAdapter(Board)
 _TEAM = TypeAdapter(TeamStanding)
+_ROBUSTNESS = TypeAdapter(BoardRobustness)
 _SUBMISSION = TypeAdapter(SubmissionView)
 _OWN = TypeAdapter(list[OwnSubmission])
 _JOB = TypeAdapter(JobView)
@@ -86,6 +87,11 @@ def board_json(board: Board) -> dict:
 def team_json(standing: TeamStanding) -> dict:
     """A team's standing as the JSON the API answers."""
     return _TEAM.dump_python(standing, mode="json")
+
+
+def robustness_json(view: BoardRobustness) -> dict:
+    """A board's robustness certificate as the JSON the API answers."""
+    return _ROBUSTNESS.dump_python(view, mode="json")
 
 
 def receipt_json(receipt: Receipt) -> dict:
@@ -129,9 +135,12 @@ def lease_json(lease: Lease | None) -> dict:
     "lease_expires_at"}``, or ``{"status": "empty"}`` when no job is claimable."""
     if lease is None:
         return {"status": "empty"}
-    return {"status": "claimed", "job": _JOB.dump_python(lease.job, mode="json"),
-            "lease": lease.lease,
-            "lease_expires_at": lease.expires_at.isoformat().replace("+00:00", "Z")}
+    answer = {"status": "claimed", "job": _JOB.dump_python(lease.job, mode="json"),
+              "lease": lease.lease,
+              "lease_expires_at": lease.expires_at.isoformat().replace("+00:00", "Z")}
+    if lease.protocols:  # a reproduction's alternatives, which the worker runs too
+        answer["robustness"] = list(lease.protocols)
+    return answer
 
 
 def job_json(job: JobView) -> dict:

@@ -1,6 +1,7 @@
 """The board of a phase: as JSON, as CSV (``/leaderboard.csv``, or ``?format=csv``), and as
 the page (``GET /``), each with its paired statistics; a team's standing on it as JSON
-(``/api/v1/leaderboard/team``) and as a page (``/team``).
+(``/api/v1/leaderboard/team``) and as a page (``/team``); its robustness certificate as JSON
+(``/api/v1/leaderboard/robustness``, ``?format=csv``) and as a page (``/robustness``).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
 Each is answered from the process's ``BoardCache`` while the board has not changed. None
@@ -11,13 +12,25 @@ computes the statistics: a background thread does, and a board shows the latest 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from evaluation.server.api._answers import Rejected, board_json, rejected, team_json
+from evaluation.server.api._answers import (
+    Rejected,
+    board_json,
+    rejected,
+    robustness_json,
+    team_json,
+)
 from evaluation.server.api._board_cache import BoardCache
 from evaluation.server.api._deps import OptionalCallerDep, StoreDep, carry_if_due
-from evaluation.server.core import Board, TeamStanding
+from evaluation.server.core import Board, BoardRobustness, TeamStanding
 from evaluation.server.db import Database
-from evaluation.server.page import board_csv, render_board, render_team
-from evaluation.server.standings import standing_of
+from evaluation.server.page import (
+    board_csv,
+    render_board,
+    render_robustness,
+    render_team,
+    robustness_csv,
+)
+from evaluation.server.standings import board_robustness, standing_of
 
 router = APIRouter()
 
@@ -74,7 +87,10 @@ def _csv(phase: str, text: str) -> Response:
 @router.get("/", response_class=HTMLResponse, summary="The board as a page",
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
 def page(request: Request, store: StoreDep, phase: str | None = None) -> Response:
-    return HTMLResponse(_cache(request, store).answer("page", phase, False, render_board))
+    # the certificate is linked where the competition declares alternative protocols
+    linked = bool(store.require_competition().robustness)
+    return HTMLResponse(_cache(request, store).answer(
+        "page", phase, False, lambda board: render_board(board, robustness=linked)))
 
 
 @router.get("/api/v1/leaderboard/team", response_model=TeamStanding,
@@ -97,3 +113,29 @@ def team_page(store: StoreDep, name: str, phase: str | None = None) -> Response:
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")
     return HTMLResponse(render_team(found))
+
+
+@router.get("/api/v1/leaderboard/robustness", response_model=BoardRobustness,
+            responses={200: {"content": {"text/csv": {}}}, 401: {"model": Rejected},
+                       404: {"model": Rejected}},
+            summary="The robustness certificate of a phase's board: would its ranking survive "
+                    "the declared alternative protocols?")
+def get_robustness(caller: OptionalCallerDep, store: StoreDep, phase: str | None = None,
+                   format: str = "json") -> Response:
+    admin = caller is not None and caller.admin
+    if format not in ("json", "csv"):
+        return rejected(422, f"format {format[:20]!r} is not known: give json (the default) "
+                             f"or csv")
+    view = board_robustness(store, phase, admin=admin,
+                            team=None if caller is None else caller.team)
+    if format == "csv":
+        return Response(robustness_csv(view), media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="robustness-{view.phase}.csv"'})
+    return JSONResponse(robustness_json(view))
+
+
+@router.get("/robustness", response_class=HTMLResponse,
+            summary="The robustness certificate of a phase's board as a page",
+            responses={404: {"model": Rejected}, 503: {"model": Rejected}})
+def robustness_page(store: StoreDep, phase: str | None = None) -> Response:
+    return HTMLResponse(render_robustness(board_robustness(store, phase)))

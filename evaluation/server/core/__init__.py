@@ -25,15 +25,28 @@ from evaluation.server.core._board import (
     guarantee,
 )
 from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
-from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
+from evaluation.server.core._competition_keys import (
+    DEFAULT_REPRODUCE_ATTEMPTS,
+    ROBUSTNESS_KINDS,
+    BoardSettings,
+    RobustnessProtocol,
+)
 from evaluation.server.core._fact_sheet import MAX_DESCRIPTION, MAX_URL, read_fact_sheet
 from evaluation.server.core._predictions import PredictionUpload, read_prediction_upload
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,
     VERDICTS,
+    AlternativeReport,
     ReproductionReport,
     check_reproduction,
     parse_reproduction,
+)
+from evaluation.server.core._robustness import (
+    ROBUSTNESS_STATES,
+    AlternativeFailure,
+    BoardRobustness,
+    ProtocolCertificate,
+    TeamFragilityMark,
 )
 from evaluation.server.core._schema import (
     MAX_BODY_BYTES,
@@ -67,8 +80,11 @@ from evaluation.server.core._user_values import (
 )
 
 __all__ = [
+    "AlternativeFailure",
+    "AlternativeReport",
     "BaselineSpec",
     "Board",
+    "BoardRobustness",
     "BoardRow",
     "BoardSettings",
     "BoardStandings",
@@ -88,14 +104,19 @@ __all__ = [
     "Opponent",
     "Phase",
     "PredictionUpload",
+    "ProtocolCertificate",
     "REPRODUCTION_STATES",
+    "ROBUSTNESS_KINDS",
+    "ROBUSTNESS_STATES",
     "ReproductionReport",
+    "RobustnessProtocol",
     "RowCosts",
     "RowStanding",
     "Scored",
     "Scores",
     "Submission",
     "TEST_RANGES",
+    "TeamFragilityMark",
     "TeamStanding",
     "VERDICTS",
     "canonical_json",

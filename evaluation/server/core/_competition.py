@@ -102,6 +102,7 @@ from evaluation.server.core._competition_keys import (
     DEFAULT_REPRODUCE,
     DEFAULT_REPRODUCE_ATTEMPTS,
     BoardSettings,
+    RobustnessProtocol,
     Where,
     board_settings,
     carry_rule,
@@ -113,6 +114,7 @@ from evaluation.server.core._competition_keys import (
     public_fold_users,
     reproduce_attempts,
     reproduce_rule,
+    robustness_protocols,
     when,
 )
 from evaluation.server.core._schema import Submission, parse_submission
@@ -121,7 +123,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
              "baselines", "reproduce_attempts", "board", "accept_claims", "max_upload_bytes",
-             "count_refused")
+             "count_refused", "robustness")
 #: The largest predictions upload by default (bytes), and the bounds of ``max_upload_bytes``.
 DEFAULT_MAX_UPLOAD_BYTES = 64 << 20
 MIN_UPLOAD_BYTES, MAX_UPLOAD_BYTES = 1 << 10, 1 << 30
@@ -282,6 +284,9 @@ class Competition:
         Whether a submission refused for the team's own reason (its scoring or reproduction
         job failed on its upload) counts against the team's daily limit; one that failed for
         the platform's reason never counts.
+    robustness : tuple of RobustnessProtocol
+        The declared alternative protocols (``[robustness]``): every reproduced model is also
+        run under each, and the board's robustness certificate compares the rankings.
     """
 
     name: str
@@ -299,6 +304,7 @@ class Competition:
     accept_claims: bool = False
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     count_refused: bool = True
+    robustness: tuple[RobustnessProtocol, ...] = ()
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -479,7 +485,8 @@ def load_competition(path) -> Competition:
         reproduce_attempts=reproduce_attempts(where, data),
         board=board_settings(where, data), fold_users=public_fold_users(where, dataset),
         accept_claims=_accept_claims(where, data), max_upload_bytes=_max_upload_bytes(where, data),
-        count_refused=count_refused(where, data))
+        count_refused=count_refused(where, data),
+        robustness=robustness_protocols(where, data, fold_params.get("seed")))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition

@@ -304,3 +304,125 @@ def when(where: Where, table: Mapping, key: str, name: str) -> datetime:
                    f"write e.g. {name} = 2026-01-01T00:00:00Z (Z = UTC, or an offset like "
                    f"+02:00)")
     return value.astimezone(timezone.utc)
+
+
+#: The kinds of declared alternative protocol (``[[robustness.protocols]]``): leave-one-out
+#: folds drawn with another fold seed, or one global time cut (train before it, test each
+#: user's first interaction at or after it).
+ROBUSTNESS_KINDS = ("fold_seed", "global_time")
+ROBUSTNESS_KEYS = ("protocols",)
+ROBUSTNESS_PROTOCOL_KEYS = ("name", "kind", "seed", "cut", "private")
+#: The most alternatives a competition may declare (each is one more run of every reproduced
+#: model).
+MAX_ROBUSTNESS_PROTOCOLS = 8
+_PROTOCOL_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                 "0123456789_.-")
+
+
+@dataclass(frozen=True)
+class RobustnessProtocol:
+    """One declared alternative protocol: the reproduction workers also run every reproduced
+    model under it, and the board compares its ranking with the official one.
+
+    Attributes
+    ----------
+    name : str
+        Its name on the board (letters, digits, ``_ . -``; at most 64).
+    kind : {"fold_seed", "global_time"}
+    seed : int or None
+        ``fold_seed``: the fold seed of its leave-one-out folds (not the official one).
+    cut : datetime or None
+        ``global_time``: the cut (aware UTC): events before it train, each user's first event
+        at or after it is the user's test target.
+    private : bool
+        Its results are shown only once the phase's private scores are revealed (e.g. a
+        fold seed the organizers keep to themselves).
+    """
+
+    name: str
+    kind: str
+    seed: int | None = None
+    cut: datetime | None = None
+    private: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The protocol as a reproduction worker receives it (plain JSON values)."""
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.cut is not None:
+            out["cut"] = self.cut.isoformat().replace("+00:00", "Z")
+        return out
+
+
+def robustness_protocols(where: Where, data: Mapping, official_seed: Any
+                         ) -> tuple[RobustnessProtocol, ...]:
+    """The ``[robustness]`` table's declared protocols, checked (none when it is left out).
+
+    ``official_seed`` is ``dataset.fold_params.seed``: a ``fold_seed`` protocol with that
+    seed would be the official protocol again.
+    """
+    if "robustness" not in data:
+        return ()
+    table = where.table(data, "robustness")
+    where.keys(table, "robustness.", ROBUSTNESS_KEYS, required=("protocols",))
+    entries = table["protocols"]
+    if not isinstance(entries, list) or not entries \
+            or len(entries) > MAX_ROBUSTNESS_PROTOCOLS:
+        where.fail("robustness.protocols", f"must be a list of 1 to "
+                   f"{MAX_ROBUSTNESS_PROTOCOLS} tables (the alternative protocols)",
+                   None if isinstance(entries, list) and entries else entries,
+                   'write one [[robustness.protocols]] table per alternative, e.g. name = '
+                   '"seed-7", kind = "fold_seed", seed = 7')
+    protocols: list[RobustnessProtocol] = []
+    for i, entry in enumerate(entries):
+        key = f"robustness.protocols[{i}]."
+        if not isinstance(entry, dict):
+            where.fail(key.rstrip("."), "must be a table", entry,
+                       "write it as [[robustness.protocols]] with keys under it")
+        where.keys(entry, key, ROBUSTNESS_PROTOCOL_KEYS, required=("name", "kind"))
+        protocols.append(_protocol(where, entry, key, official_seed))
+        names = [p.name for p in protocols]
+        if names.count(names[-1]) > 1:
+            where.fail(f"{key}name", "must differ from the other protocols' names",
+                       names[-1], "give each alternative its own name")
+    return tuple(protocols)
+
+
+def _protocol(where: Where, entry: Mapping, key: str, official_seed: Any
+              ) -> RobustnessProtocol:
+    """One ``[[robustness.protocols]]`` table, checked."""
+    name = entry["name"]
+    if not isinstance(name, str) or not 1 <= len(name) <= 64 \
+            or not set(name) <= _PROTOCOL_NAME_CHARS:
+        where.fail(f"{key}name", "must be 1 to 64 letters, digits, '_', '.' or '-' (the "
+                   "protocol's name on the board)", name, 'write e.g. name = "temporal-2021"')
+    kind = entry["kind"]
+    if kind not in ROBUSTNESS_KINDS:
+        where.fail(f"{key}kind", f"must be one of {', '.join(map(repr, ROBUSTNESS_KINDS))}",
+                   kind, 'write kind = "fold_seed" (leave-one-out with another fold seed) or '
+                   'kind = "global_time" (one time cut for every user)')
+    private = entry.get("private", False)
+    if not isinstance(private, bool):
+        where.fail(f"{key}private", "must be true or false (whether the protocol's results "
+                   "wait for the phase's reveal)", private,
+                   "write private = true, or leave it out")
+    needed, other = ("seed", "cut") if kind == "fold_seed" else ("cut", "seed")
+    if other in entry:
+        where.fail(f"{key}{other}", f"is not a parameter of kind {kind!r}", entry[other],
+                   f"remove it (kind {kind!r} takes {needed})")
+    if needed not in entry:
+        where.fail(f"{key}{needed}", f"is missing (kind {kind!r} needs it)",
+                   fix="add seed = 7 (another fold seed than the official one)"
+                   if needed == "seed" else "add cut = 2021-06-01T00:00:00Z")
+    if kind == "fold_seed":
+        seed = entry["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+            where.fail(f"{key}seed", "must be an integer from 0 to 2**31 - 1 (a fold seed)",
+                       seed, "write e.g. seed = 7")
+        if seed == official_seed:
+            where.fail(f"{key}seed", "must differ from dataset.fold_params.seed (that is the "
+                       "official protocol)", seed, "choose another fold seed")
+        return RobustnessProtocol(name=name, kind=kind, seed=seed, private=private)
+    return RobustnessProtocol(name=name, kind=kind, cut=when(where, entry, key, "cut"),
+                              private=private)

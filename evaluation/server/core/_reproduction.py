@@ -68,6 +68,49 @@ class FoldCostReport(BaseModel):
     peak_rss_mib: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
+#: The most alternative protocols a report may carry (a competition declares at most as many).
+MAX_ALTERNATIVES = 8
+#: The longest reason of a failed alternative kept (characters).
+MAX_ALTERNATIVE_REASON = 2000
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class AlternativeCost(BaseModel):
+    """What running the model under one alternative protocol cost: the run's wall-clock
+    seconds and, over its folds, the seconds to train and to predict and the peak memory
+    (MiB), measured in the sandbox (None: unknown)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    seconds: NonNegative | None = None
+    train_seconds: NonNegative | None = None
+    predict_seconds: NonNegative | None = None
+    peak_rss_mib: NonNegative | None = None
+
+
+class AlternativeReport(BaseModel):
+    """The model's result under one declared alternative protocol: "scored" with the
+    per-user values of the protocol's folds (the blob format, base64), or "failed" with the
+    reason (it raised, ran out of a budget, predicted malformed lists, or the protocol could
+    not be cut); its cost either way."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    protocol: Annotated[str, Field(min_length=1, max_length=64)]
+    status: Literal["scored", "failed"]
+    reason: Annotated[str, Field(max_length=MAX_ALTERNATIVE_REASON)] | None = None
+    user_values: str | None = None
+    cost: AlternativeCost = Field(default_factory=AlternativeCost)
+
+    @model_validator(mode="after")
+    def _values_or_reason(self) -> AlternativeReport:
+        if self.status == "scored" and (self.user_values is None or self.reason is not None):
+            raise ValueError("a scored alternative sends its user_values and no reason")
+        if self.status == "failed" and (self.user_values is not None or not self.reason):
+            raise ValueError("a failed alternative sends its reason and no user_values")
+        return self
+
+
 class ReproductionReport(BaseModel):
     """A reproduction's report, checked.
 
@@ -88,6 +131,9 @@ class ReproductionReport(BaseModel):
         of the private ones (only with ``private``).
     costs : list of FoldCostReport or None
         Each public fold's costs, measured in the sandbox.
+    alternatives : list of AlternativeReport or None
+        The model's result under each of the competition's declared alternative protocols
+        (once each).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -104,6 +150,8 @@ class ReproductionReport(BaseModel):
     private_user_values: str | None = None
     costs: Annotated[list[FoldCostReport], Field(min_length=1, max_length=MAX_FOLDS)] | None \
         = None
+    alternatives: Annotated[list[AlternativeReport],
+                            Field(max_length=MAX_ALTERNATIVES)] | None = None
 
     @field_validator("log_tail")
     @classmethod
@@ -125,6 +173,10 @@ class ReproductionReport(BaseModel):
         if self.private_user_values is not None and self.private_fold_tests is None:
             raise ValueError("private_user_values is given without private_fold_tests: send "
                              "the private folds' tests with their per-user values")
+        names = [a.protocol for a in self.alternatives or ()]
+        if len(set(names)) != len(names):
+            raise ValueError("alternatives name a protocol twice: send one result per "
+                             "protocol")
         return self
 
     def reproduced_tests(self) -> dict[int, dict[str, float]]:

@@ -46,8 +46,9 @@ from evaluation.errors import SubmissionRejected
 #: The largest upload body the leaderboard reads (bytes): 2 MiB, a full-scale run's per-user
 #: values (about 1.1 to 1.5 MiB of base64 for 4 folds of ~30k users) with its results.
 MAX_BODY_BYTES = 2 << 20
-#: The largest reproduction report (bytes): two such blobs (public and private folds).
-MAX_REPORT_BYTES = 4 << 20
+#: The largest reproduction report (bytes): two such blobs (public and private folds) and one
+#: per declared alternative protocol (at most 8; a time cut's single fold may hold every user).
+MAX_REPORT_BYTES = 20 << 20
 #: The deepest nesting of arrays and objects a body may have (a results file has about 8).
 MAX_DEPTH = 32
 #: How much of an offending value a rejection shows.

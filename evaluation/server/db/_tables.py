@@ -10,9 +10,10 @@ workers take submissions from: reproductions and scoring jobs), ``predictions`` 
 predictions upload's stream, which a scoring job scores), ``phase_reveals`` (the phases whose
 private scores the organizers have revealed), ``phase_carries`` (the phases into which an
 earlier phase's submissions were carried when they opened), ``user_values`` (each
-submission's per-user values and costs, uploaded, scored or reproduced) and
-``standings_snapshots`` (the last statistics computed of each board, shown at once after a
-restart).
+submission's per-user values and costs, uploaded, scored or reproduced),
+``robustness_results`` (each reproduced submission's per-user values or failure under the
+declared alternative protocols) and ``standings_snapshots`` (the last statistics computed of
+each board, shown at once after a restart).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -345,6 +346,34 @@ class UserValuesRow(Base):
     blob: Mapped[bytes | None] = mapped_column(LargeBinary)
     blob_sha256: Mapped[str | None] = mapped_column(String(64))
     costs: Mapped[list | None] = mapped_column(JSON)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class RobustnessResultRow(Base):
+    """A submission's result under one of the competition's declared alternative protocols,
+    as a reproduction sent it: ``status`` "scored" with ``blob`` (the deflated per-user values
+    of the protocol's folds, ``n_users`` and ``k`` what it was read against, ``users_sha256``
+    its folds' user hashes), or "failed" with ``reason``; ``cost`` the run's seconds and peak
+    memory measured in the sandbox. Every row is kept; the latest per submission and protocol
+    counts. The organizers' own computation: only they send reproductions."""
+
+    __tablename__ = "robustness_results"
+    __table_args__ = (Index(None, "submission_id", "protocol", "recorded_at"),
+                      Index(None, "phase", "protocol"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id",
+                                                          ondelete="CASCADE"))
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
+    protocol: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(Text)
+    k: Mapped[int | None] = mapped_column(Integer)
+    n_users: Mapped[list | None] = mapped_column(JSON)
+    users_sha256: Mapped[list | None] = mapped_column(JSON)
+    blob: Mapped[bytes | None] = mapped_column(LargeBinary)
+    blob_sha256: Mapped[str | None] = mapped_column(String(64))
+    cost: Mapped[dict | None] = mapped_column(JSON)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -91,13 +91,16 @@ class FactSheetView:
     commit: str
 
 
-def render_board(board: Board) -> str:
+def render_board(board: Board, *, robustness: bool = False) -> str:
     """The HTML page of a board.
 
     Parameters
     ----------
     board : Board
         The phase's board, rows best first (baselines among the teams).
+    robustness : bool
+        Link the board's robustness certificate (the competition declares alternative
+        protocols).
 
     Returns
     -------
@@ -122,6 +125,7 @@ def render_board(board: Board) -> str:
     template = _environment().get_template("board.html")
     return template.render(
         board=board,
+        robustness=robustness,
         tests=tests,
         test_labels={name: _test_label(name) for name in tests},
         rows=rows,

@@ -21,6 +21,7 @@ from evaluation.server.standings._reading import (
     team_standing,
     with_standings,
 )
+from evaluation.server.standings._robustness import board_robustness
 from evaluation.server.standings._whatif import with_tiers
 from evaluation.server.standings._worker import (
     FRESH_WAIT_S,
@@ -39,6 +40,7 @@ __all__ = [
     "StoreValues",
     "Target",
     "board_now",
+    "board_robustness",
     "board_with_standings",
     "cache_of",
     "standing_of",

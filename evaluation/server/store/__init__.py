@@ -46,6 +46,13 @@ from evaluation.server.store._rescores import (
     rescore_table,
     start_rescore,
 )
+from evaluation.server.store._robustness import (
+    FAILED_ALTERNATIVE,
+    SCORED_ALTERNATIVE,
+    AlternativeResult,
+    alternative_results,
+    alternative_values,
+)
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
 from evaluation.server.store._submissions import CLAIMS_REFUSED, check_before_body, submit
 from evaluation.server.store._user_values import (
@@ -70,10 +77,12 @@ from evaluation.server.store._views import (
 )
 
 __all__ = [
+    "AlternativeResult",
     "CLAIMS_REFUSED",
     "Carry",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
+    "FAILED_ALTERNATIVE",
     "FinalMark",
     "FoldCost",
     "JOB_KINDS",
@@ -87,10 +96,13 @@ __all__ = [
     "RescoreLine",
     "RescoreTable",
     "SCORED",
+    "SCORED_ALTERNATIVE",
     "Snapshot",
     "SubmissionView",
     "UPLOAD",
     "UserValues",
+    "alternative_results",
+    "alternative_values",
     "apply_rescore",
     "cancel_rescore",
     "carried",

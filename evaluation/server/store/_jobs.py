@@ -74,11 +74,14 @@ class JobView:
 
 @dataclass(frozen=True)
 class Lease:
-    """A claimed job: the job, the lease id its worker must send back, and when it ends."""
+    """A claimed job: the job, the lease id its worker must send back, and when it ends;
+    with a reproduction's claim, the competition's declared alternative protocols the worker
+    also runs the model under (``RobustnessProtocol.as_json``)."""
 
     job: JobView
     lease: str
     expires_at: datetime
+    protocols: tuple[dict, ...] = ()
 
 
 # --------------------------------------------------------------------------- queueing

@@ -94,8 +94,10 @@ def claim_job(db: Database, body: bytes) -> Lease | None:
             job.lease_id, job.lease_owner = lease, request.worker
             job.lease_expires_at = now + timedelta(seconds=request.lease_s)
             job.heartbeat_at = job.started_at = now
+            protocols = tuple(p.as_json() for p in db.require_competition().robustness) \
+                if job.kind == REPRODUCE else ()
             return Lease(job=job_view(job, job_team(session, job.submission_id)), lease=lease,
-                         expires_at=job.lease_expires_at)
+                         expires_at=job.lease_expires_at, protocols=protocols)
 
 
 def heartbeat_job(db: Database, job_id: int, body: bytes) -> Lease:

@@ -11,6 +11,11 @@ are checked like an upload's: read against the submission's folds (its ``n_users
 fold tests), with the test users of the upload and of the phase's other submissions of the
 same run hash. They are stored as trusted rows of ``user_values``, with the costs measured in
 the sandbox; the board reads them in place of the upload's, which stay for the record.
+
+A report's results under the competition's declared alternative protocols (each protocol it
+names must be declared) are stored in ``robustness_results``: a scored one's per-user values
+read against the folds its blob declares (within the blob format's bounds and each test's
+range), a failed one with its reason, each with its cost.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from evaluation.contract import RESULTS_KEY, RUN_HASH_KEY
 from evaluation.errors import SubmissionRejected
 from evaluation.server.core import (
     MAX_REPORT_BYTES,
+    AlternativeReport,
     CheckedValues,
     ReproductionReport,
     Scores,
@@ -36,7 +42,12 @@ from evaluation.server.core import (
     recompute,
     strict_json,
 )
-from evaluation.server.db import ReproductionRow, SubmissionRow, UserValuesRow
+from evaluation.server.db import (
+    ReproductionRow,
+    RobustnessResultRow,
+    SubmissionRow,
+    UserValuesRow,
+)
 from evaluation.server.store._user_values import REPRODUCTION, UPLOAD, blob_sha256, check_same_users
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -55,6 +66,7 @@ class CheckedReport:
     run_hash: str
     public: CheckedValues | None
     private: CheckedValues | None
+    alternatives: tuple[tuple[AlternativeReport, CheckedValues | None], ...] = ()
 
 
 def record_reproduction(db: Database, submission_id: int, body: bytes) -> dict:
@@ -113,7 +125,35 @@ def check_report(db: Database, submission_id: int, data: bytes | object) -> Chec
     scores = _private_scores(db, submission_id, phase_name, report.private_tests())
     results = json.loads(payload)[RESULTS_KEY]
     public, private = _trusted_values(report, results, uploaded)
-    return CheckedReport(report, scores, phase_name, results[RUN_HASH_KEY], public, private)
+    return CheckedReport(report, scores, phase_name, results[RUN_HASH_KEY], public, private,
+                         _alternatives(db, report, results))
+
+
+def _alternatives(db: Database, report: ReproductionReport, results: dict
+                  ) -> tuple[tuple[AlternativeReport, CheckedValues | None], ...]:
+    """Each alternative's result with its per-user values read (None for a failed one).
+
+    Raises
+    ------
+    SubmissionRejected
+        422 for a protocol the competition does not declare, or a blob that cannot be read
+        (or holds a value outside its test's range).
+    """
+    declared = [p.name for p in db.require_competition().robustness]
+    out = []
+    for i, alternative in enumerate(report.alternatives or ()):
+        if alternative.protocol not in declared:
+            raise SubmissionRejected(
+                422, f"invalid reproduction report: alternatives[{i}] names protocol "
+                     f"{alternative.protocol[:64]!r}, which the competition does not declare "
+                     f"(its protocols: {declared}); run the worker against this competition")
+        values = None
+        if alternative.user_values is not None:
+            values = replace(read_blob(alternative.user_values, results,
+                                       where=f"alternatives[{i}].user_values", declared=True),
+                             folds=None)
+        out.append((alternative, values))
+    return tuple(out)
 
 
 def write_report(db: Database, session: Session, submission_id: int,
@@ -143,6 +183,15 @@ def write_report(db: Database, session: Session, submission_id: int,
                          private=is_private, what="the reproduction")
         session.add(_row(submission_id, checked.phase, checked.run_hash, values, is_private,
                          now))
+    for alternative, read in checked.alternatives:
+        session.add(RobustnessResultRow(
+            submission_id=submission_id, phase=checked.phase, protocol=alternative.protocol,
+            status=alternative.status, reason=alternative.reason,
+            k=None if read is None else read.k, n_users=None if read is None else read.n_users,
+            users_sha256=None if read is None else read.users_sha256,
+            blob=None if read is None else read.blob,
+            blob_sha256=None if read is None else blob_sha256(read.blob),
+            cost=alternative.cost.model_dump(), recorded_at=now))
 
 
 def _trusted_values(report: ReproductionReport, results: dict, uploaded: list | None
