@@ -33,8 +33,13 @@ from evaluation.reproduce import (  # noqa: E402
     LeaderboardClient,
     Worker,
     WorkerSettings,
+    worker_config,
 )
-from evaluation.reproduce._scoring_job import ScoringFailed, score_upload  # noqa: E402
+from evaluation.reproduce._scoring_job import (  # noqa: E402
+    ScoringFailed,
+    score_upload,
+    scoring_data,
+)
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import add_team, create_admin_token  # noqa: E402
@@ -178,6 +183,8 @@ def test_the_scoring_job_equals_the_participants_numbers_on_the_small_data(tmp_p
         np.testing.assert_array_equal(fold.scores.hit, mine.hit)
         np.testing.assert_allclose(fold.scores.rr, mine.rr, rtol=0, atol=1e-12)
     # a job scoring the same data again reads the kept data: the same numbers to the bit
+    config = worker_config(run.results)
+    assert scoring_data(config) is scoring_data(config)
     assert score_upload(run.claim, run.predictions) == scored
 
 
