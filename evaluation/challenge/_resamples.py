@@ -163,9 +163,10 @@ def paired_test_replicates(runs: Sequence[Sequence[UserScores]], names: Sequence
         kept = resamples.counts
 
         def replay(f: int) -> None:
-            # the drawn chunks, in the type they were drawn in: the same sums to the bit
+            # the drawn chunks as kept (uint8, or uint16): the counts are integers, converted
+            # exactly wherever they are summed, so the sums are the same to the bit
             for start in range(0, n_boot, chunk):
-                apply(f, start, kept[f][start:start + chunk].astype(np.intp))
+                apply(f, start, kept[f][start:start + chunk])
 
         over_folds(replay, n_folds)
     # the mean over folds one fold after the other, as a run takes it (the same bits)
