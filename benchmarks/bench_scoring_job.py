@@ -9,8 +9,12 @@ results, its kept predictions and its upload (``submission.predictions``, built 
 and peak memory are its own), ``--repeat`` times (medians with min-max):
 
 * ``scoring job``: what a worker does with the upload (``score_upload``): read the stream
-  strictly, load the organizers' data, score every fold with the runner's fold code, encode
-  the per-user values and compute the run's interval;
+  strictly, score every fold with the runner's fold code, encode the per-user values and
+  compute the run's interval. A worker keeps what no upload changes (the organizers' dataset,
+  each fold's test rows and slices, the bootstrap's resamples) between its jobs, so the
+  process scores the upload twice: ``first job`` (it also loads and prepares the data, as
+  the first job of a worker on a competition's data does) and ``next job`` (every later
+  one; the target is for this one). The process's peak covers both, and the import;
 * ``local run``: the reference, the same predictions scored by the participant's run
   (``EvalRSRunner.evaluate`` with the precomputed model: data, validation, scoring, the
   bootstrap, the files), less the model's own train and predict calls.
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +55,8 @@ from benchmarks._peak_memory import PeakSampler  # noqa: E402
 
 TARGET_CPU_S, TARGET_GIB, TARGET_UPLOAD_S = 3.0, 2.0, 1.0
 SIDES = ("scoring job", "local run")
+#: The rows of the table: the scoring job's process gives two.
+ROWS = ("first job", "next job", "local run")
 
 
 class PrecomputedModel:
@@ -129,9 +136,14 @@ def measure(side: str, scale: str, folder: str) -> dict:
     if side == "scoring job":
         from evaluation.reproduce._scoring_job import score_upload
 
-        scored = score_upload(claim, body)
-        model = 0.0
-        values = scored["fold_tests"]
+        import_cpu = time.process_time() - cpu
+        jobs = []
+        for _ in range(2):  # the first job of the process, then a next one
+            c, w = time.process_time(), time.perf_counter()
+            scored = score_upload(claim, body)
+            jobs.append({"cpu": time.process_time() - c, "wall": time.perf_counter() - w,
+                         "values": scored["fold_tests"]})
+        return {"import_cpu": import_cpu, "jobs": jobs, "peak_bytes": sampler.stop()}
     else:
         from evaluation import ChallengeDataset, EvalRSRunner
 
@@ -216,30 +228,42 @@ def main() -> None:
         print(f"scale {args.scale}: upload {size / 2**20:.1f} MiB, prepared in "
               f"{time.perf_counter() - t0:.1f} s")
         runs: dict[str, list[dict]] = {s: [] for s in SIDES}
+        loads = []
         for _ in range(args.repeat):
             for side in SIDES:  # interleaved: drifts of the machine hit both sides
+                loads.append(os.getloadavg()[0])
                 runs[side].append(_run_side(side, folder, args.scale))
-        job, local = runs["scoring job"], runs["local run"]
-        worst = max(abs(a[t] - b[t]) for run in job for a, b in
+        local = runs["local run"]
+        rows = {"first job": [], "next job": [], "local run": local}
+        for process in runs["scoring job"]:
+            for name, job in zip(ROWS, process["jobs"]):
+                rows[name].append({**job, "peak_bytes": process["peak_bytes"]})
+        worst = max(abs(a[t] - b[t]) for name in ROWS[:2] for run in rows[name] for a, b in
                     zip(run["values"], local[0]["values"]) for t in a)
         if worst > 1e-12:
             raise SystemExit(f"the scoring job's tests differ from the run's by {worst:.3g}")
-        print(f"{'side':<12} {'CPU s':>20} {'wall s':>20} {'peak MiB':>22}")
-        for side in SIDES:
-            r = runs[side]
-            print(f"{side:<12} {_spread([x['cpu'] for x in r]):>20} "
+        print(f"{'side':<12} {'CPU s':>20} {'wall s':>20} {'peak MiB (process)':>22}")
+        for name in ROWS:
+            r = rows[name]
+            print(f"{name:<12} {_spread([x['cpu'] for x in r]):>20} "
                   f"{_spread([x['wall'] for x in r]):>20} "
                   f"{_spread([x['peak_bytes'] / 2**20 for x in r], '{:.0f}'):>22}")
+        imports = [p["import_cpu"] for p in runs["scoring job"]]
+        print(f"the scoring job's import (once per worker): {_spread(imports)} s CPU")
+        # how busy the shared machine was when each side started (other processes' work
+        # shows in the wall times, less in the CPU times)
+        print(f"machine load (1-minute average, 2 cores): {_spread(loads)}")
+        job = rows["next job"]
         cpu = statistics.median(x["cpu"] for x in job)
         ratio = cpu / statistics.median(x["cpu"] for x in local)
         peak = statistics.median(x["peak_bytes"] for x in job) / 2**30
         mem = peak / (statistics.median(x["peak_bytes"] for x in local) / 2**30)
-        print(f"scoring job / local run: CPU x{ratio:.2f}, peak x{mem:.2f}; tests equal to "
+        print(f"next job / local run: CPU x{ratio:.2f}, peak x{mem:.2f}; tests equal to "
               f"{worst:.1g}")
         uploads = measure_upload(folder, args.repeat)
         print(f"upload of {size / 2**20:.1f} MiB on loopback: {_spread(uploads)} s")
         if args.scale == "full":
-            print(f"targets: scoring job <= {TARGET_CPU_S} s CPU ({cpu:.2f}), <= {TARGET_GIB} "
+            print(f"targets: next scoring job <= {TARGET_CPU_S} s CPU ({cpu:.2f}), <= {TARGET_GIB} "
                   f"GiB ({peak:.2f}); upload <= {TARGET_UPLOAD_S} s "
                   f"({statistics.median(uploads):.2f})")
 

@@ -24,7 +24,13 @@ from evaluation.challenge._applicable import (
 )
 from evaluation.challenge._bootstrap import bootstrap
 from evaluation.challenge._counts import sum_by_key
-from evaluation.challenge._fold import ChallengeFold, Slice, country_slice, gender_slice
+from evaluation.challenge._fold import (
+    ChallengeFold,
+    Slice,
+    country_slice,
+    fold_slices,
+    gender_slice,
+)
 from evaluation.challenge._mred import (
     SliceMissRates,
     bin_by_edges,
@@ -157,6 +163,7 @@ __all__ = [
     "decode_user_values",
     "encode_user_values",
     "float32_bound",
+    "fold_slices",
     "fold_streams",
     "gender_slice",
     "group_scores",

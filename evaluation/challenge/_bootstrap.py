@@ -15,7 +15,11 @@ from evaluation._util.validation import check_int, check_number
 from evaluation.challenge._aggregate import phase1_score, phase2_score
 from evaluation.challenge._applicable import applicable_tests
 from evaluation.challenge._references import References
-from evaluation.challenge._resamples import RESAMPLE_CHUNK, paired_test_replicates
+from evaluation.challenge._resamples import (
+    RESAMPLE_CHUNK,
+    PairedResamples,
+    paired_test_replicates,
+)
 from evaluation.challenge._scores import UserScores
 from evaluation.challenge._spec import (
     BEING_LESS_WRONG,
@@ -38,6 +42,7 @@ def bootstrap(
     level: float = 0.95,
     chunk: int = RESAMPLE_CHUNK,
     not_applicable: Mapping[str, str] | None = None,
+    resamples: PairedResamples | None = None,
 ) -> dict:
     """Bias-corrected percentile confidence intervals of each test (fold mean) and both scores.
 
@@ -63,6 +68,10 @@ def bootstrap(
     not_applicable : Mapping, optional
         Test -> reason, for the leaderboard tests the dataset cannot measure: they get no
         interval (None) and the scores are those of :func:`aggregate` without them.
+    resamples : PairedResamples, optional
+        The resamples of ``seed`` and ``n_boot`` drawn before (``paired_resamples``): a
+        scoring worker keeps them for its folds instead of drawing them for every upload;
+        the same intervals to the bit.
 
     Returns
     -------
@@ -86,8 +95,8 @@ def bootstrap(
     check_int("chunk", chunk, minimum=1, owner="bootstrap")
     skip = not_applicable or {}
     names = [t for t in _available_tests(folds) if t not in skip]
-    reps = {t: r[0] for t, r in paired_test_replicates([folds], names, n_boot=n_boot,
-                                                         seed=seed, chunk=chunk).items()}
+    reps = {t: r[0] for t, r in paired_test_replicates(
+        [folds], names, n_boot=n_boot, seed=seed, chunk=chunk, resamples=resamples).items()}
     point = _fold_mean([f.tests() for f in folds], names)
     alpha = (1 - level) / 2
     out: dict = {"level": level, "n_boot": n_boot, "seed": seed, "method": "bias-corrected "

@@ -170,9 +170,32 @@ def _count_slices(train: pd.DataFrame, tracks: pd.DataFrame, user_ids: np.ndarra
     return slices
 
 
-def _slices(train: pd.DataFrame, users: pd.DataFrame, tracks: pd.DataFrame,
-            user_ids: np.ndarray, targets: np.ndarray) -> dict[str, Slice]:
-    """The five MRED slices of a fold, by slice name, in the order of ``MRED_SLICES``."""
+def fold_slices(train: pd.DataFrame, users: pd.DataFrame, tracks: pd.DataFrame,
+                user_ids: np.ndarray, targets: np.ndarray) -> dict[str, Slice]:
+    """The five MRED slices of a fold, by slice name, in the order of ``MRED_SLICES``.
+
+    They depend on the fold's training rows, the users and tracks tables and the test users
+    and targets, never on the predictions: a scoring worker computes them once per fold and
+    gives them to :meth:`ChallengeFold.from_frames` for every upload it scores.
+
+    Parameters
+    ----------
+    train, users, tracks : pandas.DataFrame
+        As for :meth:`ChallengeFold.from_frames`.
+    user_ids, targets : numpy.ndarray
+        The fold's test users and each one's target ``track_id`` (int64).
+
+    Returns
+    -------
+    dict of str to Slice
+
+    Raises
+    ------
+    DataError
+        When a table lacks a column the slices need.
+    """
+    user_ids = np.asarray(user_ids, dtype=np.int64)
+    targets = np.asarray(targets, dtype=np.int64)
     built = _count_slices(train, tracks, user_ids, targets)
     built[MRED_SLICES[MRED_COUNTRY]] = country_slice(users, user_ids)
     built[MRED_SLICES[MRED_GENDER]] = gender_slice(users, user_ids)
@@ -198,9 +221,10 @@ class ChallengeFold:
     ranks: np.ndarray
 
     @classmethod
-    def from_frames(cls, user_ids, targets, predictions, *, train: pd.DataFrame,
+    def from_frames(cls, user_ids, targets, predictions, *, train: pd.DataFrame | None,
                     users: pd.DataFrame, tracks: pd.DataFrame, vectors: TrackVectors | None,
-                    k: int | None = None) -> ChallengeFold:
+                    k: int | None = None, slices: dict[str, Slice] | None = None
+                    ) -> ChallengeFold:
         """Precompute hit ranks and slice codes of one fold.
 
         Parameters
@@ -211,7 +235,8 @@ class ChallengeFold:
             (N, k) track ids, best first, ``-1`` padding; rows follow ``user_ids``.
         train : pandas.DataFrame
             The fold's training rows: ``user_id, track_id, user_track_count`` and
-            ``artist_id`` if present, else the artist comes from ``tracks``.
+            ``artist_id`` if present, else the artist comes from ``tracks``; not read (may
+            be None) when ``slices`` are given.
         users : pandas.DataFrame
             Indexed by ``user_id``: ``country``, ``gender``.
         tracks : pandas.DataFrame
@@ -220,6 +245,9 @@ class ChallengeFold:
             The track vectors; ``None`` warns that the vector tests cannot be measured.
         k : int, optional
             Keep only the first ``k`` predictions.
+        slices : dict of str to Slice, optional
+            The fold's slices as :func:`fold_slices` computed them for these users and
+            targets (default: computed here from ``train``, ``users`` and ``tracks``).
 
         Returns
         -------
@@ -240,7 +268,11 @@ class ChallengeFold:
         if vectors is None:
             warnings.warn("the dataset has no track vectors: BEING_LESS_WRONG and "
                           "LATENT_DIVERSITY cannot be measured", ScoringWarning, stacklevel=2)
-        slices = _slices(train, users, tracks, user_ids, targets)
+        if slices is None:
+            if train is None:
+                raise DataError("scoring: a fold needs its training rows (train) or its "
+                                "slices computed from them (fold_slices)")
+            slices = fold_slices(train, users, tracks, user_ids, targets)
         return cls(user_ids, targets, preds, as_vectors(vectors), slices,
                    hit_ranks(preds, targets))
 

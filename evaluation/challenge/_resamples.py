@@ -108,7 +108,8 @@ def resample_folds(fold_sizes: Sequence[int], apply: Callable[[int, int, np.ndar
 
 
 def paired_test_replicates(runs: Sequence[Sequence[UserScores]], names: Sequence[str], *,
-                           n_boot: int, seed: int, chunk: int = RESAMPLE_CHUNK
+                           n_boot: int, seed: int, chunk: int = RESAMPLE_CHUNK,
+                           resamples: PairedResamples | None = None
                            ) -> dict[str, np.ndarray]:
     """Each run's replicates of the fold mean of each test, on the same resamples.
 
@@ -124,11 +125,20 @@ def paired_test_replicates(runs: Sequence[Sequence[UserScores]], names: Sequence
         The tests to keep.
     n_boot, seed, chunk : int
         As for :func:`resample_folds`.
+    resamples : PairedResamples, optional
+        These resamples, drawn before (:func:`paired_resamples`, with the default chunk):
+        the same counts, not drawn again; they must have ``seed``, ``n_boot`` and the runs'
+        fold sizes.
 
     Returns
     -------
     dict of str to numpy.ndarray
         Test -> shape ``(n_runs, n_boot)``.
+
+    Raises
+    ------
+    ConfigError
+        When ``resamples`` are not these.
     """
     n_folds = len(runs[0])
     reps = {t: np.zeros((len(runs), n_folds, n_boot)) for t in names}
@@ -139,7 +149,26 @@ def paired_test_replicates(runs: Sequence[Sequence[UserScores]], names: Sequence
             for t in names:
                 reps[t][r, f, start:start + len(counts)] = tests[t]
 
-    resample_folds([len(s) for s in runs[0]], apply, n_boot=n_boot, seed=seed, chunk=chunk)
+    sizes = [len(s) for s in runs[0]]
+    if resamples is None:
+        resample_folds(sizes, apply, n_boot=n_boot, seed=seed, chunk=chunk)
+    else:
+        if (resamples.seed, resamples.n_boot, resamples.fold_sizes, chunk) != \
+                (seed, n_boot, tuple(sizes), RESAMPLE_CHUNK):
+            raise ConfigError(
+                f"paired_test_replicates: the kept resamples (seed {resamples.seed}, n_boot "
+                f"{resamples.n_boot}, fold sizes {resamples.fold_sizes}) are not those asked "
+                f"for (seed {seed}, n_boot {n_boot}, fold sizes {tuple(sizes)}, chunk {chunk}"
+                f"); pass the resamples drawn for them, or none")
+        kept = resamples.counts
+
+        def replay(f: int) -> None:
+            # the drawn chunks as kept (uint8, or uint16): the counts are integers, converted
+            # exactly wherever they are summed, so the sums are the same to the bit
+            for start in range(0, n_boot, chunk):
+                apply(f, start, kept[f][start:start + chunk])
+
+        over_folds(replay, n_folds)
     # the mean over folds one fold after the other, as a run takes it (the same bits)
     return {t: np.mean([reps[t][:, f] for f in range(n_folds)], axis=0) for t in names}
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge._applicable import dataset_not_applicable
-from evaluation.challenge._fold import ChallengeFold
+from evaluation.challenge._fold import ChallengeFold, Slice
 from evaluation.challenge._mred import SliceMissRates
 from evaluation.challenge._spec import (
     BEING_LESS_WRONG,
@@ -68,12 +68,14 @@ def leaderboard_value(value: Any) -> Any:
 
 
 def _fold_frames(dataset, fold: int, x_train: pd.DataFrame | None,
-                 y_test: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(train rows, test rows with a user_id column)`` of the fold, the given ones first."""
+                 y_test: pd.DataFrame | None, *, need_train: bool = True
+                 ) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """``(train rows, test rows with a user_id column)`` of the fold, the given ones first;
+    no training rows (None) when none are given and they are not needed."""
     test = dataset.get_test_set(fold) if y_test is None else y_test
     if "user_id" not in test.columns:
         test = test.reset_index()
-    train = dataset.get_train_set(fold) if x_train is None else x_train
+    train = dataset.get_train_set(fold) if x_train is None and need_train else x_train
     return train, test
 
 
@@ -104,11 +106,16 @@ class FoldScorer:
     k : int
         Predictions per user.
     x_train, y_test : pandas.DataFrame, optional
-        The fold's training rows and test rows (default: the dataset's fold).
+        The fold's training rows and test rows (default: the dataset's fold; no training rows,
+        ``x_train`` None, when ``slices`` are given).
     validate : bool
         Validate ``predictions``.
     warn_training_items : bool
         Warn about recommended training items (the costliest part of validation).
+    slices : dict of str to Slice, optional
+        The fold's MRED slices, computed once for its test users by
+        :func:`~evaluation.challenge.fold_slices` (a scoring worker keeps them between
+        uploads); default: computed here from the training rows.
 
     Raises
     ------
@@ -127,11 +134,13 @@ class FoldScorer:
 
     def __init__(self, dataset, fold: int, predictions: pd.DataFrame, *, k: int = 100,
                  x_train: pd.DataFrame | None = None, y_test: pd.DataFrame | None = None,
-                 validate: bool = True, warn_training_items: bool = True) -> None:
+                 validate: bool = True, warn_training_items: bool = True,
+                 slices: dict[str, Slice] | None = None) -> None:
         self.dataset = dataset
         self.fold = fold
         self.k = k
-        self.x_train, test = _fold_frames(dataset, fold, x_train, y_test)
+        self.x_train, test = _fold_frames(dataset, fold, x_train, y_test,
+                                          need_train=slices is None)
         self.x_test = test[["user_id"]].reset_index(drop=True)
         self.y_test = test.set_index("user_id")[["track_id"]]
         users = self.x_test["user_id"].to_numpy()
@@ -150,7 +159,7 @@ class FoldScorer:
         self.state = ChallengeFold.from_frames(
             users, self.y_test["track_id"].to_numpy(), predictions.to_numpy(),
             train=self.x_train, users=dataset.df_users, tracks=dataset.df_tracks,
-            vectors=vectors, k=k,
+            vectors=vectors, k=k, slices=slices,
         )
         self._details: dict[str, dict] = {}
         self._raw: dict[str, Any] | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime
 
 from evaluation.cli._admin_db import closing, open_database
 from evaluation.errors import ConfigError, SubmissionRejected
@@ -124,14 +125,17 @@ def _confirmed(warnings: list[str], args: argparse.Namespace, done: str) -> bool
 
 @closing
 def phase_list(args: argparse.Namespace) -> int:
-    """Print the phases and, for each, whether (and when) it was revealed, and under it which
-    scores everyone sees (the visibility rule as it applies to it) and, for a phase carried
-    into, what was carried and when."""
+    """Print the phases and, for each, whether (and when) it was revealed, whether its final
+    selections are frozen, and under it which scores everyone sees (the visibility rule as it
+    applies to it) and, for a phase carried into, what was carried and when."""
     store = _store(args)
     names, revealed, published = phase_names(store), reveals(store), publications(store)
     carries = carried(store)
     public = {} if store.competition is None else {
         p.name: p.public for p in store.competition.phases}
+    closes = {} if store.competition is None else {
+        p.name: p.closes for p in store.competition.phases}
+    now = store.now()
     if not names:
         print("no phases yet: give the competition file (--competition FILE), or start the "
               "server once (it pins the baselines on every phase)")
@@ -144,11 +148,25 @@ def phase_list(args: argparse.Namespace) -> int:
         print(f"{state:<10}  {when:<16}  {name}")
         rule = visibility(public.get(name), at is not None, name in published)
         print(f"{'':<10}  scores: {rule}")
+        print(f"{'':<10}  final selections: {_selections(at, closes.get(name), now)}")
         if name in carries:
             carry = carries[name]
             print(f"{'':<10}  carried: {carry.carried} submission(s) of {carry.source!r} "
                   f"({carry.rule}) on {carry.carried_at:%Y-%m-%d %H:%M} UTC")
     return 0
+
+
+def _selections(revealed: datetime | None, closes: datetime | None, now: datetime) -> str:
+    """Whether a phase's final selections are frozen (from its reveal, or since it closed) or
+    teams may still change them (until it closes); not known for a phase neither revealed
+    nor in a competition file that was given."""
+    if revealed is not None:
+        return f"frozen (revealed {revealed:%Y-%m-%d %H:%M} UTC)"
+    if closes is None:
+        return "frozen once revealed or closed (give --competition to know when it closes)"
+    if now >= closes:
+        return f"frozen (closed {closes:%Y-%m-%d %H:%M} UTC)"
+    return f"open: teams may change them until {closes:%Y-%m-%d %H:%M} UTC"
 
 
 def _state(public: bool | None, revealed: bool, published: bool) -> str:
@@ -188,8 +206,8 @@ def jobs_list(args: argparse.Namespace) -> int:
              if args.state is not None or j.state not in ("reproduced", "scored") or j.reason]
     if shown:
         print()
-        print(f"{'job':>5}  {'sub':>6}  {'phase':<12}  {'state':<14}  {'tries':>5}  "
-              f"{'worker (lease until, UTC)':<34}  team: reason")
+        print(f"{'job':>5}  {'sub':>6}  {'kind':<12}  {'phase':<12}  {'state':<14}  "
+              f"{'tries':>5}  {'worker (lease until, UTC)':<34}  team: reason")
         for job in shown:
             print(_job_line(job))
     return 0
@@ -200,8 +218,14 @@ def _job_line(job) -> str:
     lease = (f"{job.worker} ({job.lease_expires_at:%H:%M:%S})" if job.lease_expires_at
              else (job.worker or "-"))
     reason = f": {job.reason}" if job.reason else ""
-    return (f"{job.job_id:>5}  {job.submission_id:>6}  {job.phase[:12]:<12}  "
+    kind = _KINDS.get(job.kind, job.kind)
+    return (f"{job.job_id:>5}  {job.submission_id:>6}  {kind[:12]:<12}  {job.phase[:12]:<12}  "
             f"{job.state:<14}  {job.attempts:>5}  {lease[:34]:<34}  {job.team}{reason}")
+
+
+#: A job's kind as ``admin jobs`` names it: a reproduction runs the team's code, a scoring
+#: scores its uploaded predictions.
+_KINDS = {"reproduce": "reproduction", "score": "scoring"}
 
 
 @closing

@@ -62,7 +62,8 @@ MAX_REASON = 2000
 #: What runs one job: (row, upload, settings, private seed) -> (its result, the report to
 #: send, None when the run could not be done). ``run_row`` by default; the tests give others.
 Runner = Callable[[BatchRow, dict, BatchSettings, int | None], tuple[RowResult, dict | None]]
-#: What runs one scoring job: (upload, predictions, data source) -> the numbers to send.
+#: What runs one scoring job: (upload, predictions, data source, the competition's
+#: repeated-items rule) -> the numbers to send.
 Scorer = Callable[..., dict]
 #: The kinds of job (a rescore is scored as a scoring job; the server keeps its numbers apart).
 REPRODUCE, SCORE, RESCORE = "reproduce", "score", "rescore"
@@ -84,6 +85,9 @@ class Job:
     #: The competition's alternative protocols a reproduction also runs (the claim's
     #: ``robustness``).
     protocols: tuple[dict, ...] = ()
+    #: the competition's repeated-items rule, as the server answered the claim (None from a
+    #: server that does not say it: the stored run's rule)
+    repeated_items: str | None = None
 
     @classmethod
     def from_claim(cls, answer: dict[str, Any]) -> Job:
@@ -95,10 +99,19 @@ class Job:
                        private=bool(job["private"]), attempts=int(job["attempts"]),
                        lease=str(answer["lease"]), kind=str(job.get("kind", REPRODUCE)),
                        protocols=tuple(p for p in answer.get("robustness") or ()
-                                       if isinstance(p, dict)))
+                                       if isinstance(p, dict)),
+                       repeated_items=_rule(answer.get("repeated_items")))
         except (KeyError, TypeError, ValueError):
             raise EvalRSError("the server's answer to a claim has no job and lease: is it a "
                               "leaderboard of this harness?") from None
+
+
+def _rule(value: Any) -> str | None:
+    """A claim's repeated-items rule; ``EvalRSError`` when it is none of the rules."""
+    if value is None or value in ("first", "error"):
+        return value
+    raise EvalRSError(f"the server's claim names the repeated-items rule {value!r}; this "
+                      f"worker knows 'first' and 'error': upgrade the worker's harness")
 
 
 @dataclass(frozen=True)
@@ -323,7 +336,8 @@ class Worker:
 
         def target() -> None:
             try:
-                future.set_result(self.scorer(payload, stream, source=source))
+                future.set_result(self.scorer(payload, stream, source=source,
+                                              repeated=job.repeated_items))
             except BaseException as exc:  # the job's failure, sent by the loop
                 future.set_exception(exc)
 

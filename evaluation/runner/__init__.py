@@ -10,8 +10,11 @@ from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._fold import (
     FoldJob,
     FoldPredictions,
+    PreparedFold,
     compute_fold,
     fold_seed,
+    prepare_fold,
+    score_fold,
     seed_global_generators,
 )
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner
@@ -55,6 +58,7 @@ __all__ = [
     "OFFICIAL_COMPETITION",
     "PREDICTIONS_FILE",
     "PeakMemory",
+    "PreparedFold",
     "RunResult",
     "RunWarning",
     "UploadSettings",
@@ -75,10 +79,12 @@ __all__ = [
     "post",
     "post_predictions",
     "predictions_body",
+    "prepare_fold",
     "reclist_tests",
     "retarget",
     "run_checkout",
     "run_user_values",
+    "score_fold",
     "seed_global_generators",
     "submit_run",
     "verify_fold",

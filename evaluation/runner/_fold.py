@@ -23,7 +23,14 @@ from tqdm.auto import tqdm
 
 from evaluation._util.hugepages import no_hugepage_advice
 from evaluation._util.jsonable import to_jsonable
-from evaluation.challenge import MRED_SLICES, FoldScorer, UserScores, users_sha256
+from evaluation.challenge import (
+    MRED_SLICES,
+    FoldScorer,
+    Slice,
+    UserScores,
+    fold_slices,
+    users_sha256,
+)
 from evaluation.contract import (
     REPEATED_LISTS_KEY,
     SLICE_LABELS_KEY,
@@ -187,19 +194,91 @@ def compute_fold(model, dataset: ChallengeDataset, job: FoldJob
         raw = model.predict(test_df[["user_id"]].reset_index(drop=True))
     n_train_rows = len(train_df)
     train_df = _scoring_rows(train_df, job.reclist_cls)
+    return _check_and_score(model, raw, dataset, job, (train_df, test_df, n_train_rows),
+                            profile, bar)
+
+
+@dataclass(frozen=True)
+class PreparedFold:
+    """What scoring lists on one fold needs that no list changes, prepared once
+    (:func:`prepare_fold`) for every upload a scoring worker scores on that fold.
+
+    Attributes
+    ----------
+    fold : int
+        The fold.
+    test : pandas.DataFrame
+        Its test rows (``user_id``, ``track_id``), as ``compute_fold`` reads them.
+    slices : dict of str to Slice
+        Its MRED slices, from its training rows (``fold_slices``).
+    n_train_rows : int
+        Its training rows.
+    """
+
+    fold: int
+    test: pd.DataFrame
+    slices: dict[str, Slice]
+    n_train_rows: int
+
+
+def prepare_fold(dataset: ChallengeDataset, fold: int, limit: int = 0) -> PreparedFold:
+    """The fold's test rows and slices, computed as ``compute_fold`` computes them; its
+    training rows are let go."""
+    train_df, test_df = dataset.get_train_and_test_sets(fold, limit=limit or None)
+    n_train_rows = len(train_df)
+    train_df = _scoring_rows(train_df, None)
+    slices = fold_slices(train_df, dataset.df_users, dataset.df_tracks,
+                         test_df["user_id"].to_numpy(), test_df["track_id"].to_numpy())
+    return PreparedFold(fold, test_df, slices, n_train_rows)
+
+
+def score_fold(raw: pd.DataFrame, dataset: ChallengeDataset, job: FoldJob,
+               prepared: PreparedFold) -> tuple[dict, UserScores, FoldPredictions]:
+    """Validate and score lists made elsewhere (an upload's), as ``compute_fold`` does once
+    a model has predicted, on a prepared fold of the challenge's own tests.
+
+    The same validation, the same ``FoldScorer`` and the same per-user values, to the bit;
+    the training rows are not read again, so the training-items note (how many listed
+    tracks the users have in training: no test's value) is not counted (``seen_in_training``
+    is None).
+
+    Raises
+    ------
+    PredictionError
+        When the lists are not valid predictions for the fold's test users.
+    """
+    if job.reclist_cls is not None or job.reports or prepared.fold != job.fold:
+        raise ValueError("score_fold scores the challenge's own tests of the prepared fold, "
+                         "without reclist reports")
+    profile = FoldProfile()
+    bar = tqdm(total=len(STAGES), desc=f"fold {job.fold}", leave=False, unit="step",
+               disable=not job.progress)
+    return _check_and_score(None, raw, dataset, job,
+                            (None, prepared.test, prepared.n_train_rows), profile, bar,
+                            slices=prepared.slices)
+
+
+def _check_and_score(model, raw, dataset: ChallengeDataset, job: FoldJob,
+                     frames: tuple[pd.DataFrame | None, pd.DataFrame, int],
+                     profile: FoldProfile, bar, slices: dict[str, Slice] | None = None
+                     ) -> tuple[dict, UserScores, FoldPredictions]:
+    """The validate and score stages of a fold and its results (see ``compute_fold``)."""
+    train_df, test_df, n_train_rows = frames
     with _stage(profile, bar, "validate"), _prediction_notes() as (seen, repeated):
         predictions = _validate(raw, test_df, dataset, train_df, job)
     with _stage(profile, bar, "score"):
-        tests, details, challenge_fold = _score(dataset, job, train_df, test_df, predictions)
+        tests, details, challenge_fold = _score(dataset, job, train_df, test_df, predictions,
+                                                slices)
     bar.close()
     scores = UserScores.from_challenge_fold(challenge_fold)
     result = to_jsonable({"fold": job.fold, "n_users": int(len(test_df)),
                           "n_train_rows": n_train_rows, "tests": tests,
-                          "details": details, "seen_in_training": seen,
+                          "details": details,
+                          "seen_in_training": seen if train_df is not None else None,
                           REPEATED_LISTS_KEY: repeated["lists"],
                           TEST_USERS_SHA256_KEY: users_sha256(test_df["user_id"].to_numpy()),
                           SLICE_LABELS_KEY: slice_labels(challenge_fold)})
-    rating = _rating_errors(model, dataset, test_df)
+    rating = None if model is None else _rating_errors(model, dataset, test_df)
     if rating is not None:
         result["rating_errors"] = to_jsonable(rating)
     result["runtime"] = profile.to_dict()
@@ -221,8 +300,8 @@ def repeated_mode(dataset: ChallengeDataset, competition: CompetitionTarget) -> 
     return "error" if "error" in modes else "first"
 
 
-def _validate(raw, test_df: pd.DataFrame, dataset: ChallengeDataset, train_df: pd.DataFrame,
-              job: FoldJob) -> pd.DataFrame:
+def _validate(raw, test_df: pd.DataFrame, dataset: ChallengeDataset,
+              train_df: pd.DataFrame | None, job: FoldJob) -> pd.DataFrame:
     """The fold's checked predictions; a refusal of repeated items names who refuses them."""
     try:
         return validate_predictions(
@@ -253,7 +332,8 @@ def _scoring_rows(train_df: pd.DataFrame, reclist_cls: type | None) -> pd.DataFr
     return pd.DataFrame({c: train_df[c].to_numpy() for c in columns}, copy=False)
 
 
-def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictions):
+def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictions,
+           slices: dict[str, Slice] | None = None):
     """Score one fold: its tests as JSON-ready values, details, the fold.
 
     The challenge's own tests are scored by a ``FoldScorer``; a custom RecList, or reclist's
@@ -261,7 +341,7 @@ def _score(dataset: ChallengeDataset, job: FoldJob, train_df, test_df, predictio
     """
     if job.reclist_cls is None and not job.reports:
         scorer = FoldScorer(dataset, job.fold, predictions, k=job.k, x_train=train_df,
-                            y_test=test_df, validate=False)
+                            y_test=test_df, validate=False, slices=slices)
         return scorer.results(), scorer.details(), scorer.state
     cls: Any = job.reclist_cls
     if cls is None:

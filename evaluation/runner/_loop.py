@@ -521,7 +521,8 @@ class EvalRSRunner:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         if out.lists is not None:  # first: a finished fold always has its lists
-            _store.write_predictions(run.dir, out.fold, out.lists.users, out.lists.items)
+            _store.write_predictions(run.dir, out.fold, run.key, out.lists.users,
+                                    out.lists.items)
         _store.write_fold(run.dir, out.fold, run.key, out.result, out.scores)
         run.console.print(fold_line(out.result))
         return out.result, out.scores

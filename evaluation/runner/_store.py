@@ -1,10 +1,12 @@
 """The run directory: its key and hash, the fold files, their checksums and their verification.
 
 A run lives in ``results/<model name>-<run key[:12]>/``: ``run.json`` (the configuration),
-per finished fold ``fold_<i>.json`` and ``fold_<i>_users.npz`` (the per-user scores), the
-manifest ``checksums.json`` and, at the end, ``results.json``. A fold counts as finished only
-when both its files match the checksums recorded when it finished; a run that was killed
-resumes at its first unfinished fold.
+per finished fold ``fold_<i>.json``, ``fold_<i>_users.npz`` (the per-user scores) and
+``fold_<i>_predictions.npz`` (the checked lists, what an upload carries), the manifest
+``checksums.json`` (every one of those files' sha256) and, at the end, ``results.json``. A
+fold counts as finished only when its JSON and per-user files match the checksums recorded
+when it finished; a run that was killed resumes at its first unfinished fold. Its lists are
+uploaded only while they match theirs.
 """
 
 from __future__ import annotations
@@ -195,12 +197,17 @@ def predictions_path(run_dir: Path, fold: int) -> Path:
     return run_dir / f"fold_{fold}_predictions.npz"
 
 
-def write_predictions(run_dir: Path, fold: int, users: np.ndarray, items: np.ndarray) -> None:
+def write_predictions(run_dir: Path, fold: int, key: str, users: np.ndarray,
+                      items: np.ndarray) -> None:
     """Keep a fold's checked lists (``users``: int32 ids, ``items``: ``(users, k)`` int32
-    track ids) for the upload, which carries them instead of the run's scores."""
-    with _atomic.atomic_path(predictions_path(run_dir, fold)) as tmp:
+    track ids) for the upload, which carries them instead of the run's scores; their checksum
+    goes into the manifest of run ``key``, so that lists edited afterwards are not uploaded."""
+    path = predictions_path(run_dir, fold)
+    with _atomic.atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a name
             np.savez(fh, users=users, items=items)
+        sha = _sha256_file(tmp)
+    _record_checksums(run_dir, key, {path.name: sha})
 
 
 def read_predictions(run_dir: Path, fold: int) -> tuple[np.ndarray, np.ndarray]:
@@ -209,9 +216,23 @@ def read_predictions(run_dir: Path, fold: int) -> tuple[np.ndarray, np.ndarray]:
     Raises
     ------
     ConfigError
-        When the file is missing or is not the lists the runner writes.
+        When the file is missing, does not match the checksum the manifest recorded when the
+        fold finished, or is not the lists the runner writes.
     """
     path = predictions_path(run_dir, fold)
+    manifest = read_json(run_dir / CHECKSUMS_FILE)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    recorded = files.get(path.name) if isinstance(files, dict) else None
+    try:
+        found = _sha256_file(path)
+    except OSError:
+        found = None  # missing: said below, as any unreadable file
+    if found is not None and recorded != found:
+        why = ("no checksum was recorded for it in " + CHECKSUMS_FILE if recorded is None
+               else "its checksum does not match the one recorded when the fold finished "
+                    "(edited?)")
+        raise ConfigError(f"{path.name}: {why}; the upload carries only the lists the run "
+                          f"checked and scored: run the model again (--fresh)")
     try:
         arrays = load_npz(path)
         users, items = arrays["users"], arrays["items"]
@@ -235,7 +256,8 @@ def forget_fold(run_dir: Path, fold: int) -> None:
     data = read_json(run_dir / CHECKSUMS_FILE)
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         return
-    names = (f"fold_{fold}.json", f"fold_{fold}_users.npz")
+    names = (f"fold_{fold}.json", f"fold_{fold}_users.npz",
+             predictions_path(run_dir, fold).name)
     if any(n in data["files"] for n in names):
         data["files"] = {k: v for k, v in data["files"].items() if k not in names}
         _atomic.write_json(run_dir / CHECKSUMS_FILE, data)

@@ -15,8 +15,6 @@ import numpy as np
 #: noise of a difference that does not vary.
 _RELATIVE_NOISE = 1e-7
 _ABSOLUTE_NOISE = 1e-6
-#: Replicates handled at once in the pairwise loops (bounds memory to teams x teams x chunk).
-PAIR_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -63,9 +61,10 @@ def win_probabilities(replicates: np.ndarray) -> np.ndarray:
     reps = np.asarray(replicates, dtype=np.float64)
     n_teams, n_boot = reps.shape
     greater = np.zeros((n_teams, n_teams), dtype=np.int64)
-    for start in range(0, n_boot, PAIR_CHUNK):
-        block = reps[:, start:start + PAIR_CHUNK]
-        greater += np.count_nonzero(block[:, None, :] > block[None, :, :], axis=2)
+    above = np.empty(reps.shape, dtype=bool)
+    for i in range(n_teams):  # one team against all: no teams x teams x replicates block
+        np.greater(reps[i], reps, out=above)
+        greater[i] = np.count_nonzero(above, axis=1)
     # one comparison is enough: j above i is the transpose, and the rest are ties
     ties = n_boot - greater - greater.T
     return (greater + 0.5 * ties) / n_boot
@@ -125,12 +124,16 @@ def _max_t_quantile(centred: np.ndarray, se: np.ndarray, level: float) -> float:
     # pairs whose difference never varies carry no uncertainty: they do not enter the maximum
     scale = np.where(se > 0, se, np.inf)
     # |d_ij| = |d_ji|: each pair once, divided by the smaller of its two (equal up to the
-    # rounding of the covariance product) scales, i.e. the larger of its two deviations
-    first, second = np.triu_indices(n_teams, k=1)
-    pair_scale = np.minimum(scale[first, second], scale[second, first])[:, None]
+    # rounding of the covariance product) scales, i.e. the larger of its two deviations. One
+    # team at a time against those below it, over every replicate: no gather of the pairs,
+    # and the team's block stays in cache
+    pair_scale = np.minimum(scale, scale.T)
     largest = np.zeros(n_boot)
-    for start in range(0, n_boot, PAIR_CHUNK):
-        block = centred[:, start:start + PAIR_CHUNK]
-        t = np.abs(block[first] - block[second]) / pair_scale
-        largest[start:start + PAIR_CHUNK] = t.max(axis=0)
+    t = np.empty((n_teams - 1, n_boot))
+    for i in range(n_teams - 1):
+        rows = t[:n_teams - 1 - i]
+        np.subtract(centred[i + 1:], centred[i], out=rows)
+        np.abs(rows, out=rows)
+        np.divide(rows, pair_scale[i, i + 1:, None], out=rows)
+        np.maximum(largest, rows.max(axis=0), out=largest)
     return float(np.quantile(largest, level, method="higher"))

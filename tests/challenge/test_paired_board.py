@@ -12,6 +12,7 @@ from evaluation.challenge import (
     LEADERBOARD_TESTS,
     References,
     UserScores,
+    bootstrap,
     fold_streams,
     paired_resamples,
     phase2_score,
@@ -186,3 +187,20 @@ def test_the_callers_values_keep_no_design_matrix(rng):
     team = board(rng, skills=(0.5,))[0]
     team_replicates(team, paired_resamples(0, 5, [len(f) for f in team]), references())
     assert all("_design_cache" not in f.__dict__ for f in team)
+
+
+def test_a_runs_interval_on_kept_resamples_is_the_one_drawn_afresh(rng):
+    # a scoring worker keeps the resamples between uploads: the run's own bootstrap on them
+    # gives the same intervals to the bit, and resamples drawn for other folds are refused
+    team = board(rng, skills=(0.4,), sizes=(130, 120))[0]
+    sizes = [len(f) for f in team]
+    drawn = bootstrap(team, references(), n_boot=120, seed=5)
+    kept = bootstrap(team, references(), n_boot=120, seed=5,
+                     resamples=paired_resamples(5, 120, sizes))
+    assert kept == drawn
+    other_seed = bootstrap(team, references(), n_boot=120, seed=6)
+    assert other_seed["phase2_score"] != drawn["phase2_score"]
+    for seed, n_boot, folds in ((6, 120, sizes), (5, 121, sizes), (5, 120, [130, 121])):
+        with pytest.raises(ConfigError, match="kept resamples"):
+            bootstrap(team, references(), n_boot=120, seed=5,
+                      resamples=paired_resamples(seed, n_boot, folds))

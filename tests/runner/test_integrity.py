@@ -366,6 +366,40 @@ def test_resume_recomputes_damaged_folds(case, tiny, finished_run, tmp_path):
     assert again.trained == []
 
 
+def test_the_kept_predictions_are_in_the_manifest_and_an_edited_list_is_not_uploaded(
+        finished_run, tmp_path):
+    from evaluation.contract import submission_payload
+    from evaluation.runner import predictions_body
+
+    results, original = finished_run
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    run_dir = copy / original.run_id
+    recorded = _recorded(run_dir)["files"]
+    for fold in range(4):
+        name = f"fold_{fold}_predictions.npz"
+        assert recorded[name] == hashlib.sha256((run_dir / name).read_bytes()).hexdigest()
+    claimed = json.loads(json.dumps(original.to_dict()))
+    claim = submission_payload(claimed, email=None, participant_id=None)
+    assert predictions_body(claim, claimed, run_dir)  # the run's own lists are uploaded
+    # one recommended track changed after the run scored the lists
+    with np.load(run_dir / "fold_2_predictions.npz") as npz:
+        users, items = npz["users"], npz["items"].copy()
+    items[0, 0] = items[0, 1]
+    with open(run_dir / "fold_2_predictions.npz", "wb") as fh:
+        np.savez(fh, users=users, items=items)
+    with pytest.raises(ConfigError, match=r"fold_2_predictions\.npz: its checksum does not "
+                                          r"match the one recorded"):
+        predictions_body(claim, claimed, run_dir)
+    # and without the manifest's entry
+    manifest = _recorded(run_dir)
+    del manifest["files"]["fold_2_predictions.npz"]
+    (run_dir / CHECKSUMS_FILE).write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match=r"fold_2_predictions\.npz: no checksum was "
+                                          r"recorded"):
+        predictions_body(claim, claimed, run_dir)
+
+
 # The killable run, made quick: no bootstrap, 30 test users per fold
 KILLABLE = KILLABLE_FULL.replace("n_boot=50).evaluate(Resumable())",
                                  "n_boot=0).evaluate(Resumable(), limit=30)")
@@ -390,7 +424,8 @@ def test_killed_run_with_an_edited_fold_resumes_correctly(tmp_path):
     (run_dir,) = results.iterdir()
     assert sorted(p.name for p in run_dir.glob("fold_?.json")) == ["fold_0.json", "fold_1.json"]
     assert set(json.loads((run_dir / CHECKSUMS_FILE).read_text())["files"]) == {
-        "fold_0.json", "fold_0_users.npz", "fold_1.json", "fold_1_users.npz"}
+        "fold_0.json", "fold_0_users.npz", "fold_0_predictions.npz", "fold_1.json",
+        "fold_1_users.npz", "fold_1_predictions.npz"}
     data = json.loads((run_dir / "fold_0.json").read_text())
     data["tests"]["HIT_RATE"] = 1.0  # a better score, by hand
     (run_dir / "fold_0.json").write_text(json.dumps(data, indent=2))

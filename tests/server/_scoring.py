@@ -52,3 +52,19 @@ def tiny_run(competition_file: Path, results_dir: Path) -> TinyRun:
     body = predictions_body(claim, results, run_dir)
     (run_dir / PREDICTIONS_FILE).write_bytes(body)
     return TinyRun(results=results, run_dir=run_dir, claim=claim, predictions=body)
+
+
+def small_run(results_dir: Path) -> TinyRun:
+    """A run on the small synthetic data, made as cheaply as such a run can be: the
+    popularity baseline, no bootstrap (the tiny run's tests cover the interval), no
+    competition file (the scoring job reads the data and folds from the run itself)."""
+    from evaluation.baselines import PopularityModel
+
+    runner = EvalRSRunner(ChallengeDataset(scale="small"), results_dir=str(results_dir),
+                          progress=False, verbose=False, reports=False, n_boot=0)
+    result = runner.evaluate(PopularityModel(), model_name="pop")
+    results = json.loads(json.dumps(result.to_dict()))
+    run_dir = Path(str(result.path)).parent
+    claim = submission_payload(results, email="a@example.org", participant_id="team-a")
+    return TinyRun(results=results, run_dir=run_dir, claim=claim,
+                   predictions=predictions_body(claim, results, run_dir))

@@ -8,6 +8,7 @@ an old database with data.
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -274,6 +275,9 @@ def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
     code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs")
     assert code == 0, err
     assert "failed" in out and "the index was down (3)" in out and "Alice" in out
+    # each job says its kind: this one reproduces the team's run (a scoring job says "scoring")
+    assert re.search(rf"^\s+{job_id}\s+{sid}\s+reproduction\s+public\s+failed\s", out, re.M)
+    assert re.search(r"^\s+job\s+sub\s+kind\s+phase\s+state", out, re.M)
     code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs", "retry", str(job_id))
     assert code == 0 and f"job {job_id} (submission {sid} of team 'Alice') is queued" in out
     code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs", "retry", str(job_id))

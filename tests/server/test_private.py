@@ -11,6 +11,8 @@ private score after the others. Private scores are checked against the harness's
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 import re
 
@@ -155,6 +157,12 @@ def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competit
     assert re.search(r"^revealed\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+public$", out, re.M)
     # without the competition file, whether a phase is public is not known
     assert re.search(r"^unrevealed\s+-\s+final$", out, re.M)
+    # the revealed phase's final selections are frozen; whether the other one has closed is
+    # not known without the competition file
+    assert re.search(r"^revealed\s+.*public\n.*\n\s+final selections: frozen \(revealed "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\)$", out, re.M)
+    assert re.search(r"^unrevealed\s+-\s+final\n.*\n\s+final selections: frozen once "
+                     r"revealed or closed \(give --competition", out, re.M)
 
     board = api.get("/api/v1/leaderboard").json()
     assert board["revealed"] is True
@@ -225,9 +233,14 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
     assert before["revealed"] is False and before["rows"]
     assert all(r["leaderboard_score"] is None and r["private_score"] is None
                for r in before["rows"])
+    # a hidden row says nothing of the team's submissions, not even that they were computed
+    assert [r["computed"] for r in before["rows"]] == [None] * len(before["rows"])
+    table = list(csv.DictReader(io.StringIO(api.get("/leaderboard.csv").text)))
+    assert table and {line["computed"] for line in table} == {"hidden"}
     assert api.get(f"{SUBMIT}/{sid}", token).json()["leaderboard_score"] is None
     shown = api.get("/api/v1/leaderboard", admin).json()
     finalist = next(r for r in shown["rows"] if r["team"] == "Finalist")
+    assert finalist["computed"] is True  # the organizers' view: what is true of the row
     assert finalist["leaderboard_score"] == public.leaderboard_score
     assert finalist["private_score"] is None
     page = api.get("/").text
@@ -236,6 +249,9 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
                            str(EXAMPLE))
     assert code == 0 and re.search(
         r"^hidden\s+-\s+final\n\s+scores: all scores hidden", out, re.M)
+    # the final phase closes on 2028-02-01, after the system clock the command runs on
+    assert re.search(r"^hidden\s+-\s+final\n.*\n\s+final selections: open: teams may change "
+                     r"them until 2028-02-01 \d\d:\d\d UTC$", out, re.M)
     assert re.search(r"^public\s+-\s+public\n\s+scores: public scores shown to everyone; "
                      r"private scores hidden until the reveal$", out, re.M)
 

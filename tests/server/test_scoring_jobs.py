@@ -20,11 +20,26 @@ pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 httpx = pytest.importorskip("httpx")
 
-from evaluation.challenge import LEADERBOARD_TESTS, UserScores  # noqa: E402
+from evaluation.challenge import (  # noqa: E402
+    LEADERBOARD_TESTS,
+    UserScores,
+    decode_user_values,
+)
 from evaluation.cli import main  # noqa: E402
 from evaluation.contract import PREDICTIONS_MEDIA_TYPE, encode_predictions  # noqa: E402
 from evaluation.errors import ConfigError, SubmissionRejected  # noqa: E402
-from evaluation.reproduce._scoring_job import ScoringFailed, score_upload  # noqa: E402
+from evaluation.reproduce import (  # noqa: E402
+    BatchSettings,
+    LeaderboardClient,
+    Worker,
+    WorkerSettings,
+    worker_config,
+)
+from evaluation.reproduce._scoring_job import (  # noqa: E402
+    ScoringFailed,
+    score_upload,
+    scoring_data,
+)
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import add_team, create_admin_token  # noqa: E402
@@ -48,7 +63,12 @@ from tests.server._helpers import (  # noqa: E402
     variant,
 )
 from tests.server._live_server import live_server  # noqa: E402
-from tests.server._scoring import TinyRun, tiny_competition, tiny_run  # noqa: E402
+from tests.server._scoring import (  # noqa: E402
+    TinyRun,
+    small_run,
+    tiny_competition,
+    tiny_run,
+)
 from tests.server._user_values import synthetic_fold, with_user_values  # noqa: E402
 
 SUBMIT = "/api/v1/submissions"
@@ -141,6 +161,73 @@ def test_the_scoring_job_recomputes_every_fold_to_the_participants_numbers(tiny_
         local = run.results["folds"][number]["tests"]
         for test in LEADERBOARD_TESTS:
             assert tests[test] == pytest.approx(local[test], rel=0, abs=1e-12), (number, test)
+
+
+def test_the_scoring_job_equals_the_participants_numbers_on_the_small_data(tmp_path):
+    # the small synthetic data (about 3k test users per fold): the folds, slices and vectors
+    # of a dataset larger than the tiny one, scored by the job as the run scored them
+    run = small_run(tmp_path / "results")
+    scored = score_upload(run.claim, run.predictions)
+    assert len(scored["fold_tests"]) == len(run.results["folds"]) == 4
+    for number, tests in enumerate(scored["fold_tests"]):
+        local = run.results["folds"][number]
+        assert local["n_users"] > 1000
+        assert set(tests) == set(LEADERBOARD_TESTS)
+        for test in LEADERBOARD_TESTS:
+            assert tests[test] == pytest.approx(local["tests"][test], rel=0, abs=1e-12), (
+                number, test)
+    sizes = [f["n_users"] for f in run.results["folds"]]
+    for number, fold in enumerate(decode_user_values(scored["user_values"], sizes,
+                                                     k=run.results["k"])):
+        mine = UserScores.from_arrays(dict(np.load(run.run_dir / f"fold_{number}_users.npz")))
+        np.testing.assert_array_equal(fold.scores.hit, mine.hit)
+        np.testing.assert_allclose(fold.scores.rr, mine.rr, rtol=0, atol=1e-12)
+    # a job scoring the same data again reads the kept data: the same numbers to the bit
+    config = worker_config(run.results)
+    assert scoring_data(config) is scoring_data(config)
+    assert score_upload(run.claim, run.predictions) == scored
+
+
+def test_the_job_scores_by_the_competitions_repeated_items_rule_from_the_server(
+        tiny_board, tmp_path):
+    competition_file, run = tiny_board
+    competition = load_competition(competition_file)
+    assert competition.repeated_items == "first"
+    # a server whose competition refuses repeated items (its file changed after the upload):
+    # the claim answer carries its rule, and the worker scores by it, not by the stored run's
+    app = create_app(competition, sqlite_url(tmp_path))
+    team, _ = add_team(app.state.store, "alpha", "a@example.org")
+    submit(app.state.store, team.id, run.predictions, run.claim["run_id"])
+    strict = create_app(replace(competition, repeated_items="error"), sqlite_url(tmp_path))
+    admin = create_admin_token(strict.state.store)
+    received = []
+
+    def scorer(payload, stream, *, source=None, repeated=None):
+        received.append(repeated)
+        return score_upload(payload, stream, source=source, repeated=repeated)
+
+    batch = BatchSettings(log_dir=tmp_path / "logs", env_cache=tmp_path / "envs")
+    with live_server(strict) as url:
+        worker = Worker(LeaderboardClient(url, admin),
+                        WorkerSettings(checkouts=tmp_path, batch=batch, poll_s=0.05,
+                                       lease_s=30.0, name="w", once=True),
+                        scorer=scorer, log=lambda line: None)
+        assert worker.run() == {"scored": 1}
+    assert received == ["error"]
+    # the rule decides: a list naming a track twice is refused by "error" whatever the
+    # stored run says ("first"), which would score it
+    folds = [np.load(run.run_dir / f"fold_{f}_predictions.npz") for f in range(4)]
+    twice = [f["items"].copy() for f in folds]
+    twice[0][0, 1] = twice[0][0, 0]
+    body = encode_predictions(run.claim, k=run.results["k"], run_hash=run.claim["run_hash"],
+                              harness_version=run.results["harness_version"],
+                              folds=[(f["users"].tobytes(), items.tobytes())
+                                     for f, items in zip(folds, twice)])
+    assert score_upload(run.claim, body)["fold_tests"]
+    with pytest.raises(ScoringFailed, match="more than once"):
+        score_upload(run.claim, body, repeated="error")
+    for app_ in (app, strict):
+        app_.state.store.engine.dispose()
 
 
 def test_lists_for_other_users_or_unknown_tracks_fail_the_job(tiny_board):

@@ -130,9 +130,11 @@ def own_json(listing: list[OwnSubmission]) -> dict:
     return {"submissions": _OWN.dump_python(listing, mode="json")}
 
 
-def lease_json(lease: Lease | None) -> dict:
+def lease_json(lease: Lease | None, repeated_items: str | None = None) -> dict:
     """The answer to a claim or a heartbeat: ``{"status": "claimed", "job", "lease",
-    "lease_expires_at"}``, or ``{"status": "empty"}`` when no job is claimable."""
+    "lease_expires_at"}`` and, when given, the competition's ``repeated_items`` rule (a
+    scoring job scores by it, not by the rule its stored run names), or
+    ``{"status": "empty"}`` when no job is claimable."""
     if lease is None:
         return {"status": "empty"}
     answer = {"status": "claimed", "job": _JOB.dump_python(lease.job, mode="json"),
@@ -140,6 +142,8 @@ def lease_json(lease: Lease | None) -> dict:
               "lease_expires_at": lease.expires_at.isoformat().replace("+00:00", "Z")}
     if lease.protocols:  # a reproduction's alternatives, which the worker runs too
         answer["robustness"] = list(lease.protocols)
+    if repeated_items is not None:
+        answer["repeated_items"] = repeated_items
     return answer
 
 

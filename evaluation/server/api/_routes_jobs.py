@@ -48,7 +48,9 @@ async def post_claim(request: Request, caller: CallerDep, store: StoreDep) -> JS
     _organizer(caller)
     body = await read_body(request, SMALL_BODY_BYTES)
     lease = await run_write(request, claim_job, store, body)
-    return JSONResponse(lease_json(lease))
+    competition = store.competition
+    return JSONResponse(lease_json(lease, None if competition is None
+                                   else competition.repeated_items))
 
 
 @router.post("/api/v1/jobs/{job_id}/heartbeat", responses=REFUSALS,

@@ -169,7 +169,9 @@ class BoardRow:
     predictions with their data, or a pinned baseline). Only computed rows are ranked and
     enter the paired statistics (tiers, intervals, win probabilities, the Pareto front) and
     their guarantee; a row that is not is a team's claim (unverified, or a prediction upload
-    not yet scored), shown apart, after the computed rows, with ``rank=None``.
+    not yet scored), shown apart, after the computed rows, with ``rank=None``. None on a
+    hidden board, which shows nothing of a team's submissions (not even whether they were
+    computed): the store says it for every row it builds.
 
     ``carried_from``: the earlier phase the row's submission was carried from when this phase
     opened (None: uploaded to this phase). ``fact_sheet``: what the team said of the method
@@ -197,7 +199,7 @@ class BoardRow:
     private_interval: tuple[float, float] | None = None
     private_phase1_score: float | None = None
     standing: RowStanding | None = None
-    computed: bool = True
+    computed: bool | None = True
     carried_from: str | None = None
     fact_sheet: FactSheet | None = None
     harness_version: str | None = None

@@ -69,7 +69,7 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
             _number(row.private_score), *_pair(row.private_interval),
             *(_number(tests.get(t)) for t in board.tests), str(row.submissions),
             row.last_submitted.isoformat(), safe_text(row.reproduction),
-            "yes" if row.flagged else "no", "yes" if row.computed else "no",
+            "yes" if row.flagged else "no", _computed(row.computed),
             *_carry_and_facts(row), *_standing(row.standing),
             _freshness(board.standings, row.standing),
             safe_text(row.harness_version or ""), safe_text(row.previous_harness_version or ""),
@@ -86,6 +86,12 @@ def _carry_and_facts(row: BoardRow) -> list[str]:
     return [safe_text(row.carried_from or ""),
             *((safe_text(sheet.description), safe_text(sheet.code_url), sheet.commit)
               if sheet is not None else ("", "", ""))]
+
+
+def _computed(computed: bool | None) -> str:
+    """A row's ``computed``: ``yes``, ``no``, or ``hidden`` (a hidden board says nothing of
+    the teams' submissions)."""
+    return "hidden" if computed is None else "yes" if computed else "no"
 
 
 #: The columns of the paired statistics and the costs, and how current the statistics are.

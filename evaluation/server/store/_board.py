@@ -239,7 +239,9 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
             team=best.team, is_baseline=best.is_baseline, submission_id=None, rank=rank,
             leaderboard_score=None, interval=None, phase1_score=None, tests=None,
             submissions=best.count, best_submitted=None, last_submitted=best.last,
-            reproduction=HIDDEN, flagged=False)
+            reproduction=HIDDEN, flagged=False,
+            # hidden: nothing of the submissions is said; shown without one: nothing computed
+            computed=None if hidden else False)
     # a private score leaves the database only here, and only for a revealed phase whose
     # scores are shown
     private = revealed and row.private_leaderboard_score is not None
