@@ -3,7 +3,8 @@ caches, a headless Chromium (``driver``, skipped with the reason when Chromium o
 is missing), a local Ray (``local_ray``, skipped when Ray is not installed), and the
 leaderboard server's (tests/server and tests/reproduce): its example
 competition, a throwaway PostgreSQL server (skipped with the reason when none can be started)
-and a fresh database, SQLite or PostgreSQL, per test. The real datasets are found by
+and a fresh database, SQLite or PostgreSQL, per test (empty, or at the newest migration as a
+copy of one migrated once a session). The real datasets are found by
 ``tests._shared_data.shared_dataset``."""
 
 from __future__ import annotations
@@ -142,4 +143,60 @@ def db_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'leaderboard.db'}"
     return request.getfixturevalue("postgres_database")
+
+
+@pytest.fixture(scope="session")
+def postgres_migrated_template(postgres_url):
+    """Name of a database on the session's PostgreSQL whose schema is at the newest migration,
+    migrated once: the template that ``postgres_migrated_database`` copies (nothing connects
+    to it afterwards, as ``CREATE DATABASE ... TEMPLATE`` requires)."""
+    sa = pytest.importorskip("sqlalchemy")
+    pytest.importorskip("psycopg")
+    from evaluation.server.db import make_engine, upgrade  # the server extra is optional
+
+    name = "migrated_template"
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    engine = make_engine(sa.make_url(postgres_url).set(database=name)
+                         .render_as_string(hide_password=False))
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    return name
+
+
+@pytest.fixture
+def postgres_migrated_database(postgres_url, postgres_migrated_template):
+    """URL of a new database of its own on the session's PostgreSQL, its schema at the newest
+    migration (a copy of ``postgres_migrated_template``: the migrations run once a session, not
+    once a test), dropped after."""
+    sa = pytest.importorskip("sqlalchemy")
+    name, template = f"test_{next(_DATABASE_NUMBERS)}", postgres_migrated_template
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+        yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def migrated_db_url(request, tmp_path):
+    """A database of its own whose schema is at the newest migration, as ``upgrade`` leaves an
+    empty one: an SQLite file, or a database on a real PostgreSQL. Copies of a database
+    migrated once a session, for the tests that open a store or an app (which migrate it
+    anyway); the tests of the migrations themselves take ``db_url``."""
+    if request.param == "sqlite":
+        from tests.server._helpers import migrated_sqlite_url  # the server extra is optional
+
+        return migrated_sqlite_url(tmp_path)
+    return request.getfixturevalue("postgres_migrated_database")
 

@@ -317,14 +317,22 @@ def test_report_of_one_run_is_one_self_contained_file(runs, tmp_path):
     assert again.read_bytes() == path.read_bytes()
 
 
-def test_report_escapes_what_the_run_names(runs, tmp_path):
-    hostile = tmp_path / "hostile"
+@pytest.fixture(scope="module")
+def hostile_report(runs, tmp_path_factory):
+    """The report of a copy of the first run whose model's name and class are markup; read
+    as text by one test and opened in Chromium by another (a report renders for seconds)."""
+    folder = tmp_path_factory.mktemp("hostile")
+    hostile = folder / "run"
     shutil.copytree(runs[0], hostile)
     results = json.loads((hostile / "results.json").read_text())
     results["model"]["name"] = "<script>alert('x')</script>"
     results["model"]["class"] = "<img src=x onerror=alert(1)>"
     (hostile / "results.json").write_text(json.dumps(results))
-    page = write_report(hostile, tmp_path / "out").read_text(encoding="utf-8")
+    return write_report(hostile, folder / "out")
+
+
+def test_report_escapes_what_the_run_names(hostile_report):
+    page = hostile_report.read_text(encoding="utf-8")
     assert "<script>" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert len(_attributes(page, "src")) == 3
@@ -365,15 +373,10 @@ def test_report_command_refuses_bad_input(runs, tmp_path, capsys, argv, message)
     assert message in capsys.readouterr().err
 
 
-def test_report_in_headless_chromium(driver, runs, tmp_path):
+def test_report_in_headless_chromium(driver, hostile_report):
     # the page as a reader opens it from disk: every figure decodes at its PNG's size, the
-    # tests table is laid out, and a hostile model name is text, not markup
-    hostile = tmp_path / "hostile"
-    shutil.copytree(runs[0], hostile)
-    results = json.loads((hostile / "results.json").read_text())
-    results["model"]["name"] = "<img src=x onerror=alert(1)>"
-    (hostile / "results.json").write_text(json.dumps(results))
-    path = write_report(hostile, tmp_path / "out")
+    # tests table is laid out, and a hostile model name and class are text, not markup
+    path = hostile_report
     driver.get(path.as_uri())
     images = driver.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, "
@@ -385,6 +388,6 @@ def test_report_in_headless_chromium(driver, runs, tmp_path):
     cells = driver.execute_script(
         "return Array.from(document.querySelectorAll('td')).map(td => td.textContent.trim())")
     assert all(test in cells for test in LEADERBOARD_TESTS)
-    assert "<img src=x onerror=alert(1)>" in driver.execute_script(
-        "return document.body.textContent")
+    text = driver.execute_script("return document.body.textContent")
+    assert "<img src=x onerror=alert(1)>" in text and "<script>alert('x')</script>" in text
     assert driver.execute_script("return document.querySelectorAll('img[src=\"x\"]').length") == 0

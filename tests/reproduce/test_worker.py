@@ -43,7 +43,7 @@ from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import add_team, create_admin_token, list_teams, new_team_token  # noqa: E402
 from evaluation.server.store import mark_final, own_submissions, submit  # noqa: E402
 from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
-from tests.server._helpers import encode, sqlite_url, variant, with_phases  # noqa: E402
+from tests.server._helpers import encode, migrated_sqlite_url, variant, with_phases  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
 
 JOBS = "/api/v1/jobs"
@@ -75,8 +75,8 @@ REPORT = {"verdict": "reproduced", "table": [], "fingerprint_matches": True}
 # --------------------------------------------------------------------------- 30 jobs
 
 
-def test_two_workers_drain_30_jobs_each_run_exactly_once(db_url, competition, tmp_path):
-    app = create_app(with_phases(competition, reproduce="every"), db_url)
+def test_two_workers_drain_30_jobs_each_run_exactly_once(migrated_db_url, competition, tmp_path):
+    app = create_app(with_phases(competition, reproduce="every"), migrated_db_url)
     store = app.state.store
     admin = create_admin_token(store)
     ids = []
@@ -158,8 +158,9 @@ def _final_job(app, tmp_path: Path) -> tuple[int, str, Path]:
     return sid, admin, tmp_path / "admin.token"
 
 
-def test_a_killed_workers_job_returns_after_its_lease(db_url, competition, tmp_path):
-    clock_app = create_app(competition, db_url)  # the real clock: the lease runs out for real
+def test_a_killed_workers_job_returns_after_its_lease(migrated_db_url, competition, tmp_path):
+    # the real clock: the lease runs out for real
+    clock_app = create_app(competition, migrated_db_url)
     sid, admin, token_file = _final_job(clock_app, tmp_path)
     with live_server(clock_app) as url:
         doomed = _slow_worker(url, token_file, tmp_path / "checkouts", "doomed", 2.0)
@@ -199,7 +200,7 @@ def test_a_killed_workers_job_returns_after_its_lease(db_url, competition, tmp_p
 
 
 def test_sigterm_hands_the_job_back(competition, tmp_path):
-    app = create_app(competition, sqlite_url(tmp_path))
+    app = create_app(competition, migrated_sqlite_url(tmp_path))
     sid, admin, token_file = _final_job(app, tmp_path)
     with live_server(app) as url:
         worker = _slow_worker(url, token_file, tmp_path / "checkouts", "polite", 60.0)
@@ -237,7 +238,7 @@ def test_where_a_submissions_code_comes_from(tmp_path, competition):
     assert "no submission/MyModel.py" in str(info.value) and str(root) not in str(info.value)
 
     # through the worker: the job fails at once with the reason, it is not retried
-    app = create_app(competition, sqlite_url(tmp_path))
+    app = create_app(competition, migrated_sqlite_url(tmp_path))
     store = app.state.store
     nobody = add_team(store, "Nobody", "n@example.org")[0].id
     sid = submit(store, nobody, encode(variant("n-1"))).submission_id
@@ -263,7 +264,7 @@ TEAM_NAMES = ["Team A", "東京チーム", "Équipe ñ 🚀", "فریق\u200cم�
 
 
 def test_a_team_name_is_a_name_the_worker_can_use_as_a_folder(tmp_path, competition):
-    store = create_app(competition, sqlite_url(tmp_path)).state.store
+    store = create_app(competition, migrated_sqlite_url(tmp_path)).state.store
     accepted = []
     for i, name in enumerate(TEAM_NAMES):
         try:
@@ -305,7 +306,7 @@ def test_command_line_argument_errors(tmp_path, capsys):
 
 
 def test_a_token_the_queue_refuses_stops_the_worker(competition, tmp_path, capsys):
-    app = create_app(competition, sqlite_url(tmp_path))
+    app = create_app(competition, migrated_sqlite_url(tmp_path))
     team_token = add_team(app.state.store, "Alice", "a@example.org")[1]
     (tmp_path / "team.token").write_text(team_token)
     with live_server(app) as url:
@@ -357,7 +358,7 @@ def _tiny_upload(competition_file: Path, results_dir: Path) -> bytes:
 @pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox: {PROBLEM}")
 def test_the_worker_reproduces_in_the_sandbox(tmp_path, capsys):
     competition_file = _tiny_competition(tmp_path)
-    app = create_app(load_competition(competition_file), sqlite_url(tmp_path))
+    app = create_app(load_competition(competition_file), migrated_sqlite_url(tmp_path))
     store = app.state.store
     body = _tiny_upload(competition_file, tmp_path / "results")
     alpha = add_team(store, "alpha", "a@example.org")
@@ -406,7 +407,7 @@ def _in_a_ray_task(row, payload, batch, seed):
 
 @pytest.mark.slow  # the session's local Ray (starting it takes about 10 s)
 def test_jobs_as_ray_tasks(competition, tmp_path, local_ray):
-    app = create_app(with_phases(competition, reproduce="every"), sqlite_url(tmp_path))
+    app = create_app(with_phases(competition, reproduce="every"), migrated_sqlite_url(tmp_path))
     store = app.state.store
     admin = create_admin_token(store)
     ids = []

@@ -20,7 +20,7 @@ from tests.server._helpers import (
     encode,
     example_competition,
     fold_tests,
-    sqlite_url,
+    migrated_sqlite_url,
     trust_values,
     variant,
     without_baseline_values,
@@ -107,7 +107,7 @@ def make_api(tmp_path, clock=None, standings_wait: float = 30.0):
     the background) up to ``standings_wait`` seconds: the tiny boards here are read at once."""
     competition = replace(without_baseline_values(example_competition()),
                           board=BoardSettings(n_boot=200, seed=1))
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock or Clock(),
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock or Clock(),
                      standings_wait=standings_wait)
     return app, competition
 

@@ -12,9 +12,9 @@ def live(tmp_path, competition):
     clock the test moves."""
     from evaluation.server.api import create_app
     from tests.server._api import Api, serving
-    from tests.server._helpers import Clock, sqlite_url
+    from tests.server._helpers import Clock, migrated_sqlite_url
 
     clock = Clock()
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock)
     with serving(app, True) as client:
         yield Api(client, app.state.store, clock, True)

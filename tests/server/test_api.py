@@ -34,7 +34,7 @@ from tests.server._helpers import (  # noqa: E402
     computed,
     encode,
     fold_tests,
-    sqlite_url,
+    migrated_sqlite_url,
     variant,
 )
 from tests.server._live_server import live_server  # noqa: E402
@@ -51,7 +51,7 @@ RECEIPT_KEYS = {"status", "submission_id", "phase", "phase1_score", "leaderboard
 @pytest.fixture(params=["testclient", "live"])
 def api(request, tmp_path, competition):
     clock = Clock()
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock)
     live = request.param == "live"
     with serving(app, live) as client:
         yield Api(client, app.state.store, clock, live)
@@ -195,7 +195,7 @@ def test_chunked_body_without_length_is_counted(api):
 def test_a_lying_content_length_does_not_lift_the_limit(tmp_path, competition):
     # only in process: an HTTP server reads as many bytes as Content-Length says, so over a
     # socket a lie makes the rest of the body a malformed next request
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock())
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock())
     token = add_team(app.state.store, "Liars", "l@example.org")[1]
     with TestClient(app, raise_server_exceptions=False) as client:
         big = b" " * (MAX_BODY_BYTES + 10)
@@ -384,7 +384,7 @@ def test_health_docs_page_and_unknown_routes(api):
 
 def test_database_trouble_is_503_and_bugs_are_500_without_traceback(tmp_path, competition,
                                                                       monkeypatch):
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock())
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock())
     store = app.state.store
 
     def locked():
@@ -410,8 +410,8 @@ def test_database_trouble_is_503_and_bugs_are_500_without_traceback(tmp_path, co
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def live_api(request, tmp_path, competition):
-    url = sqlite_url(tmp_path) if request.param == "sqlite" \
-        else request.getfixturevalue("postgres_database")
+    url = migrated_sqlite_url(tmp_path) if request.param == "sqlite" \
+        else request.getfixturevalue("postgres_migrated_database")
     clock = Clock(NOON)
     app = create_app(competition, url, clock=clock)
     with live_server(app) as base:

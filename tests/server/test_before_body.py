@@ -74,8 +74,8 @@ class Uploads:
 
 
 @pytest.fixture
-def uploads(db_url, competition):
-    served = Uploads(db_url, competition)
+def uploads(migrated_db_url, competition):
+    served = Uploads(migrated_db_url, competition)
     yield served
     served.store.engine.dispose()
 

@@ -16,7 +16,7 @@ pytest.importorskip("uvicorn")
 
 from evaluation.server.api import create_app
 from tests.server._api import Api, serving
-from tests.server._helpers import Clock, encode, example_competition, sqlite_url, variant
+from tests.server._helpers import Clock, encode, example_competition, migrated_sqlite_url, variant
 
 NAMES = ("=HYPERLINK(\"x.example\",\"y\")", "+cmd", "-2+3", "@SUM(A1)", "Plain")
 
@@ -24,7 +24,7 @@ NAMES = ("=HYPERLINK(\"x.example\",\"y\")", "+cmd", "-2+3", "@SUM(A1)", "Plain")
 @pytest.fixture
 def live(tmp_path):
     clock = Clock()
-    app = create_app(example_competition(), sqlite_url(tmp_path), clock=clock)
+    app = create_app(example_competition(), migrated_sqlite_url(tmp_path), clock=clock)
     with serving(app, True) as client:
         yield Api(client, app.state.store, clock, True)
 

@@ -73,8 +73,8 @@ def _reference(store, phase: str) -> list[tuple[str, int, int, object]]:
             for name in order]
 
 
-def test_board_rows_are_each_teams_best_by_the_rule_with_ties(db_url, competition):
-    store = open_store(db_url, competition)
+def test_board_rows_are_each_teams_best_by_the_rule_with_ties(migrated_db_url, competition):
+    store = open_store(migrated_db_url, competition)
     _seed(store, teams=12, submissions=300, seed=7)
     computed(store)
     board = phase_board(store, "public")

@@ -52,7 +52,7 @@ FRESH = 30.0
 def store(request, tmp_path, competition):
     """A store on an SQLite file or on a database of its own on a real PostgreSQL."""
     url = sqlite_url(tmp_path) if request.param == "sqlite" \
-        else request.getfixturevalue("postgres_database")
+        else request.getfixturevalue("postgres_migrated_database")
     opened = open_store(url, replace(competition, board=BoardSettings(n_boot=200, seed=1)))
     opened.standings_wait = FRESH
     yield opened

@@ -181,10 +181,10 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def test_final_selections_on_each_backend(db_url, competition):
+def test_final_selections_on_each_backend(migrated_db_url, competition):
     """The candidates' SQL (windows over each team's submissions) and the mark's lock of the
     team's row, through the store, on SQLite and PostgreSQL."""
-    store = open_store(db_url, competition)
+    store = open_store(migrated_db_url, competition)
     try:
         team = add_team(store, "P", "team@example.org")[0].id
         ids = {}

@@ -32,7 +32,7 @@ from tests.server._helpers import (  # noqa: E402
     Clock,
     claims_competition_file,
     encode,
-    sqlite_url,
+    migrated_sqlite_url,
     variant,
     with_phases,
 )
@@ -50,8 +50,8 @@ def bearer(token: str) -> dict:
 
 @pytest.mark.parametrize("sid", ["9223372036854775808", "2147483648", "0", "-1",
                                  "99999999999999999999999"])
-def test_ids_out_of_range_are_refused_on_every_route(db_url, competition, sid):
-    app = create_app(competition, db_url, clock=Clock(NOON))
+def test_ids_out_of_range_are_refused_on_every_route(migrated_db_url, competition, sid):
+    app = create_app(competition, migrated_db_url, clock=Clock(NOON))
     store = app.state.store
     admin = create_admin_token(store)
     _, team = add_team(store, "Ids", "ids@example.org")
@@ -88,7 +88,7 @@ def test_a_hidden_board_neither_identifies_nor_orders_submissions_by_score(tmp_p
                                                                             competition):
     final = next(p for p in competition.phases if not p.public)
     clock = Clock(final.opens + (final.closes - final.opens) / 2)
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock)
     store = app.state.store
     # alphabetical order is the reverse of the order by score
     _, alpha = add_team(store, "Alpha", "a@example.org")
@@ -190,7 +190,7 @@ def _assert_bounded(uploads: list, reads: list) -> None:
 
 def test_a_held_sqlite_write_lock_bounds_every_write_and_never_stalls_reads(tmp_path,
                                                                             competition):
-    url = sqlite_url(tmp_path)
+    url = migrated_sqlite_url(tmp_path)
     app = create_app(competition, url, clock=Clock(NOON), write_wait=WAIT)
     _, token = add_team(app.state.store, "Waiters", "w@example.org")
     path = url.removeprefix("sqlite:///")
@@ -213,14 +213,14 @@ def test_a_held_sqlite_write_lock_bounds_every_write_and_never_stalls_reads(tmp_
         holder.wait(timeout=10)
 
 
-def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_database,
+def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_migrated_database,
                                                                   competition):
     import sqlalchemy as sa
-    app = create_app(competition, postgres_database, clock=Clock(NOON), write_wait=WAIT)
+    app = create_app(competition, postgres_migrated_database, clock=Clock(NOON), write_wait=WAIT)
     store = app.state.store
     held, token = add_team(store, "Held", "h@example.org")
     _, other = add_team(store, "Free", "f@example.org")
-    engine = sa.create_engine(postgres_database)
+    engine = sa.create_engine(postgres_migrated_database)
     try:
         with engine.connect() as conn, conn.begin():
             conn.execute(sa.text("SELECT id FROM teams WHERE id = :id FOR UPDATE"),
@@ -372,7 +372,7 @@ def test_a_disk_that_fills_up_says_so_in_readyz_and_at_the_next_start(tmp_path, 
 
 
 def test_a_writable_database_is_ready(tmp_path, competition):
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON))
     with live_server(app) as base:
         ready = httpx.get(base + "/readyz", timeout=30)
     assert ready.status_code == 200 and ready.json() == {"status": "ready", "problems": []}
@@ -439,7 +439,7 @@ def served(app, **config):
 
 def test_every_answer_has_the_security_headers_and_docs_load_no_script(tmp_path,
                                                                        competition):
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON))
     with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         answers = [client.get(p) for p in ("/", "/docs", "/healthz", "/api/v1/leaderboard",
                                            "/openapi.json", "/nope")]
@@ -458,7 +458,7 @@ def test_every_answer_has_the_security_headers_and_docs_load_no_script(tmp_path,
 
 
 def test_content_length_with_transfer_encoding_is_refused(tmp_path, competition):
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON))
     _, token = add_team(app.state.store, "Smuggler", "s@example.org")
     body = encode(variant("Smuggle-1"))
     chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
@@ -481,7 +481,7 @@ def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_p
     # a small limit: the test stores that many uploads first (each one scored)
     competition = with_phases(competition, daily_limit=2)
     public = competition.phases[0]
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON))
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON))
     store = app.state.store
     _, token = add_team(store, "Busy Team", "b@example.org")
     for i in range(public.daily_limit):
@@ -510,7 +510,8 @@ def test_the_token_and_the_daily_limit_are_checked_before_the_body_is_read(tmp_p
 
 
 def test_idle_slow_and_dripping_connections_are_cut_off(tmp_path, competition):
-    app = create_app(competition, sqlite_url(tmp_path), clock=Clock(NOON), body_timeout=1.5)
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON),
+                     body_timeout=1.5)
     _, token = add_team(app.state.store, "Slow", "s@example.org")
     from evaluation.server.api import HeaderDeadlineProtocol
 

@@ -65,10 +65,10 @@ REPORT = {"verdict": "reproduced", "table": [], "log_tail": "ran\nverdict: repro
 
 
 @pytest.fixture
-def live(db_url, competition):
+def live(migrated_db_url, competition):
     """A live server on 127.0.0.1 (on each database) whose clock the test moves."""
     clock = Clock()
-    app = create_app(competition, db_url, clock=clock)
+    app = create_app(competition, migrated_db_url, clock=clock)
     with serving(app, True) as client:
         yield Api(client, app.state.store, clock, True)
 
@@ -131,8 +131,8 @@ def test_the_competition_file_says_which_submissions_are_reproduced(tmp_path, co
         assert words in str(info.value) and "Fix:" in str(info.value)
 
 
-def test_final_selections_and_uploads_queue_jobs(db_url, competition):
-    store = open_store(db_url, competition)
+def test_final_selections_and_uploads_queue_jobs(migrated_db_url, competition):
+    store = open_store(migrated_db_url, competition)
     try:
         team = add_team(store, "P", "team@example.org")[0].id
         first = submit(store, team, encode(variant("p-1", 1.0))).submission_id
@@ -253,7 +253,7 @@ def test_private_jobs_go_to_workers_with_the_seed_and_bring_private_scores(live,
     assert row["private_score"] == expected.leaderboard_score
 
 
-def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
+def test_failures_are_retried_a_bounded_number_of_times(live, capsys, migrated_db_url):
     alice = live.team("Alice")
     admin = create_admin_token(live.store)
     sid = submit_final(live, alice, "a-1")
@@ -272,17 +272,18 @@ def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
 
     # the organizers queue it again (admin jobs retry), and a lost worker counts as a run
     job_id = listing["jobs"][0]["job_id"]
-    code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs")
+    code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "jobs")
     assert code == 0, err
     assert "failed" in out and "the index was down (3)" in out and "Alice" in out
     # each job says its kind: this one reproduces the team's run (a scoring job says "scoring")
     assert re.search(rf"^\s+{job_id}\s+{sid}\s+reproduction\s+public\s+failed\s", out, re.M)
     assert re.search(r"^\s+job\s+sub\s+kind\s+phase\s+state", out, re.M)
-    code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs", "retry", str(job_id))
+    code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "jobs",
+                                 "retry", str(job_id))
     assert code == 0 and f"job {job_id} (submission {sid} of team 'Alice') is queued" in out
-    code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs", "retry", str(job_id))
+    code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "jobs", "retry", str(job_id))
     assert code == 2 and "is queued, not failed" in err
-    code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs", "retry", "77")
+    code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "jobs", "retry", "77")
     assert code == 2 and "no reproduction job 77" in err
     for attempt in (1, 2, 3):
         job = claim(live, admin, f"lost-{attempt}", lease_s=10)
@@ -294,7 +295,7 @@ def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
     assert "attempt 3 of 3" in failed["reason"]
 
     # a release (a stopped worker) does not count; a failure without retry ends the job
-    run_cli(capsys, "admin", "--db", db_url, "jobs", "retry", str(job_id))
+    run_cli(capsys, "admin", "--db", migrated_db_url, "jobs", "retry", str(job_id))
     job = claim(live, admin, "w")
     released = post(live, admin, job_id, "finish", {"lease": job["lease"],
                                                     "release": "SIGTERM"})
@@ -305,7 +306,7 @@ def test_failures_are_retried_a_bounded_number_of_times(live, capsys, db_url):
                                                 "failure": "no checkout of team 'Alice'"})
     assert done.json()["status"] == "failed"
     assert done.json()["job"]["reason"] == "no checkout of team 'Alice'"
-    code, out, err = run_cli(capsys, "admin", "--db", db_url, "jobs", "--phase", "final")
+    code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "jobs", "--phase", "final")
     assert code == 0 and "final" in out and "Alice" not in out
 
 

@@ -49,6 +49,7 @@ from tests.server._helpers import (
     computed,
     encode,
     fold_tests,
+    migrated_sqlite_url,
     open_store,
     private_folds,
     private_report,
@@ -69,7 +70,7 @@ def digits(value: float) -> set[str]:
 def setting(tmp_path, competition):
     """Four teams in the public phase; three reproduced on the private folds."""
     clock = Clock()
-    db = sqlite_url(tmp_path)
+    db = migrated_sqlite_url(tmp_path)
     app = create_app(competition, db, clock=clock)
     with serving(app, False) as client:
         api = Api(client, app.state.store, clock, False)
@@ -197,7 +198,7 @@ def live_setting(tmp_path, competition):
     """The app on a live server on 127.0.0.1, its clock in the hidden phase ("final")."""
     clock = Clock()
     clock.now = clock.now.replace(year=2028, month=1, day=5)
-    db = sqlite_url(tmp_path)
+    db = migrated_sqlite_url(tmp_path)
     app = create_app(competition, db, clock=clock)
     with serving(app, True) as client:
         yield Api(client, app.state.store, clock, True), db
@@ -332,10 +333,10 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
                      r"\(published\)", out, re.M)
 
 
-def test_revealed_order_on_each_backend(db_url, competition):
+def test_revealed_order_on_each_backend(migrated_db_url, competition):
     """The revealed board's order comes from SQL (a window over each team's submissions):
     checked on SQLite and PostgreSQL, through the store."""
-    store = open_store(db_url, competition)
+    store = open_store(migrated_db_url, competition)
     try:
         references = competition.phase("public").references
         ids = {}

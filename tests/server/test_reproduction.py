@@ -27,12 +27,12 @@ from evaluation.server.core import MAX_LOG_TAIL_BYTES, MAX_REPORT_BYTES
 from evaluation.server.db import ReproductionRow, SubmissionRow, create_admin_token
 from evaluation.server.store import phase_board
 from tests.server._api import SUBMIT, Api, assert_rejected, post_report, report, serving
-from tests.server._helpers import Clock, encode, fold_tests, sqlite_url, variant
+from tests.server._helpers import Clock, encode, fold_tests, migrated_sqlite_url, variant
 
 
 def make_api(tmp_path, competition):
     clock = Clock()
-    app = create_app(competition, sqlite_url(tmp_path), clock=clock)
+    app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock)
     return app, clock
 
 

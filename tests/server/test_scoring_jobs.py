@@ -57,6 +57,7 @@ from tests.server._helpers import (  # noqa: E402
     Clock,
     computed,
     encode,
+    migrated_sqlite_url,
     open_store,
     sqlite_url,
     standings_competition,
@@ -103,11 +104,11 @@ def _score_in_process(store, sid: int) -> dict:
 # --------------------------------------------------------------------------- end to end
 
 
-def test_an_upload_of_predictions_is_scored_by_a_worker_into_the_board(db_url, tiny_board,
+def test_an_upload_of_predictions_is_scored_by_a_worker_into_the_board(migrated_db_url, tiny_board,
                                                                         tmp_path, capsys):
     competition_file, run = tiny_board
     competition = load_competition(competition_file)
-    app = create_app(competition, db_url)
+    app = create_app(competition, migrated_db_url)
     store = app.state.store
     team, token = add_team(store, "alpha", "a@example.org")
     admin = create_admin_token(store)
@@ -331,7 +332,7 @@ def test_the_board_says_which_rows_its_guarantee_covers(tmp_path, competition):
         t, _ = add_team(store, name, f"{name}@example.org")
         ids.append(submit(store, t.id, encode(variant(f"{name}-1", scale))).submission_id)
     computed(store, ids[0])
-    app = create_app(replace(competition, accept_claims=True), sqlite_url(tmp_path),
+    app = create_app(replace(competition, accept_claims=True), migrated_sqlite_url(tmp_path),
                      clock=Clock())
     from fastapi.testclient import TestClient
 
@@ -358,14 +359,14 @@ def test_a_run_scored_by_another_repeated_items_rule_is_refused(tiny_board, tmp_
     competition = load_competition(competition_file)
     claimed = run.claim["results"].get("competition", {}).get("repeated_items", "first")
     other = "error" if claimed == "first" else "first"
-    app = create_app(replace(competition, repeated_items=other), sqlite_url(tmp_path))
+    app = create_app(replace(competition, repeated_items=other), migrated_sqlite_url(tmp_path))
     team, _ = add_team(app.state.store, "alpha", "a@example.org")
     with pytest.raises(SubmissionRejected) as info:
         submit(app.state.store, team.id, run.predictions, run.claim["run_id"])
     assert info.value.status == 422 and "repeated_items" in info.value.reason
     # the same run on a competition of its own rule is taken
     (tmp_path / "same").mkdir()
-    same = create_app(competition, sqlite_url(tmp_path / "same"))
+    same = create_app(competition, migrated_sqlite_url(tmp_path / "same"))
     team, _ = add_team(same.state.store, "alpha", "a@example.org")
     taken = submit(same.state.store, team.id, run.predictions, run.claim["run_id"])
     assert taken.http_status == 201

@@ -64,8 +64,8 @@ from tests.server._helpers import (  # noqa: F401
 
 
 @pytest.fixture
-def store(db_url, competition):
-    store = open_store(db_url, competition)
+def store(migrated_db_url, competition):
+    store = open_store(migrated_db_url, competition)
     yield store
     store.engine.dispose()
 

@@ -55,7 +55,7 @@ N_USERS = 400
 def store(request, tmp_path, competition):
     """A store on an SQLite file or on a database of its own on a real PostgreSQL."""
     url = sqlite_url(tmp_path) if request.param == "sqlite" \
-        else request.getfixturevalue("postgres_database")
+        else request.getfixturevalue("postgres_migrated_database")
     opened = open_store(url, competition)
     yield opened
     opened.engine.dispose()
