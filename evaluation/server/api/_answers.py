@@ -16,8 +16,10 @@ from evaluation.server.store import (
     JobView,
     Lease,
     OwnSubmission,
+    QueueOverview,
     Receipt,
     SubmissionView,
+    TeamQueue,
 )
 
 #: Seconds a client is asked to wait when the database is busy or unavailable.
@@ -71,6 +73,8 @@ _SUBMISSION = TypeAdapter(SubmissionView)
 _OWN = TypeAdapter(list[OwnSubmission])
 _JOB = TypeAdapter(JobView)
 _JOBS = TypeAdapter(list[JobView])
+_OVERVIEW = TypeAdapter(QueueOverview)
+_TEAM_QUEUE = TypeAdapter(TeamQueue)
 
 
 def board_json(board: Board) -> dict:
@@ -103,9 +107,31 @@ def final_json(mark: FinalMark) -> dict:
             "message": mark.message}
 
 
-def own_json(listing: list[OwnSubmission]) -> dict:
-    """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``."""
-    return {"submissions": _OWN.dump_python(listing, mode="json")}
+def own_json(listing: list[OwnSubmission], queue: TeamQueue | None = None) -> dict:
+    """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``; with
+    ``queue``, each submission's ``queue`` (its jobs: state, position, estimated start) and
+    the queue's length per kind (``queue_length``)."""
+    items = _OWN.dump_python(listing, mode="json")
+    if queue is None:
+        return {"submissions": items}
+    places = team_queue_json(queue)
+    for item in items:
+        item["queue"] = [p for p in places["jobs"]
+                         if p["submission_id"] == item["submission_id"]]
+    return {"submissions": items, "queue_length": places["queue_length"],
+            "estimates": places["estimates"]}
+
+
+def team_queue_json(queue: TeamQueue) -> dict:
+    """A team's places in the queue: ``{"jobs", "queue_length", "estimates"}``."""
+    data = _TEAM_QUEUE.dump_python(queue, mode="json")
+    return {"jobs": data["places"], "queue_length": data["queued"],
+            "estimates": data["estimates"]}
+
+
+def queue_json(overview: QueueOverview) -> dict:
+    """The organizers' view of the queue as the JSON the API answers."""
+    return _OVERVIEW.dump_python(overview, mode="json")
 
 
 def lease_json(lease: Lease | None) -> dict:

@@ -5,6 +5,7 @@
 * ``_routes_submissions``: upload a run, read a submission, read its stored body (organizers);
 * ``_routes_reproductions``: record a reproduction's verdict (organizers);
 * ``_routes_jobs``: the reproduction queue that the organizers' workers claim jobs from;
+* ``_routes_queue``: the queue as people see it (a team its own jobs, the organizers all);
 * ``_routes_board``: the board as JSON, and the page (``GET /``);
 * ``_routes_docs``: the API's documentation as a plain page (no script from a CDN);
 * ``_routes_health``: whether the database answers (``/healthz``) and can take uploads
@@ -33,6 +34,7 @@ from evaluation.server.api import (
     _routes_docs,
     _routes_health,
     _routes_jobs,
+    _routes_queue,
     _routes_reproductions,
     _routes_submissions,
 )
@@ -134,7 +136,7 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     app.add_middleware(SecurityHeaders)
     add_error_handlers(app)
     for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_jobs,
-                   _routes_health, _routes_docs):
+                   _routes_queue, _routes_health, _routes_docs):
         app.include_router(routes.router)
     return app
 

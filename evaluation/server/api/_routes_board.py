@@ -1,6 +1,7 @@
 """The board of a phase: as JSON, as CSV (``/leaderboard.csv``, or ``?format=csv``), and as
 the page (``GET /``), each with its paired statistics; a team's standing on it as JSON
-(``/api/v1/leaderboard/team``) and as a page (``/team``).
+(``/api/v1/leaderboard/team``) and as a page (``/team``, with the workers' queue: its length,
+and the team's own jobs when the team's token asks).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
 Each is answered from the process's ``BoardCache`` while the board has not changed. None
@@ -18,6 +19,7 @@ from evaluation.server.core import Board, TeamStanding
 from evaluation.server.db import Database
 from evaluation.server.page import board_csv, render_board, render_team
 from evaluation.server.standings import standing_of
+from evaluation.server.store import team_queue
 
 router = APIRouter()
 
@@ -88,8 +90,12 @@ def get_team(caller: OptionalCallerDep, store: StoreDep, name: str,
 
 @router.get("/team", response_class=HTMLResponse, summary="A team's standing as a page",
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
-def team_page(store: StoreDep, name: str, phase: str | None = None) -> Response:
+def team_page(caller: OptionalCallerDep, store: StoreDep, name: str,
+              phase: str | None = None) -> Response:
     found = standing_of(store, name, phase)
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")
-    return HTMLResponse(render_team(found))
+    # the team's own jobs only to its own token; everyone sees the queue's length
+    own = caller is not None and caller.team_id is not None and caller.team == found.team
+    queue = team_queue(store, caller.team_id if own and caller else None, found.phase)
+    return HTMLResponse(render_team(found, queue))

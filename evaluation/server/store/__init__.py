@@ -5,7 +5,8 @@ submission's view and stored body, a team's own submissions), each submission's 
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
-numbers), the teams' final selections, the rows of a phase's board in the official order,
+numbers, the queue as a team and the organizers see it: places, estimated starts, workers,
+stuck jobs), the teams' final selections, the rows of a phase's board in the official order,
 and the last statistics computed of each board (shown at once after a restart). Each function
 takes the ``Database`` it works on.
 """
@@ -27,6 +28,16 @@ from evaluation.server.store._jobs import (
 )
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._queue import (
+    Estimate,
+    QueueOverview,
+    QueuePlace,
+    StuckJob,
+    TeamQueue,
+    WorkerView,
+    queue_overview,
+    team_queue,
+)
 from evaluation.server.store._reproductions import record_reproduction
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
 from evaluation.server.store._submissions import CLAIMS_REFUSED, check_before_body, submit
@@ -55,6 +66,7 @@ __all__ = [
     "CLAIMS_REFUSED",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
+    "Estimate",
     "FinalMark",
     "FoldCost",
     "JOB_KINDS",
@@ -64,12 +76,17 @@ __all__ = [
     "LimitReached",
     "MAX_FINISH_BYTES",
     "OwnSubmission",
+    "QueueOverview",
+    "QueuePlace",
     "Receipt",
     "SCORED",
     "Snapshot",
+    "StuckJob",
     "SubmissionView",
+    "TeamQueue",
     "UPLOAD",
     "UserValues",
+    "WorkerView",
     "check_before_body",
     "claim_job",
     "compared_users",
@@ -86,10 +103,12 @@ __all__ = [
     "phase_user_values",
     "pin_baselines",
     "predictions",
+    "queue_overview",
     "queue_selections",
     "record_reproduction",
     "retry_job",
     "save_snapshot",
     "submit",
+    "team_queue",
     "user_scores",
 ]
