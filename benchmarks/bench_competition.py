@@ -31,10 +31,10 @@ The season, step by step (each a function of its own, named as below):
 A step whose feature this harness does not have yet is reported as "not run" (never as a
 pass). The report: submissions lost (acknowledged or sent, and not in the database: must be
 0), jobs run twice (a submission whose scoring or reproduction was recorded more than once:
-must be 0), the runs taken over after the kill, the seconds from the last final marked until
-every final was reproduced, the board's p99 during the season (page and API, the reads that
-the restart refused counted apart), the server's peak resident memory (either process), and
-the final board. Exit status 1 when a submission was lost or a job run twice.
+must be 0), the runs taken over after the kill, the seconds from the first final of the
+finals marked until every final was reproduced, the board's p99 during the season (page and
+API, the reads that the restart refused counted apart), the server's peak resident memory
+(either process), and the final board. Exit status 1 when a submission was lost or a job run twice.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ PHASES = ("season", "finals")
 PRIVATE_SEED = 20260601
 #: Seconds a worker's lease lasts: short, so that a killed worker's job is taken over soon.
 LEASE_S = 4.0
-#: Seconds to wait for every job to end before giving up.
-WAIT_S = 900.0
+#: Seconds to wait for every job to end before giving up (``--wait-s``).
+WAIT_S = 3600.0
 
 
 class StepUnavailable(RuntimeError):
@@ -97,6 +97,8 @@ class Season:
     peak_rss: int = 0
     steps: dict[str, str] = field(default_factory=dict)
     restarts: list[float] = field(default_factory=list)
+    wait_s: float = WAIT_S
+    started: float = field(default_factory=time.monotonic)
     killed: str | None = None
     killed_jobs: list[int] = field(default_factory=list)
     marked_at: float = 0.0
@@ -345,9 +347,11 @@ def finals_uploads(season: Season, reproduce_s: float, replace: bool) -> None:
 
 
 def mark_finals(season: Season, phase: str) -> None:
-    """Each team marks its last upload of ``phase`` as its final selection."""
+    """Each team marks its last upload of ``phase`` as its final selection (the clock of
+    ``wait_reproduced`` starts with the first mark)."""
     import httpx
 
+    season.marked_at = time.monotonic()
     with httpx.Client(base_url=season.server.url, timeout=60) as client:
         for team, token in season.teams.items():
             auth = {"Authorization": f"Bearer {token}"}
@@ -360,7 +364,6 @@ def mark_finals(season: Season, phase: str) -> None:
                                headers=auth)
             if reply.status_code != 200:
                 raise SystemExit(f"{team} could not mark its final of {phase}: {reply.text}")
-    season.marked_at = time.monotonic()
 
 
 def carry_over(season: Season) -> None:
@@ -371,7 +374,7 @@ def carry_over(season: Season) -> None:
 
 def wait_idle(season: Season, kinds: tuple[str, ...]) -> dict:
     """Wait until no job of ``kinds`` is queued or running; the queue's last overview."""
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + season.wait_s
     while True:
         overview = queue(season)
         busy = sum(e["queued"] + e["running"] for e in overview["estimates"]
@@ -379,13 +382,14 @@ def wait_idle(season: Season, kinds: tuple[str, ...]) -> dict:
         if busy == 0:
             return overview
         if time.monotonic() > deadline:
-            raise SystemExit(f"{busy} job(s) still waiting after {WAIT_S:.0f} s: "
+            raise SystemExit(f"{busy} job(s) still waiting after {season.wait_s:.0f} s: "
                              f"{json.dumps(overview['counts'])}")
         time.sleep(0.1)
 
 
 def wait_reproduced(season: Season) -> None:
-    """Wait until every final's reproduction ended; the seconds since the last mark."""
+    """Wait until every final's reproduction ended; the seconds since the first mark of the
+    finals' selections."""
     wait_idle(season, ("reproduce", "score"))
     season.reproduced_s = time.monotonic() - season.marked_at
 
@@ -412,13 +416,16 @@ def reveal(season: Season) -> list[dict]:
 
 
 def run_step(season: Season, name: str, step, *args) -> object:
-    """Run one step; a step whose feature is missing is recorded as not run."""
+    """Run one step (its end printed at once); a step whose feature is missing is recorded
+    as not run."""
+    result = None
     try:
         result = step(season, *args)
+        season.steps[name] = "run"
     except StepUnavailable as exc:
         season.steps[name] = f"NOT RUN: {exc}"
-        return None
-    season.steps[name] = "run"
+    print(f"  [{time.monotonic() - season.started:7.1f} s] {name}: {season.steps[name]}",
+          flush=True)
     return result
 
 
@@ -458,7 +465,7 @@ def rehearse(backend: str, db_url: str, folder: Path, competition: Path,
     server = ServeProcess(competition, db_url, folder / "serve.log")
     season = Season(folder=folder, competition=competition, db_url=db_url, admin=admin,
                     teams=teams, uploads=plan_uploads(teams, made, args.per_team),
-                    server=server, finals_file=finals_file)
+                    server=server, finals_file=finals_file, wait_s=args.wait_s)
     readers = None
     try:
         for name in ("worker-a", "worker-b"):
@@ -526,7 +533,7 @@ def print_report(r: dict) -> None:
     print(f"  server restarts: {len(r['restarts'])}, down "
           f"{', '.join(f'{s:.1f}' for s in r['restarts'])} s (stop, start, /healthz answers)")
     shown = "n/a" if r["reproduced_s"] is None else f"{r['reproduced_s']:.1f} s"
-    print(f"  time from the last final marked until every final was reproduced: {shown}")
+    print(f"  time from the first final marked until every final was reproduced: {shown}")
     print(f"  board during the season: p99 {r['board_p99_ms']:.1f} ms, p50 "
           f"{r['board_p50_ms']:.1f} ms over {r['reads']} reads ({r['reads_refused']} refused "
           f"or cut by the restart)")
@@ -554,6 +561,8 @@ def main() -> int:
                    help="seconds of each stand-in reproduction run")
     p.add_argument("--board-rate", type=float, default=4.0, help="board reads per second")
     p.add_argument("--backends", default="sqlite,postgresql")
+    p.add_argument("--wait-s", type=float, default=WAIT_S,
+                   help="seconds to wait for the queue to empty before giving up")
     p.add_argument("--smoke", action="store_true",
                    help="3 teams x 2 uploads of the tiny dataset, SQLite: does it run?")
     args = p.parse_args()
