@@ -1,4 +1,5 @@
-"""The ``admin`` commands on the phases (reveal, publish, list) and the reproduction queue.
+"""The ``admin`` commands on the phases (reveal, publish, carry, list) and the reproduction
+queue.
 
 They read the competition file and the queue's records (``evaluation.server.core`` and
 ``evaluation.server.store``: pandas, pydantic), which the team and token commands do not need.
@@ -24,7 +25,15 @@ from evaluation.server.db import (
     reveals,
     visibility,
 )
-from evaluation.server.store import JOB_STATES, job_counts, list_jobs, queue_selections, retry_job
+from evaluation.server.store import (
+    JOB_STATES,
+    carried,
+    carry_phase,
+    job_counts,
+    list_jobs,
+    queue_selections,
+    retry_job,
+)
 
 
 def _store(args: argparse.Namespace) -> Database:
@@ -83,6 +92,25 @@ def phase_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+@closing
+def phase_carry(args: argparse.Namespace) -> int:
+    """Carry the submissions of the phase that phase ``args.name`` carries from into it (its
+    competition file's ``carry_from`` and ``carry``), once; ConfigError (exit 2) when there is
+    no such phase, it carries from none, the phase it carries from still takes submissions, or
+    it was revealed. A second carry changes nothing and says when the first was."""
+    store = _store(args)
+    try:
+        carry = carry_phase(store, args.name)
+    except SubmissionRejected as exc:
+        raise ConfigError(f"{exc.reason}.") from None
+    print(carry.message)
+    for sid in carry.submission_ids:
+        print(f"  carried as submission {sid}")
+    for sid, why in carry.skipped:
+        print(f"  submission {sid} not carried: {why}")
+    return 0
+
+
 def _confirmed(warnings: list[str], args: argparse.Namespace, done: str) -> bool:
     """Print ``warnings`` on stderr; False (nothing to do) when there are some and ``--yes``
     was not given."""
@@ -97,9 +125,11 @@ def _confirmed(warnings: list[str], args: argparse.Namespace, done: str) -> bool
 @closing
 def phase_list(args: argparse.Namespace) -> int:
     """Print the phases and, for each, whether (and when) it was revealed, and under it which
-    scores everyone sees (the visibility rule as it applies to it)."""
+    scores everyone sees (the visibility rule as it applies to it) and, for a phase carried
+    into, what was carried and when."""
     store = _store(args)
     names, revealed, published = phase_names(store), reveals(store), publications(store)
+    carries = carried(store)
     public = {} if store.competition is None else {
         p.name: p.public for p in store.competition.phases}
     if not names:
@@ -114,6 +144,10 @@ def phase_list(args: argparse.Namespace) -> int:
         print(f"{state:<10}  {when:<16}  {name}")
         rule = visibility(public.get(name), at is not None, name in published)
         print(f"{'':<10}  scores: {rule}")
+        if name in carries:
+            carry = carries[name]
+            print(f"{'':<10}  carried: {carry.carried} submission(s) of {carry.source!r} "
+                  f"({carry.rule}) on {carry.carried_at:%Y-%m-%d %H:%M} UTC")
     return 0
 
 

@@ -96,10 +96,11 @@ def register(subparsers) -> None:
     _db_option(drop)
     drop.set_defaults(func=command("_admin_db", "token_revoke", SERVER_EXTRA))
 
-    phase = groups.add_parser("phase", help="reveal or publish a phase's scores, list the "
+    phase = groups.add_parser("phase", help="reveal or publish a phase's scores, carry an "
+                                            "earlier phase's submissions into it, list the "
                                             "phases")
     phase_actions = phase.add_subparsers(dest="admin_action", required=True,
-                                         metavar="{reveal,publish,list}")
+                                         metavar="{reveal,publish,carry,list}")
     reveal = phase_actions.add_parser(
         "reveal", help="reveal the scores of a phase, public and private, to everyone: its "
                        "board ranks by the private scores from now on, and the phase takes "
@@ -127,6 +128,18 @@ def register(subparsers) -> None:
     _db_option(publish)
     _competition_option(publish)
     publish.set_defaults(func=command("_admin_phases", "phase_publish", SERVER_EXTRA))
+    carry = phase_actions.add_parser(
+        "carry", help="carry the submissions of the phase NAME carries from (its carry_from "
+                      "and carry) into it now, once: each is scored again on its kept "
+                      "predictions and queued for reproduction as the phase says (the server "
+                      "does it by itself when NAME opens; this does it as soon as the earlier "
+                      "phase has closed)")
+    carry.add_argument("name", metavar="NAME", help="the phase carried into, as named in the "
+                                                    "competition file")
+    _db_option(carry)
+    carry.add_argument("--competition", required=True, metavar="FILE",
+                       help="the competition file (TOML): the phases' carry_from and carry")
+    carry.set_defaults(func=command("_admin_phases", "phase_carry", SERVER_EXTRA))
     phases = phase_actions.add_parser("list", help="list the phases, whether they are revealed, "
                                                    "and which scores everyone sees")
     _db_option(phases)

@@ -78,6 +78,8 @@ def _line(item: dict, client: HttpClient) -> str:
     """One submission as a line of the listing (every server-given text escaped)."""
     label = " / ".join(client.show(str(item[k]), 80) for k in ("name", "description")
                        if item.get(k))
+    if item.get("carried_from"):  # entered its phase when it opened, not uploaded to it
+        label = f"(carried from {client.show(str(item['carried_from']), 40)}) " + label
     when = str(item.get("submitted_at", ""))[:16].replace("T", " ")
     return (f"{item.get('submission_id', '?'):>6}  {client.show(when, 16):<16}  "
             f"{client.show(str(item.get('phase')), 12):<12}  "

@@ -26,7 +26,14 @@ from fastapi.responses import JSONResponse
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.server.api import board_json
-from evaluation.server.core import Board, BoardRow, BoardStandings, RowCosts, RowStanding
+from evaluation.server.core import (
+    Board,
+    BoardRow,
+    BoardStandings,
+    FactSheet,
+    RowCosts,
+    RowStanding,
+)
 from evaluation.server.page import render_board
 
 START = datetime(2026, 5, 1, tzinfo=timezone.utc)
@@ -80,12 +87,26 @@ def changed(board: Board) -> Board:
     return replace(board, rows=tuple(rows))
 
 
+def carried_with_facts(board: Board) -> Board:
+    """A revealed board some of whose rows were carried from an earlier phase, with the fact
+    sheets of some (hostile text and links included)."""
+    rows = list(board.rows)
+    for i in range(0, len(rows), 7):
+        rows[i] = replace(rows[i], carried_from="warm<up>&" if i % 2 else "phase0")
+    for i in range(1, len(rows), 11):
+        rows[i] = replace(rows[i], fact_sheet=FactSheet(
+            description=f"Method {i}: a < b & \"c\"\nsecond <line>\u00e9",
+            code_url=f"https://example.org/t{i}?a=1&b=\"2\"", commit=f"{i:07x}"))
+    return replace(board, rows=tuple(rows))
+
+
 def boards() -> dict[str, Board]:
     """The boards pinned, by name."""
     plain = seeded_board()
     return {"seeded": plain, "revealed": seeded_board(revealed=True),
             "final": seeded_board(updating=False), "small": seeded_board(teams=3, seed=1),
-            "changed": changed(plain)}
+            "changed": changed(plain),
+            "carried": carried_with_facts(seeded_board(teams=40, revealed=True))}
 
 
 def page_sha(board: Board) -> str:
@@ -99,15 +120,17 @@ def json_sha(board: Board) -> str:
 #: name -> (SHA-256 of the page, SHA-256 of the JSON), as rendered before the page was cached.
 GOLDEN = {
     'seeded': ('d00705268b5defee45701fef9908658097e1183f045cd1822602dd6ac7aa5790',
-        '883bd01b5a6db7b3a8b0a3e662c8146870fda6eec5bdec78ec4d98efec43e3f0'),
+        '5c9683b7bdfaa665539c56338000b9486cd6f945540b8eb06f7f1dda094b48d9'),
     'revealed': ('14878da248b1def0fd6da41d7d0cb525037cfe95eed09f9a54bf0aeda5591790',
-        '59a8e13d08ea3f6919223b69bf912d38f016e7a5d5bdad81ea638ba71b684cd1'),
+        '37f9117a95a1b043d5be01b8ac35b6beabd5f4b25487b214f2fcff7961d57772'),
     'final': ('9d973698b872e1183b69b332c98a41c3a93451dd862c6250f12d2f3bb0836c7f',
-        'ad6fd629c570d2d6969d5adf5b2f5cc4268fb3fadfd935284bb894ab4edc8a41'),
+        'd2298795646f48788bbe8c486818d0f6142c05ba1bd62c0645ce6088c969121e'),
     'small': ('9ab99c7befb7e7693f4087b96121d4c16973a9a8f7a7a739e4accdfa5192ac8e',
-        'abeedd765210e525d4a9c468e5aeb39919d24e2e2356271ec250178b0fe7e688'),
+        '9900d345138d06d12003fa0cb46060fa5a0132b80fa0834ae372b94b7d69588a'),
     'changed': ('78ecf3fc5390286e80a90b8e2a3fe9a897bb69d2d687e9fbe5d694571fc60219',
-        '66b13d54d210120fedec2ed88e840fd94a66b59f8a77516086bff1558c702367'),
+        '17b29ff82cc4569f499c1d25fb47da384a16f8d3fad7d372d694e7c78b66728d'),
+    'carried': ('68a94fee6edb1c0fad5f039d78bf29e3b567522443eddbfe65deccc643896307',
+        '642ad3d6e6fd9749ee93208fe749af7c1056d8d611c5f0645a219823bf12bc17'),
 }
 
 

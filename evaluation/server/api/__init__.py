@@ -1,7 +1,8 @@
 """The leaderboard's web service: the FastAPI app, its routers, dependencies and handlers.
 
 It owns ``create_app`` (the database migrated and the baselines pinned before serving), the
-routers of submissions, the board, reproductions, reproduction jobs, health and the docs, the
+routers of submissions, the board, reproductions, reproduction jobs, the phases' carries,
+health and the docs, the
 dependencies that authenticate a caller and read a bounded body, the error handlers that turn
 refusals into JSON answers, the JSON answers' models, the cache of rendered boards, the
 security headers and uvicorn's header deadline.

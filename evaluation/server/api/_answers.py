@@ -10,8 +10,9 @@ from __future__ import annotations
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter
 
-from evaluation.server.core import Board, TeamStanding, guarantee
+from evaluation.server.core import Board, FactSheet, TeamStanding, guarantee
 from evaluation.server.store import (
+    Carry,
     FinalMark,
     JobView,
     Lease,
@@ -75,6 +76,7 @@ _JOB = TypeAdapter(JobView)
 _JOBS = TypeAdapter(list[JobView])
 _OVERVIEW = TypeAdapter(QueueOverview)
 _TEAM_QUEUE = TypeAdapter(TeamQueue)
+_FACT_SHEET = TypeAdapter(FactSheet | None)
 
 
 def board_json(board: Board) -> dict:
@@ -104,6 +106,7 @@ def final_json(mark: FinalMark) -> dict:
     return {"status": "final" if mark.final else "not final", "changed": mark.changed,
             "submission_id": mark.submission_id, "phase": mark.phase,
             "selections": list(mark.selections), "allowed": mark.allowed,
+            "fact_sheet": _FACT_SHEET.dump_python(mark.fact_sheet, mode="json"),
             "message": mark.message}
 
 
@@ -132,6 +135,17 @@ def team_queue_json(queue: TeamQueue) -> dict:
 def queue_json(overview: QueueOverview) -> dict:
     """The organizers' view of the queue as the JSON the API answers."""
     return _OVERVIEW.dump_python(overview, mode="json")
+
+
+def carry_json(carry: Carry) -> dict:
+    """The answer to a carry: ``"carried"`` (now) or ``"carried before"`` (nothing done),
+    the phases, the rule, when, the new submissions and those not carried, with why."""
+    return {"status": "carried" if carry.new else "carried before", "phase": carry.phase,
+            "source": carry.source, "rule": carry.rule,
+            "carried_at": carry.carried_at.isoformat().replace("+00:00", "Z"),
+            "carried": carry.carried, "submission_ids": list(carry.submission_ids),
+            "skipped": [{"submission_id": sid, "reason": why} for sid, why in carry.skipped],
+            "message": carry.message}
 
 
 def lease_json(lease: Lease | None) -> dict:

@@ -6,6 +6,7 @@
 * ``_routes_reproductions``: record a reproduction's verdict (organizers);
 * ``_routes_jobs``: the reproduction queue that the organizers' workers claim jobs from;
 * ``_routes_queue``: the queue as people see it (a team its own jobs, the organizers all);
+* ``_routes_phases``: the carry of an earlier phase's submissions into a phase (organizers);
 * ``_routes_board``: the board as JSON, and the page (``GET /``);
 * ``_routes_docs``: the API's documentation as a plain page (no script from a CDN);
 * ``_routes_health``: whether the database answers (``/healthz``) and can take uploads
@@ -34,6 +35,7 @@ from evaluation.server.api import (
     _routes_docs,
     _routes_health,
     _routes_jobs,
+    _routes_phases,
     _routes_queue,
     _routes_reproductions,
     _routes_submissions,
@@ -56,7 +58,7 @@ from evaluation.server.db import (
     upgrade,
 )
 from evaluation.server.standings import stop_standings
-from evaluation.server.store import pin_baselines
+from evaluation.server.store import carry_opened, pin_baselines
 
 log = logging.getLogger("evaluation.server")
 
@@ -136,17 +138,20 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     app.add_middleware(SecurityHeaders)
     add_error_handlers(app)
     for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_jobs,
-                   _routes_queue, _routes_health, _routes_docs):
+                   _routes_phases, _routes_queue, _routes_health, _routes_docs):
         app.include_router(routes.router)
     return app
 
 
 def _prepare(store: Database, problems: list[str]) -> None:
-    """Migrate the schema and pin the baselines; a database that cannot take writes is served
-    as it is (read only, ``/readyz`` says why) when its schema is current, else refused."""
+    """Migrate the schema, pin the baselines and carry into the phases that have opened
+    (``carry_opened``: a failure is logged and tried again later); a database that cannot
+    take writes is served as it is (read only, ``/readyz`` says why) when its schema is
+    current, else refused."""
     try:
         upgrade(store.engine)
         pin_baselines(store)
+        carry_opened(store)
     except (ConfigError, SQLAlchemyError) as exc:
         if not problems:
             raise

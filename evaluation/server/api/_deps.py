@@ -23,6 +23,7 @@ from evaluation.server.db import (
     authenticate,
     write_deadline,
 )
+from evaluation.server.store import carry_due, carry_opened
 
 #: Seconds a request's body may take to arrive (the headers have ``HEADER_TIMEOUT_S``).
 BODY_TIMEOUT_S = 30.0
@@ -156,3 +157,16 @@ async def run_write(request: Request, write: Callable[..., _T], *args: object) -
             return await run_in_threadpool(write, *args)
         finally:
             gate.release()
+
+
+async def carry_when_due(store: Database) -> None:
+    """Carry into the phases that have opened and carry from another, unless done (a read of
+    the clock only, after the first time): before a route answers about a phase."""
+    if carry_due(store):
+        await run_in_threadpool(carry_opened, store)
+
+
+def carry_if_due(store: Database) -> None:
+    """``carry_when_due`` in a route that runs in the thread pool already."""
+    if carry_due(store):
+        carry_opened(store)

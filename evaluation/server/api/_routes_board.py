@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from evaluation.server.api._answers import Rejected, board_json, rejected, team_json
 from evaluation.server.api._board_cache import BoardCache
-from evaluation.server.api._deps import OptionalCallerDep, StoreDep
+from evaluation.server.api._deps import OptionalCallerDep, StoreDep, carry_if_due
 from evaluation.server.core import Board, TeamStanding
 from evaluation.server.db import Database
 from evaluation.server.page import board_csv, render_board, render_team
@@ -25,7 +25,9 @@ router = APIRouter()
 
 
 def _cache(request: Request, store: Database) -> BoardCache:
-    """The app's board cache (made on the first board asked for)."""
+    """The app's board cache (made on the first board asked for), after the carry into a
+    phase that has opened (its board shows the carried submissions from its opening)."""
+    carry_if_due(store)
     state = request.app.state
     if getattr(state, "board_cache", None) is None:
         state.board_cache = BoardCache(store)
@@ -82,6 +84,7 @@ def page(request: Request, store: StoreDep, phase: str | None = None) -> Respons
             summary="A team's standing on a phase's board: win probabilities, Pareto front")
 def get_team(caller: OptionalCallerDep, store: StoreDep, name: str,
              phase: str | None = None) -> Response:
+    carry_if_due(store)
     found = standing_of(store, name, phase, admin=caller is not None and caller.admin)
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")
@@ -92,6 +95,7 @@ def get_team(caller: OptionalCallerDep, store: StoreDep, name: str,
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
 def team_page(caller: OptionalCallerDep, store: StoreDep, name: str,
               phase: str | None = None) -> Response:
+    carry_if_due(store)
     found = standing_of(store, name, phase)
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")

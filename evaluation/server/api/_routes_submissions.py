@@ -28,8 +28,23 @@ from evaluation.server.api._answers import (
     receipt_json,
     submission_json,
 )
-from evaluation.server.api._deps import CallerDep, StoreDep, SubmissionId, read_body, run_write
-from evaluation.server.core import Submission
+from evaluation.server.api._deps import (
+    CallerDep,
+    StoreDep,
+    SubmissionId,
+    carry_if_due,
+    carry_when_due,
+    read_body,
+    run_write,
+)
+from evaluation.server.core import (
+    MAX_DESCRIPTION,
+    MAX_URL,
+    FactSheet,
+    Submission,
+    read_fact_sheet,
+    strict_json,
+)
 from evaluation.server.db import Caller, Database
 from evaluation.server.store import (
     SubmissionView,
@@ -99,6 +114,7 @@ async def _upload(request: Request, caller: Caller, store: Database,
     # everything the headers decide is decided before the body is read: the token (a
     # dependency), the phase, the daily limit (a repeat at the limit is known by its key);
     # a refused upload costs no reading and no parsing, however large its body
+    await carry_when_due(store)
     await run_in_threadpool(check_before_body, store, caller.team_id, idempotency_key, phase)
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     # a predictions upload is larger than a claim: the competition file bounds it
@@ -120,13 +136,31 @@ def list_submissions(caller: CallerDep, store: StoreDep,
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token has no submissions of its own; "
                                       "list a team's with its token, or read the board")
+    carry_if_due(store)
     listing = own_submissions(store, caller.team_id, phase)  # an unknown phase: 404 here
     name = None if phase is None else store.require_competition().phase(phase).name
     return JSONResponse(own_json(listing, team_queue(store, caller.team_id, name)))
 
 
+#: The largest body of a mark: a fact sheet (its description and link) and room for JSON.
+MARK_BODY_BYTES = 16 * 1024
+
+_FACT_SHEET_BODY: dict[str, Any] = {"requestBody": {"required": False, "content": {
+    "application/json": {"schema": {
+        "type": "object", "additionalProperties": False,
+        "properties": {"fact_sheet": {
+            "type": "object", "additionalProperties": False,
+            "required": ["description", "code_url", "commit"],
+            "properties": {"description": {"type": "string", "maxLength": MAX_DESCRIPTION},
+                           "code_url": {"type": "string", "format": "uri",
+                                        "maxLength": MAX_URL},
+                           "commit": {"type": "string", "pattern": "^[0-9a-fA-F]{7,40}$"}}}}}}}}}
+
+
 @router.put("/api/v1/submissions/{submission_id}/final", responses=REFUSALS,
-            summary="Mark one of the team's submissions as a final selection (a team's token)")
+            openapi_extra=_FACT_SHEET_BODY,
+            summary="Mark one of the team's submissions as a final selection, with its fact "
+                    "sheet where the phase takes one (a team's token)")
 async def put_final(submission_id: SubmissionId, request: Request, caller: CallerDep,
                     store: StoreDep) -> JSONResponse:
     return await _mark(request, caller, store, submission_id, True)
@@ -144,8 +178,23 @@ async def _mark(request: Request, caller: Caller, store: Database, submission_id
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token marks no final selections; use "
                                       "the team's token")
-    mark = await run_write(request, mark_final, store, caller.team_id, submission_id, final)
+    # the fact sheet is checked whole before anything is written: a bad one changes nothing
+    sheet = _fact_sheet(await read_body(request, MARK_BODY_BYTES))
+    mark = await run_write(request, mark_final, store, caller.team_id, submission_id, final,
+                           sheet)
     return JSONResponse(final_json(mark))
+
+
+def _fact_sheet(body: bytes) -> FactSheet | None:
+    """The fact sheet of a mark's body (``{"fact_sheet": {...}}``; an empty body: none)."""
+    if not body.strip():
+        return None
+    data = strict_json(body, MARK_BODY_BYTES)
+    if not isinstance(data, dict) or set(data) - {"fact_sheet"}:
+        raise SubmissionRejected(422, 'the body of a mark is {"fact_sheet": {"description": '
+                                      '..., "code_url": ..., "commit": ...}} or empty')
+    value = data.get("fact_sheet")
+    return None if value is None else read_fact_sheet(value)
 
 
 @router.get("/api/v1/submissions/{submission_id}", response_model=SubmissionView,

@@ -4,8 +4,9 @@ It owns the competition file (its phases, board settings and baselines), the sch
 uploaded submission and of a reproduction report, the requests of the reproduction workers,
 the scoring of a submission from its per-user values (and whether its claimed scores differ),
 the checks of those per-user values, a predictions upload read strictly, a scoring job's
-report turned into a submission's numbers, and the board's data model (``Board``, its rows and
-paired statistics, a team's standing) that the store fills and the API and the page show.
+report turned into a submission's numbers, a final selection's fact sheet checked, and the
+board's data model (``Board``, its rows and paired statistics, a team's standing) that the
+store fills and the API and the page show.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from evaluation.server.core._board import (
     Board,
     BoardRow,
     BoardStandings,
+    FactSheet,
     FrontMember,
     Opponent,
     RowCosts,
@@ -24,6 +26,7 @@ from evaluation.server.core._board import (
 )
 from evaluation.server.core._competition import BaselineSpec, Competition, Phase, load_competition
 from evaluation.server.core._competition_keys import DEFAULT_REPRODUCE_ATTEMPTS, BoardSettings
+from evaluation.server.core._fact_sheet import MAX_DESCRIPTION, MAX_URL, read_fact_sheet
 from evaluation.server.core._predictions import PredictionUpload, read_prediction_upload
 from evaluation.server.core._reproduction import (
     MAX_LOG_TAIL_BYTES,
@@ -73,11 +76,14 @@ __all__ = [
     "Competition",
     "DEFAULT_REPRODUCE_ATTEMPTS",
     "EXACT_MAX_FOLDS",
+    "FactSheet",
     "FrontMember",
     "MAX_BODY_BYTES",
     "MAX_DEPTH",
+    "MAX_DESCRIPTION",
     "MAX_LOG_TAIL_BYTES",
     "MAX_REPORT_BYTES",
+    "MAX_URL",
     "N_RESAMPLES",
     "Opponent",
     "Phase",
@@ -105,6 +111,7 @@ __all__ = [
     "parse_submission",
     "read_blob",
     "read_costs",
+    "read_fact_sheet",
     "read_prediction_upload",
     "read_scored",
     "read_submission",

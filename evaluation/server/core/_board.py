@@ -126,6 +126,26 @@ class BoardStandings:
 
 
 @dataclass(frozen=True)
+class FactSheet:
+    """A final selection's fact sheet (checked by ``read_fact_sheet``): what the team says of
+    its method, and where its code is.
+
+    Attributes
+    ----------
+    description : str
+        The method, in plain text (line breaks allowed).
+    code_url : str
+        Where the code is (http or https).
+    commit : str
+        The commit of the code that made the submission (7 to 40 lowercase hex digits).
+    """
+
+    description: str
+    code_url: str
+    commit: str
+
+
+@dataclass(frozen=True)
 class BoardRow:
     """One line of the board: a team's best submission of the phase, or a pinned baseline.
 
@@ -141,6 +161,11 @@ class BoardRow:
     enter the paired statistics (tiers, intervals, win probabilities, the Pareto front) and
     their guarantee; a row that is not is a team's claim (unverified, or a prediction upload
     not yet scored), shown apart, after the computed rows, with ``rank=None``.
+
+    ``carried_from``: the earlier phase the row's submission was carried from when this phase
+    opened (None: uploaded to this phase). ``fact_sheet``: what the team said of the method
+    and where its code is, given at final selection; None on the board until the phase is
+    revealed (organizers see it before).
     """
 
     team: str
@@ -161,6 +186,8 @@ class BoardRow:
     private_phase1_score: float | None = None
     standing: RowStanding | None = None
     computed: bool = True
+    carried_from: str | None = None
+    fact_sheet: FactSheet | None = None
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,13 @@ Organizers describe it in a TOML file (``competition.toml``)::
     private_folds = false                   # optional: whether those runs evaluate the
                                             # private folds too (default: not public)
     min_difference = 0.005                  # optional: overrides [board]'s for this phase
+    carry_from = "warmup"                   # optional: an earlier phase whose submissions
+    carry = "finals"                        # enter this one when it opens: its "finals"
+                                            # (what its private ranking uses), each team's
+                                            # "best", or "all"; scored again, not uploaded
+    fact_sheet = "required"                 # optional: "off" (the default), "optional" or
+                                            # "required": a description of the method and a
+                                            # link to the code (URL + commit) at final selection
 
     [board]                                 # optional: how the board reads its differences
     min_difference = 0.0                    # score differences below it are ties
@@ -86,12 +93,15 @@ from evaluation.contract import (
 )
 from evaluation.errors import ConfigError, EvalRSError, SubmissionRejected
 from evaluation.server.core._competition_keys import (
+    DEFAULT_FACT_SHEET,
     DEFAULT_FINAL_SELECTIONS,
     DEFAULT_REPRODUCE,
     DEFAULT_REPRODUCE_ATTEMPTS,
     BoardSettings,
     Where,
     board_settings,
+    carry_rule,
+    fact_sheet_rule,
     final_selections,
     min_difference_of,
     private_folds,
@@ -114,9 +124,11 @@ MIN_UPLOAD_BYTES, MAX_UPLOAD_BYTES = 1 << 10, 1 << 30
 INFLATE_RATIO = 16
 _DATASET_KEYS = (FINGERPRINT_KEY, FOLD_PARAMS_KEY, "fold_users")
 _PHASE_KEYS = ("name", "opens", "closes", "references", "daily_limit", "public",
-               "final_selections", "reproduce", "private_folds", "min_difference")
+               "final_selections", "reproduce", "private_folds", "min_difference",
+               "carry_from", "carry", "fact_sheet")
 #: Of a phase, the keys that may be left out.
-_PHASE_OPTIONAL = ("final_selections", "reproduce", "private_folds", "min_difference")
+_PHASE_OPTIONAL = ("final_selections", "reproduce", "private_folds", "min_difference",
+                   "carry_from", "carry", "fact_sheet")
 _BASELINE_KEYS = ("name", "file")
 
 
@@ -147,6 +159,14 @@ class Phase:
         private scores needs them); by default, when the phase is not public.
     min_difference : float or None
         The phase's minimum practical difference (None: the ``[board]`` one).
+    carry_from : str or None
+        An earlier phase whose submissions enter this one when it opens (None: none do).
+    carry : {"finals", "best", "all"} or None
+        Which of them: the final selections its private ranking uses, each team's best, or
+        all (None when ``carry_from`` is).
+    fact_sheet : {"off", "optional", "required"}
+        Whether a final selection takes a fact sheet (a description of the method, the code's
+        URL and commit): never, when the team gives one, or always.
     """
 
     name: str
@@ -160,6 +180,9 @@ class Phase:
     reproduce: str = DEFAULT_REPRODUCE
     private_folds: bool = False
     min_difference: float | None = None
+    carry_from: str | None = None
+    carry: str | None = None
+    fact_sheet: str = DEFAULT_FACT_SHEET
 
     def is_open(self, now: datetime) -> bool:
         """Whether the phase takes submissions at ``now`` (an aware datetime)."""
@@ -501,6 +524,7 @@ def _phases(where: Where, data: Mapping, fingerprint: str,
             where.fail(f"{key}public", "must be true or false", table["public"],
                        "write public = true (scores shown to all) or false (organizers only)")
         ref_name = table["references"]
+        carry_from, carry = carry_rule(where, table, key)
         phases.append(Phase(
             name=name, opens=opens, closes=closes,
             references=_references(where, f"{key}references", ref_name, fingerprint,
@@ -510,8 +534,10 @@ def _phases(where: Where, data: Mapping, fingerprint: str,
             reproduce=reproduce_rule(where, table, key),
             private_folds=private_folds(where, table, key),
             min_difference=(min_difference_of(where, table, key) if "min_difference" in table
-                            else None)))
+                            else None),
+            carry_from=carry_from, carry=carry, fact_sheet=fact_sheet_rule(where, table, key)))
     _check_order(where, phases)
+    _check_carries(where, phases)
     return tuple(sorted(phases, key=lambda p: p.opens))
 
 
@@ -528,6 +554,44 @@ def _check_order(where: Where, phases: list[Phase]) -> None:
             where.fail("phases", f"must not overlap: {a.name!r} closes "
                        f"{a.closes.isoformat()} after {b.name!r} opens {b.opens.isoformat()}",
                        fix=f"let {b.name!r} open at or after {a.name!r} closes")
+
+
+def _check_carries(where: Where, phases: list[Phase]) -> None:
+    """Nothing; a failure when a phase carries from no phase of the file, from itself, from a
+    phase that carries from it (a cycle), or from a phase that has not closed when it opens
+    (its submissions would still change)."""
+    index = {p.name: i for i, p in enumerate(phases)}
+    names = ", ".join(map(repr, index))
+    for i, phase in enumerate(phases):
+        source = phase.carry_from
+        if source is not None and source not in index:
+            where.fail(f"phases[{i}].carry_from", f"names no phase of this file (its phases "
+                       f"are {names})", source, "name an earlier phase exactly as its name "
+                       "key spells it")
+        if source == phase.name:
+            where.fail(f"phases[{i}].carry_from", "names the phase itself: a phase cannot "
+                       "carry its own submissions", source, "name an earlier phase, or remove "
+                       "carry_from and carry")
+    for i, phase in enumerate(phases):
+        source = phase.carry_from
+        if source is None:
+            continue
+        key = f"phases[{i}].carry_from"
+        chain: list[str] = [phase.name]
+        at: str | None = source
+        while at is not None and at not in chain:
+            chain.append(at)
+            at = phases[index[at]].carry_from
+        if at is not None:
+            cycle = " -> ".join(chain[chain.index(at):] + [at])
+            where.fail(key, f"makes a cycle of carries ({cycle}): each phase would wait for "
+                       f"the other", source, "carry only from an earlier phase, and remove "
+                       "carry_from from the earliest phase of the cycle")
+        earlier = phases[index[source]]
+        if earlier.closes > phase.opens:
+            where.fail(key, f"must name a phase that closes before this one opens: {source!r} "
+                       f"closes {earlier.closes.isoformat()}, {phase.name!r} opens "
+                       f"{phase.opens.isoformat()}", source, "carry from an earlier phase")
 
 
 def _references(where: Where, key: str, value: Any, fingerprint: str,

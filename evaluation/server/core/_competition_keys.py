@@ -25,6 +25,13 @@ DEFAULT_REPRODUCE = "final"
 #: it is marked failed, when the competition file does not say.
 DEFAULT_REPRODUCE_ATTEMPTS = 3
 MAX_REPRODUCE_ATTEMPTS = 20
+#: Which submissions of the phase named by ``carry_from`` enter a phase when it opens: the
+#: final selections (those its private ranking uses), each team's best one, or all.
+CARRY_RULES = ("finals", "best", "all")
+#: Whether a phase takes a fact sheet (a short description of the method and a link to its
+#: code) at final selection: not at all (the default), if the team gives one, or always.
+FACT_SHEET_RULES = ("off", "optional", "required")
+DEFAULT_FACT_SHEET = "off"
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,39 @@ def private_folds(where: Where, table: Mapping, key: str) -> bool:
                    "reproductions evaluate the private folds too)", value,
                    "write private_folds = true, or leave it out (true when public = false)")
     return value
+
+
+def carry_rule(where: Where, table: Mapping, key: str) -> tuple[str | None, str | None]:
+    """A phase's ``carry_from`` and ``carry`` (both None when it carries nothing), checked one
+    by one; whether ``carry_from`` names another, earlier phase is checked with all phases."""
+    source, rule = table.get("carry_from"), table.get("carry")
+    if source is None and rule is None:
+        return None, None
+    if source is None:
+        where.fail(f"{key}carry", "needs carry_from (the phase whose submissions are carried)",
+                   rule, 'add carry_from = "<an earlier phase>", or remove carry')
+    if not isinstance(source, str) or not source.strip():
+        where.fail(f"{key}carry_from", "must be the name of an earlier phase of this file",
+                   source, 'write e.g. carry_from = "public"')
+    if rule is None:
+        where.fail(f"{key}carry", "is missing: carry_from needs it", fix=f"add carry = "
+                   f"{' | '.join(map(repr, CARRY_RULES))} (which submissions of {source!r} "
+                   f"enter the phase when it opens)")
+    if rule not in CARRY_RULES:
+        where.fail(f"{key}carry", f"must be one of {', '.join(map(repr, CARRY_RULES))} (the "
+                   f"final selections, each team's best submission, or all of them)", rule,
+                   'write e.g. carry = "finals"')
+    return source, rule
+
+
+def fact_sheet_rule(where: Where, table: Mapping, key: str) -> str:
+    """A phase's ``fact_sheet`` (default ``DEFAULT_FACT_SHEET``), checked."""
+    rule = table.get("fact_sheet", DEFAULT_FACT_SHEET)
+    if rule not in FACT_SHEET_RULES:
+        where.fail(f"{key}fact_sheet", f"must be one of {', '.join(map(repr, FACT_SHEET_RULES))}"
+                   f" (whether a final selection takes a description of the method and a link "
+                   f"to its code)", rule, 'write fact_sheet = "required", "optional" or "off"')
+    return rule
 
 
 def reproduce_attempts(where: Where, data: Mapping) -> int:

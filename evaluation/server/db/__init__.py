@@ -58,10 +58,12 @@ from evaluation.server.db._reveals import (
 )
 from evaluation.server.db._session import STANDINGS_MIN_INTERVAL_S, STANDINGS_WAIT_S, Database, iso
 from evaluation.server.db._tables import (
+    MAX_FACT_URL,
     MAX_REASON,
     MAX_WORKER_NAME,
     AdminTokenRow,
     Base,
+    PhaseCarryRow,
     PhasePublicationRow,
     PhaseRevealRow,
     PredictionsRow,
@@ -85,10 +87,12 @@ __all__ = [
     "Base",
     "Caller",
     "Database",
+    "MAX_FACT_URL",
     "MAX_REASON",
     "MAX_WORKER_NAME",
     "MIGRATIONS_DIR",
     "PRIVATE_FIRST",
+    "PhaseCarryRow",
     "PhasePublicationRow",
     "PhaseRevealRow",
     "PredictionsRow",

@@ -8,9 +8,11 @@ organizers' tokens), ``reproductions`` (every verdict the organizers recorded fo
 submission, the latest one shown), ``reproduction_jobs`` (the queue the organizers'
 workers take submissions from: reproductions and scoring jobs), ``predictions`` (each
 predictions upload's stream, which a scoring job scores), ``phase_reveals`` (the phases whose
-private scores the organizers have revealed), ``user_values`` (each submission's per-user
-values and costs, uploaded, scored or reproduced) and ``standings_snapshots`` (the last
-statistics computed of each board, shown at once after a restart).
+private scores the organizers have revealed), ``phase_carries`` (the phases into which an
+earlier phase's submissions were carried when they opened), ``user_values`` (each
+submission's per-user values and costs, uploaded, scored or reproduced) and
+``standings_snapshots`` (the last statistics computed of each board, shown at once after a
+restart).
 
 Times are stored in UTC. The schema is created and changed only by the Alembic migrations
 shipped in ``migrations/`` (see ``upgrade``), never from these classes.
@@ -48,6 +50,8 @@ MAX_RUN_ID = 128
 MAX_WORKER_NAME = 128
 #: The longest failure reason of a reproduction job kept (characters).
 MAX_REASON = 2000
+#: The longest link to a fact sheet's code the table holds.
+MAX_FACT_URL = 500
 
 # Constraint names that are the same on every backend, so that migrations can name them.
 NAMING = {
@@ -161,6 +165,17 @@ class SubmissionRow(Base):
     # when the team marked it as one of its final selections (None: not marked); the
     # private ranking uses the marked ones, else the team's best public ones
     final_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # a submission carried into this phase from an earlier one when it opened (the phase's
+    # ``carry_from``): the submission it was carried from (whose predictions it scores, none
+    # uploaded again) and that one's phase; None for an upload
+    carried_from: Mapped[int | None] = mapped_column(Integer)
+    carried_phase: Mapped[str | None] = mapped_column(String(MAX_PHASE_NAME))
+    # the fact sheet given at final selection (the phase's ``fact_sheet``): the method in
+    # plain text, the code's URL and commit; shown to others only once the phase is revealed
+    fact_description: Mapped[str | None] = mapped_column(Text)
+    fact_code_url: Mapped[str | None] = mapped_column(String(MAX_FACT_URL))
+    fact_commit: Mapped[str | None] = mapped_column(String(40))
+    fact_sheet_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     team: Mapped[TeamRow] = relationship(back_populates="submissions")
 
@@ -205,9 +220,9 @@ class ReproductionJobRow(Base):
     "reproduced", "not reproduced", "scored" or "failed" (``reason`` says why); ``attempts``
     counts the runs begun (a lease that ran out counts as one). ``origin`` says what queued
     it: "final" (a final selection; unmarking it cancels the job while queued), "upload" (the
-    phase reproduces every upload, or a predictions upload's scoring) or "organizer" (a
-    requeue). ``private``: the run also evaluates the private folds (the phase's
-    ``private_folds``).
+    phase reproduces every upload, or a predictions upload's scoring), "organizer" (a
+    requeue) or "carry" (a submission carried into a new phase). ``private``: the run also
+    evaluates the private folds (the phase's ``private_folds``).
     """
 
     __tablename__ = "reproduction_jobs"
@@ -301,6 +316,19 @@ class PhasePublicationRow(Base):
 
     phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
     published_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class PhaseCarryRow(Base):
+    """A phase into which the submissions of an earlier one were carried, once, when it
+    opened: from which phase, by which rule, when, and how many."""
+
+    __tablename__ = "phase_carries"
+
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME), primary_key=True)
+    source: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
+    rule: Mapped[str] = mapped_column(String(16))
+    carried: Mapped[int] = mapped_column(Integer)
+    carried_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class AdminTokenRow(Base):

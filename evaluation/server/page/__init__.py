@@ -9,11 +9,12 @@ the CSV download; each renders a ``Board`` or ``TeamStanding`` of ``evaluation.s
 from __future__ import annotations
 
 from evaluation.server.page._board_page import render_board
-from evaluation.server.page._csv import STANDING_COLUMNS, board_csv
+from evaluation.server.page._csv import CARRY_AND_FACT_COLUMNS, STANDING_COLUMNS, board_csv
 from evaluation.server.page._queue_page import render_queue
 from evaluation.server.page._team_page import render_team
 
 __all__ = [
+    "CARRY_AND_FACT_COLUMNS",
     "STANDING_COLUMNS",
     "board_csv",
     "render_board",

@@ -76,6 +76,18 @@ class RowView:
     costs: tuple[str, ...] = ()
     costs_note: str = ""
     status: str = ""
+    carried_from: str = ""
+
+
+@dataclass(frozen=True)
+class FactSheetView:
+    """A row's fact sheet as the page shows it: the team, the description's paragraphs (its
+    line breaks), the link to the code and the commit; all escaped by the template."""
+
+    team: str
+    paragraphs: tuple[str, ...]
+    code_url: str
+    commit: str
 
 
 def render_board(board: Board) -> str:
@@ -93,6 +105,8 @@ def render_board(board: Board) -> str:
     """
     tests = tuple(board.tests) or LEADERBOARD_TESTS
     hidden = any(row.leaderboard_score is None for row in board.rows)
+    # on a revealed board only (the store leaves them None before the reveal); claims too
+    fact_sheets = tuple(_fact_sheet_view(row) for row in board.rows if row.fact_sheet)
     # the teams' claims (scores the organizers did not compute) are shown apart, unranked
     claims = () if hidden else tuple(r for r in board.rows if not r.computed)
     board = replace(board, rows=tuple(r for r in board.rows if r not in claims))
@@ -124,7 +138,15 @@ def render_board(board: Board) -> str:
         standings_text=standings_text(board),
         standings_status=standings_status(board.standings),
         show_costs=show_costs,
+        fact_sheets=fact_sheets,
     )
+
+
+def _fact_sheet_view(row: BoardRow) -> FactSheetView:
+    sheet = row.fact_sheet
+    assert sheet is not None  # the caller picks the rows with one
+    return FactSheetView(team=row.team, code_url=sheet.code_url, commit=sheet.commit,
+                         paragraphs=tuple(p for p in sheet.description.split("\n") if p))
 
 
 @dataclass(frozen=True)
@@ -202,6 +224,7 @@ def _row_view(row: BoardRow, tests: Sequence[str]) -> RowView:
         private_score=fixed(row.private_score),
         private_interval=("" if row.private_interval is None
                           else interval_text(row.private_interval)),
+        carried_from=row.carried_from or "",
     )
 
 

@@ -32,7 +32,10 @@ def board_csv(board: Board) -> str:
     per leaderboard test (``public:<test>``: the public folds' values), submissions, last
     submission (UTC, ISO 8601), reproduction, flagged, computed ("yes": scores the organizers
     computed from the uploaded predictions, the rows the board's guarantee covers; "no": the
-    team's own claim, unverified, never ranked nor compared); then the paired statistics (empty
+    team's own claim, unverified, never ranked nor compared), the phase the submission was
+    carried from (empty: uploaded to this phase), the fact sheet given at final selection
+    (description, code URL, commit; filled once the phase is revealed); then the paired
+    statistics (empty
     where the board has none, e.g. hidden scores): tier, the rank interval (best, worst), whose
     per-user values the row has (trusted, self-reported or missing: only trusted ones, the
     organizers', are ever compared) and why a row was left out ("not yet computed by the
@@ -49,7 +52,7 @@ def board_csv(board: Board) -> str:
                      "score_low", "score_high", "phase1_score", "private_score", "private_low",
                      "private_high", *(f"public:{t}" for t in board.tests), "submissions",
                      "last_submitted", "reproduction", "flagged", "computed",
-                     *STANDING_COLUMNS])
+                     *CARRY_AND_FACT_COLUMNS, *STANDING_COLUMNS])
     writer.writerows(_line(board, row) for row in board.rows)
     return out.getvalue()
 
@@ -63,8 +66,20 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
             *(_number(tests.get(t)) for t in board.tests), str(row.submissions),
             row.last_submitted.isoformat(), safe_text(row.reproduction),
             "yes" if row.flagged else "no", "yes" if row.computed else "no",
-            *_standing(row.standing),
+            *_carry_and_facts(row), *_standing(row.standing),
             _freshness(board.standings, row.standing)]
+
+
+#: The phase a row's submission was carried from, and its fact sheet (after the reveal).
+CARRY_AND_FACT_COLUMNS = ("carried_from", "fact_description", "fact_code_url", "fact_commit")
+
+
+def _carry_and_facts(row: BoardRow) -> list[str]:
+    """The carry's and the fact sheet's cells (a team's text: never read as a formula)."""
+    sheet = row.fact_sheet
+    return [safe_text(row.carried_from or ""),
+            *((safe_text(sheet.description), safe_text(sheet.code_url), sheet.commit)
+              if sheet is not None else ("", "", ""))]
 
 
 #: The columns of the paired statistics and the costs, and how current the statistics are.

@@ -6,7 +6,8 @@ and costs (uploaded or trusted, decoded once per process), the baselines pinned 
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
 numbers, the queue as a team and the organizers see it: places, estimated starts, workers,
-stuck jobs), the teams' final selections, the rows of a phase's board in the official order,
+stuck jobs), the teams' final selections (and their fact sheets), the carry of an earlier
+phase's submissions into a phase that opens, the rows of a phase's board in the official order,
 and the last statistics computed of each board (shown at once after a restart). Each function
 takes the ``Database`` it works on.
 """
@@ -15,6 +16,13 @@ from __future__ import annotations
 
 from evaluation.server.store._baselines import pin_baselines
 from evaluation.server.store._board import phase_board
+from evaluation.server.store._carry import (
+    Carry,
+    carried,
+    carry_due,
+    carry_opened,
+    carry_phase,
+)
 from evaluation.server.store._finals import FinalMark, mark_final, queue_selections
 from evaluation.server.store._job_requests import MAX_FINISH_BYTES
 from evaluation.server.store._jobs import (
@@ -64,6 +72,7 @@ from evaluation.server.store._views import (
 
 __all__ = [
     "CLAIMS_REFUSED",
+    "Carry",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
     "Estimate",
@@ -87,6 +96,10 @@ __all__ = [
     "UPLOAD",
     "UserValues",
     "WorkerView",
+    "carried",
+    "carry_due",
+    "carry_opened",
+    "carry_phase",
     "check_before_body",
     "claim_job",
     "compared_users",

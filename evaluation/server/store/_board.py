@@ -1,7 +1,8 @@
 """The board of a phase: each team's best submission and the pinned baselines, as ``BoardRow``s.
 
 A private score leaves the database only here and in a submission's view, and only for a
-revealed phase whose scores are shown.
+revealed phase whose scores are shown; so does a final selection's fact sheet (to others than
+its team and the organizers).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.contract import folded
-from evaluation.server.core import Board, BoardRow
+from evaluation.server.core import Board, BoardRow, FactSheet
 from evaluation.server.db import (
     BEST_FIRST,
     PRIVATE_FIRST,
@@ -41,7 +42,8 @@ _SHOWN = (SubmissionRow.id, SubmissionRow.leaderboard_score, SubmissionRow.phase
           SubmissionRow.submitted_at, SubmissionRow.reproduction, SubmissionRow.flagged,
           SubmissionRow.private_phase1_score, SubmissionRow.private_leaderboard_score,
           SubmissionRow.private_interval_low, SubmissionRow.private_interval_high,
-          SubmissionRow.computed)
+          SubmissionRow.computed, SubmissionRow.carried_phase, SubmissionRow.fact_description,
+          SubmissionRow.fact_code_url, SubmissionRow.fact_commit)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ def phase_board(db: Database, phase_name: str | None = None, *, admin: bool = Fa
             and bool(b.submission.computed)
         if ranked:
             place += 1
-        rows.append(_board_row(b, place if ranked else None, hidden, revealed))
+        rows.append(_board_row(b, place if ranked else None, hidden, revealed,
+                               facts=revealed or admin))
     return Board(competition=competition.name, phase=phase.name,
                  phases=tuple(p.name for p in competition.phases), public=phase.public,
                  rows=tuple(rows), generated_at=now, tests=tuple(LEADERBOARD_TESTS),
@@ -124,6 +127,14 @@ def final_candidates(phase: str, selections: int) -> Select:
     ).where(SubmissionRow.phase == phase).subquery()
     return select(inner.c.sid).where(or_(
         inner.c.final_at.is_not(None), and_(inner.c.finals == 0, inner.c.place <= selections)))
+
+
+def fact_sheet_of(row: SubmissionRow) -> FactSheet | None:
+    """The fact sheet stored with a submission (None: none given)."""
+    if row.fact_description is None:
+        return None
+    return FactSheet(description=row.fact_description, code_url=row.fact_code_url or "",
+                     commit=row.fact_commit or "")
 
 
 def revealed_rank(db: Database, phase_name: str, team_id: int) -> int | None:
@@ -212,8 +223,10 @@ def _pinned_only(db: Database, best: list[_Best]) -> list[_Best]:
     return [b for b in best if not b.is_baseline or b.team in pinned]
 
 
-def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = False
-               ) -> BoardRow:
+def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = False,
+               facts: bool = False) -> BoardRow:
+    """The board's row of ``best``; its fact sheet only when ``facts`` (a revealed phase, or
+    an organizer's board)."""
     row = best.submission
     if hidden or row is None:
         # a hidden row names nothing of the best submission: its id, time, flag or
@@ -241,4 +254,9 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
         private_score=row.private_leaderboard_score if private else None,
         private_interval=(None if not private or low is None or high is None
                           else (low, high)),
-        private_phase1_score=row.private_phase1_score if private else None)
+        private_phase1_score=row.private_phase1_score if private else None,
+        carried_from=row.carried_phase,
+        # a fact sheet leaves the database for others only here, once the phase is revealed
+        fact_sheet=(FactSheet(description=row.fact_description, code_url=row.fact_code_url,
+                              commit=row.fact_commit)
+                    if facts and row.fact_description is not None else None))

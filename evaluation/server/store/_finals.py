@@ -7,6 +7,11 @@ a team that marks none is judged on its best public ones (as many, best leaderbo
 first). The marks are counted and set in one transaction that holds the team's row, so that
 two marks at once cannot pass the limit; the same transaction queues a marked submission's
 reproduction job, or cancels it when unmarked before a worker took it.
+
+Where the phase's competition file says ``fact_sheet = "required"`` (or ``"optional"``), a
+mark takes a fact sheet (checked before: ``evaluation.server.core.read_fact_sheet``): a
+description of the method, the code's URL and commit, stored with the submission in the same
+transaction; a mark again with a new one replaces it. A required one missing refuses the mark.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from evaluation.errors import SubmissionRejected
+from evaluation.server.core import FactSheet, Phase
 from evaluation.server.db import (
     PhaseRevealRow,
     ReproductionJobRow,
@@ -25,7 +31,7 @@ from evaluation.server.db import (
     as_utc,
     iso,
 )
-from evaluation.server.store._board import final_candidates
+from evaluation.server.store._board import fact_sheet_of, final_candidates
 from evaluation.server.store._jobs import new_job, queue_final
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -44,11 +50,15 @@ class FinalMark:
     selections: tuple[int, ...]
     allowed: int
     message: str
+    fact_sheet: FactSheet | None = None
 
 
-def mark_final(db: Database, team_id: int, submission_id: int, final: bool = True
-               ) -> FinalMark:
+def mark_final(db: Database, team_id: int, submission_id: int, final: bool = True,
+               fact_sheet: FactSheet | None = None) -> FinalMark:
     """Mark (``final``) or unmark one of the team's submissions as a final selection.
+
+    ``fact_sheet``: the selection's fact sheet (checked), stored with the mark (a mark of a
+    submission marked already replaces its fact sheet).
 
     Raises
     ------
@@ -56,7 +66,9 @@ def mark_final(db: Database, team_id: int, submission_id: int, final: bool = Tru
         404 when the submission is not the team's; 409 when its phase was revealed (the
         selections are frozen from the reveal on); 403 when its phase has closed (frozen too)
         or is no longer in the competition file; 409 when marking would pass the phase's
-        ``final_selections``.
+        ``final_selections``; 422 for a fact sheet where the phase takes none
+        (``fact_sheet = "off"``) or with an unmark, and for a mark without one where the phase
+        requires it. Nothing changes when it raises.
     """
     competition = db.require_competition()
     now = db.now()
@@ -85,6 +97,8 @@ def mark_final(db: Database, team_id: int, submission_id: int, final: bool = Tru
             SubmissionRow.team_id == team_id, SubmissionRow.phase == phase_name,
             SubmissionRow.final_at.is_not(None)).order_by(SubmissionRow.final_at,
                                                           SubmissionRow.id)))
+        _check_fact_sheet(phase, submission_id, final, fact_sheet,
+                          row.fact_description is not None)
         changed = (row.final_at is None) == final
         if changed and final and len(marked) >= phase.final_selections:
             raise SubmissionRejected(
@@ -97,14 +111,43 @@ def mark_final(db: Database, team_id: int, submission_id: int, final: bool = Tru
             queue_final(session, row, phase, now, final)
             marked = [i for i in marked if i != submission_id] + ([submission_id] if final
                                                                   else [])
+        if fact_sheet is not None:
+            row.fact_description, row.fact_code_url = fact_sheet.description, fact_sheet.code_url
+            row.fact_commit, row.fact_sheet_at = fact_sheet.commit, now
+        stored = fact_sheet_of(row)
     state = "marked as final" if final else "not final"
     message = (f"submission {submission_id} is {state}" + ("" if changed else " already")
                + f"; your team's final selections of phase {phase_name!r}: "
                + (", ".join(map(str, marked)) or "none (your best public ones count)")
                + f" ({len(marked)} of {phase.final_selections})")
+    if fact_sheet is not None:
+        message += ("; its fact sheet is recorded (shown on the board once the phase is "
+                    "revealed)")
     return FinalMark(submission_id=submission_id, phase=phase_name, final=final,
                      changed=changed, selections=tuple(marked),
-                     allowed=phase.final_selections, message=message + ".")
+                     allowed=phase.final_selections, message=message + ".",
+                     fact_sheet=stored)
+
+
+def _check_fact_sheet(phase: Phase, submission_id: int, final: bool, fact_sheet: FactSheet | None,
+                      has_one: bool) -> None:
+    """422 for a fact sheet the mark may not take, or none where the phase requires one."""
+    if fact_sheet is not None and phase.fact_sheet == "off":
+        raise SubmissionRejected(
+            422, f"phase {phase.name!r} takes no fact sheets (fact_sheet = \"off\" in its "
+                 f"competition file): mark the submission without --description, --code-url "
+                 f"and --commit; nothing was changed")
+    if fact_sheet is not None and not final:
+        raise SubmissionRejected(422, "an unmark takes no fact sheet: give it with the mark "
+                                      "(python -m evaluation final ID --description ...); "
+                                      "nothing was changed")
+    if final and fact_sheet is None and not has_one and phase.fact_sheet == "required":
+        raise SubmissionRejected(
+            422, f"phase {phase.name!r} requires a fact sheet with each final selection: mark "
+                 f"submission {submission_id} with a short description of the method, the "
+                 f"link to its code and the commit (python -m evaluation final "
+                 f"{submission_id} --description TEXT --code-url URL --commit SHA); nothing "
+                 f"was changed")
 
 
 def queue_selections(db: Database, phase_name: str) -> list[int]:

@@ -4,7 +4,8 @@ A job is a reproduction (``kind`` "reproduce": run the model in a sandbox) or a 
 ("score": score a predictions upload with the organizers' data, queued at every predictions
 upload). A reproduction job is queued for a submission when its team marks it as a final
 selection (and cancelled when the team unmarks it before a worker took it), or at its upload
-when its phase says ``reproduce = "every"``; an organizer may queue a failed one again. The
+when its phase says ``reproduce = "every"``, or when it is carried into a new phase (with its
+scoring job, see ``_carry``); an organizer may queue a failed one again. The
 workers claim, hold and finish them in ``_leases``.
 
 An infrastructure failure (the server could not be reached, the environment could not be
@@ -37,8 +38,9 @@ JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", SCORED, FAILED)
 #: The kinds of job: a reproduction, a scoring of uploaded predictions.
 REPRODUCE, SCORE = "reproduce", "score"
 JOB_KINDS = (REPRODUCE, SCORE)
-#: What queued a job.
-ORIGINS = ("final", "upload", "organizer")
+#: What queued a job: a final selection, an upload, an organizer, a carry into a new phase.
+CARRY = "carry"
+ORIGINS = ("final", "upload", "organizer", CARRY)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,15 @@ def new_job(submission_id: int, phase: Phase, origin: str, now: datetime
     return ReproductionJobRow(submission_id=submission_id, phase=phase.name,
                               private=phase.private_folds, origin=origin, state=QUEUED,
                               attempts=0, queued_at=now, kind=REPRODUCE)
+
+
+def new_scoring_job(submission_id: int, phase: Phase, origin: str, now: datetime
+                    ) -> ReproductionJobRow:
+    """A queued scoring job of ``submission_id`` (never private: it scores the public folds'
+    lists)."""
+    return ReproductionJobRow(submission_id=submission_id, phase=phase.name, private=False,
+                              origin=origin, state=QUEUED, attempts=0, queued_at=now,
+                              kind=SCORE)
 
 
 def retry_job(db: Database, job_id: int) -> JobView:

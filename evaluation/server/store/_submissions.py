@@ -81,10 +81,12 @@ _TEAM_AND_REVEAL = select(TeamRow.name, TeamRow.is_baseline,
 _EXISTING = select(*(getattr(SubmissionRow, f) for f in STORED_FIELDS)).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.run_id == bindparam("run_id"))
+# a submission carried into the phase from an earlier one is not the team's upload: never
+# counted against its daily limit
 _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.submitted_at >= bindparam("start"),
-    SubmissionRow.submitted_at < bindparam("end"))
+    SubmissionRow.submitted_at < bindparam("end"), SubmissionRow.carried_from.is_(None))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
 _INSERT_PREDICTIONS = insert(PredictionsRow)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from evaluation.server.core import Phase
+from evaluation.server.core import FactSheet, Phase
 from evaluation.server.db import (
     Caller,
     PredictionsRow,
@@ -29,7 +29,8 @@ from evaluation.server.db import (
     rank,
     scores_shown,
 )
-from evaluation.server.store._board import revealed_rank
+from evaluation.server.store._board import fact_sheet_of, revealed_rank
+from evaluation.server.store._carried import predictions_owner
 from evaluation.server.store._jobs import team_jobs
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -101,6 +102,9 @@ class SubmissionView:
     private_phase1_score: float | None = None
     private_leaderboard_score: float | None = None
     private_interval: tuple[float, float] | None = None
+    carried_from: int | None = None
+    carried_phase: str | None = None
+    fact_sheet: FactSheet | None = None
 
 
 def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
@@ -170,7 +174,10 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
         payload_url=f"/api/v1/submissions/{row.id}/payload" if caller.admin else None,
         private_phase1_score=row.private_phase1_score if private else None,
         private_leaderboard_score=row.private_leaderboard_score if private else None,
-        private_interval=row.private_interval if private else None)
+        private_interval=row.private_interval if private else None,
+        # its team's and the organizers' only (another team's gets None above)
+        carried_from=row.carried_from, carried_phase=row.carried_phase,
+        fact_sheet=fact_sheet_of(row))
 
 
 #: The longest label (a run's name, an upload's description) a listing shows.
@@ -187,6 +194,8 @@ class OwnSubmission:
     "reproduced", "not reproduced", "failed"; None when none was queued), with
     ``reproduction_reason`` (why it failed, or a note); ``log_tail`` is the end of the log of
     its latest reproduction (the run on the public folds), None before one.
+    ``carried_from`` is the earlier phase it was carried from when its phase opened (None:
+    the team uploaded it), ``fact_sheet`` the one the team gave at final selection.
     """
 
     submission_id: int
@@ -205,6 +214,8 @@ class OwnSubmission:
     reproduction_status: str | None = None
     reproduction_reason: str | None = None
     log_tail: str | None = None
+    carried_from: str | None = None
+    fact_sheet: FactSheet | None = None
 
 
 def own_submissions(db: Database, team_id: int, phase: str | None = None
@@ -242,7 +253,8 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
             interval=(row.interval_low, row.interval_high) if public else None,
             private_leaderboard_score=row.private_leaderboard_score if private else None,
             flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None,
-            reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id)))
+            reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id),
+            carried_from=row.carried_phase, fact_sheet=fact_sheet_of(row)))
     return listing
 
 
@@ -294,10 +306,13 @@ def payload(db: Database, submission_id: int, caller: Caller) -> str | None:
 
 
 def predictions(db: Database, submission_id: int, caller: Caller) -> bytes | None:
-    """A submission's uploaded predictions stream, for an organizer (a scoring job); None for
-    a team's token, a missing submission or one uploaded without predictions."""
+    """A submission's uploaded predictions stream (a carried one's: the upload it was carried
+    from), for an organizer (a scoring job); None for a team's token, a missing submission or
+    one uploaded without predictions."""
     if not caller.admin:
         return None
     with db.reading() as session:
+        # a carried submission scores the predictions uploaded to the phase it came from
+        owner = predictions_owner(session, submission_id)
         return session.scalars(select(PredictionsRow.body).where(
-            PredictionsRow.submission_id == submission_id)).one_or_none()
+            PredictionsRow.submission_id == owner)).one_or_none()
