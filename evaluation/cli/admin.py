@@ -18,7 +18,7 @@ from evaluation.cli.serve import DEFAULT_DB
 def register(subparsers) -> None:
     """Add the ``admin`` command (``db init|check|backup|restore``, ``team
     add|revoke|token|list``, ``token create|list|revoke``, ``phase reveal|list``, ``jobs
-    [retry]``, ``queue``) to ``subparsers``."""
+    [retry]``, ``queue``, ``rescore``) to ``subparsers``."""
     p = subparsers.add_parser(
         "admin",
         help="manage the leaderboard's teams and tokens (organizers)",
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     )
     _db_option(p, DEFAULT_DB)
     groups = p.add_subparsers(dest="admin_group", required=True,
-                              metavar="{db,team,token,phase,jobs,queue}")
+                              metavar="{db,team,token,phase,jobs,queue,rescore}")
 
     db = groups.add_parser("db", help="create, check, back up or restore the database")
     db_actions = db.add_subparsers(dest="admin_action", required=True,
@@ -183,6 +183,29 @@ def register(subparsers) -> None:
                           help="print it as JSON (as GET /api/v1/queue answers an organizer)")
     _db_option(overview)
     overview.set_defaults(func=command("_admin_queue", "queue_show", SERVER_EXTRA))
+
+    rescore = groups.add_parser(
+        "rescore", help="score a phase's submissions again after a harness fix: shows old and "
+                        "new scores and ranks; the board changes only with --yes")
+    rescore.add_argument("--phase", required=True, metavar="P",
+                         help="the phase, as named in the competition file")
+    rescore.add_argument("--competition", required=True, metavar="FILE",
+                         help="the competition file (TOML): the phase and its references")
+    rescore.add_argument("--yes", action="store_true",
+                         help="apply the phase's rescore once every job ended: the board "
+                              "shows its numbers and the reproductions are queued again")
+    rescore.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                         help="wait this long at most for the workers to score the jobs "
+                              "(default: 0, show where the rescore is)")
+    what = rescore.add_mutually_exclusive_group()
+    what.add_argument("--show", action="store_true",
+                      help="show the latest rescore of the phase without starting one")
+    what.add_argument("--cancel", action="store_true",
+                      help="give up the phase's open rescore (the board keeps its numbers)")
+    what.add_argument("--drop-old", action="store_true",
+                      help="drop the numbers applied rescores replaced from the board's CSV")
+    _db_option(rescore)
+    rescore.set_defaults(func=command("_admin_rescore", "rescore", SERVER_EXTRA))
 
 
 def _db_option(parser: argparse.ArgumentParser, default=argparse.SUPPRESS) -> None:

@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
           f"{'final':<5}  {'reproduction':<14}  {'queue (position, start UTC)':<28}  label")
     for item in listing:
         print(_line(item, client))
+        if item.get("failure_cause"):
+            print("        " + _failure(item, client))
     lengths = answer.get("queue_length")
     # a line only when jobs wait: the listing's lines stay one per submission otherwise
     if isinstance(lengths, dict) and any(isinstance(n, int) and n > 0
@@ -72,6 +74,18 @@ def run(args: argparse.Namespace) -> int:
             f"{client.show(str(n), 10)} {client.show(str(kind), 12)} job(s)"
             for kind, n in sorted(lengths.items())) + " waiting in all (every team's)")
     return 0
+
+
+def _failure(item: dict, client: HttpClient) -> str:
+    """Why a submission failed, whose reason it was, and whether it counts against the daily
+    limit (every server-given text escaped)."""
+    cause = str(item.get("failure_cause"))
+    whose = {"platform": "the platform's reason", "team": "the upload's own reason"}.get(
+        cause, "a reason of unknown kind")
+    counted = ("counts against your daily limit" if item.get("counted", True)
+               else "not counted against your daily limit")
+    return (f"failed for {whose} ({counted}): "
+            f"{client.show(str(item.get('failure') or ''), 300)}")
 
 
 def _line(item: dict, client: HttpClient) -> str:

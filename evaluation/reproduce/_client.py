@@ -102,7 +102,8 @@ class LeaderboardClient:
                           body=report)
 
     def claim(self, worker: str, lease_s: float, private: bool,
-              kinds: tuple[str, ...] = ("reproduce", "score")) -> dict[str, Any] | None:
+              kinds: tuple[str, ...] = ("reproduce", "score", "rescore")
+              ) -> dict[str, Any] | None:
         """Claim the next job of ``kinds`` for ``lease_s`` seconds (``private``: this worker
         can evaluate the private folds); the answer, or None when no job is claimable."""
         answer = self._call("POST", "/api/v1/jobs/claim",

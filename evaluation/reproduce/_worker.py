@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation._version import __version__
 from evaluation.contract import team_name_problem
 from evaluation.errors import ConfigError, EvalRSError
 from evaluation.reproduce._batch import BatchRow
@@ -63,8 +64,9 @@ MAX_REASON = 2000
 Runner = Callable[[BatchRow, dict, BatchSettings, int | None], tuple[RowResult, dict | None]]
 #: What runs one scoring job: (upload, predictions, data source) -> the numbers to send.
 Scorer = Callable[..., dict]
-#: The kinds of job.
-REPRODUCE, SCORE = "reproduce", "score"
+#: The kinds of job (a rescore is scored as a scoring job; the server keeps its numbers apart).
+REPRODUCE, SCORE, RESCORE = "reproduce", "score", "rescore"
+SCORING = (SCORE, RESCORE)
 
 
 @dataclass(frozen=True)
@@ -269,11 +271,11 @@ class Worker:
                 break
             job = Job.from_claim(answer)
             claimed = True
-            self.log(f"job {job.job_id}: {'scoring of ' if job.kind == SCORE else ''}"
+            self.log(f"job {job.job_id}: {'scoring of ' if job.kind in SCORING else ''}"
                      f"submission {job.submission_id} of team {job.team!r} "
                      f"(phase {job.phase}, attempt {job.attempts}"
                      f"{', private folds' if job.private else ''})")
-            if job.kind == SCORE:
+            if job.kind in SCORING:
                 self._start_scoring(job)
             else:
                 self._start(job)
@@ -358,7 +360,7 @@ class Worker:
                          f"is dropped")
                 self._count("lost")
                 continue
-            if job.kind == SCORE:
+            if job.kind in SCORING:
                 self._finish_scoring(job, future)
                 continue
             try:
@@ -375,13 +377,16 @@ class Worker:
         try:
             scored = future.result()
         except ScoringFailed as exc:
-            self._finish(job, {"failure": str(exc), "retry": False}, "failed")
+            self._finish(job, {"failure": str(exc), "retry": False, "cause": "team"},
+                         "failed")
             return
         except Exception as exc:
-            self._finish(job, {"failure": f"the scoring failed: {type(exc).__name__}: {exc}"},
-                         "retried")
+            self._finish(job, {"failure": f"the scoring failed: {type(exc).__name__}: {exc}",
+                               "cause": "platform"}, "retried")
             return
-        self._finish(job, {"scored": scored}, "scored")
+        # the version the server records as having computed the numbers (a rescore asks
+        # for its own)
+        self._finish(job, {"scored": scored, "harness_version": __version__}, "scored")
 
     def _outcome(self, job: Job, result: RowResult, report: dict | None
                  ) -> tuple[dict[str, Any], str]:

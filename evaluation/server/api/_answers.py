@@ -19,6 +19,7 @@ from evaluation.server.store import (
     OwnSubmission,
     QueueOverview,
     Receipt,
+    RescoreTable,
     SubmissionView,
     TeamQueue,
 )
@@ -77,6 +78,7 @@ _JOBS = TypeAdapter(list[JobView])
 _OVERVIEW = TypeAdapter(QueueOverview)
 _TEAM_QUEUE = TypeAdapter(TeamQueue)
 _FACT_SHEET = TypeAdapter(FactSheet | None)
+_RESCORE = TypeAdapter(RescoreTable)
 
 
 def board_json(board: Board) -> dict:
@@ -166,6 +168,13 @@ def job_json(job: JobView) -> dict:
 def jobs_json(counts: dict[str, dict[str, int]], jobs: list[JobView]) -> dict:
     """The queue: ``{"counts": {phase: {state: n}}, "jobs": [...]}``."""
     return {"counts": counts, "jobs": _JOBS.dump_python(jobs, mode="json")}
+
+
+def rescore_json(table: RescoreTable) -> dict:
+    """A rescore and what it changes, as the JSON the API answers (``changed``: the ids of
+    the submissions whose score or rank changes)."""
+    return {**_RESCORE.dump_python(table, mode="json"),
+            "changed": [line.submission_id for line in table.changed]}
 
 
 def rejected(status: int, reason: str, headers: dict | None = None,

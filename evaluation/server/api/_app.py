@@ -7,6 +7,7 @@
 * ``_routes_jobs``: the reproduction queue that the organizers' workers claim jobs from;
 * ``_routes_queue``: the queue as people see it (a team its own jobs, the organizers all);
 * ``_routes_phases``: the carry of an earlier phase's submissions into a phase (organizers);
+* ``_routes_rescore``: re-scoring a phase after a harness fix (organizers);
 * ``_routes_board``: the board as JSON, and the page (``GET /``);
 * ``_routes_docs``: the API's documentation as a plain page (no script from a CDN);
 * ``_routes_health``: whether the database answers (``/healthz``) and can take uploads
@@ -38,6 +39,7 @@ from evaluation.server.api import (
     _routes_phases,
     _routes_queue,
     _routes_reproductions,
+    _routes_rescore,
     _routes_submissions,
 )
 from evaluation.server.api._deps import BODY_TIMEOUT_S
@@ -138,7 +140,8 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     app.add_middleware(SecurityHeaders)
     add_error_handlers(app)
     for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_jobs,
-                   _routes_phases, _routes_queue, _routes_health, _routes_docs):
+                   _routes_phases, _routes_queue, _routes_rescore, _routes_health,
+                   _routes_docs):
         app.include_router(routes.router)
     return app
 

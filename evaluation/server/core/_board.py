@@ -166,6 +166,9 @@ class BoardRow:
     opened (None: uploaded to this phase). ``fact_sheet``: what the team said of the method
     and where its code is, given at final selection; None on the board until the phase is
     revealed (organizers see it before).
+    ``harness_version``: the harness version that computed the row's scores (None: not
+    known). After an organizers' rescore, ``previous_*`` are the numbers of the version
+    before, until the organizers drop them.
     """
 
     team: str
@@ -188,6 +191,10 @@ class BoardRow:
     computed: bool = True
     carried_from: str | None = None
     fact_sheet: FactSheet | None = None
+    harness_version: str | None = None
+    previous_harness_version: str | None = None
+    previous_score: float | None = None
+    previous_phase1_score: float | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,10 @@ Organizers describe it in a TOML file (``competition.toml``)::
                                             # shown apart as unverified claims
     max_upload_bytes = 67108864             # optional: the largest predictions upload (64 MiB;
                                             # a full-scale 4-fold run is about 20-30 MB)
+    count_refused = true                    # optional: whether a submission refused for the
+                                            # team's own reason (invalid predictions) counts
+                                            # against its daily limit (one that failed for the
+                                            # platform's reason never does)
 
     [[baselines]]
     name = "Popularity"
@@ -101,6 +105,7 @@ from evaluation.server.core._competition_keys import (
     Where,
     board_settings,
     carry_rule,
+    count_refused,
     fact_sheet_rule,
     final_selections,
     min_difference_of,
@@ -115,7 +120,8 @@ from evaluation.server.core._schema import Submission, parse_submission
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _TOP_KEYS = ("name", "source", "harness_versions", "repeated_items", "dataset", "phases",
-             "baselines", "reproduce_attempts", "board", "accept_claims", "max_upload_bytes")
+             "baselines", "reproduce_attempts", "board", "accept_claims", "max_upload_bytes",
+             "count_refused")
 #: The largest predictions upload by default (bytes), and the bounds of ``max_upload_bytes``.
 DEFAULT_MAX_UPLOAD_BYTES = 64 << 20
 MIN_UPLOAD_BYTES, MAX_UPLOAD_BYTES = 1 << 10, 1 << 30
@@ -272,6 +278,10 @@ class Competition:
         taken; they are shown apart as unverified claims, never ranked or compared.
     max_upload_bytes : int
         The largest predictions upload.
+    count_refused : bool
+        Whether a submission refused for the team's own reason (its scoring or reproduction
+        job failed on its upload) counts against the team's daily limit; one that failed for
+        the platform's reason never counts.
     """
 
     name: str
@@ -288,6 +298,7 @@ class Competition:
     fold_users: tuple[int, ...] | None = None
     accept_claims: bool = False
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    count_refused: bool = True
 
     def phase(self, name: str) -> Phase:
         """The phase called ``name``.
@@ -467,7 +478,8 @@ def load_competition(path) -> Competition:
         baselines=_baselines(where, data), repeated_items=repeated,
         reproduce_attempts=reproduce_attempts(where, data),
         board=board_settings(where, data), fold_users=public_fold_users(where, dataset),
-        accept_claims=_accept_claims(where, data), max_upload_bytes=_max_upload_bytes(where, data))
+        accept_claims=_accept_claims(where, data), max_upload_bytes=_max_upload_bytes(where, data),
+        count_refused=count_refused(where, data))
     for i, spec in enumerate(competition.baselines):
         _check_baseline(where, competition, i, spec)
     return competition

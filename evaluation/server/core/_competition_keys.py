@@ -229,6 +229,23 @@ def reproduce_attempts(where: Where, data: Mapping) -> int:
     return count
 
 
+def count_refused(where: Where, data: Mapping) -> bool:
+    """The competition's ``count_refused`` (default true): whether a submission refused for
+    the team's own reason (its scoring job found the predictions invalid, or on other data)
+    counts against the team's daily limit. True by default: a refused upload still took a
+    worker's time, and a team must not be able to probe the scorer past its daily limit
+    with uploads it knows to be refused; a submission that failed for the platform's reason
+    never counts, whatever this key says."""
+    value = data.get("count_refused", True)
+    if not isinstance(value, bool):
+        where.fail("count_refused", "must be true or false (whether a submission refused for "
+                   "the team's own reason, e.g. invalid predictions, counts against its daily "
+                   "limit)", value,
+                   "write count_refused = false to give such submissions back, or leave it out "
+                   "to count them")
+    return value
+
+
 def min_difference_of(where: Where, table: Mapping, key: str) -> float:
     """A ``min_difference`` (in ``[board]`` or a phase), checked: a finite number >= 0."""
     value = table["min_difference"]

@@ -176,6 +176,13 @@ class SubmissionRow(Base):
     fact_code_url: Mapped[str | None] = mapped_column(String(MAX_FACT_URL))
     fact_commit: Mapped[str | None] = mapped_column(String(40))
     fact_sheet_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # the harness version that computed the scores (None: not known, e.g. a claim, or a row
+    # older than the column); the previous version's numbers once a rescore replaced them,
+    # until the organizers drop them (``admin rescore --drop-old``)
+    harness_version: Mapped[str | None] = mapped_column(String(64))
+    previous_harness_version: Mapped[str | None] = mapped_column(String(64))
+    previous_leaderboard_score: Mapped[float | None] = mapped_column(Double)
+    previous_phase1_score: Mapped[float | None] = mapped_column(Double)
 
     team: Mapped[TeamRow] = relationship(back_populates="submissions")
 
@@ -246,6 +253,64 @@ class ReproductionJobRow(Base):
     queued_at: Mapped[datetime] = mapped_column(UTCDateTime)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # whose reason made a failed job fail: "platform" (infrastructure, a lost lease, an
+    # organizer-side timeout: the submission does not count against the daily limit) or
+    # "team" (the upload itself); None while it has not failed
+    cause: Mapped[str | None] = mapped_column(String(16))
+    # the rescore batch (``rescores``) a job of kind "rescore" scores for
+    rescore_id: Mapped[int | None] = mapped_column(Integer)
+
+
+class RescoreRow(Base):
+    """A rescore of a phase's scored submissions under a new harness version (``admin
+    rescore``): ``jobs`` queued (kind "rescore"), its results kept pending (``rescore_results``)
+    until ``applied_at``; ``cancelled_at`` when the organizers gave it up; ``dropped_at`` when
+    they dropped the numbers it replaced; ``reproductions`` queued again when applied."""
+
+    __tablename__ = "rescores"
+    __table_args__ = (Index(None, "phase"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    phase: Mapped[str] = mapped_column(String(MAX_PHASE_NAME))
+    harness_version: Mapped[str] = mapped_column(String(64))
+    jobs: Mapped[int] = mapped_column(Integer)
+    reproductions: Mapped[int] = mapped_column(Integer, default=0)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    cancelled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    dropped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class RescoreResultRow(Base):
+    """One submission's numbers from a rescore: pending (the board does not read them) until
+    the batch is applied; then ``old_*`` keep what they replaced. The per-user values
+    (``k``, ``n_users``, ``users_sha256``, ``blob``) become a trusted ``user_values`` row when
+    applied."""
+
+    __tablename__ = "rescore_results"
+    __table_args__ = (UniqueConstraint("rescore_id", "submission_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    rescore_id: Mapped[int] = mapped_column(ForeignKey("rescores.id", ondelete="CASCADE"))
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id",
+                                                          ondelete="CASCADE"))
+    harness_version: Mapped[str | None] = mapped_column(String(64))
+    phase1_score: Mapped[float] = mapped_column(Double)
+    leaderboard_score: Mapped[float] = mapped_column(Double)
+    interval_low: Mapped[float] = mapped_column(Double)
+    interval_high: Mapped[float] = mapped_column(Double)
+    tests: Mapped[dict] = mapped_column(JSON)
+    num_folds: Mapped[int] = mapped_column(Integer)
+    flagged: Mapped[bool] = mapped_column(Boolean)
+    run_hash: Mapped[str] = mapped_column(String(64))
+    k: Mapped[int | None] = mapped_column(Integer)
+    n_users: Mapped[list | None] = mapped_column(JSON)
+    users_sha256: Mapped[list | None] = mapped_column(JSON)
+    blob: Mapped[bytes | None] = mapped_column(LargeBinary)
+    old_harness_version: Mapped[str | None] = mapped_column(String(64))
+    old_phase1_score: Mapped[float | None] = mapped_column(Double)
+    old_leaderboard_score: Mapped[float | None] = mapped_column(Double)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class UserValuesRow(Base):

@@ -77,6 +77,7 @@ class RowView:
     costs_note: str = ""
     status: str = ""
     carried_from: str = ""
+    harness: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,20 @@ def _row_view(row: BoardRow, tests: Sequence[str]) -> RowView:
         private_interval=("" if row.private_interval is None
                           else interval_text(row.private_interval)),
         carried_from=row.carried_from or "",
+        harness=_harness(row) if not hidden else "",
     )
+
+
+def _harness(row: BoardRow) -> str:
+    """Which harness version scored the row, and the previous version's score after a
+    rescore (empty when not known)."""
+    if row.harness_version is None:
+        return ""
+    text = f"harness {row.harness_version}"
+    if row.previous_score is not None:
+        text += (f" (was {fixed(row.previous_score)} under "
+                 f"{row.previous_harness_version or 'an unknown version'})")
+    return text
 
 
 def _with_standings(board: Board, rows: tuple[RowView, ...]) -> tuple[RowView, ...]:

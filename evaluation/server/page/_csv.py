@@ -44,7 +44,9 @@ def board_csv(board: Board) -> str:
     folds (seconds to train and to predict, peak memory in MiB), marked trusted or
     self-reported; last, how current the row's statistics are
     ("current"; "as of <time>" while the board's are being updated; "being computed";
-    "unavailable", the reason in ``left_out``).
+    "unavailable", the reason in ``left_out``); and the harness version that computed the
+    row's scores, with, after an organizers' rescore, the previous version and its scores
+    (until the organizers drop them).
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
@@ -52,7 +54,7 @@ def board_csv(board: Board) -> str:
                      "score_low", "score_high", "phase1_score", "private_score", "private_low",
                      "private_high", *(f"public:{t}" for t in board.tests), "submissions",
                      "last_submitted", "reproduction", "flagged", "computed",
-                     *CARRY_AND_FACT_COLUMNS, *STANDING_COLUMNS])
+                     *CARRY_AND_FACT_COLUMNS, *STANDING_COLUMNS, *VERSION_COLUMNS])
     writer.writerows(_line(board, row) for row in board.rows)
     return out.getvalue()
 
@@ -67,7 +69,9 @@ def _line(board: Board, row: BoardRow) -> Iterable[str]:
             row.last_submitted.isoformat(), safe_text(row.reproduction),
             "yes" if row.flagged else "no", "yes" if row.computed else "no",
             *_carry_and_facts(row), *_standing(row.standing),
-            _freshness(board.standings, row.standing)]
+            _freshness(board.standings, row.standing),
+            safe_text(row.harness_version or ""), safe_text(row.previous_harness_version or ""),
+            _number(row.previous_score), _number(row.previous_phase1_score)]
 
 
 #: The phase a row's submission was carried from, and its fact sheet (after the reveal).
@@ -86,6 +90,11 @@ def _carry_and_facts(row: BoardRow) -> list[str]:
 STANDING_COLUMNS = ("tier", "rank_best", "rank_worst", "user_values", "left_out", "pareto",
                     "first_place", "first_place_share", "borda_rank", "train_seconds",
                     "predict_seconds", "peak_rss_mib", "costs", "statistics")
+
+
+#: The harness version of a row's scores, and the previous version's (after a rescore).
+VERSION_COLUMNS = ("harness_version", "previous_harness_version", "previous_score",
+                   "previous_phase1_score")
 
 
 def _standing(standing: RowStanding | None) -> list[str]:

@@ -4,7 +4,8 @@ It owns the statistics of a board (tiers, rank intervals, win probabilities, cos
 from the organizers' (trusted) per-user values on the competition's test users and cached per
 submission, their copy in the database for a restart, the background thread of each
 database that computes them at most once per interval, and what a board or team request
-shows meanwhile: the latest complete reading, marked as being updated when it is stale.
+shows meanwhile: the latest complete reading, marked as being updated when it is stale; and
+the tiers a board would show if a rescore were applied.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from evaluation.server.standings._reading import (
     team_standing,
     with_standings,
 )
+from evaluation.server.standings._whatif import with_tiers
 from evaluation.server.standings._worker import (
     FRESH_WAIT_S,
     StandingsWorker,
@@ -43,4 +45,5 @@ __all__ = [
     "stop_standings",
     "team_standing",
     "with_standings",
+    "with_tiers",
 ]

@@ -7,9 +7,9 @@ the test users a board compares, the organizers' reproductions and the private s
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
 numbers, the queue as a team and the organizers see it: places, estimated starts, workers,
 stuck jobs), the teams' final selections (and their fact sheets), the carry of an earlier
-phase's submissions into a phase that opens, the rows of a phase's board in the official order,
-and the last statistics computed of each board (shown at once after a restart). Each function
-takes the ``Database`` it works on.
+phase's submissions into a phase that opens, the rescores of a phase after a harness fix, the
+rows of a phase's board in the official order, and the last statistics computed of each board
+(shown at once after a restart). Each function takes the ``Database`` it works on.
 """
 
 from __future__ import annotations
@@ -47,6 +47,16 @@ from evaluation.server.store._queue import (
     team_queue,
 )
 from evaluation.server.store._reproductions import record_reproduction
+from evaluation.server.store._rescores import (
+    RescoreLine,
+    RescoreTable,
+    apply_rescore,
+    cancel_rescore,
+    drop_old,
+    pending_values,
+    rescore_table,
+    start_rescore,
+)
 from evaluation.server.store._snapshots import Snapshot, load_snapshot, save_snapshot
 from evaluation.server.store._submissions import CLAIMS_REFUSED, check_before_body, submit
 from evaluation.server.store._user_values import (
@@ -88,6 +98,8 @@ __all__ = [
     "QueueOverview",
     "QueuePlace",
     "Receipt",
+    "RescoreLine",
+    "RescoreTable",
     "SCORED",
     "Snapshot",
     "StuckJob",
@@ -96,6 +108,8 @@ __all__ = [
     "UPLOAD",
     "UserValues",
     "WorkerView",
+    "apply_rescore",
+    "cancel_rescore",
     "carried",
     "carry_due",
     "carry_opened",
@@ -103,6 +117,7 @@ __all__ = [
     "check_before_body",
     "claim_job",
     "compared_users",
+    "drop_old",
     "finish_job",
     "get_submission",
     "heartbeat_job",
@@ -112,6 +127,7 @@ __all__ = [
     "mark_final",
     "own_submissions",
     "payload",
+    "pending_values",
     "phase_board",
     "phase_user_values",
     "pin_baselines",
@@ -119,8 +135,10 @@ __all__ = [
     "queue_overview",
     "queue_selections",
     "record_reproduction",
+    "rescore_table",
     "retry_job",
     "save_snapshot",
+    "start_rescore",
     "submit",
     "team_queue",
     "user_scores",

@@ -43,7 +43,9 @@ _SHOWN = (SubmissionRow.id, SubmissionRow.leaderboard_score, SubmissionRow.phase
           SubmissionRow.private_phase1_score, SubmissionRow.private_leaderboard_score,
           SubmissionRow.private_interval_low, SubmissionRow.private_interval_high,
           SubmissionRow.computed, SubmissionRow.carried_phase, SubmissionRow.fact_description,
-          SubmissionRow.fact_code_url, SubmissionRow.fact_commit)
+          SubmissionRow.fact_code_url, SubmissionRow.fact_commit, SubmissionRow.harness_version,
+          SubmissionRow.previous_harness_version, SubmissionRow.previous_leaderboard_score,
+          SubmissionRow.previous_phase1_score)
 
 
 @dataclass(frozen=True)
@@ -259,4 +261,8 @@ def _board_row(best: _Best, rank: int | None, hidden: bool, revealed: bool = Fal
         # a fact sheet leaves the database for others only here, once the phase is revealed
         fact_sheet=(FactSheet(description=row.fact_description, code_url=row.fact_code_url,
                               commit=row.fact_commit)
-                    if facts and row.fact_description is not None else None))
+                    if facts and row.fact_description is not None else None),
+        harness_version=row.harness_version,
+        previous_harness_version=row.previous_harness_version,
+        previous_score=row.previous_leaderboard_score,
+        previous_phase1_score=row.previous_phase1_score)

@@ -25,6 +25,11 @@ MIN_LEASE_S, MAX_LEASE_S = 1.0, 3600.0
 #: The largest finish: a reproduction report and room for the lease and a note.
 MAX_FINISH_BYTES = MAX_REPORT_BYTES + 64 * 1024
 
+#: Whose reason made a job fail: the platform's (infrastructure, a lost lease, an
+#: organizer-side timeout) or the team's (its upload).
+PLATFORM, TEAM = "platform", "team"
+FAILURE_CAUSES = (PLATFORM, TEAM)
+
 _Model = TypeVar("_Model", bound=BaseModel)
 
 Seconds = Annotated[float, Field(ge=MIN_LEASE_S, le=MAX_LEASE_S, allow_inf_nan=False)]
@@ -43,8 +48,10 @@ class ClaimRequest(BaseModel):
     lease_s: Seconds = DEFAULT_LEASE_S
     private: StrictBool = True
     # the kinds of job the worker runs: a worker of an older harness knows reproductions only
-    kinds: Annotated[list[Literal["reproduce", "score"]],
-                     Field(min_length=1, max_length=2)] = ["reproduce"]
+    # ("rescore": a scoring job of an organizers' rescore, which only a worker of this
+    # harness runs)
+    kinds: Annotated[list[Literal["reproduce", "score", "rescore"]],
+                     Field(min_length=1, max_length=3)] = ["reproduce"]
 
 
 class HeartbeatRequest(BaseModel):
@@ -72,6 +79,19 @@ class FinishRequest(BaseModel):
     failure: Annotated[str, Field(min_length=1, max_length=MAX_REASON)] | None = None
     retry: StrictBool = True
     release: Annotated[str, Field(min_length=1, max_length=MAX_REASON)] | None = None
+    # whose reason a failure is: "platform" (infrastructure: the submission does not count
+    # against its team's daily limit) or "team" (the upload itself); without it, a failure
+    # that may be retried is the platform's and one that may not the team's
+    cause: Literal["platform", "team"] | None = None
+    # the harness version that computed ``scored`` (a worker older than it sends none)
+    harness_version: Annotated[str, Field(min_length=1, max_length=64,
+                                          pattern=r"^[ -~]+$")] | None = None
+
+    def failure_cause(self) -> str:
+        """Whose reason the ``failure`` is: ``cause``, else by ``retry``."""
+        if self.cause is not None:
+            return self.cause
+        return PLATFORM if self.retry else TEAM
 
     def kind(self) -> Literal["report", "scored", "failure", "release"]:
         given = [k for k in ("report", "scored", "failure", "release")

@@ -11,7 +11,10 @@ workers claim, hold and finish them in ``_leases``.
 An infrastructure failure (the server could not be reached, the environment could not be
 built, the sandbox failed) queues the job again until it has run the competition's
 ``reproduce_attempts`` times; then it is "failed", with the reason. A failure of the
-submission itself (no checkout for it) fails the job at once.
+submission itself (no checkout for it) fails the job at once. A failed job keeps whose reason
+it was (``cause``: "platform" or "team"): a submission whose job failed for the platform's
+reason does not count against its team's daily limit. A "rescore" job scores a scored
+submission again for an organizers' rescore (``_rescores``).
 """
 
 from __future__ import annotations
@@ -35,12 +38,14 @@ if TYPE_CHECKING:  # annotations only: the queue needs no competition file's par
 #: A job's states, in the order of its life.
 QUEUED, RUNNING, FAILED, SCORED = "queued", "running", "failed", "scored"
 JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", SCORED, FAILED)
-#: The kinds of job: a reproduction, a scoring of uploaded predictions.
-REPRODUCE, SCORE = "reproduce", "score"
-JOB_KINDS = (REPRODUCE, SCORE)
-#: What queued a job: a final selection, an upload, an organizer, a carry into a new phase.
+#: The kinds of job: a reproduction, a scoring of uploaded predictions, a scoring of them again
+#: for an organizers' rescore (its numbers kept pending until the rescore is applied).
+REPRODUCE, SCORE, RESCORE = "reproduce", "score", "rescore"
+JOB_KINDS = (REPRODUCE, SCORE, RESCORE)
+#: What queued a job: a final selection, an upload, an organizer, a carry into a new phase, an
+#: organizers' rescore.
 CARRY = "carry"
-ORIGINS = ("final", "upload", "organizer", CARRY)
+ORIGINS = ("final", "upload", "organizer", CARRY, "rescore")
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class JobView:
     started_at: datetime | None
     finished_at: datetime | None
     kind: str = REPRODUCE
+    cause: str | None = None
+    rescore_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,7 @@ def retry_job(db: Database, job_id: int) -> JobView:
                                           f"failed: only a failed job is queued again")
         job.attempts, job.origin, job.finished_at = 0, "organizer", None
         requeue_job(job, None)
+        job.cause = None
         job.queued_at = db.now()
         return job_view(job, job_team(session, job.submission_id))
 
@@ -190,6 +198,25 @@ def team_jobs(db: Database, team_id: int) -> dict[int, tuple[str, str | None]]:
     return {sid: (state, reason) for sid, state, reason in found}
 
 
+def team_failures(db: Database, team_id: int) -> dict[int, tuple[str, str, str | None]]:
+    """``{submission_id: (kind, cause, reason)}`` of the failed scoring and reproduction jobs
+    of team ``team_id``'s submissions (a failed scoring job first: it is why a submission has
+    no computed numbers). A rescore's jobs are the organizers' business: not shown."""
+    with db.reading() as session:
+        found = session.execute(
+            select(ReproductionJobRow.submission_id, ReproductionJobRow.kind,
+                   ReproductionJobRow.cause, ReproductionJobRow.reason)
+            .join(SubmissionRow, SubmissionRow.id == ReproductionJobRow.submission_id)
+            .where(SubmissionRow.team_id == team_id, ReproductionJobRow.state == FAILED,
+                   ReproductionJobRow.kind.in_((SCORE, REPRODUCE)))
+            .order_by(ReproductionJobRow.kind.desc())).all()
+    failures: dict[int, tuple[str, str, str | None]] = {}
+    for sid, kind, cause, reason in found:  # "score" sorts before "reproduce" here
+        # a job that failed before causes were kept: whose reason is not known
+        failures.setdefault(sid, (kind, cause or "unknown", reason))
+    return failures
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -206,8 +233,10 @@ def requeue_job(job: ReproductionJobRow, reason: str | None) -> None:
     job.lease_expires_at = None
 
 
-def end_job(job: ReproductionJobRow, state: str, now: datetime, reason: str | None) -> None:
-    job.state, job.finished_at = state, now
+def end_job(job: ReproductionJobRow, state: str, now: datetime, reason: str | None,
+            cause: str | None = None) -> None:
+    """End ``job`` in ``state``; ``cause`` (of a failure): whose reason it is."""
+    job.state, job.finished_at, job.cause = state, now, cause
     job.reason = None if reason is None else reason[:MAX_REASON]
     job.lease_id = None
     job.lease_expires_at = None
@@ -224,4 +253,5 @@ def job_view(job: ReproductionJobRow, team: str) -> JobView:
                    attempts=job.attempts, worker=job.lease_owner,
                    lease_expires_at=job.lease_expires_at, heartbeat_at=job.heartbeat_at,
                    queued_at=job.queued_at, started_at=job.started_at,
-                   finished_at=job.finished_at, kind=job.kind)
+                   finished_at=job.finished_at, kind=job.kind, cause=job.cause,
+                   rescore_id=job.rescore_id)

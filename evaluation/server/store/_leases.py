@@ -24,6 +24,7 @@ from evaluation.errors import SubmissionRejected
 from evaluation.server.db import ReproductionJobRow, iso
 from evaluation.server.store._job_requests import (
     MAX_FINISH_BYTES,
+    PLATFORM,
     ClaimRequest,
     FinishRequest,
     HeartbeatRequest,
@@ -33,6 +34,7 @@ from evaluation.server.store._jobs import (
     FAILED,
     QUEUED,
     REPRODUCE,
+    RESCORE,
     RUNNING,
     SCORE,
     SCORED,
@@ -45,6 +47,7 @@ from evaluation.server.store._jobs import (
     requeue_job,
 )
 from evaluation.server.store._reproductions import check_report, write_report
+from evaluation.server.store._rescores import rescore_version, write_rescored
 from evaluation.server.store._scoring import read_scoring, write_scoring
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -84,7 +87,7 @@ def claim_job(db: Database, body: bytes) -> Lease | None:
                 end_job(job, FAILED, now, f"its worker stopped answering (the lease of "
                                        f"{job.lease_owner} ran out at "
                                        f"{iso(job.lease_expires_at or now)}) on attempt "
-                                       f"{job.attempts} of {limit}")
+                                       f"{job.attempts} of {limit}", PLATFORM)
                 continue
             lease = secrets.token_urlsafe(24)
             job.state, job.attempts, job.reason = RUNNING, job.attempts + 1, None
@@ -138,21 +141,29 @@ def finish_job(db: Database, job_id: int, body: bytes) -> JobView:
     now = db.now()
     with db.writing() as session:
         job = _held(session, job_id, request.lease)
-        expected = {"report": REPRODUCE, "scored": SCORE}.get(kind)
-        if expected is not None and job.kind != expected:
+        expected = {"report": (REPRODUCE,), "scored": (SCORE, RESCORE)}.get(kind)
+        if expected is not None and job.kind not in expected:
             raise SubmissionRejected(422, f"job {job_id} is a {job.kind} job: finish it with "
-                                          f"{'scored' if job.kind == SCORE else 'report'}")
+                                          f"{'report' if job.kind == REPRODUCE else 'scored'}")
+        wrong = (rescore_version(session, job, request.harness_version)
+                 if scored is not None and job.kind == RESCORE else None)
         if checked is not None:
             write_report(db, session, submission_id, checked)
             end_job(job, checked.report.verdict, now, request.note)
+        elif wrong is not None:
+            _failed(job, wrong[0], wrong[1], attempts_allowed(db), now, PLATFORM)
+        elif scored is not None and job.kind == RESCORE:
+            write_rescored(session, job, scored, request.harness_version, now)
+            end_job(job, SCORED, now, request.note)
         elif scored is not None:
-            write_scoring(session, submission_id, scored, now)
+            write_scoring(session, submission_id, scored, now, request.harness_version)
             end_job(job, SCORED, now, request.note)
         elif kind == "release":
             job.attempts = max(0, job.attempts - 1)  # the run was not done: not counted
             requeue_job(job, f"released by its worker ({request.release}); queued again")
         else:
-            _failed(job, request.failure or "", request.retry, attempts_allowed(db), now)
+            _failed(job, request.failure or "", request.retry, attempts_allowed(db), now,
+                    request.failure_cause())
         return job_view(job, job_team(session, submission_id))
 
 
@@ -173,10 +184,11 @@ def _held(session: Session, job_id: int, lease: str) -> ReproductionJobRow:
 
 
 def _failed(job: ReproductionJobRow, failure: str, retry: bool, limit: int,
-            now: datetime) -> None:
-    """A run of ``job`` failed: queued again while it may retry and has attempts left."""
+            now: datetime, cause: str) -> None:
+    """A run of ``job`` failed (``cause``: whose reason): queued again while it may retry and
+    has attempts left."""
     if retry and job.attempts < limit:
         requeue_job(job, f"attempt {job.attempts} of {limit} failed: {failure}; queued again")
     else:
         spent = f" (after {job.attempts} of {limit} attempts)" if retry else ""
-        end_job(job, FAILED, now, f"{failure}{spent}")
+        end_job(job, FAILED, now, f"{failure}{spent}", cause)

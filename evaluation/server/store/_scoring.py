@@ -67,10 +67,11 @@ def read_scoring(db: Database, submission_id: int, report: Any) -> CheckedScorin
 
 
 def write_scoring(session: Session, submission_id: int, checked: CheckedScoring,
-                  now: datetime) -> None:
+                  now: datetime, harness_version: str | None = None) -> None:
     """Store checked numbers in ``session``'s transaction: the row's scores, ``computed``,
-    and the trusted values row; 404 when the submission is gone, 422 when its test users are
-    not those of the phase's other trusted values of its run hash."""
+    the ``harness_version`` that computed them, and the trusted values row; 404 when the
+    submission is gone, 422 when its test users are not those of the phase's other trusted
+    values of its run hash."""
     row = session.get(SubmissionRow, submission_id)
     if row is None:
         raise SubmissionRejected(404, f"no submission {submission_id}")
@@ -79,6 +80,7 @@ def write_scoring(session: Session, submission_id: int, checked: CheckedScoring,
     row.interval_low, row.interval_high = scores.interval
     row.tests, row.num_folds = dict(scores.tests), scores.num_folds
     row.flagged, row.computed = checked.flagged, True
+    row.harness_version = harness_version
     check_same_users(session.connection(), checked.phase, checked.run_hash,
                      values.users_sha256, what="the scoring job")
     session.add(UserValuesRow(

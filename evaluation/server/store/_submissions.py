@@ -48,14 +48,21 @@ from evaluation.server.core import (
 from evaluation.server.db import (
     PhaseRevealRow,
     PredictionsRow,
+    ReproductionJobRow,
     SubmissionRow,
     TeamRow,
     UserValuesRow,
     as_utc,
     iso,
 )
-from evaluation.server.store._jobs import queue_scoring, queue_upload
-from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._jobs import (
+    FAILED,
+    REPRODUCE,
+    SCORE,
+    queue_scoring,
+    queue_upload,
+)
+from evaluation.server.store._limits import LimitReached, given_back
 from evaluation.server.store._user_values import (
     UPLOAD,
     blob_sha256,
@@ -81,12 +88,19 @@ _TEAM_AND_REVEAL = select(TeamRow.name, TeamRow.is_baseline,
 _EXISTING = select(*(getattr(SubmissionRow, f) for f in STORED_FIELDS)).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.run_id == bindparam("run_id"))
-# a submission carried into the phase from an earlier one is not the team's upload: never
-# counted against its daily limit
+# a submission whose scoring or reproduction job failed for a reason in ``free`` (the
+# platform's, and the team's where the competition says ``count_refused = false``) is not
+# counted; a submission carried into the phase from an earlier one is not the team's upload:
+# never counted against its daily limit
+_GIVEN_BACK = select(ReproductionJobRow.id).where(
+    ReproductionJobRow.submission_id == SubmissionRow.id,
+    ReproductionJobRow.kind.in_((SCORE, REPRODUCE)), ReproductionJobRow.state == FAILED,
+    ReproductionJobRow.cause.in_(bindparam("free", expanding=True)))
 _COUNT_TODAY = select(func.count()).select_from(SubmissionRow).where(
     SubmissionRow.team_id == bindparam("team_id"), SubmissionRow.phase == bindparam("phase"),
     SubmissionRow.submitted_at >= bindparam("start"),
-    SubmissionRow.submitted_at < bindparam("end"), SubmissionRow.carried_from.is_(None))
+    SubmissionRow.submitted_at < bindparam("end"), ~_GIVEN_BACK.exists(),
+    SubmissionRow.carried_from.is_(None))
 _INSERT = insert(SubmissionRow).returning(SubmissionRow.id)
 _INSERT_VALUES = insert(UserValuesRow)
 _INSERT_PREDICTIONS = insert(PredictionsRow)
@@ -199,7 +213,8 @@ def check_before_body(db: Database, team_id: int, idempotency_key: str | None = 
     keys = {"team_id": team_id, "phase": phase.name}
     with db.read_engine.connect() as conn:
         team = conn.execute(_TEAM_AND_REVEAL, keys).one()
-        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end,
+                                           "free": given_back(competition)}).scalar_one()
         at_limit = not team.is_baseline and used >= phase.daily_limit
         if team.revealed_at is None and not at_limit:
             return phase
@@ -340,7 +355,9 @@ def _insert(db: Database, values: dict[str, Any], phase: Phase, now: datetime,
                          f"run id), or send the stored file unchanged.")
             return Stored(**existing._mapping), False, 0
         _refuse_revealed(conn, phase)  # under the team's lock, which a reveal waits for
-        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end}).scalar_one()
+        used = conn.execute(_COUNT_TODAY, {**keys, "start": start, "end": end,
+                                           "free": given_back(db.require_competition())}
+                            ).scalar_one()
         if used >= phase.daily_limit and not team.is_baseline:
             raise _limit_reached(team.name, used, phase, now, end)
         if extra is not None:

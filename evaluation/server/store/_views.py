@@ -31,7 +31,9 @@ from evaluation.server.db import (
 )
 from evaluation.server.store._board import fact_sheet_of, revealed_rank
 from evaluation.server.store._carried import predictions_owner
-from evaluation.server.store._jobs import team_jobs
+from evaluation.server.store._job_requests import PLATFORM
+from evaluation.server.store._jobs import team_failures, team_jobs
+from evaluation.server.store._limits import given_back
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
@@ -195,7 +197,12 @@ class OwnSubmission:
     ``reproduction_reason`` (why it failed, or a note); ``log_tail`` is the end of the log of
     its latest reproduction (the run on the public folds), None before one.
     ``carried_from`` is the earlier phase it was carried from when its phase opened (None:
-    the team uploaded it), ``fact_sheet`` the one the team gave at final selection.
+    the team uploaded it), ``fact_sheet`` the one the team gave at final selection. ``failure`` is
+    why its scoring (else its reproduction) job failed, ``failure_cause`` whose reason it was
+    ("platform": infrastructure, a lost worker, an organizers' timeout; "team": the upload
+    itself; "unknown" for a failure older than the distinction), and ``counted`` whether it
+    counts against the team's daily limit (a platform failure never does; a team's own as
+    the competition's ``count_refused`` says).
     """
 
     submission_id: int
@@ -216,6 +223,9 @@ class OwnSubmission:
     log_tail: str | None = None
     carried_from: str | None = None
     fact_sheet: FactSheet | None = None
+    failure: str | None = None
+    failure_cause: str | None = None
+    counted: bool = True
 
 
 def own_submissions(db: Database, team_id: int, phase: str | None = None
@@ -239,12 +249,16 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
                                   is_published(db, phase)),
                      is_revealed(db, phase)) for phase in {r.phase for r in rows}}
     jobs = team_jobs(db, team_id)
+    failures = team_failures(db, team_id)
+    free = set(given_back(db.require_competition())) if db.competition is not None \
+        else {PLATFORM}
     tails = _log_tails(db, team_id)
     listing = []
     for row in rows:
         public, private = shown[row.phase]
         status, reason = jobs.get(row.id, (None, None))
         name, description = _labels(row.payload)
+        _, cause, failure = failures.get(row.id, (None, None, None))
         listing.append(OwnSubmission(
             submission_id=row.id, submitted_at=row.submitted_at, phase=row.phase,
             run_id=row.run_id, name=name, description=description,
@@ -254,7 +268,8 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
             private_leaderboard_score=row.private_leaderboard_score if private else None,
             flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None,
             reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id),
-            carried_from=row.carried_phase, fact_sheet=fact_sheet_of(row)))
+            carried_from=row.carried_phase, fact_sheet=fact_sheet_of(row),
+            failure=failure, failure_cause=cause, counted=cause not in free))
     return listing
 
 
