@@ -18,7 +18,7 @@ from evaluation.cli.serve import DEFAULT_DB
 def register(subparsers) -> None:
     """Add the ``admin`` command (``db init|check|backup|restore``, ``team
     add|revoke|token|list``, ``token create|list|revoke``, ``phase reveal|list``, ``jobs
-    [retry]``, ``rescore``) to ``subparsers``."""
+    [retry]``, ``queue``, ``rescore``) to ``subparsers``."""
     p = subparsers.add_parser(
         "admin",
         help="manage the leaderboard's teams and tokens (organizers)",
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     )
     _db_option(p, DEFAULT_DB)
     groups = p.add_subparsers(dest="admin_group", required=True,
-                              metavar="{db,team,token,phase,jobs,rescore}")
+                              metavar="{db,team,token,phase,jobs,queue,rescore}")
 
     db = groups.add_parser("db", help="create, check, back up or restore the database")
     db_actions = db.add_subparsers(dest="admin_action", required=True,
@@ -174,6 +174,15 @@ def register(subparsers) -> None:
                        help="the competition file (TOML): the phase's final_selections and "
                             "private_folds")
     queue.set_defaults(func=command("_admin_phases", "jobs_queue", SERVER_EXTRA))
+
+    overview = groups.add_parser(
+        "queue", help="the workers' queue at a glance: counts per phase and state, the oldest "
+                      "waiting job, each worker's last heartbeat and current jobs, stuck jobs, "
+                      "failed jobs and why")
+    overview.add_argument("--json", action="store_true",
+                          help="print it as JSON (as GET /api/v1/queue answers an organizer)")
+    _db_option(overview)
+    overview.set_defaults(func=command("_admin_queue", "queue_show", SERVER_EXTRA))
 
     rescore = groups.add_parser(
         "rescore", help="score a phase's submissions again after a harness fix: shows old and "

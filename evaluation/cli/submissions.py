@@ -17,10 +17,14 @@ def register(subparsers) -> None:
         description="List the submissions of the team whose token is UPLOAD_TOKEN (upload.env "
                     "or the environment), newest first: id, time (UTC), phase, the scores the "
                     "phase shows, the final mark, the reproduction (the state of its job: "
-                    "queued, running, reproduced, not reproduced, failed), the run's name and "
-                    "the upload's description; --log ID shows a submission's reproduction: "
-                    "its state, the reason, and the end of its log. Exit status 3 when the "
-                    "server refuses or cannot be reached.")
+                    "queued, running, reproduced, not reproduced, failed), its place in the "
+                    "workers' queue (a queued job's position among the jobs of its kind and "
+                    "its estimated start: the median duration of the last jobs of its kind "
+                    "times the rounds before it; unknown before any finished), the run's name "
+                    "and the upload's description; --log ID shows a submission's "
+                    "reproduction: its state, the reason, its jobs' places in the queue and "
+                    "the end of its log. Exit status 3 when the server refuses or cannot be "
+                    "reached.")
     add_team_arguments(p)
     p.add_argument("--phase", default=None, metavar="PHASE",
                    help="list the submissions of this phase only (default: every phase)")
@@ -57,11 +61,18 @@ def run(args: argparse.Namespace) -> int:
         print("no submissions yet")
         return 0
     print(f"{'id':>6}  {'submitted (UTC)':<16}  {'phase':<12}  {'score':>8}  {'private':>8}  "
-          f"{'final':<5}  {'reproduction':<14}  label")
+          f"{'final':<5}  {'reproduction':<14}  {'queue (position, start UTC)':<28}  label")
     for item in listing:
         print(_line(item, client))
         if item.get("failure_cause"):
             print("        " + _failure(item, client))
+    lengths = answer.get("queue_length")
+    # a line only when jobs wait: the listing's lines stay one per submission otherwise
+    if isinstance(lengths, dict) and any(isinstance(n, int) and n > 0
+                                         for n in lengths.values()):
+        print("the workers' queue: " + ", ".join(
+            f"{client.show(str(n), 10)} {client.show(str(kind), 12)} job(s)"
+            for kind, n in sorted(lengths.items())) + " waiting in all (every team's)")
     return 0
 
 
@@ -89,7 +100,24 @@ def _line(item: dict, client: HttpClient) -> str:
             f"{_score(item.get('leaderboard_score')):>8}  "
             f"{_score(item.get('private_leaderboard_score')):>8}  "
             f"{'yes' if item.get('final') else '-':<5}  "
-            f"{client.show(_state(item), 14):<14}  {label or '-'}")
+            f"{client.show(_state(item), 14):<14}  "
+            f"{client.show(_queue(item), 28):<28}  {label or '-'}")
+
+
+def _queue(item: dict) -> str:
+    """A submission's jobs still waiting or running: "score #3 ~12:04", "reproduce running";
+    "-" when none."""
+    shown = []
+    for job in item.get("queue") or ():
+        if not isinstance(job, dict):
+            continue
+        if job.get("state") == "queued":
+            start = job.get("estimated_start")
+            when = f"~{str(start)[11:16]}" if isinstance(start, str) else "start unknown"
+            shown.append(f"{job.get('kind')} #{job.get('position')} {when}")
+        elif job.get("state") == "running":
+            shown.append(f"{job.get('kind')} running")
+    return "; ".join(shown) or "-"
 
 
 def _state(item: dict) -> str:
@@ -109,6 +137,14 @@ def _show_log(listing: list, submission_id: int, client: HttpClient) -> int:
     print(f"submission {submission_id}: reproduction {client.show(_state(item), 20)}")
     if item.get("reproduction_reason"):
         print(f"reason: {client.show(str(item['reproduction_reason']), 2000)}")
+    for job in item.get("queue") or ():
+        if isinstance(job, dict):
+            place = "" if job.get("position") is None else f", position {job['position']}"
+            start = job.get("estimated_start") or ("unknown" if job.get("state") == "queued"
+                                                   else None)
+            print(client.show(f"{job.get('kind')} job {job.get('job_id')}: {job.get('state')}"
+                              f"{place}" + (f", estimated start {start}" if start else "")
+                              + f" ({job.get('basis')})", 400))
     tail = item.get("log_tail")
     if not tail:
         print("no reproduction log yet")

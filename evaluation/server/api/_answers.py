@@ -17,9 +17,11 @@ from evaluation.server.store import (
     JobView,
     Lease,
     OwnSubmission,
+    QueueOverview,
     Receipt,
     RescoreTable,
     SubmissionView,
+    TeamQueue,
 )
 
 #: Seconds a client is asked to wait when the database is busy or unavailable.
@@ -74,6 +76,8 @@ _SUBMISSION = TypeAdapter(SubmissionView)
 _OWN = TypeAdapter(list[OwnSubmission])
 _JOB = TypeAdapter(JobView)
 _JOBS = TypeAdapter(list[JobView])
+_OVERVIEW = TypeAdapter(QueueOverview)
+_TEAM_QUEUE = TypeAdapter(TeamQueue)
 _FACT_SHEET = TypeAdapter(FactSheet | None)
 _RESCORE = TypeAdapter(RescoreTable)
 
@@ -114,6 +118,33 @@ def final_json(mark: FinalMark) -> dict:
             "message": mark.message}
 
 
+def own_json(listing: list[OwnSubmission], queue: TeamQueue | None = None) -> dict:
+    """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``; with
+    ``queue``, each submission's ``queue`` (its jobs: state, position, estimated start) and
+    the queue's length per kind (``queue_length``)."""
+    items = _OWN.dump_python(listing, mode="json")
+    if queue is None:
+        return {"submissions": items}
+    places = team_queue_json(queue)
+    for item in items:
+        item["queue"] = [p for p in places["jobs"]
+                         if p["submission_id"] == item["submission_id"]]
+    return {"submissions": items, "queue_length": places["queue_length"],
+            "estimates": places["estimates"]}
+
+
+def team_queue_json(queue: TeamQueue) -> dict:
+    """A team's places in the queue: ``{"jobs", "queue_length", "estimates"}``."""
+    data = _TEAM_QUEUE.dump_python(queue, mode="json")
+    return {"jobs": data["places"], "queue_length": data["queued"],
+            "estimates": data["estimates"]}
+
+
+def queue_json(overview: QueueOverview) -> dict:
+    """The organizers' view of the queue as the JSON the API answers."""
+    return _OVERVIEW.dump_python(overview, mode="json")
+
+
 def carry_json(carry: Carry) -> dict:
     """The answer to a carry: ``"carried"`` (now) or ``"carried before"`` (nothing done),
     the phases, the rule, when, the new submissions and those not carried, with why."""
@@ -123,11 +154,6 @@ def carry_json(carry: Carry) -> dict:
             "carried": carry.carried, "submission_ids": list(carry.submission_ids),
             "skipped": [{"submission_id": sid, "reason": why} for sid, why in carry.skipped],
             "message": carry.message}
-
-
-def own_json(listing: list[OwnSubmission]) -> dict:
-    """A team's submissions as the JSON the API answers: ``{"submissions": [...]}``."""
-    return {"submissions": _OWN.dump_python(listing, mode="json")}
 
 
 def lease_json(lease: Lease | None, repeated_items: str | None = None) -> dict:

@@ -5,6 +5,7 @@
 * ``_routes_submissions``: upload a run, read a submission, read its stored body (organizers);
 * ``_routes_reproductions``: record a reproduction's verdict (organizers);
 * ``_routes_jobs``: the reproduction queue that the organizers' workers claim jobs from;
+* ``_routes_queue``: the queue as people see it (a team its own jobs, the organizers all);
 * ``_routes_phases``: the carry of an earlier phase's submissions into a phase (organizers);
 * ``_routes_rescore``: re-scoring a phase after a harness fix (organizers);
 * ``_routes_board``: the board as JSON, and the page (``GET /``);
@@ -36,6 +37,7 @@ from evaluation.server.api import (
     _routes_health,
     _routes_jobs,
     _routes_phases,
+    _routes_queue,
     _routes_reproductions,
     _routes_rescore,
     _routes_submissions,
@@ -138,7 +140,8 @@ def create_app(competition: Competition, db_url: str | Engine, *,
     app.add_middleware(SecurityHeaders)
     add_error_handlers(app)
     for routes in (_routes_submissions, _routes_board, _routes_reproductions, _routes_jobs,
-                   _routes_phases, _routes_rescore, _routes_health, _routes_docs):
+                   _routes_phases, _routes_queue, _routes_rescore, _routes_health,
+                   _routes_docs):
         app.include_router(routes.router)
     return app
 

@@ -1,6 +1,7 @@
 """The board of a phase: as JSON, as CSV (``/leaderboard.csv``, or ``?format=csv``), and as
 the page (``GET /``), each with its paired statistics; a team's standing on it as JSON
-(``/api/v1/leaderboard/team``) and as a page (``/team``); its robustness certificate as JSON
+(``/api/v1/leaderboard/team``) and as a page (``/team``, with the workers' queue: its length,
+and the team's own jobs when the team's token asks); its robustness certificate as JSON
 (``/api/v1/leaderboard/robustness``, ``?format=csv``) and as a page (``/robustness``).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
@@ -31,6 +32,7 @@ from evaluation.server.page import (
     robustness_csv,
 )
 from evaluation.server.standings import board_robustness, standing_of
+from evaluation.server.store import team_queue
 
 router = APIRouter()
 
@@ -107,12 +109,16 @@ def get_team(caller: OptionalCallerDep, store: StoreDep, name: str,
 
 @router.get("/team", response_class=HTMLResponse, summary="A team's standing as a page",
             responses={404: {"model": Rejected}, 503: {"model": Rejected}})
-def team_page(store: StoreDep, name: str, phase: str | None = None) -> Response:
+def team_page(caller: OptionalCallerDep, store: StoreDep, name: str,
+              phase: str | None = None) -> Response:
     carry_if_due(store)
     found = standing_of(store, name, phase)
     if found is None:
         return rejected(404, f"no team {name[:80]!r} on the board of this phase")
-    return HTMLResponse(render_team(found))
+    # the team's own jobs only to its own token; everyone sees the queue's length
+    own = caller is not None and caller.team_id is not None and caller.team == found.team
+    queue = team_queue(store, caller.team_id if own and caller else None, found.phase)
+    return HTMLResponse(render_team(found, queue))
 
 
 @router.get("/api/v1/leaderboard/robustness", response_model=BoardRobustness,

@@ -54,6 +54,7 @@ from evaluation.server.store import (
     payload,
     predictions,
     submit,
+    team_queue,
 )
 from evaluation.server.store import get_submission as submission_view
 
@@ -127,15 +128,18 @@ async def _upload(request: Request, caller: Caller, store: Database,
 
 @router.get("/api/v1/submissions", responses={401: {"model": Rejected},
                                                403: {"model": Rejected}},
-            summary="The team's own submissions, newest first (a team's token; ?phase=P: "
-                    "that phase's only)")
+            summary="The team's own submissions, newest first, each with its jobs' states, "
+                    "queue positions and estimated starts (a team's token; ?phase=P: that "
+                    "phase's only)")
 def list_submissions(caller: CallerDep, store: StoreDep,
                      phase: str | None = None) -> JSONResponse:
     if caller.team_id is None:
         raise SubmissionRejected(403, "an organizer's token has no submissions of its own; "
                                       "list a team's with its token, or read the board")
     carry_if_due(store)
-    return JSONResponse(own_json(own_submissions(store, caller.team_id, phase)))
+    listing = own_submissions(store, caller.team_id, phase)  # an unknown phase: 404 here
+    name = None if phase is None else store.require_competition().phase(phase).name
+    return JSONResponse(own_json(listing, team_queue(store, caller.team_id, name)))
 
 
 #: The largest body of a mark: a fact sheet (its description and link) and room for JSON.

@@ -1,5 +1,6 @@
 """A team's page: its row of the board, its win probabilities against every other compared team
-and its place on the Pareto front over the score's groups, drawn on the server.
+and its place on the Pareto front over the score's groups, drawn on the server; and the
+workers' queue: its length for everyone, the team's own jobs when the team asks with its token.
 
 As the board's page: no JavaScript, every string through a Jinja2 template with autoescaping.
 """
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 from evaluation.server.core import TeamStanding
 from evaluation.server.page._board_page import _environment, cost_lines, standings_status, team_href
 from evaluation.server.page._cells import fixed
+from evaluation.server.page._queue_page import queue_section
+from evaluation.server.store import TeamQueue
 
 #: How an opponent reads, by ``Opponent.told_apart``.
 VERDICTS = {"above": "better (told apart)", "below": "worse (told apart)",
@@ -41,8 +44,9 @@ class FrontView:
     is_this: bool
 
 
-def render_team(standing: TeamStanding) -> str:
-    """The HTML page of a team's standing (UTF-8 text, no scripts, every string escaped)."""
+def render_team(standing: TeamStanding, queue: TeamQueue | None = None) -> str:
+    """The HTML page of a team's standing (UTF-8 text, no scripts, every string escaped),
+    with ``queue`` (the queue's length; the team's own jobs only when it is the caller)."""
     row, info = standing.row, standing.standings
     opponents = tuple(OpponentView(team=o.team, href=team_href(standing.phase, o.team),
                                    rank="\u2014" if o.rank is None else str(o.rank), tier=o.tier,
@@ -63,4 +67,5 @@ def render_team(standing: TeamStanding) -> str:
         ranks="" if s is None or s.rank_interval is None else
         "\u2013".join(str(v) for v in dict.fromkeys(s.rank_interval)),
         costs=() if s is None or s.costs is None else cost_lines(s.costs),
-        opponents=opponents, front=front)
+        opponents=opponents, front=front,
+        queue=None if queue is None else queue_section(queue))

@@ -5,10 +5,11 @@ submission's view and stored body, a team's own submissions), each submission's 
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
-numbers), the teams' final selections (and their fact sheets), the rescores of a phase after a
-harness fix, the carry of an earlier phase's submissions into a phase that opens, the rows of a
-phase's board in the official order, and the last statistics computed of each board (shown at
-once after a restart). Each function takes the ``Database`` it works on.
+numbers, the queue as a team and the organizers see it: places, estimated starts, workers,
+stuck jobs), the teams' final selections (and their fact sheets), the carry of an earlier
+phase's submissions into a phase that opens, the rescores of a phase after a harness fix, the
+rows of a phase's board in the official order, and the last statistics computed of each board
+(shown at once after a restart). Each function takes the ``Database`` it works on.
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ from evaluation.server.store._jobs import (
 )
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._queue import (
+    Estimate,
+    QueueOverview,
+    QueuePlace,
+    StuckJob,
+    TeamQueue,
+    WorkerView,
+    queue_overview,
+    team_queue,
+)
 from evaluation.server.store._reproductions import record_reproduction
 from evaluation.server.store._rescores import (
     RescoreLine,
@@ -82,6 +93,7 @@ __all__ = [
     "Carry",
     "ComparedUsers",
     "DECODED_CACHE_BYTES",
+    "Estimate",
     "FAILED_ALTERNATIVE",
     "FinalMark",
     "FoldCost",
@@ -92,15 +104,20 @@ __all__ = [
     "LimitReached",
     "MAX_FINISH_BYTES",
     "OwnSubmission",
+    "QueueOverview",
+    "QueuePlace",
     "Receipt",
     "RescoreLine",
     "RescoreTable",
     "SCORED",
     "SCORED_ALTERNATIVE",
     "Snapshot",
+    "StuckJob",
     "SubmissionView",
+    "TeamQueue",
     "UPLOAD",
     "UserValues",
+    "WorkerView",
     "alternative_results",
     "alternative_values",
     "apply_rescore",
@@ -127,6 +144,7 @@ __all__ = [
     "phase_user_values",
     "pin_baselines",
     "predictions",
+    "queue_overview",
     "queue_selections",
     "record_reproduction",
     "rescore_table",
@@ -134,5 +152,6 @@ __all__ = [
     "save_snapshot",
     "start_rescore",
     "submit",
+    "team_queue",
     "user_scores",
 ]

@@ -42,8 +42,8 @@ JOB_STATES = (QUEUED, RUNNING, "reproduced", "not reproduced", SCORED, FAILED)
 #: for an organizers' rescore (its numbers kept pending until the rescore is applied).
 REPRODUCE, SCORE, RESCORE = "reproduce", "score", "rescore"
 JOB_KINDS = (REPRODUCE, SCORE, RESCORE)
-#: What queued a job: a final selection, an upload, an organizer, a carry into a new phase, a
-#: rescore.
+#: What queued a job: a final selection, an upload, an organizer, a carry into a new phase, an
+#: organizers' rescore.
 CARRY = "carry"
 ORIGINS = ("final", "upload", "organizer", CARRY, "rescore")
 

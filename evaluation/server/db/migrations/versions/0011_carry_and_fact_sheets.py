@@ -2,7 +2,7 @@
 a final selection keeps its fact sheet, and each carry is recorded once.
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 Create Date: 2026-11-28
 """
 
