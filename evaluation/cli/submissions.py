@@ -137,8 +137,9 @@ def _show_log(listing: list, submission_id: int, client: HttpClient) -> int:
     print(f"submission {submission_id}: reproduction {client.show(_state(item), 20)}")
     if item.get("reproduction_reason"):
         print(f"reason: {client.show(str(item['reproduction_reason']), 2000)}")
+    # the jobs still to come: a finished one's verdict is the line above
     for job in item.get("queue") or ():
-        if isinstance(job, dict):
+        if isinstance(job, dict) and job.get("state") in ("queued", "running"):
             place = "" if job.get("position") is None else f", position {job['position']}"
             start = job.get("estimated_start") or ("unknown" if job.get("state") == "queued"
                                                    else None)
