@@ -47,6 +47,7 @@ from evaluation.server.store import (  # noqa: E402
     mark_final,
     own_submissions,
     phase_board,
+    start_rescore,
     submit,
 )
 from tests._competition_files import write_competition  # noqa: E402
@@ -394,6 +395,12 @@ def test_a_carried_submission_is_scored_again_on_its_kept_predictions(
         with store.reading() as session:
             assert session.scalar(sa.select(sa.func.count()).select_from(SubmissionRow)
                                   .where(SubmissionRow.phase == "two")) == 1
+        # a rescore after a harness fix scores the carried submission again too (on the kept
+        # predictions of the upload it came from): none of the phase's rows keeps old numbers
+        table = start_rescore(store, "two")
+        assert [line.submission_id for line in table.lines] == [carried]
+        assert {(j.kind, j.submission_id) for j in list_jobs(store, "two")
+                if j.kind == "rescore"} == {("rescore", carried)}
     finally:
         store.engine.dispose()
 

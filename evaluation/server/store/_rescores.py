@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from evaluation._version import __version__
@@ -107,7 +107,8 @@ class RescoreTable:
 
 
 def start_rescore(db: Database, phase_name: str) -> RescoreTable:
-    """Queue a rescore of phase ``phase_name``: a job per scored submission with predictions.
+    """Queue a rescore of phase ``phase_name``: a job per scored submission with predictions
+    (its own, or for a carried one those of the upload it was carried from).
 
     Raises
     ------
@@ -121,10 +122,14 @@ def start_rescore(db: Database, phase_name: str) -> RescoreTable:
     with db.writing() as session:
         # the submissions' rows locked first: a second rescore of the phase waits here, then
         # sees the first one's batch (PostgreSQL; SQLite has one writer at a time)
+        # a submission carried into the phase has no predictions of its own: its job scores
+        # those of the upload it was carried from, and it must be rescored like any other
         ids = list(session.scalars(
-            select(SubmissionRow.id).join(PredictionsRow,
-                                          PredictionsRow.submission_id == SubmissionRow.id)
-            .where(SubmissionRow.phase == phase.name, SubmissionRow.computed.is_(True))
+            select(SubmissionRow.id).outerjoin(
+                PredictionsRow, PredictionsRow.submission_id == SubmissionRow.id)
+            .where(SubmissionRow.phase == phase.name, SubmissionRow.computed.is_(True),
+                   or_(PredictionsRow.submission_id.is_not(None),
+                       SubmissionRow.carried_from.is_not(None)))
             .order_by(SubmissionRow.id).with_for_update(of=SubmissionRow)))
         _refuse_open(session, phase.name)
         if not ids:
