@@ -17,6 +17,7 @@ from evaluation.cli.serve import (
     MAX_WORKERS,
     STATS_INTERVAL_RANGE,
     WORKER_ENV,
+    WORKER_HEALTHCHECK_S,
 )
 from evaluation.errors import ConfigError
 from evaluation.server.api import HeaderDeadlineProtocol, create_app
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             os.environ[WORKER_ENV] = json.dumps({"competition": str(args.competition),
                                                  "db": args.db, "standings_interval": interval})
             uvicorn.run("evaluation.cli._serve_app:worker_app", factory=True,
-                        workers=args.workers, **options)
+                        workers=args.workers, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
+                        **options)
     return 0
 
 

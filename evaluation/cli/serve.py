@@ -12,6 +12,10 @@ MAX_WORKERS = 64
 KEEP_ALIVE_S = 5
 #: Connections and requests one server process serves at once (beyond: 503).
 MAX_CONNECTIONS = 1000
+#: Seconds ``serve --workers N``'s supervisor waits for a worker process to answer its ping
+#: before it kills the process as hung. uvicorn's 5 s kills a worker that is only slow: one
+#: busy with a board's statistics, or any of them on a loaded machine, with requests in flight.
+WORKER_HEALTHCHECK_S = 60
 #: How ``serve --workers N`` tells its worker processes the competition file and database.
 WORKER_ENV = "EVALRS_SERVE_SETTINGS"
 #: The range of ``--board-stats-interval`` (seconds).

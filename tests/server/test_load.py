@@ -9,6 +9,9 @@ once under the id it answered, no team has more than its daily limit, and nothin
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import threading
 import time
 from collections import Counter
@@ -29,7 +32,7 @@ from benchmarks._uploads import (
 )
 
 pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 sa = pytest.importorskip("sqlalchemy")
 
@@ -204,6 +207,33 @@ def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team:
     check_stored_once(outcomes, rows)
     check_exact_limits(outcomes, rows, teams, per_team, limit, retry_after=None)
     return outcomes
+
+
+@pytest.mark.slow
+def test_a_worker_process_that_answers_late_is_not_killed(tmp_path):
+    # a worker process stopped for longer than uvicorn's default health check (5 s), as a
+    # busy one on a loaded machine is late: the supervisor waits for it instead of killing it
+    # with its requests in flight
+    competition_file = competition_copy(tmp_path, daily_limit=4,
+                                        open_at=datetime.now(timezone.utc))
+    with ServeProcess(competition_file, f"sqlite:///{tmp_path / 'late.db'}",
+                      tmp_path / "serve.log", args=["--workers", "2"]) as server:
+        started = re.compile(r"Started server process \[(\d+)\]")
+        deadline = time.monotonic() + 60
+        while len(workers := started.findall(server.log.read_text())) < 2:
+            assert time.monotonic() < deadline, server.log_tail()
+            time.sleep(0.2)
+        late = int(workers[0])
+        os.kill(late, signal.SIGSTOP)
+        try:
+            time.sleep(8)
+        finally:
+            os.kill(late, signal.SIGCONT)
+        time.sleep(1)
+        log = server.log.read_text()
+        assert Path(f"/proc/{late}").exists() and "died" not in log, server.log_tail()
+        assert len(started.findall(log)) == 2, server.log_tail()  # none started in its place
+        assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
 
 
 @pytest.mark.slow
