@@ -123,13 +123,20 @@ def postgres_database(postgres_url):
 
     For tests that must not see what other tests stored through ``postgres_url``.
     """
-    sa = pytest.importorskip("sqlalchemy")
     pytest.importorskip("psycopg")
+    yield from _database_of_its_own(postgres_url, template=None)
+
+
+def _database_of_its_own(postgres_url: str, template: str | None):
+    """Create a database named for one test (a copy of ``template``, else empty), yield its
+    URL, drop it after."""
+    sa = pytest.importorskip("sqlalchemy")
     name = f"test_{next(_DATABASE_NUMBERS)}"
+    copy = "" if template is None else f' TEMPLATE "{template}"'
     admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"{copy}'))
         yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
@@ -175,17 +182,7 @@ def postgres_migrated_database(postgres_url, postgres_migrated_template):
     """URL of a new database of its own on the session's PostgreSQL, its schema at the newest
     migration (a copy of ``postgres_migrated_template``: the migrations run once a session, not
     once a test), dropped after."""
-    sa = pytest.importorskip("sqlalchemy")
-    name, template = f"test_{next(_DATABASE_NUMBERS)}", postgres_migrated_template
-    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
-        yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
+    yield from _database_of_its_own(postgres_url, template=postgres_migrated_template)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
