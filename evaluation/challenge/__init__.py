@@ -31,13 +31,19 @@ from evaluation.challenge._fold import (
     fold_slices,
     gender_slice,
 )
+from evaluation.challenge._metric_values import (
+    METRIC_VALUES_FORMAT,
+    MetricValues,
+    decode_metric_values,
+    encode_metric_values,
+)
 from evaluation.challenge._mred import (
     SliceMissRates,
     bin_by_edges,
     miss_rate_equality_difference,
     mred_from_codes,
 )
-from evaluation.challenge._paired_board import TeamReplicates, team_replicates
+from evaluation.challenge._paired_board import TeamReplicates, metric_replicates, team_replicates
 from evaluation.challenge._ranks import hit_ranks
 from evaluation.challenge._references import (
     REFERENCES_DIR,
@@ -124,6 +130,7 @@ __all__ = [
     "LATENT_TOP",
     "LEADERBOARD_TESTS",
     "LEFT_OUT",
+    "METRIC_VALUES_FORMAT",
     "MISSING_COUNTRY",
     "MRED_ARTIST_POPULARITY",
     "MRED_COUNTRY",
@@ -133,6 +140,7 @@ __all__ = [
     "MRED_TRACK_POPULARITY",
     "MRED_USER_ACTIVITY",
     "MRR",
+    "MetricValues",
     "PairedResamples",
     "REFERENCES_DIR",
     "RESAMPLE_CHUNK",
@@ -160,7 +168,9 @@ __all__ = [
     "check_result",
     "country_slice",
     "dataset_not_applicable",
+    "decode_metric_values",
     "decode_user_values",
+    "encode_metric_values",
     "encode_user_values",
     "float32_bound",
     "fold_slices",
@@ -172,6 +182,7 @@ __all__ = [
     "latent_diversity_scores",
     "leaderboard_value",
     "load_references",
+    "metric_replicates",
     "miss_rate_equality_difference",
     "mred_from_codes",
     "normalise",

@@ -103,6 +103,45 @@ def team_replicates(folds: Sequence[UserScores], resamples: PairedResamples,
         tests=tests)
 
 
+def metric_replicates(folds: Sequence[np.ndarray], resamples: PairedResamples,
+                      metric: str) -> TeamReplicates:
+    """A team's score and replicates under a protocol scored by one metric (its per-user
+    values, e.g. the sampled-negative alternative's corrected estimates).
+
+    The score is the fold mean of each fold's mean over its users; replicate r the fold
+    mean of each fold's mean over resample r's users (drawn with replacement, so a user
+    counts as often as it is drawn): on the board's resamples, so that two teams'
+    replicates are paired as :func:`team_replicates`' are. The one group is the metric.
+
+    Raises
+    ------
+    ConfigError
+        When the folds do not match the resamples (their number or users per fold), or a
+        fold has no user.
+    """
+    sizes = tuple(len(f) for f in folds)
+    if sizes != resamples.fold_sizes or 0 in sizes:
+        raise ConfigError(f"metric_replicates: the per-user values have {sizes} users per "
+                          f"fold, the board's resamples {resamples.fold_sizes}; every team "
+                          f"must be scored on the board's folds and users (none empty)")
+    values = [np.asarray(f, dtype=np.float64) for f in folds]
+
+    def fold(f: int) -> np.ndarray:
+        counts = resamples.counts[f]
+        out = np.empty(len(counts))
+        for start in range(0, len(counts), _SUM_CHUNK):
+            block = counts[start:start + _SUM_CHUNK].astype(np.float64)
+            out[start:start + len(block)] = (block @ values[f]) / block.sum(axis=1)
+        return out
+
+    per_fold = over_folds(fold, len(values))
+    score = float(np.mean([v.mean() for v in values]))
+    replicates = np.mean(per_fold, axis=0)
+    return TeamReplicates(score=score, replicates=replicates, groups=(metric,),
+                          group_scores=np.array([score]), group_replicates=replicates[None, :],
+                          tests={metric: score})
+
+
 def _check_folds(folds: Sequence[UserScores], resamples: PairedResamples) -> None:
     """Nothing; a ``ConfigError`` when the folds' users differ from the resamples'."""
     sizes = tuple(len(f) for f in folds)

@@ -9,18 +9,38 @@ from evaluation.protocols._holdout import SplitResult, evaluate_split
 from evaluation.protocols._ranking import DEFAULT_METRICS
 from evaluation.protocols._ratings import RATING_ERRORS, rating_errors, supports_ratings
 from evaluation.protocols._replay import ReplayResult, replay
-from evaluation.protocols._sampled import SampledResult, evaluate_sampled, sample_negatives
+from evaluation.protocols._sampled import (
+    SampledCandidates,
+    SampledResult,
+    evaluate_sampled,
+    sample_negatives,
+    sampled_candidates,
+    target_ranks,
+)
+from evaluation.protocols._sampled_correction import (
+    CORRECTIONS,
+    DEFAULT_GAMMA,
+    corrected_values,
+    full_metrics,
+)
 
 __all__ = [
+    "CORRECTIONS",
+    "DEFAULT_GAMMA",
     "DEFAULT_METRICS",
     "RATING_ERRORS",
     "ReplayResult",
+    "SampledCandidates",
     "SampledResult",
     "SplitResult",
+    "corrected_values",
     "evaluate_sampled",
     "evaluate_split",
+    "full_metrics",
     "rating_errors",
     "replay",
     "sample_negatives",
+    "sampled_candidates",
     "supports_ratings",
+    "target_ranks",
 ]

@@ -340,6 +340,70 @@ def evaluate_sampled(
     n_negatives, batch_size, seed, gamma = _check_options(
         n_negatives, batch_size, seed, hit_ks, ndcg_ks, weighting, aggregate, correction, gamma)
     score = _scorer(model)
+    drawn = _draw_candidates(test, train, items, user_col, item_col, n_negatives, seed,
+                             weighting)
+    points, eligible = drawn.points, drawn.eligible
+    ranks = _ranks(score, drawn.user_ids, points.item_ids, points.items, drawn.negatives,
+                   batch_size)
+    corrected = {}
+    if correction != "none":
+        values = corrected_values(ranks, 1 + eligible, n_negatives, hit_ks, ndcg_ks,
+                                  correction, gamma)
+        corrected = _aggregate(values, points.users, aggregate)
+    result = SampledResult(
+        metrics=_aggregate(full_metrics(ranks, hit_ks, ndcg_ks), points.users, aggregate),
+        user_ids=drawn.user_ids, item_ids=drawn.target_ids,
+        ranks=ranks, n_negatives=n_negatives, seed=seed, weighting=weighting,
+        aggregate=aggregate, correction=correction, gamma=gamma if correction == "bv" else None,
+        corrected=corrected,
+    )
+    if verbose:
+        show(result)
+    return result
+
+
+@dataclass(frozen=True)
+class SampledCandidates:
+    """The candidates of the sampled-negative protocol: each test point's target and the
+    negatives drawn for it.
+
+    Attributes
+    ----------
+    user_ids, target_ids : numpy.ndarray
+        The user and the target item id of each test point, sorted by user, then item.
+    negative_ids : numpy.ndarray
+        ``(n_points, n_negatives)``: the item ids of the point's sampled negatives.
+    n_candidates : numpy.ndarray
+        ``n`` of each point: 1 + the catalog's items its user never interacted with (the
+        candidates of its full ranking, what the corrections need).
+    """
+
+    user_ids: np.ndarray
+    target_ids: np.ndarray
+    negative_ids: np.ndarray
+    n_candidates: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """The indexed points and what was drawn for them (item indices, not ids)."""
+
+    points: _Points
+    negatives: np.ndarray
+    eligible: np.ndarray
+
+    @property
+    def user_ids(self) -> np.ndarray:
+        return self.points.user_ids[self.points.users]
+
+    @property
+    def target_ids(self) -> np.ndarray:
+        return self.points.item_ids[self.points.items]
+
+
+def _draw_candidates(test: pd.DataFrame, train: pd.DataFrame, items: Any, user_col: str,
+                     item_col: str, n_negatives: int, seed: int, weighting: str) -> _Drawn:
+    """Index the points and draw their negatives (the protocol's one way of drawing them)."""
     points = _index_points(test, train, items, user_col, item_col)
     weights = None
     if weighting == "popularity":
@@ -348,23 +412,31 @@ def evaluate_sampled(
                              weights, points.user_ids)
     negatives = sample_negatives(points.users, points.interacted, points.n_items, n_negatives,
                                  seed=seed, weights=weights)
-    ranks = _ranks(score, points.user_ids[points.users], points.item_ids, points.items,
-                   negatives, batch_size)
-    corrected = {}
-    if correction != "none":
-        values = corrected_values(ranks, 1 + eligible, n_negatives, hit_ks, ndcg_ks,
-                                  correction, gamma)
-        corrected = _aggregate(values, points.users, aggregate)
-    result = SampledResult(
-        metrics=_aggregate(full_metrics(ranks, hit_ks, ndcg_ks), points.users, aggregate),
-        user_ids=points.user_ids[points.users], item_ids=points.item_ids[points.items],
-        ranks=ranks, n_negatives=n_negatives, seed=seed, weighting=weighting,
-        aggregate=aggregate, correction=correction, gamma=gamma if correction == "bv" else None,
-        corrected=corrected,
-    )
-    if verbose:
-        show(result)
-    return result
+    return _Drawn(points=points, negatives=negatives, eligible=eligible)
+
+
+def sampled_candidates(test: pd.DataFrame, train: pd.DataFrame, *, n_negatives: int = 100,
+                       seed: int = DEFAULT_SEED, items=None, user_col: str = "user_id",
+                       item_col: str = "track_id") -> SampledCandidates:
+    """The candidates :func:`evaluate_sampled` draws (uniform weighting): the same negatives
+    for the same data and seed, for a caller that has the model score them elsewhere.
+
+    Parameters are those of :func:`evaluate_sampled`.
+
+    Raises
+    ------
+    ConfigError
+        For an invalid ``n_negatives`` or ``seed``, missing columns, items outside ``items``,
+        or users with fewer than ``n_negatives`` items they never interacted with.
+    """
+    owner = "sampled_candidates"
+    n_negatives = check_int("n_negatives", n_negatives, minimum=1, owner=owner)
+    seed = check_int("seed", seed, minimum=0, owner=owner)
+    drawn = _draw_candidates(test, train, items, user_col, item_col, n_negatives, seed,
+                             "uniform")
+    return SampledCandidates(user_ids=drawn.user_ids, target_ids=drawn.target_ids,
+                             negative_ids=drawn.points.item_ids[drawn.negatives],
+                             n_candidates=1 + drawn.eligible)
 
 
 def _check_options(n_negatives: Any, batch_size: Any, seed: Any, hit_ks: tuple[int, ...],
@@ -472,7 +544,7 @@ def _ranks(score: Callable, users: np.ndarray, item_ids: np.ndarray, targets: np
         # one batch of candidates at a time: the full (points, 1 + N) array may not fit
         candidates = np.column_stack([targets[start:stop], negatives[start:stop]])
         scores = score(users[start:stop], item_ids[candidates])
-        ranks[start:stop] = _target_ranks(scores, candidates.shape)
+        ranks[start:stop] = target_ranks(scores, candidates.shape)
     return ranks
 
 
@@ -500,8 +572,16 @@ def _check_enough(point_u, interacted, n_items, n_negatives, weights, user_ids) 
     return eligible[inverse].astype(np.int64)
 
 
-def _target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
-    """The 1-based rank of column 0 in each row of ``scores``, checked (ties rank it last)."""
+def target_ranks(scores, shape: tuple[int, int]) -> np.ndarray:
+    """The 1-based rank of column 0 in each row of ``scores`` (the target's, before its
+    negatives), with the protocol's pessimistic ties: a negative scoring the same as the
+    target ranks above it.
+
+    Raises
+    ------
+    PredictionError
+        When ``scores`` are not numbers, not of ``shape`` or not all finite.
+    """
     try:
         scores = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as error:

@@ -1,12 +1,15 @@
 """The competition's declared alternative protocols, as a reproduction runs them.
 
 A competition file may declare ``[[robustness.protocols]]``; the server hands them to the
-worker with a reproduction's claim (plain JSON: ``{"name", "kind", "seed" | "cut"}``). Each is
-a dataset with other folds, on the very same data: ``fold_seed`` cuts the official
-leave-one-out folds with another fold seed, ``global_time`` cuts once for every user at a
-time (the events before it train; each user who has one of them is tested on their first
-event at or after the cut: ``evaluation.dataset.TimeCutDataset``). The reproduction runs the
-model on each in the sandbox, as on the official folds, and scores its predictions here.
+worker with a reproduction's claim (plain JSON: ``{"name", "kind", "seed" | "cut", ...}``).
+``fold_seed`` and ``global_time`` are a dataset with other folds, on the very same data:
+``fold_seed`` cuts the official leave-one-out folds with another fold seed, ``global_time``
+cuts once for every user at a time (the events before it train; each user who has one of them
+is tested on their first event at or after the cut: ``evaluation.dataset.TimeCutDataset``).
+The reproduction runs the model on each in the sandbox, as on the official folds, and scores
+its predictions here. ``sampled`` keeps the official folds and asks the model to score each
+test user's target among ``n_negatives`` sampled items instead
+(``evaluation.reproduce._sampled_alternative``).
 
 Nothing the worker receives is trusted beyond its shape: a protocol that is not one of these
 is a failed alternative with its reason, never a crash.
@@ -23,9 +26,15 @@ import numpy as np
 from evaluation.errors import ConfigError
 
 #: The kinds of alternative the worker runs (the server's ``ROBUSTNESS_KINDS``).
-KINDS = ("fold_seed", "global_time")
+KINDS = ("fold_seed", "global_time", "sampled")
 #: The most alternatives one reproduction runs (the server's limit).
 MAX_ALTERNATIVES = 8
+#: ``sampled``: the most negatives per test user, the corrections and the metrics (the
+#: server's ``MAX_SAMPLED_NEGATIVES``, ``SAMPLED_CORRECTIONS``, ``SAMPLED_METRICS``).
+MAX_NEGATIVES = 1000
+CORRECTIONS = ("rank", "bv")
+METRICS = ("hit_rate", "ndcg")
+MAX_CUTOFF = 1000
 
 
 @dataclass(frozen=True)
@@ -35,17 +44,32 @@ class Alternative:
     Attributes
     ----------
     name : str
-    kind : {"fold_seed", "global_time"}
+    kind : {"fold_seed", "global_time", "sampled"}
     seed : int or None
-        ``fold_seed``: the fold seed.
+        ``fold_seed``: the fold seed; ``sampled``: the seed of the negatives' sampler.
     cut : float or None
         ``global_time``: the cut, in unix seconds.
+    n_negatives : int or None
+        ``sampled``: the negatives drawn per test user.
+    correction : {"rank", "bv"} or None
+        ``sampled``: the estimator of the full-ranking metric.
+    metric : str or None
+        ``sampled``: ``"hit_rate"`` or ``"ndcg"``, with its cutoff (``"@K"``) when it names
+        one (else the run's ``k``).
     """
 
     name: str
     kind: str
     seed: int | None = None
     cut: float | None = None
+    n_negatives: int | None = None
+    correction: str | None = None
+    metric: str | None = None
+
+    def cutoff(self, k: int) -> int:
+        """``sampled``: the metric's cutoff (the run's ``k`` when it names none)."""
+        _, at, cutoff = str(self.metric).partition("@")
+        return int(cutoff) if at else int(k)
 
 
 def read_alternatives(raw: Any) -> list[Alternative]:
@@ -72,6 +96,8 @@ def _alternative(i: int, entry: Any) -> Alternative:
         raise ConfigError(f"robustness protocol {i}: needs a name and a kind among {KINDS}; "
                           f"update the worker to the server's harness version")
     name, kind = entry["name"][:64], entry["kind"]
+    if kind == "sampled":
+        return _sampled(name, entry)
     if kind == "fold_seed":
         seed = entry.get("seed")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -86,6 +112,25 @@ def _alternative(i: int, entry: Any) -> Alternative:
         raise ConfigError(f"robustness protocol {name!r}: cut {cut[:40]!r} is not an ISO "
                           f"UTC date-time") from None
     return Alternative(name=name, kind=kind, cut=float(seconds.astype(np.int64)))
+
+
+def _sampled(name: str, entry: Mapping) -> Alternative:
+    seed, n_negatives = entry.get("seed"), entry.get("n_negatives")
+    correction, metric = entry.get("correction"), entry.get("metric")
+    base, at, cutoff = str(metric).partition("@")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0 \
+            or isinstance(n_negatives, bool) or not isinstance(n_negatives, int) \
+            or not 1 <= n_negatives <= MAX_NEGATIVES or correction not in CORRECTIONS \
+            or not isinstance(metric, str) or base not in METRICS \
+            or (at and not (cutoff.isascii() and cutoff.isdigit()
+                            and 1 <= int(cutoff) <= MAX_CUTOFF)):
+        raise ConfigError(f"robustness protocol {name!r}: a sampled protocol needs a seed >= "
+                          f"0, n_negatives in 1..{MAX_NEGATIVES}, a correction among "
+                          f"{CORRECTIONS} and a metric among {METRICS} (with @1..@"
+                          f"{MAX_CUTOFF} or none); update the worker to the server's harness "
+                          f"version")
+    return Alternative(name=name, kind="sampled", seed=seed, n_negatives=n_negatives,
+                       correction=correction, metric=metric)
 
 
 def alternative_config(config: Mapping[str, Any], alternative: Alternative) -> dict[str, Any]:

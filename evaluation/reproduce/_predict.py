@@ -17,7 +17,7 @@ import json
 import os
 import pickle
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +58,9 @@ class SandboxRun:
         The model's fingerprint as the sandbox computed it (None: not reported).
     predictions : dict of int to DataFrame
         Each fold's predictions, unvalidated.
+    scores : dict of int to numpy.ndarray
+        Under a sampled-negative protocol, each fold's scores of its candidates, unvalidated
+        (any array the channel carried).
     errors : dict of int to str
         The folds whose predictions could not be carried out, and why.
     costs : dict of int to dict
@@ -77,6 +80,7 @@ class SandboxRun:
     problem: str | None = None
     report: SandboxReport | None = None
     costs: dict[int, dict] = field(default_factory=dict)
+    scores: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 def rebuild_dataset(config: Mapping) -> tuple[ChallengeDataset | None, str | None]:
@@ -92,13 +96,22 @@ def rebuild_dataset(config: Mapping) -> tuple[ChallengeDataset | None, str | Non
     return dataset, None
 
 
-def write_inputs(inputs: Path, dataset: ChallengeDataset, config: Mapping) -> dict[int, pd.Series]:
-    """Write what the model receives into ``inputs``; each fold's test users, by fold."""
+def write_inputs(inputs: Path, dataset: ChallengeDataset, config: Mapping, *,
+                 candidates: Callable[[int, pd.DataFrame, pd.DataFrame], np.ndarray] | None
+                 = None) -> dict[int, pd.Series]:
+    """Write what the model receives into ``inputs``; each fold's test users, by fold.
+
+    ``candidates``: a sampled-negative protocol's items to score, ``candidates(fold,
+    train_df, test_df)`` (a ``users x candidates`` array in the test users' order): the model
+    scores them instead of predicting lists.
+    """
     inputs.mkdir(mode=0o700)
     folds = list(range(dataset.num_folds))
     worker = {"params": dict(config.get("params") or {}), "k": int(config["k"]),
               "seed": int(config["seed"]), "folds": folds,
               "expected_fingerprint": config.get("expected_fingerprint")}
+    if candidates is not None:
+        worker["score_candidates"] = True
     (inputs / "config.json").write_text(json.dumps(worker))
     _dump(inputs / "items.pkl", dataset.df_tracks)
     users = {}
@@ -108,6 +121,10 @@ def write_inputs(inputs: Path, dataset: ChallengeDataset, config: Mapping) -> di
         _dump(inputs / f"fold-{fold}-train.pkl", train_df)
         _dump(inputs / f"fold-{fold}-users.pkl", test_df[["user_id"]].reset_index(drop=True))
         users[fold] = test_df["user_id"]
+        if candidates is not None:
+            np.save(inputs / f"fold-{fold}-candidates.npy",
+                    np.ascontiguousarray(candidates(fold, train_df, test_df), dtype=np.int64),
+                    allow_pickle=False)
     return users
 
 
@@ -190,10 +207,16 @@ def _records(f, run: SandboxRun) -> None:
             run.fingerprint = record["fingerprint"]
         elif record.get("done") is True:
             run.done = True
+        elif "problem" in record and "fold" not in record:
+            run.problem = run.problem or str(record["problem"])[:2000]
         elif "fold" in record:
             fold = int(record["fold"])
             if "error" in record:
                 run.errors[fold] = str(record["error"])[:2000]
+                continue
+            if record.get("scores") is True:
+                run.scores[fold] = read_array(f)
+                run.costs[fold] = _cost(record.get("cost"))
                 continue
             columns = [str(c) for c in record["columns"]][:_MAX_COLUMNS + 1]
             index = read_array(f)

@@ -7,15 +7,22 @@ folder. ``/inputs`` holds what a model receives and nothing more (written by the
 process): ``config.json`` (the constructor's parameters, ``k``, the run's seed, the folds, the
 uploaded fingerprint), ``items.pkl`` (the tracks table), and per fold ``fold-F-train.pkl`` (the
 training frame) and ``fold-F-users.pkl`` (the test users). There are no test targets, no private
-seed and nothing to send anywhere in it.
+seed and nothing to send anywhere in it. Under a sampled-negative protocol (``score_candidates``
+in the configuration) each fold also has ``fold-F-candidates.npy``: per test user, in the users'
+order, the items to score (the target among sampled negatives, the row sorted by item id so
+that its place says nothing); the model then scores them with ``score_items`` instead of
+predicting lists.
 
 It writes records to the result channel (the pipe whose descriptor is in ``EVALRS_RESULT_FD``):
 each an ``.npy`` array written with ``allow_pickle=False``: a JSON record (UTF-8 bytes as a
 uint8 array) ``{"fingerprint": ...}``, then per fold ``{"fold": F, "columns": [...], "cost":
 {...}}`` (the fold's seconds to train and to predict and its peak memory, measured here)
 followed by the index and the values of its predictions, or ``{"fold": F, "error": "..."}``,
-and last ``{"done": true}``. The organizer's process trusts none of it beyond "predictions to
-validate" (and the costs, which only the sandbox can measure).
+and last ``{"done": true}``. Under a sampled-negative protocol a fold's record is ``{"fold": F,
+"scores": true, "cost": {...}}`` followed by its ``(users, candidates)`` float64 scores, and a
+model without ``score_items`` sends ``{"problem": "..."}`` before ``done``, untrained. The
+organizer's process trusts none of it beyond "predictions (or scores) to validate" (and the
+costs, which only the sandbox can measure).
 """
 
 from __future__ import annotations
@@ -83,6 +90,42 @@ def prediction_arrays(raw) -> tuple[np.ndarray, list[str], np.ndarray]:
     return index, [str(c) for c in frame.columns], values
 
 
+#: Test users scored in one call of ``score_items`` (as ``evaluate_sampled`` batches them).
+SCORE_BATCH = 4096
+#: Why a model cannot run under a sampled-negative protocol.
+NO_SCORE_ITEMS = ("the model has no score_items(user_ids, item_ids) method, which the "
+                  "sampled-negative protocol calls to score each test user's candidates; add "
+                  "one that returns a (users, candidates) array of finite scores, higher = "
+                  "better")
+
+
+def candidate_scores(model, user_ids: np.ndarray, candidates: np.ndarray,
+                     batch: int = SCORE_BATCH) -> np.ndarray:
+    """``model.score_items`` on every row of ``candidates`` (``users x candidates`` item ids),
+    ``batch`` users at a time, as one float64 array.
+
+    Raises
+    ------
+    TypeError
+        When a batch's scores are not numbers or not of the batch's shape.
+    """
+    out = np.empty(candidates.shape, dtype=np.float64)
+    for start in range(0, len(user_ids), batch):
+        stop = min(start + batch, len(user_ids))
+        raw = model.score_items(user_ids[start:stop], candidates[start:stop])
+        try:
+            scores = np.asarray(raw, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"score_items must return numbers; got "
+                            f"{type(raw).__name__}") from None
+        if scores.shape != (stop - start, candidates.shape[1]):
+            raise TypeError(f"score_items returned shape {scores.shape} for "
+                            f"{stop - start} users of {candidates.shape[1]} candidates; "
+                            f"return one score per candidate, in item_ids' layout")
+        out[start:stop] = scores
+    return out
+
+
 def fold_cost(train_s: float, predict_s: float, peak: int | None) -> dict:
     """A fold's cost as measured here: seconds to train and to predict, and the peak resident
     memory of this process while it trained and predicted (MiB; Linux: VmHWM, reset before
@@ -109,6 +152,11 @@ def main(argv: list[str]) -> int:
         print("the model's fingerprint is not the upload's: not evaluated", flush=True)
         channel.record({"done": True})
         return 0
+    scoring = config.get("score_candidates") is True
+    if scoring and not callable(getattr(model, "score_items", None)):
+        channel.record({"problem": NO_SCORE_ITEMS})
+        channel.record({"done": True})
+        return 0
     memory = PeakMemory()
     for fold in config["folds"]:
         seed_global_generators(fold_seed(config["seed"], fold))
@@ -118,6 +166,9 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         model.train(train_df)
         trained = time.perf_counter()
+        if scoring:
+            _score_fold(channel, model, fold, users, inputs, memory, trained - start)
+            continue
         raw = model.predict(users)
         cost = fold_cost(trained - start, time.perf_counter() - trained, memory.read())
         try:
@@ -131,6 +182,22 @@ def main(argv: list[str]) -> int:
         print(f"fold {fold}: predicted", flush=True)
     channel.record({"done": True})
     return 0
+
+
+def _score_fold(channel: Channel, model, fold: int, users: pd.DataFrame, inputs: Path,
+                memory: PeakMemory, train_s: float) -> None:
+    """Score one fold's candidates and send them (or why they could not be)."""
+    candidates = np.load(inputs / f"fold-{fold}-candidates.npy", allow_pickle=False)
+    started = time.perf_counter()
+    try:
+        scores = candidate_scores(model, users["user_id"].to_numpy(), candidates)
+    except TypeError as exc:
+        channel.record({"fold": fold, "error": str(exc)})
+        return
+    cost = fold_cost(train_s, time.perf_counter() - started, memory.read())
+    channel.record({"fold": fold, "scores": True, "cost": cost})
+    channel.array(scores)
+    print(f"fold {fold}: scored", flush=True)
 
 
 if __name__ == "__main__":

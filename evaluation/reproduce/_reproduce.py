@@ -47,6 +47,7 @@ from evaluation.reproduce._compare import (
     fingerprint_differences,
 )
 from evaluation.reproduce._env import remove_tree
+from evaluation.reproduce._sampled_alternative import SampledScorer
 from evaluation.reproduce._sandbox import require_sandbox
 from evaluation.reproduce._scrub import client_secrets, log_tail, scrub
 from evaluation.runner import DEFAULT_N_BOOT
@@ -342,24 +343,35 @@ def run_alternative(alternative: Alternative, python: Path, checkout: Path, conf
     dict
         ``{"protocol", "status", "reason", "user_values", "cost"}``: status "scored" with the
         per-user values of its folds, or "failed" with the reason (the model raised, ran out
-        of a budget, sent malformed predictions, or the protocol cannot be cut from the
-        data); ``cost`` the run's wall-clock seconds and, summed over its folds, the seconds
-        to train and to predict measured in the sandbox, with the peak memory (MiB).
+        of a budget, sent malformed predictions or scores, has no ``score_items`` for a
+        sampled protocol, or the protocol cannot be cut from the data); ``cost`` the run's
+        wall-clock seconds and, summed over its folds, the seconds to train and to predict
+        (to score the candidates, for a sampled protocol) measured in the sandbox, with the
+        peak memory (MiB). A sampled protocol's per-user values are a
+        ``evaluation.challenge.MetricValues`` blob (its corrected metric per test user of
+        the official folds), the others' the challenge's per-user values.
     """
     started = time.monotonic()
     log_path.write_bytes(b"")
     os.chmod(log_path, 0o600)
     found: dict = {}
     try:
-        dataset = None
+        dataset: ChallengeDataset | None = None
+        scorer: SampledScorer | None = None
         if alternative.kind == "global_time":
             base, problem = _predict.rebuild_dataset(config)
             dataset = None if base is None else TimeCutDataset(base,
                                                                float(alternative.cut or 0))
-        if alternative.kind != "global_time" or dataset is not None:
+        elif alternative.kind == "sampled":
+            # the official folds, checked against the upload's; the catalog is theirs
+            dataset, problem = _predict.rebuild_dataset(config)
+            if dataset is not None:
+                scorer = SampledScorer(alternative, dataset.df_tracks.index.to_numpy(),
+                                       int(config["k"]))
+        if alternative.kind == "fold_seed" or dataset is not None:
             found, problem, _ = _run(python, checkout, alternative_config(config, alternative),
                                      work, log_path, budgets, unsafe_no_sandbox,
-                                     dataset=dataset)
+                                     dataset=dataset, scorer=scorer)
     except Exception as exc:  # the alternative's failure, never the reproduction's
         problem = f"{type(exc).__name__}: {exc}"
     if problem is None and not found.get("user_values"):
@@ -382,11 +394,14 @@ def run_alternative(alternative: Alternative, python: Path, checkout: Path, conf
 
 def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
          budgets: Budgets, unsafe_no_sandbox: bool, *,
-         dataset: ChallengeDataset | None = None) -> tuple[dict, str | None, dict]:
+         dataset: ChallengeDataset | None = None,
+         scorer: SampledScorer | None = None) -> tuple[dict, str | None, dict]:
     """Run the model once in the sandbox and score what it predicted here.
 
     ``dataset``: the folds to run on (an alternative's cut); by default the configuration's,
-    rebuilt and checked against it.
+    rebuilt and checked against it. ``scorer``: a sampled-negative protocol's candidates,
+    which the model scores instead of predicting lists (then only ``user_values`` is found,
+    no results).
 
     Returns what was found (``fingerprint``, ``results``), why it failed (None when it did
     not) and the sandbox's report (its mechanisms and warnings).
@@ -396,7 +411,8 @@ def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
         dataset, problem = _predict.rebuild_dataset(config)
         if dataset is None:
             return {}, problem, {}
-    users = _predict.write_inputs(work / "inputs", dataset, config)
+    users = _predict.write_inputs(work / "inputs", dataset, config,
+                                  candidates=None if scorer is None else scorer.draw)
     copy = copy_checkout(checkout, work / "checkout")
     run = _predict.run_model(python=python, checkout_copy=copy, inputs=work / "inputs",
                              work=work, log_path=log_path, budgets=budgets,
@@ -409,10 +425,14 @@ def _run(python: Path, checkout: Path, config: dict, work: Path, log_path: Path,
     if expected is not None and fingerprint_differences(expected, run.fingerprint):
         return found, None, sandbox  # not evaluated: the fingerprint says why
     try:
-        found["results"], found["user_values"] = _predict.score(dataset, run, users, config,
-                                                                work / "results")
+        if scorer is None:
+            found["results"], found["user_values"] = _predict.score(dataset, run, users,
+                                                                    config, work / "results")
+        else:
+            found["user_values"] = scorer.user_values(run.scores, run.errors, users)
     except PredictionError as exc:
-        return found, f"the model's predictions are not valid: {exc}", sandbox
+        what = "predictions" if scorer is None else "scores of the sampled candidates"
+        return found, f"the model's {what} are not valid: {exc}", sandbox
     found["costs"] = [run.costs.get(f, {k: None for k in COST_KEYS})
                       for f in sorted(users)]
     return found, None, sandbox

@@ -116,6 +116,14 @@ def template_model_with(extra_init: str) -> str:
     return head + sep + signature + colon + lines + body
 
 
+def template_model_and(methods: str) -> str:
+    """The template MyModel's source with ``methods`` (indented as methods of a class) added
+    to the class, the last thing in its file."""
+    source = (REPO / "submission" / "MyModel.py").read_text()
+    assert source.rstrip().splitlines()[-1].startswith("    "), "the class is not last"
+    return source.rstrip("\n") + "\n" + methods
+
+
 def template_upload() -> dict:
     """The template model's tiny run, evaluated here, as the leaderboard stores the upload."""
     import tempfile

@@ -1,6 +1,8 @@
 """A reproduction also runs the model under the competition's declared alternative protocols:
 in the sandbox, scored here, each one's per-user values and cost sent with the verdict, and an
-alternative that cannot run sent as a failed result with its reason."""
+alternative that cannot run sent as a failed result with its reason. Under a sampled-negative
+protocol the model scores candidates drawn here, and its scores are ranked and corrected
+here."""
 
 from __future__ import annotations
 
@@ -11,19 +13,38 @@ import numpy as np
 import pytest
 
 from evaluation import ChallengeDataset, EvalRSRunner
-from evaluation.challenge import decode_user_values
+from evaluation.challenge import decode_metric_values, decode_user_values
 from evaluation.dataset import TimeCutDataset
 from evaluation.errors import ConfigError
+from evaluation.protocols import evaluate_sampled
 from evaluation.reproduce import Budgets, LeaderboardClient, reproduce, worker_config
 from evaluation.reproduce._alternatives import read_alternatives
 from evaluation.reproduce._reproduce import run_alternative
+from evaluation.runner import fold_seed
 from evaluation.splits import global_cut_fold
-from tests.reproduce._fakes import fake_leaderboard, make_checkout, template_model_with
+from tests.reproduce._fakes import (
+    fake_leaderboard,
+    make_checkout,
+    template_model_and,
+    template_model_with,
+)
 
 TOKEN = "organizer-" + "y" * 43
 PROTOCOLS = [{"name": "seed-7", "kind": "fold_seed", "seed": 7},
              {"name": "cut-2018", "kind": "global_time", "cut": "2018-01-01T00:00:00Z"},
-             {"name": "cut-1990", "kind": "global_time", "cut": "1990-01-01T00:00:00Z"}]
+             {"name": "cut-1990", "kind": "global_time", "cut": "1990-01-01T00:00:00Z"},
+             {"name": "sampled-100", "kind": "sampled", "seed": 42, "n_negatives": 100,
+              "correction": "rank", "metric": "ndcg"}]
+#: The template's model with a score_items method: the tracks' plays in training (``where``:
+#: an expression that spoils some scores, for a hostile model).
+SCORE_ITEMS = """
+
+    def score_items(self, user_ids, item_ids):
+        plays = self.heard["track_id"].value_counts()
+        items = np.asarray(item_ids)
+        scores = plays.reindex(items.ravel()).fillna(0).to_numpy(float).reshape(items.shape)
+        return {spoil}
+"""
 
 
 def _mrr(dataset, tmp_path, name):
@@ -55,8 +76,13 @@ def test_global_cut_fold_by_hand():
 def test_a_malformed_protocol_from_the_server_is_refused():
     assert read_alternatives(None) == []
     assert read_alternatives(PROTOCOLS)[1].cut == pytest.approx(1514764800.0)
+    sampled = PROTOCOLS[3]
+    assert read_alternatives([sampled])[0].cutoff(100) == 100
     for bad in ([{"name": "x", "kind": "sampled"}], [{"name": "x", "kind": "fold_seed"}],
-                [{"name": "x", "kind": "global_time", "cut": "yesterday"}], "seed-7"):
+                [{"name": "x", "kind": "global_time", "cut": "yesterday"}], "seed-7",
+                [{**sampled, "n_negatives": 0}], [{**sampled, "n_negatives": 1001}],
+                [{**sampled, "correction": "none"}], [{**sampled, "metric": "ndcg@0"}],
+                [{**sampled, "metric": "mrr"}], [{**sampled, "seed": -1}]):
         with pytest.raises(ConfigError):
             read_alternatives(bad)
 
@@ -71,7 +97,7 @@ def test_the_alternatives_run_in_the_sandbox_and_are_scored_here(tmp_path, uploa
     assert outcome.verdict == "reproduced", outcome.comparison.reasons
     report = board.reports[1][0]
     sent = {a["protocol"]: a for a in report["alternatives"]}
-    assert list(sent) == ["seed-7", "cut-2018", "cut-1990"]
+    assert list(sent) == ["seed-7", "cut-2018", "cut-1990", "sampled-100"]
     k = upload["results"]["k"]
 
     # another fold seed: the same values as an independent run on that seed's folds
@@ -95,6 +121,10 @@ def test_the_alternatives_run_in_the_sandbox_and_are_scored_here(tmp_path, uploa
     # a cut before the data: a failed result with its reason, not a failed reproduction
     assert sent["cut-1990"]["status"] == "failed" and sent["cut-1990"]["user_values"] is None
     assert "leaves no training event" in sent["cut-1990"]["reason"]
+    # the template has no score_items: the sampled protocol fails with the reason, untrained
+    assert sent["sampled-100"]["status"] == "failed"
+    assert "has no score_items(user_ids, item_ids) method" in sent["sampled-100"]["reason"]
+    assert sent["sampled-100"]["cost"]["train_seconds"] is None
 
     for name in ("seed-7", "cut-2018"):
         cost = sent[name]["cost"]
@@ -115,3 +145,46 @@ def test_a_model_that_raises_under_an_alternative_is_a_failed_result(tmp_path, u
     assert result["status"] == "failed" and result["user_values"] is None
     assert "exit status" in result["reason"]
     assert "only knows the official folds" in log_path.read_text()
+
+
+def test_a_sampled_protocol_is_the_library_protocol_on_the_official_folds(tmp_path, upload):
+    checkout = make_checkout(tmp_path / "checkout",
+                             template_model_and(SCORE_ITEMS.format(spoil="scores")))
+    config = {**worker_config(upload["results"]), "expected_fingerprint": None}
+    budgets = Budgets(wall_s=120, memory_mb=None, processes=512, scratch_mb=512)
+    alternative = read_alternatives([{**PROTOCOLS[3], "seed": 5, "metric": "ndcg@50"}])[0]
+    result = run_alternative(alternative, Path(sys.executable), checkout, config,
+                             tmp_path / "work", tmp_path / "sampled.log", budgets,
+                             unsafe_no_sandbox=False)
+    assert result["status"] == "scored", result["reason"]
+    assert result["cost"]["predict_seconds"] >= 0
+    dataset = ChallengeDataset(scale="tiny")
+    values = decode_metric_values(result["user_values"],
+                                  [f["n_users"] for f in upload["results"]["folds"]])
+    assert values.metric == "ndcg@50"
+    # the library's protocol in this process, on each official fold with the fold's seed:
+    # the same negatives, ranks and corrected values as the sandboxed run's
+    for fold in range(dataset.num_folds):
+        train, test = dataset.get_train_and_test_sets(fold, limit=None)
+        plays = train["track_id"].value_counts()
+
+        def score(user_ids, item_ids, plays=plays):
+            items = np.asarray(item_ids)
+            return plays.reindex(items.ravel()).fillna(0).to_numpy(float).reshape(items.shape)
+
+        expected = evaluate_sampled(score, test, train, n_negatives=100,
+                                    seed=fold_seed(5, fold),
+                                    items=dataset.df_tracks.index.to_numpy(), hit_ks=(),
+                                    ndcg_ks=(50,), aggregate="user", correction="rank")
+        assert values.folds[fold].mean() == pytest.approx(expected.corrected["ndcg@50"],
+                                                          rel=1e-12)
+
+    # a model whose scores are not finite: a failed result with the reason
+    hostile = make_checkout(tmp_path / "hostile", template_model_and(SCORE_ITEMS.format(
+        spoil="np.where(scores > 2, np.nan, scores)")))
+    result = run_alternative(alternative, Path(sys.executable), hostile, config,
+                             tmp_path / "work-hostile", tmp_path / "hostile.log", budgets,
+                             unsafe_no_sandbox=False)
+    assert result["status"] == "failed" and result["user_values"] is None
+    assert "scores of the sampled candidates are not valid" in result["reason"]
+    assert "non-finite" in result["reason"]

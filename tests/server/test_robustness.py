@@ -7,7 +7,9 @@ only."""
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from dataclasses import replace
 from datetime import datetime, timezone
 
@@ -19,7 +21,7 @@ pytest.importorskip("fastapi")
 
 import sqlalchemy as sa
 
-from evaluation.challenge import encode_user_values
+from evaluation.challenge import MetricValues, encode_metric_values, encode_user_values
 from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.reproduce import Job
 from evaluation.reproduce._alternatives import read_alternatives
@@ -73,15 +75,32 @@ def test_declared_protocols_load(tmp_path, competition):
     doc["robustness"] = {"protocols": [
         {"name": "seed-7", "kind": "fold_seed", "seed": 7},
         {"name": "cut", "kind": "global_time", "cut": datetime(2018, 1, 1, tzinfo=UTC),
-         "private": True}]}
+         "private": True},
+        {"name": "sampled", "kind": "sampled"},
+        {"name": "sampled-bv", "kind": "sampled", "n_negatives": 1000, "correction": "bv",
+         "metric": "hit_rate@10", "seed": 42}]}
     loaded = load_competition(write(tmp_path, doc))
     assert loaded.robustness == (
         RobustnessProtocol(name="seed-7", kind="fold_seed", seed=7),
         RobustnessProtocol(name="cut", kind="global_time", cut=datetime(2018, 1, 1, tzinfo=UTC),
-                           private=True))
+                           private=True),
+        # the defaults: 100 negatives, the rank correction, NDCG at the run's k, seed 42
+        RobustnessProtocol(name="sampled", kind="sampled", seed=42, n_negatives=100,
+                           correction="rank", metric="ndcg"),
+        RobustnessProtocol(name="sampled-bv", kind="sampled", seed=42, n_negatives=1000,
+                           correction="bv", metric="hit_rate@10"))
     assert [p.as_json() for p in loaded.robustness] == [
         {"name": "seed-7", "kind": "fold_seed", "seed": 7},
-        {"name": "cut", "kind": "global_time", "cut": "2018-01-01T00:00:00Z"}]
+        {"name": "cut", "kind": "global_time", "cut": "2018-01-01T00:00:00Z"},
+        {"name": "sampled", "kind": "sampled", "seed": 42, "n_negatives": 100,
+         "correction": "rank", "metric": "ndcg"},
+        {"name": "sampled-bv", "kind": "sampled", "seed": 42, "n_negatives": 1000,
+         "correction": "bv", "metric": "hit_rate@10"}]
+    # the worker reads what the claim carries
+    worker = read_alternatives([p.as_json() for p in loaded.robustness])
+    assert (worker[3].n_negatives, worker[3].correction, worker[3].cutoff(100)) == \
+        (1000, "bv", 10)
+    assert worker[2].cutoff(100) == 100
     assert load_competition(write(tmp_path, document(competition))).robustness == ()
 
 
@@ -90,8 +109,8 @@ CUT = datetime(2018, 1, 1, tzinfo=UTC)
 
 @pytest.mark.parametrize("protocols, key, words", [
     ([], "robustness.protocols", "list of 1 to 8 tables"),
-    ([{"name": "a", "kind": "sampled"}], "robustness.protocols[0].kind",
-     "must be one of 'fold_seed', 'global_time'"),
+    ([{"name": "a", "kind": "leave_one_out"}], "robustness.protocols[0].kind",
+     "must be one of 'fold_seed', 'global_time', 'sampled'"),
     ([{"name": "a b", "kind": "fold_seed", "seed": 1}], "robustness.protocols[0].name",
      "letters, digits"),
     ([{"name": "a", "kind": "fold_seed"}], "robustness.protocols[0].seed", "is missing"),
@@ -110,6 +129,30 @@ CUT = datetime(2018, 1, 1, tzinfo=UTC)
      "robustness.protocols[1].name", "must differ from the other protocols' names"),
     ([{"name": "a", "kind": "fold_seed", "seed": 1, "negatives": 100}],
      "robustness.protocols[0].negatives", "is not a key"),
+    ([{"name": "a", "kind": "fold_seed", "seed": 1, "n_negatives": 100}],
+     "robustness.protocols[0].n_negatives", "is not a parameter of kind 'fold_seed'"),
+    ([{"name": "a", "kind": "global_time", "cut": CUT, "correction": "rank"}],
+     "robustness.protocols[0].correction", "is not a parameter of kind 'global_time'"),
+    ([{"name": "a", "kind": "sampled", "cut": CUT}], "robustness.protocols[0].cut",
+     "is not a parameter of kind 'sampled'"),
+    ([{"name": "a", "kind": "sampled", "n_negatives": 0}],
+     "robustness.protocols[0].n_negatives", "integer from 1 to 1000"),
+    ([{"name": "a", "kind": "sampled", "n_negatives": 1001}],
+     "robustness.protocols[0].n_negatives", "integer from 1 to 1000"),
+    ([{"name": "a", "kind": "sampled", "n_negatives": True}],
+     "robustness.protocols[0].n_negatives", "integer from 1 to 1000"),
+    ([{"name": "a", "kind": "sampled", "n_negatives": 100.0}],
+     "robustness.protocols[0].n_negatives", "integer from 1 to 1000"),
+    ([{"name": "a", "kind": "sampled", "correction": "none"}],
+     "robustness.protocols[0].correction", "must be one of 'rank', 'bv'"),
+    ([{"name": "a", "kind": "sampled", "metric": "mrr"}], "robustness.protocols[0].metric",
+     "must be 'hit_rate' or 'ndcg'"),
+    ([{"name": "a", "kind": "sampled", "metric": "ndcg@0"}],
+     "robustness.protocols[0].metric", "cutoff @1 to @1000"),
+    ([{"name": "a", "kind": "sampled", "metric": "ndcg@ten"}],
+     "robustness.protocols[0].metric", "cutoff @1 to @1000"),
+    ([{"name": "a", "kind": "sampled", "seed": -3}], "robustness.protocols[0].seed",
+     "integer from 0"),
 ])
 def test_each_robustness_rule_names_the_file_key_and_fix(tmp_path, competition, protocols,
                                                          key, words):
@@ -318,3 +361,75 @@ def test_a_reproductions_claim_carries_the_protocols_to_the_worker(store):
     second = submit(store, team, encode(variant("p-2", 1.1))).submission_id
     mark_final(store, team, second)
     assert "robustness" not in lease_json(claim_job(store, b'{"worker": "w"}'))
+
+
+# --------------------------------------------------------------------------- sampled
+
+
+SAMPLED = (RobustnessProtocol(name="sampled-100", kind="sampled", seed=42, n_negatives=100,
+                              correction="rank", metric="ndcg"),)
+
+
+def _metric_blob(values, hashes, *, forged: bool = False) -> str:
+    """A team's corrected metric per user of the official folds; ``forged``: written by
+    hand, past the writer's checks (a hostile report)."""
+    if not forged:
+        return encode_metric_values(MetricValues("ndcg@100", tuple(values), tuple(hashes)))
+    header = json.dumps({"format": "evalrs-metric-values/1", "metric": "ndcg@100", "folds": [
+        {"n_users": len(v), "users_sha256": h} for v, h in zip(values, hashes)]}).encode()
+    raw = b"EVRSMV01" + len(header).to_bytes(4, "little") + header + b"".join(
+        np.asarray(v, dtype="<f8").tobytes() for v in values)
+    return base64.b64encode(zlib.compress(raw)).decode()
+
+
+def test_a_sampled_protocols_values_are_stored_and_certified(tmp_path, competition):
+    store = open_store(sqlite_url(tmp_path), replace(
+        competition, board=BoardSettings(n_boot=200, seed=1), robustness=SAMPLED), Clock())
+    try:
+        means = {}
+        for i, (name, skill) in enumerate(TEAMS.items()):
+            team, _ = add_team(store, name, f"{name.lower()}@example.org")
+            folds = team_folds(i + 1, skill)
+            doc = with_user_values(variant(f"run-{name}"), folds)
+            sid = submit(store, team.id, encode(doc)).submission_id
+            trust_values(store, sid, doc)
+            hashes = [f.users_sha256 for f in folds]
+            rng = np.random.default_rng(500 + i)
+            # Gamma's sampled metric beats Beta's: one reversed pair
+            level = {"Alpha": 0.6, "Beta": 0.2, "Gamma": 0.4}[name]
+            values = [np.clip(rng.normal(level, 0.05, len(f)), 0, 1) for f in folds]
+            means[name] = np.mean([v.mean() for v in values])
+            hostile = (([v[:-1] for v in values], "declares"),  # not its folds' users
+                       ([np.where(np.arange(len(v)) == 3, np.nan, v) for v in values],
+                        "not a finite number"),
+                       ([v * 1e4 for v in values], "magnitude at most"))
+            for bad, words in hostile if i == 0 else ():
+                alternative = {"protocol": "sampled-100", "status": "scored",
+                               "user_values": _metric_blob(bad, hashes, forged=True)}
+                with pytest.raises(SubmissionRejected) as info:
+                    record_reproduction(store, sid, _report(doc, [alternative]))
+                assert info.value.status == 422 and words in str(info.value)
+            record_reproduction(store, sid, _report(doc, [
+                {"protocol": "sampled-100", "status": "scored",
+                 "user_values": _metric_blob(values, hashes),
+                 "cost": {"seconds": 4.0, "predict_seconds": 1.5}}]))
+        with store.engine.begin() as conn:
+            rows = conn.execute(sa.select(RobustnessResultRow.status, RobustnessResultRow.k,
+                                          RobustnessResultRow.n_users)).all()
+        assert [tuple(r) for r in rows] == [("scored", None, [300] * 4)] * 3
+
+        view = board_robustness(store, "public")
+        assert view.state == "shown" and [t.team for t in view.teams] == [
+            "Alpha", "Beta", "Gamma"]
+        (sampled,) = view.protocols
+        assert sampled.kind == "sampled" and sampled.n_compared == 3
+        # official order A > B > G, sampled A > G > B: τ_b of one discordant pair in three
+        assert sampled.tau == pytest.approx(1 / 3)
+        assert float(kendall_tau_b(np.array([3.0, 2.0, 1.0]),
+                                   np.array([means["Alpha"], means["Beta"],
+                                             means["Gamma"]]))) == pytest.approx(1 / 3)
+        assert sampled.same_leader and sampled.mean_seconds == pytest.approx(4.0)
+        marks = {t.team: t for t in view.teams}
+        assert marks["Beta"].worst_rank == 3 and marks["Gamma"].worst_rank == 2
+    finally:
+        store.engine.dispose()

@@ -76,6 +76,7 @@ from evaluation.server.core._user_values import (
     fold_users,
     read_blob,
     read_costs,
+    read_metric_blob,
     read_uploaded,
 )
 
@@ -133,6 +134,7 @@ __all__ = [
     "read_blob",
     "read_costs",
     "read_fact_sheet",
+    "read_metric_blob",
     "read_prediction_upload",
     "read_scored",
     "read_submission",

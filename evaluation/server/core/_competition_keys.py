@@ -308,10 +308,23 @@ def when(where: Where, table: Mapping, key: str, name: str) -> datetime:
 
 #: The kinds of declared alternative protocol (``[[robustness.protocols]]``): leave-one-out
 #: folds drawn with another fold seed, or one global time cut (train before it, test each
-#: user's first interaction at or after it).
-ROBUSTNESS_KINDS = ("fold_seed", "global_time")
+#: user's first interaction at or after it), or the official folds scored with sampled
+#: negatives and a Krichene-Rendle correction.
+ROBUSTNESS_KINDS = ("fold_seed", "global_time", "sampled")
 ROBUSTNESS_KEYS = ("protocols",)
-ROBUSTNESS_PROTOCOL_KEYS = ("name", "kind", "seed", "cut", "private")
+ROBUSTNESS_PROTOCOL_KEYS = ("name", "kind", "seed", "cut", "private", "n_negatives",
+                            "correction", "metric")
+#: ``sampled``: the parameters a protocol of that kind takes, and their defaults (the
+#: metric's cutoff, when it names none, is the run's ``k``).
+SAMPLED_KEYS = ("seed", "n_negatives", "correction", "metric")
+SAMPLED_DEFAULTS = {"seed": 42, "n_negatives": 100, "correction": "rank", "metric": "ndcg"}
+#: ``sampled``: the most negatives per test user (each is one more score per user that the
+#: model computes and the sandbox sends back), the corrections and the metrics.
+MAX_SAMPLED_NEGATIVES = 1000
+SAMPLED_CORRECTIONS = ("rank", "bv")
+SAMPLED_METRICS = ("hit_rate", "ndcg")
+#: ``sampled``: the largest cutoff a metric may name.
+MAX_SAMPLED_CUTOFF = 1000
 #: The most alternatives a competition may declare (each is one more run of every reproduced
 #: model).
 MAX_ROBUSTNESS_PROTOCOLS = 8
@@ -328,15 +341,23 @@ class RobustnessProtocol:
     ----------
     name : str
         Its name on the board (letters, digits, ``_ . -``; at most 64).
-    kind : {"fold_seed", "global_time"}
+    kind : {"fold_seed", "global_time", "sampled"}
     seed : int or None
-        ``fold_seed``: the fold seed of its leave-one-out folds (not the official one).
+        ``fold_seed``: the fold seed of its leave-one-out folds (not the official one);
+        ``sampled``: the seed of the negatives' sampler.
     cut : datetime or None
         ``global_time``: the cut (aware UTC): events before it train, each user's first event
         at or after it is the user's test target.
     private : bool
         Its results are shown only once the phase's private scores are revealed (e.g. a
         fold seed the organizers keep to themselves).
+    n_negatives : int or None
+        ``sampled``: the negatives drawn for each test user (1 to ``MAX_SAMPLED_NEGATIVES``).
+    correction : {"rank", "bv"} or None
+        ``sampled``: the Krichene-Rendle estimator of the full-ranking metric.
+    metric : str or None
+        ``sampled``: ``"hit_rate"`` or ``"ndcg"``, with ``"@K"`` for a cutoff other than
+        the run's ``k``.
     """
 
     name: str
@@ -344,6 +365,9 @@ class RobustnessProtocol:
     seed: int | None = None
     cut: datetime | None = None
     private: bool = False
+    n_negatives: int | None = None
+    correction: str | None = None
+    metric: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The protocol as a reproduction worker receives it (plain JSON values)."""
@@ -352,6 +376,9 @@ class RobustnessProtocol:
             out["seed"] = self.seed
         if self.cut is not None:
             out["cut"] = self.cut.isoformat().replace("+00:00", "Z")
+        for key in ("n_negatives", "correction", "metric"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
 
@@ -400,13 +427,20 @@ def _protocol(where: Where, entry: Mapping, key: str, official_seed: Any
     kind = entry["kind"]
     if kind not in ROBUSTNESS_KINDS:
         where.fail(f"{key}kind", f"must be one of {', '.join(map(repr, ROBUSTNESS_KINDS))}",
-                   kind, 'write kind = "fold_seed" (leave-one-out with another fold seed) or '
-                   'kind = "global_time" (one time cut for every user)')
+                   kind, 'write kind = "fold_seed" (leave-one-out with another fold seed), '
+                   'kind = "global_time" (one time cut for every user) or kind = "sampled" '
+                   '(sampled negatives with a correction)')
     private = entry.get("private", False)
     if not isinstance(private, bool):
         where.fail(f"{key}private", "must be true or false (whether the protocol's results "
                    "wait for the phase's reveal)", private,
                    "write private = true, or leave it out")
+    if kind == "sampled":
+        return _sampled_protocol(where, entry, key, name, private)
+    for sampled_key in SAMPLED_KEYS[1:]:
+        if sampled_key in entry:
+            where.fail(f"{key}{sampled_key}", f"is not a parameter of kind {kind!r}",
+                       entry[sampled_key], "remove it (only kind 'sampled' takes it)")
     needed, other = ("seed", "cut") if kind == "fold_seed" else ("cut", "seed")
     if other in entry:
         where.fail(f"{key}{other}", f"is not a parameter of kind {kind!r}", entry[other],
@@ -426,3 +460,39 @@ def _protocol(where: Where, entry: Mapping, key: str, official_seed: Any
         return RobustnessProtocol(name=name, kind=kind, seed=seed, private=private)
     return RobustnessProtocol(name=name, kind=kind, cut=when(where, entry, key, "cut"),
                               private=private)
+
+
+def _sampled_protocol(where: Where, entry: Mapping, key: str, name: str, private: bool
+                      ) -> RobustnessProtocol:
+    """A ``kind = "sampled"`` protocol's parameters, checked (defaults where left out)."""
+    if "cut" in entry:
+        where.fail(f"{key}cut", "is not a parameter of kind 'sampled'", entry["cut"],
+                   f"remove it (kind 'sampled' takes {', '.join(SAMPLED_KEYS)})")
+    found = {k: entry.get(k, SAMPLED_DEFAULTS[k]) for k in SAMPLED_KEYS}
+    seed = found["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+        where.fail(f"{key}seed", "must be an integer from 0 to 2**31 - 1 (the seed of the "
+                   "negatives' sampler)", seed, "write e.g. seed = 7, or leave it out (42)")
+    n_negatives = found["n_negatives"]
+    if isinstance(n_negatives, bool) or not isinstance(n_negatives, int) \
+            or not 1 <= n_negatives <= MAX_SAMPLED_NEGATIVES:
+        where.fail(f"{key}n_negatives", f"must be an integer from 1 to "
+                   f"{MAX_SAMPLED_NEGATIVES} (negatives drawn per test user)", n_negatives,
+                   "write e.g. n_negatives = 100")
+    correction = found["correction"]
+    if correction not in SAMPLED_CORRECTIONS:
+        where.fail(f"{key}correction", f"must be one of "
+                   f"{', '.join(map(repr, SAMPLED_CORRECTIONS))} (the Krichene-Rendle "
+                   f"estimator of the full-ranking metric)", correction,
+                   'write correction = "rank" (the unbiased rank estimate) or correction = '
+                   '"bv" (bias-variance; slower on a large catalog)')
+    metric = found["metric"]
+    base, _, cutoff = str(metric).partition("@")
+    if not isinstance(metric, str) or base not in SAMPLED_METRICS or (
+            "@" in metric and not (cutoff.isdigit() and cutoff.isascii()
+                                   and 1 <= int(cutoff) <= MAX_SAMPLED_CUTOFF)):
+        where.fail(f"{key}metric", f"must be {' or '.join(map(repr, SAMPLED_METRICS))}, "
+                   f"optionally with a cutoff @1 to @{MAX_SAMPLED_CUTOFF} (else the run's k)",
+                   metric, 'write e.g. metric = "ndcg" or metric = "hit_rate@10"')
+    return RobustnessProtocol(name=name, kind="sampled", seed=seed, private=private,
+                              n_negatives=n_negatives, correction=correction, metric=metric)

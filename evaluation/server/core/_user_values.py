@@ -42,6 +42,7 @@ from evaluation.challenge import (
     MRED_TESTS,
     MRR,
     FoldUsers,
+    decode_metric_values,
     decode_user_values,
     float32_bound,
     user_values_bytes,
@@ -163,6 +164,29 @@ def read_blob(text: Any, results: Mapping[str, Any], *, where: str,
     check_ranges(folds, where=where)
     return CheckedValues(blob=blob, k=k, n_users=[len(f) for f in folds],
                          users_sha256=[f.users_sha256 for f in folds], costs=None, folds=folds)
+
+
+def read_metric_blob(text: Any, results: Mapping[str, Any], *, where: str) -> CheckedValues:
+    """A base64 blob of one metric's per-user values (a sampled-negative protocol's:
+    :func:`evaluation.challenge.encode_metric_values`) read against a run's folds (their
+    ``n_users``: such a protocol scores the official folds' test users).
+
+    Raises
+    ------
+    SubmissionRejected
+        422 naming ``where`` and the problem.
+    """
+    if not isinstance(text, str):
+        raise SubmissionRejected(422, f"{where} must be base64 text (the blob the harness "
+                                      f"writes), got a {type(text).__name__}")
+    counts = fold_users(results)
+    try:
+        blob = user_values_bytes(text)
+        values = decode_metric_values(blob, counts)
+    except DataError as exc:
+        raise SubmissionRejected(422, f"{where}: {exc}") from None
+    return CheckedValues(blob=blob, k=None, n_users=values.n_users,
+                         users_sha256=list(values.users_sha256), costs=None)
 
 
 def check_ranges(folds: Sequence[FoldUsers], *, where: str) -> None:

@@ -8,7 +8,9 @@ made the same way from the per-user values the reproductions computed under it
 stored result; a result on other users is left out), resampled with the board's seed and
 replicates (``StandingsCache.resamples_for``, the board's one way of drawing them) and scored
 with the phase's references (``team_replicates``): users are resampled within each protocol
-and replicate r of every team uses the same resample. The statistics themselves are
+and replicate r of every team uses the same resample. A sampled-negative protocol's values
+are one corrected metric per test user of the official folds: its score is their fold mean,
+on the same resamples (``metric_replicates``). The statistics themselves are
 ``evaluation.standings.robustness_certificate``.
 
 Nothing is computed for a board whose scores are hidden, and a protocol declared ``private``
@@ -28,7 +30,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evaluation.challenge import PairedResamples, References, UserScores, team_replicates
+from evaluation.challenge import (
+    PairedResamples,
+    References,
+    TeamReplicates,
+    metric_replicates,
+    team_replicates,
+)
 from evaluation.errors import EvalRSError
 from evaluation.server.core import (
     AlternativeFailure,
@@ -44,6 +52,7 @@ from evaluation.server.standings._results import Reading, TeamStats
 from evaluation.server.store import (
     SCORED_ALTERNATIVE,
     AlternativeResult,
+    alternative_metric_values,
     alternative_results,
     alternative_values,
     phase_board,
@@ -162,11 +171,15 @@ def _alternative(db: Database, board: Board, protocol: RobustnessProtocol,
                 for t, r in same.items()}
         with cache.lock:
             missing = [t for t in same if keys[t] not in cache.teams]
-        values = alternative_values(db, [same[t].row_id for t in missing])
+        rows = [same[t].row_id for t in missing]
+        values: Mapping[int, Sequence] = (
+            alternative_metric_values(db, rows) if protocol.kind == "sampled"
+            else alternative_values(db, rows))
         for t in missing:
             with cache.lock:
                 cache.keep(keys[t], _stats(cache.resamples_for(settings, first.fold_sizes),
-                                           values.get(same[t].row_id), references, first))
+                                           values.get(same[t].row_id), references, first,
+                                           metric=protocol.kind == "sampled"))
         with cache.lock:
             kept = {t: cache.teams[keys[t]] for t in same if keys[t] in cache.teams}
     names = tuple(t for t in teams if t in kept and kept[t].replicates is not None)
@@ -177,16 +190,18 @@ def _alternative(db: Database, board: Board, protocol: RobustnessProtocol,
         else np.zeros((settings.n_boot, 0)))
 
 
-def _stats(resamples: PairedResamples, folds: list[UserScores] | None,
-           references: References, first: AlternativeResult) -> TeamStats:
+def _stats(resamples: PairedResamples, folds: Sequence | None, references: References,
+           first: AlternativeResult, *, metric: bool = False) -> TeamStats:
     """One team's replicates under a protocol (none, with the reason, when its values
-    cannot be scored or are not finite on every resample)."""
+    cannot be scored or are not finite on every resample). ``metric``: the values are one
+    metric's per user (a sampled-negative protocol's), not the challenge's."""
     made = TeamStats(replicates=None, reason=None, trusted=True,
                      user_hashes=first.users_sha256, fold_sizes=first.fold_sizes, costs=None)
     if folds is None:
         return replace(made, reason="no per-user values")
     try:
-        reps = team_replicates(folds, resamples, references)
+        reps: TeamReplicates = (metric_replicates(folds, resamples, first.protocol) if metric
+                                else team_replicates(folds, resamples, references))
     except EvalRSError as exc:
         return replace(made, reason=str(exc))
     if not (math.isfinite(reps.score) and np.isfinite(reps.replicates).all()):

@@ -61,6 +61,7 @@ from evaluation.server.store._robustness import (
     FAILED_ALTERNATIVE,
     SCORED_ALTERNATIVE,
     AlternativeResult,
+    alternative_metric_values,
     alternative_results,
     alternative_values,
 )
@@ -118,6 +119,7 @@ __all__ = [
     "UPLOAD",
     "UserValues",
     "WorkerView",
+    "alternative_metric_values",
     "alternative_results",
     "alternative_values",
     "apply_rescore",

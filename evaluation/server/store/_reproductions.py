@@ -15,7 +15,8 @@ the sandbox; the board reads them in place of the upload's, which stay for the r
 A report's results under the competition's declared alternative protocols (each protocol it
 names must be declared) are stored in ``robustness_results``: a scored one's per-user values
 read against the folds its blob declares (within the blob format's bounds and each test's
-range), a failed one with its reason, each with its cost.
+range; a sampled-negative protocol's, one metric per user, against the submission's own folds),
+a failed one with its reason, each with its cost.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from evaluation.server.core import (
     check_agreement,
     check_reproduction,
     read_blob,
+    read_metric_blob,
     recompute,
     strict_json,
 )
@@ -139,7 +141,8 @@ def _alternatives(db: Database, report: ReproductionReport, results: dict
         422 for a protocol the competition does not declare, or a blob that cannot be read
         (or holds a value outside its test's range).
     """
-    declared = [p.name for p in db.require_competition().robustness]
+    kinds = {p.name: p.kind for p in db.require_competition().robustness}
+    declared = list(kinds)
     out = []
     for i, alternative in enumerate(report.alternatives or ()):
         if alternative.protocol not in declared:
@@ -148,10 +151,12 @@ def _alternatives(db: Database, report: ReproductionReport, results: dict
                      f"{alternative.protocol[:64]!r}, which the competition does not declare "
                      f"(its protocols: {declared}); run the worker against this competition")
         values = None
-        if alternative.user_values is not None:
-            values = replace(read_blob(alternative.user_values, results,
-                                       where=f"alternatives[{i}].user_values", declared=True),
-                             folds=None)
+        where = f"alternatives[{i}].user_values"
+        if alternative.user_values is not None and kinds[alternative.protocol] == "sampled":
+            values = read_metric_blob(alternative.user_values, results, where=where)
+        elif alternative.user_values is not None:
+            values = replace(read_blob(alternative.user_values, results, where=where,
+                                       declared=True), folds=None)
         out.append((alternative, values))
     return tuple(out)
 

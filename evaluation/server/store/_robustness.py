@@ -1,6 +1,7 @@
 """The submissions' results under the competition's declared alternative protocols, as the
 reproductions stored them (``robustness_results``): the latest per submission and protocol,
-and a scored one's per-user values decoded."""
+and a scored one's per-user values decoded (a sampled-negative protocol's, one metric per user,
+with :func:`alternative_metric_values`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 from sqlalchemy import func, select
 
-from evaluation.challenge import UserScores, decode_user_values
+from evaluation.challenge import UserScores, decode_metric_values, decode_user_values
 from evaluation.server.db import RobustnessResultRow
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -81,3 +83,17 @@ def alternative_values(db: Database, row_ids: Sequence[int]) -> dict[int, list[U
             row.id.in_(list(row_ids)), row.blob.is_not(None))).all()
     return {int(row_id): [f.scores for f in decode_user_values(blob, list(n_users or []), k=k)]
             for row_id, blob, n_users, k in found}
+
+
+def alternative_metric_values(db: Database, row_ids: Sequence[int]
+                              ) -> dict[int, list[np.ndarray]]:
+    """Row id -> each of its folds' per-user values of one metric (the scored rows of a
+    sampled-negative protocol)."""
+    if not row_ids:
+        return {}
+    row = RobustnessResultRow
+    with db.reading() as session:
+        found = session.execute(select(row.id, row.blob, row.n_users).where(
+            row.id.in_(list(row_ids)), row.blob.is_not(None))).all()
+    return {int(row_id): list(decode_metric_values(blob, list(n_users or [])).folds)
+            for row_id, blob, n_users in found}
