@@ -181,6 +181,7 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("reproduce/", "runner/", [(300, 275), (330, 275)]),
     ("reproduce/", "challenge/", [(280, 310), (280, 340), (370, 340), (370, 350)]),
     ("reproduce/", "contract/", [(140, 310), (140, 326), (1100, 326), (1100, 460)]),
+    ("reproduce/", "protocols/", [(140, 310), (140, 326), (1000, 326), (1000, 350)]),
     ("analysis/", "runner/", [(930, 275), (900, 275)]),
     ("analysis/", "challenge/", [(945, 310), (945, 340), (650, 340), (650, 350)]),
     ("analysis/", "contract/", [(1100, 310), (1100, 460)]),
