@@ -209,6 +209,25 @@ def isin(values, members) -> np.ndarray:
     return IdIndex(members, queries=values.size).contains(values)
 
 
+def sorted_unique(values) -> np.ndarray:
+    """``np.unique(values)``: the distinct values, sorted, flattened (the same array).
+
+    Integer and boolean arrays by one sort and a comparison of neighbours: NumPy's hash-based
+    ``unique`` (2.3 and later) takes tens of times longer on large int64 keys (0.7 s against
+    0.01 s for 290,000 user-item keys). Other dtypes (NaN, objects) go to ``np.unique``.
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iub":
+        return np.unique(array)
+    ordered = np.sort(array, axis=None)
+    if ordered.size == 0:
+        return ordered
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def fib_hash(keys: np.ndarray, bits: int) -> np.ndarray:
     """Top ``bits`` bits of the multiplicative (Fibonacci) hash of int64 ``keys``.
 

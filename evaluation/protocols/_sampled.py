@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation._util.arrays import isin, sorted_positions
+from evaluation._util.arrays import isin, sorted_positions, sorted_unique
 from evaluation._util.validation import check_choice, check_int, check_k, check_number
 from evaluation.errors import ConfigError, PredictionError, show_values
 from evaluation.protocols._render import fmt, metric_frame, metric_table, show
@@ -498,7 +498,7 @@ def _index_points(test: pd.DataFrame, train: pd.DataFrame, items: Any, user_col:
     train_users = train[user_col].to_numpy()
     train_items = train[item_col].to_numpy()
     item_ids = _catalog(np.concatenate([train_items, test_items]), items, item_col)
-    user_ids = np.unique(np.concatenate([train_users, test_users]))
+    user_ids = sorted_unique(np.concatenate([train_users, test_users]))
     n_items = len(item_ids)
     all_u = np.searchsorted(user_ids, np.concatenate([train_users, test_users])).astype(np.int64)
     all_i = np.searchsorted(item_ids, np.concatenate([train_items, test_items])).astype(np.int64)
@@ -506,7 +506,7 @@ def _index_points(test: pd.DataFrame, train: pd.DataFrame, items: Any, user_col:
     return _Points(
         user_ids=user_ids,
         item_ids=item_ids,
-        interacted=np.unique(all_u * n_items + all_i),
+        interacted=sorted_unique(all_u * n_items + all_i),
         users=np.searchsorted(user_ids, test_users[order]).astype(np.int64),
         items=np.searchsorted(item_ids, test_items[order]).astype(np.int64),
         train_items=all_i[: len(train_items)],
@@ -516,8 +516,8 @@ def _index_points(test: pd.DataFrame, train: pd.DataFrame, items: Any, user_col:
 def _catalog(seen_items: np.ndarray, items: Any, item_col: str) -> np.ndarray:
     """The sorted unique catalog: ``items``, or the items of train and test without it."""
     if items is None:
-        return np.unique(seen_items)
-    item_ids = np.unique(np.asarray(items))
+        return sorted_unique(seen_items)
+    item_ids = sorted_unique(np.asarray(items))
     outside = ~isin(seen_items, item_ids)
     if outside.any():
         raise ConfigError(

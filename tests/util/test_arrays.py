@@ -12,6 +12,7 @@ from evaluation._util.arrays import (
     fib_hash,
     isin,
     sorted_positions,
+    sorted_unique,
     take_small_table,
 )
 
@@ -120,3 +121,22 @@ def test_take_small_table_equals_indexing(monkeypatch, dtype):
     assert take_small_table(codes, np.zeros((0, 3), dtype=dtype)).shape == (0, 3)
     with pytest.raises(IndexError):
         take_small_table(table, np.array([0, 50], dtype=dtype))
+
+
+@pytest.mark.parametrize("values", [
+    np.array([], dtype=np.int64),
+    np.array([7]),
+    np.array([[3, -1], [3, 2**62]]),
+    np.random.default_rng(0).integers(-50, 50, 1000),
+    np.random.default_rng(1).integers(0, 2**40, 5000, dtype=np.int64),
+    np.array([True, False, True]),
+    np.array([2.5, np.nan, 2.5, np.nan]),
+])
+def test_sorted_unique_is_numpys_unique(values):
+    got = sorted_unique(values)
+    slow = sorted(set(values.ravel().tolist()), key=lambda v: (v != v, v))
+    expected = np.unique(values)
+    assert got.dtype == expected.dtype
+    assert np.array_equal(got, expected, equal_nan=True)
+    if values.dtype.kind != "f":
+        assert got.tolist() == slow
