@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from evaluation.challenge import MetricValues, encode_metric_values, encode_user_values
 from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.reproduce import Job
+from evaluation.reproduce import _alternatives as worker_bounds
 from evaluation.reproduce._alternatives import read_alternatives
 from evaluation.server.api import create_app
 from evaluation.server.api._answers import lease_json
@@ -31,6 +32,12 @@ from evaluation.server.core import (
     BoardSettings,
     RobustnessProtocol,
     load_competition,
+)
+from evaluation.server.core._competition_keys import (
+    MAX_SAMPLED_CUTOFF,
+    MAX_SAMPLED_NEGATIVES,
+    SAMPLED_CORRECTIONS,
+    SAMPLED_METRICS,
 )
 from evaluation.server.db import RobustnessResultRow, add_team, create_admin_token
 from evaluation.server.page import render_robustness
@@ -96,7 +103,10 @@ def test_declared_protocols_load(tmp_path, competition):
          "correction": "rank", "metric": "ndcg"},
         {"name": "sampled-bv", "kind": "sampled", "seed": 42, "n_negatives": 1000,
          "correction": "bv", "metric": "hit_rate@10"}]
-    # the worker reads what the claim carries
+    # the worker reads what the claim carries, under the same bounds
+    assert (worker_bounds.MAX_NEGATIVES, worker_bounds.CORRECTIONS, worker_bounds.METRICS,
+            worker_bounds.MAX_CUTOFF) == (MAX_SAMPLED_NEGATIVES, SAMPLED_CORRECTIONS,
+                                          SAMPLED_METRICS, MAX_SAMPLED_CUTOFF)
     worker = read_alternatives([p.as_json() for p in loaded.robustness])
     assert (worker[3].n_negatives, worker[3].correction, worker[3].cutoff(100)) == \
         (1000, "bv", 10)
