@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation._util.arrays import isin, sorted_positions, sorted_unique
+from evaluation._util.arrays import IdIndex, isin, sorted_positions, sorted_unique
 from evaluation._util.validation import check_choice, check_int, check_k, check_number
 from evaluation.errors import ConfigError, PredictionError, show_values
 from evaluation.protocols._render import fmt, metric_frame, metric_table, show
@@ -500,17 +500,27 @@ def _index_points(test: pd.DataFrame, train: pd.DataFrame, items: Any, user_col:
     item_ids = _catalog(np.concatenate([train_items, test_items]), items, item_col)
     user_ids = sorted_unique(np.concatenate([train_users, test_users]))
     n_items = len(item_ids)
-    all_u = np.searchsorted(user_ids, np.concatenate([train_users, test_users])).astype(np.int64)
-    all_i = np.searchsorted(item_ids, np.concatenate([train_items, test_items])).astype(np.int64)
+    all_u = _positions(user_ids, np.concatenate([train_users, test_users]))
+    all_i = _positions(item_ids, np.concatenate([train_items, test_items]))
     order = np.lexsort((test_items, test_users))
     return _Points(
         user_ids=user_ids,
         item_ids=item_ids,
         interacted=sorted_unique(all_u * n_items + all_i),
-        users=np.searchsorted(user_ids, test_users[order]).astype(np.int64),
-        items=np.searchsorted(item_ids, test_items[order]).astype(np.int64),
+        users=_positions(user_ids, test_users[order]),
+        items=_positions(item_ids, test_items[order]),
         train_items=all_i[: len(train_items)],
     )
+
+
+def _positions(sorted_ids: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(sorted_ids, query)`` as int64, for ``query`` ids that are all among
+    ``sorted_ids``: integer ids through the shared id index (a dense table where they are
+    small: a sorted search of millions of unsorted queries stalls on the memory's latency,
+    14 s of a full-scale fold's 16 s)."""
+    if sorted_ids.dtype.kind in "iu" and query.dtype.kind in "iu":
+        return IdIndex(sorted_ids, is_sorted=True, queries=query.size).positions(query)
+    return np.searchsorted(sorted_ids, query).astype(np.int64)
 
 
 def _catalog(seen_items: np.ndarray, items: Any, item_col: str) -> np.ndarray:
