@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,8 +18,10 @@ from evaluation import ChallengeDataset
 from evaluation.challenge import decode_metric_values, users_sha256
 from evaluation.errors import ConfigError, PredictionError
 from evaluation.protocols import evaluate_sampled
+from evaluation.reproduce import Budgets, _predict, worker_config
 from evaluation.reproduce._alternatives import read_alternatives
-from evaluation.reproduce._predict import read_results
+from evaluation.reproduce._predict import SandboxRun, read_results
+from evaluation.reproduce._reproduce import run_alternative
 from evaluation.reproduce._sampled_alternative import (
     FoldCandidates,
     SampledScorer,
@@ -26,6 +29,7 @@ from evaluation.reproduce._sampled_alternative import (
     sampled_fold_values,
 )
 from evaluation.runner import fold_seed
+from tests.reproduce._fakes import make_checkout
 
 # three users, three negatives each: the rows as the model receives them (sorted item ids)
 CANDIDATES = FoldCandidates(
@@ -186,3 +190,40 @@ def test_the_result_channel_carries_scores_and_a_problem_as_untrusted_data(tmp_p
     path.write_bytes(_channel({"fold": 0, "scores": True},
                               np.array([object()], dtype=object)))
     assert "could not be read" in read_results(path).problem
+
+
+
+@pytest.mark.parametrize("spoil, words", [
+    (lambda s: s[:, :-1], "the scores have shape"),                 # a column short
+    (lambda s: np.vstack([s, s]), "the scores have shape"),         # too large
+    (lambda s: np.where(s > 0.9, np.nan, s), "non-finite"),
+    (lambda s: s.astype("U8"), "must return numbers"),
+    (lambda s: None, "the model sent no scores"),
+])
+def test_hostile_scores_from_the_sandbox_make_a_failed_result(tmp_path, upload, monkeypatch,
+                                                              spoil, words):
+    """The sandbox's run stood in for by what a hostile model could send back."""
+
+    def hostile_run(*, inputs, **kwargs):
+        run = SandboxRun(fingerprint={}, done=True)
+        for fold in range(4):
+            shape = np.load(inputs / f"fold-{fold}-candidates.npy").shape
+            scores = spoil(np.random.default_rng(fold).random(shape))
+            if scores is not None:
+                run.scores[fold] = scores
+        return run
+
+    monkeypatch.setattr(_predict, "run_model", hostile_run)
+    alternative = read_alternatives([{"name": "s", "kind": "sampled", "seed": 3,
+                                      "n_negatives": 10, "correction": "rank",
+                                      "metric": "ndcg"}])[0]
+    config = {**worker_config(upload["results"]), "expected_fingerprint": None}
+    result = run_alternative(alternative, Path("/nonexistent/python"),
+                             make_checkout(tmp_path / "checkout"), config, tmp_path / "work",
+                             tmp_path / "log", Budgets(wall_s=60, memory_mb=None,
+                                                       processes=64, scratch_mb=64),
+                             unsafe_no_sandbox=False)
+    assert result["status"] == "failed" and result["user_values"] is None
+    assert result["reason"].startswith("the model's scores of the sampled candidates are not "
+                                       "valid: fold 0: ")
+    assert words in result["reason"]
