@@ -441,5 +441,11 @@ def test_a_sampled_protocols_values_are_stored_and_certified(tmp_path, competiti
         assert sampled.same_leader and sampled.mean_seconds == pytest.approx(4.0)
         marks = {t.team: t for t in view.teams}
         assert marks["Beta"].worst_rank == 3 and marks["Gamma"].worst_rank == 2
+        # the file edited: the name now declares another kind, whose values these are not
+        store.competition = replace(store.competition, robustness=(
+            RobustnessProtocol(name="sampled-100", kind="fold_seed", seed=7),))
+        (edited,) = board_robustness(store, "public").protocols
+        assert edited.kind == "fold_seed" and edited.n_compared == 0
+        assert edited.could_not_run == ("Alpha", "Beta", "Gamma")
     finally:
         store.engine.dispose()

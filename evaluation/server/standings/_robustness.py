@@ -108,7 +108,9 @@ def board_robustness(db: Database, phase_name: str | None = None, *, admin: bool
     ids = {row.team: row.submission_id for row in board.rows
            if row.team in reading.teams and row.submission_id is not None}
     results = alternative_results(db, board.phase, ids.values())
-    key = (board.phase, board.revealed, tuple(p.name for p in shown))
+    # the protocols themselves, not their names: a name whose kind the file now changes
+    # reads its stored values another way
+    key = (board.phase, board.revealed, tuple(shown))
     signature = (tuple(reading.team_keys.get(t) for t in reading.teams),
                  tuple(sorted((k, r.row_id) for k, r in results.items())),
                  tuple(float(v) for v in official.scores), competition.board,
@@ -167,7 +169,8 @@ def _alternative(db: Database, board: Board, protocol: RobustnessProtocol,
         users = (first.users_sha256, first.fold_sizes)
         same = {t: r for t, r in scored.items() if (r.users_sha256, r.fold_sizes) == users}
         cache = cache_of(db)
-        keys = {t: ("robustness", r.row_id, settings.seed, settings.n_boot, refs_key)
+        keys = {t: ("robustness", r.row_id, protocol.kind, settings.seed, settings.n_boot,
+                    refs_key)
                 for t, r in same.items()}
         with cache.lock:
             missing = [t for t in same if keys[t] not in cache.teams]

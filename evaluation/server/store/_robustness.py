@@ -6,6 +6,7 @@ with :func:`alternative_metric_values`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ import numpy as np
 from sqlalchemy import func, select
 
 from evaluation.challenge import UserScores, decode_metric_values, decode_user_values
+from evaluation.errors import DataError
 from evaluation.server.db import RobustnessResultRow
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
@@ -74,26 +76,36 @@ def alternative_results(db: Database, phase: str, submission_ids: Iterable[int]
 
 
 def alternative_values(db: Database, row_ids: Sequence[int]) -> dict[int, list[UserScores]]:
-    """Row id -> the per-user values of each of its folds (scored rows only)."""
+    """Row id -> the per-user values of each of its folds (scored rows only; a row whose
+    blob is of the other format, stored while its protocol was of another kind, is left
+    out)."""
     if not row_ids:
         return {}
     row = RobustnessResultRow
     with db.reading() as session:
         found = session.execute(select(row.id, row.blob, row.n_users, row.k).where(
             row.id.in_(list(row_ids)), row.blob.is_not(None))).all()
-    return {int(row_id): [f.scores for f in decode_user_values(blob, list(n_users or []), k=k)]
-            for row_id, blob, n_users, k in found}
+    out = {}
+    for row_id, blob, n_users, k in found:
+        with suppress(DataError):
+            out[int(row_id)] = [f.scores for f in decode_user_values(blob, list(n_users or []),
+                                                                     k=k)]
+    return out
 
 
 def alternative_metric_values(db: Database, row_ids: Sequence[int]
                               ) -> dict[int, list[np.ndarray]]:
     """Row id -> each of its folds' per-user values of one metric (the scored rows of a
-    sampled-negative protocol)."""
+    sampled-negative protocol; a row whose blob is of the other format, stored while its
+    protocol was of another kind, is left out)."""
     if not row_ids:
         return {}
     row = RobustnessResultRow
     with db.reading() as session:
         found = session.execute(select(row.id, row.blob, row.n_users).where(
             row.id.in_(list(row_ids)), row.blob.is_not(None))).all()
-    return {int(row_id): list(decode_metric_values(blob, list(n_users or [])).folds)
-            for row_id, blob, n_users in found}
+    out = {}
+    for row_id, blob, n_users in found:
+        with suppress(DataError):
+            out[int(row_id)] = list(decode_metric_values(blob, list(n_users or [])).folds)
+    return out
