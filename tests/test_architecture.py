@@ -27,6 +27,7 @@ module (``test_*``) or a conftest, no benchmark imports anything from ``tests/``
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import subprocess
 import sys
@@ -101,11 +102,11 @@ def _top_level_imports(tree: ast.Module) -> list[ast.stmt]:
     return found
 
 
-def _trees() -> dict[str, ast.Module]:
+@functools.cache
+def trees() -> dict[str, ast.Module]:
+    """Every module's syntax tree, parsed once per process, the first time a test asks (parsing
+    the package costs ~2 s of CPU, which a test process running none of these tests skips)."""
     return {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
-
-
-TREES = _trees()
 
 
 def _private_owner(target: str) -> str | None:
@@ -119,7 +120,7 @@ def _private_owner(target: str) -> str | None:
 
 def test_no_module_imports_another_packages_private_module():
     bad = []
-    for module, tree in TREES.items():
+    for module, tree in trees().items():
         for node in ast.walk(tree):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -135,7 +136,7 @@ def test_no_module_imports_another_packages_private_module():
 
 def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
-    for module, tree in TREES.items():
+    for module, tree in trees().items():
         for node in _top_level_imports(tree):
             graph[module].update(t for t in _targets(module, node)
                                  if t in MODULES and t != module)
@@ -233,7 +234,7 @@ def _all_imports(module: str) -> list[tuple[int, str]]:
     """``(line, absolute module name)`` of every import of ``module``, wherever it stands
     (functions and ``TYPE_CHECKING`` blocks included)."""
     found = []
-    for node in ast.walk(TREES[module]):
+    for node in ast.walk(trees()[module]):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -278,13 +279,13 @@ def test_both_sides_stand_on_the_contract():
 def test_the_import_rules_see_a_forbidden_import():
     # the helpers find an import inside a function as well as at the top
     tree = ast.parse("def f():\n    from evaluation.runner import run_hash\n")
-    TREES["evaluation.server._probe"] = tree
+    trees()["evaluation.server._probe"] = tree
     MODULES["evaluation.server._probe"] = MODULES["evaluation.server"]
     try:
         assert _imports_between("evaluation.server", ("evaluation.runner",)) == [
             "evaluation/server/__init__.py:2 imports evaluation.runner"]
     finally:
-        del TREES["evaluation.server._probe"], MODULES["evaluation.server._probe"]
+        del trees()["evaluation.server._probe"], MODULES["evaluation.server._probe"]
 
 
 def test_importing_the_contract_loads_no_third_party_package():
@@ -309,7 +310,7 @@ def _dynamic_imports(module: str) -> list[ast.Call]:
     """The calls of ``importlib.import_module``, ``import_module`` and ``__import__`` in
     ``module``: imports that the rules above cannot see."""
     found = []
-    for node in ast.walk(TREES[module]):
+    for node in ast.walk(trees()[module]):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -363,14 +364,14 @@ def test_the_package_s_names_imported_by_name_come_from_its_public_subpackages()
 
 def test_the_dynamic_import_rule_sees_an_unjustified_one():
     name = "evaluation.challenge._probe"
-    TREES[name] = ast.parse("import importlib\n\ndef f():\n"
+    trees()[name] = ast.parse("import importlib\n\ndef f():\n"
                             "    return importlib.import_module('evaluation.runner')\n")
     MODULES[name] = MODULES["evaluation.challenge"]  # a file without the comment there
     try:
         bad, _ = _unjustified_dynamic_imports()
         assert any("importlib.import_module('evaluation.runner')" in b for b in bad)
     finally:
-        del TREES[name], MODULES[name]
+        del trees()[name], MODULES[name]
 
 
 # --------------------------------------------------------------------------- the compat boundary
@@ -409,13 +410,13 @@ def test_only_the_entry_points_of_the_compatibility_layer_import_it():
 
 def test_the_compat_boundary_rule_sees_an_import_even_inside_a_function():
     name = "evaluation.runner._probe"
-    TREES[name] = ast.parse("def f():\n    from evaluation.compat import warn_once\n")
+    trees()[name] = ast.parse("def f():\n    from evaluation.compat import warn_once\n")
     MODULES[name] = MODULES["evaluation.runner"]
     try:
         assert _imports_of_compat_outside_it() == [
             "evaluation/runner/__init__.py:2 imports evaluation.compat"]
     finally:
-        del TREES[name], MODULES[name]
+        del trees()[name], MODULES[name]
 
 
 def test_only_the_package_s_init_imports_an_entry_point_of_the_compatibility_layer():
@@ -441,7 +442,7 @@ def _package_imports_in_functions() -> list[tuple[str, int, bool]]:
     """``(file, line, whether it says why)`` of each import of the package's own modules
     inside a function (a ``Deferred on purpose`` comment within the four lines above it)."""
     found = []
-    for module, tree in TREES.items():
+    for module, tree in trees().items():
         lines = MODULES[module].read_text().splitlines()
         seen: set[int] = set()
         for func in ast.walk(tree):
@@ -474,13 +475,13 @@ def test_imports_inside_functions_are_few_and_say_why():
 
 def test_the_in_function_import_rule_sees_an_unsaid_one():
     name = "evaluation.challenge._probe"
-    TREES[name] = ast.parse("def f():\n    from evaluation.runner import run_hash\n")
+    trees()[name] = ast.parse("def f():\n    from evaluation.runner import run_hash\n")
     MODULES[name] = MODULES["evaluation.challenge"]
     try:
         found = _package_imports_in_functions()
         assert ("evaluation/challenge/__init__.py", 2, False) in found
     finally:
-        del TREES[name], MODULES[name]
+        del trees()[name], MODULES[name]
 
 
 # --------------------------------------------------------------------------- the server's layout
@@ -498,7 +499,7 @@ IMPORTS_IN_FUNCTIONS: set[tuple[str, str]] = set()
 def _defining_module(package: str, name: str) -> str:
     """The module that defines ``name`` re-exported by ``package``'s ``__init__`` (the package
     itself when it defines it or does not re-export it)."""
-    for node in _top_level_imports(TREES[package]):
+    for node in _top_level_imports(trees()[package]):
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name
                                                     for a in node.names):
             source = _resolve(package, node)
@@ -512,7 +513,7 @@ def _defining_module(package: str, name: str) -> str:
 def _server_graph() -> dict[str, set[str]]:
     """The server's module-level imports, a re-exported name followed to its module."""
     graph: dict[str, set[str]] = {}
-    for module, tree in TREES.items():
+    for module, tree in trees().items():
         if not _within(module, (SERVER,)) or MODULES[module].name == "__init__.py":
             continue
         found = graph.setdefault(module, set())
@@ -558,7 +559,7 @@ def test_the_servers_import_chains_are_short():
 def _imports_in_functions(module: str) -> list[tuple[int, str]]:
     """``(line, module)`` of each import of a package module inside a function of ``module``."""
     found = []
-    for node in ast.walk(TREES[module]):
+    for node in ast.walk(trees()[module]):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):

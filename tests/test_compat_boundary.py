@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The compatibility layer's folder and the old module paths, its entry points that are files
 #: of their own (the finder of the old module names stays: ``import evaluation`` installs it,
@@ -74,26 +76,27 @@ def _last_json(done: subprocess.CompletedProcess) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_a_modern_run_loads_neither_reclist_nor_the_compatibility_layer(tmp_path):
-    found = _last_json(_python(MODERN_RUN, str(tmp_path / "results")))
-    assert found["loaded"] == []
-    assert len(found["tests"]) == 2 and "HIT_RATE" in found["tests"][0]
+@pytest.fixture(scope="module")
+def modern_run(tmp_path_factory) -> dict:
+    """The tiny modern run with everything installed (one run shared by the tests below)."""
+    return _last_json(_python(MODERN_RUN, str(tmp_path_factory.mktemp("free") / "results")))
 
 
-def test_the_harness_runs_with_the_compatibility_layer_deleted(tmp_path):
-    free = _last_json(_python(MODERN_RUN, str(tmp_path / "free")))
-    blocked = _last_json(_python(BLOCK + MODERN_RUN, str(tmp_path / "blocked")))
-    # the same numbers, bit for bit, with the layer and reclist gone
-    assert blocked["tests"] == free["tests"]
-    assert blocked["aggregate"] == free["aggregate"]
-    assert blocked["loaded"] == []
-    # and with the folder and the old module paths really deleted, from a copy
+def test_a_modern_run_loads_neither_reclist_nor_the_compatibility_layer(modern_run):
+    assert modern_run["loaded"] == []
+    assert len(modern_run["tests"]) == 2 and "HIT_RATE" in modern_run["tests"][0]
+
+
+def test_the_harness_runs_with_the_compatibility_layer_deleted(tmp_path, modern_run):
+    # from a copy with the folder and the old module paths really deleted, and reclist
+    # blocked as if it were not installed: the same numbers, bit for bit
     copy = _copy_without_the_layer(tmp_path / "copy")
     where = "import evaluation; print(evaluation.__file__)"
     assert _python(where, cwd=copy).stdout.strip() == str(copy / "evaluation" / "__init__.py")
-    deleted = _last_json(_python(MODERN_RUN, str(tmp_path / "deleted"), cwd=copy))
-    assert deleted["tests"] == free["tests"]
-    assert deleted["aggregate"] == free["aggregate"]
+    deleted = _last_json(_python(BLOCK + MODERN_RUN, str(tmp_path / "deleted"), cwd=copy))
+    assert deleted["tests"] == modern_run["tests"]
+    assert deleted["aggregate"] == modern_run["aggregate"]
+    assert deleted["loaded"] == []
 
 
 def test_old_arguments_of_a_modern_class_are_converted_without_the_layer():

@@ -13,7 +13,7 @@ import html
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -79,6 +79,9 @@ def write_report(runs, out: str | os.PathLike | None = None, *, baseline=None,
     if out.exists() and not out.is_dir():
         raise ConfigError(f"report output {str(out)!r} is a file, not a directory; pass --out "
                           f"with a directory.")
+    # the folder first: a place the report cannot be written is refused before the seconds
+    # the figures take to draw
+    _writing(out, out.mkdir, parents=True, exist_ok=True)
     files: dict[str, bytes] = {}
     sections = []
     for i, d in enumerate(data):
@@ -87,16 +90,20 @@ def write_report(runs, out: str | os.PathLike | None = None, *, baseline=None,
     if len(loaded) > 1:
         sections.insert(0, _comparison_section(loaded, baseline, files, n_boot, seed))
     text = _page(data, sections)
+    for name, content in files.items():
+        _writing(out, _atomic.write_bytes, out / name, content)
+    _writing(out, _atomic.write_text, out / REPORT_FILE, text)
+    return out / REPORT_FILE
+
+
+def _writing(out: Path, write: Callable[..., object], *args: object, **kwargs: object) -> None:
+    """``write(*args, **kwargs)``, an OSError told as the report's output that cannot be written."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, content in files.items():
-            _atomic.write_bytes(out / name, content)
-        _atomic.write_text(out / REPORT_FILE, text)
+        write(*args, **kwargs)
     except OSError as exc:
         raise ConfigError(f"cannot write the report into {str(out)!r} "
                           f"({exc.strerror or exc}); pass --out with a writable "
                           f"directory.") from exc
-    return out / REPORT_FILE
 
 
 def _load(run):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,10 +14,9 @@ from evaluation.errors import ConfigError
 from evaluation.topk import _blocked as blocked_kernel  # its block size is patched below
 from evaluation.topk import reference_topk
 
-try:
-    import torch
-except ImportError:  # torch is optional
-    torch = None
+# torch is optional, and importing it costs ~2 s of CPU: a test process that runs none of the
+# torch tests never imports it (the tests that need it take the `torch` fixture).
+HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 try:
     import faiss
@@ -29,7 +30,7 @@ needs_faiss = pytest.mark.skipif(
 DEVICES = [
     "numpy",
     pytest.param(
-        "cpu", marks=pytest.mark.skipif(torch is None, reason="torch is not installed (optional)")
+        "cpu", marks=pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
     ),
 ]
 # faiss scores in float32: it takes float32 embeddings only
@@ -106,8 +107,12 @@ def test_memory_budget_chooses_the_chunk_and_does_not_change_the_result(rng):
     pd.testing.assert_frame_equal(small, big)
 
 
-@pytest.mark.skipif(torch is None, reason="torch is not installed (optional)")
-def test_torch_tensors_are_accepted_and_match_numpy(rng):
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch", reason="torch is not installed (optional)")
+
+
+def test_torch_tensors_are_accepted_and_match_numpy(rng, torch):
     user_emb = rng.standard_normal((10, 5)).astype(np.float32)
     item_emb = rng.standard_normal((500, 5)).astype(np.float32)
     got = topk_from_embeddings(torch.from_numpy(user_emb), torch.from_numpy(item_emb), 7,
@@ -115,8 +120,9 @@ def test_torch_tensors_are_accepted_and_match_numpy(rng):
     pd.testing.assert_frame_equal(got, topk_from_embeddings(user_emb, item_emb, 7))
 
 
-@pytest.mark.skipif(torch is None or not torch.cuda.is_available(), reason="no CUDA device")
-def test_cuda_matches_numpy(rng):
+def test_cuda_matches_numpy(rng, torch):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
     user_emb = rng.standard_normal((64, 16)).astype(np.float32)
     item_emb = rng.standard_normal((5000, 16)).astype(np.float32)
     exclude = sp.random(64, 5000, density=0.02, random_state=3, format="csr")
@@ -163,9 +169,9 @@ def test_torch_device_without_torch_or_cuda_is_a_clear_error(monkeypatch):
         topk_from_embeddings(np.ones((2, 2)), np.ones((3, 2)), 1, device="cpu")
 
 
-@pytest.mark.skipif(torch is None or torch.cuda.is_available(),
-                    reason="needs torch installed and no CUDA device")
-def test_unavailable_cuda_is_a_clear_error():
+def test_unavailable_cuda_is_a_clear_error(torch):
+    if torch.cuda.is_available():
+        pytest.skip("needs torch installed and no CUDA device")
     with pytest.raises(ConfigError, match="not usable here"):
         topk_from_embeddings(np.ones((2, 2)), np.ones((3, 2)), 1, device="cuda")
 
