@@ -13,7 +13,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from evaluation._util.arrays import IdIndex, dense_ok, fib_hash, isin, take_small_table
+from evaluation._util.arrays import (
+    IdIndex,
+    dense_ok,
+    fib_hash,
+    isin,
+    sorted_unique,
+    take_small_table,
+)
 from evaluation._util.int64 import FRACTION, INFINITE, MISSING, NOT_NUMBER, as_int64
 from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError, PredictionError, PredictionWarning, show_values
@@ -468,7 +475,7 @@ def _test_user_rows(users: np.ndarray, expected: np.ndarray) -> np.ndarray:
     if dup.any():
         raise _fail(
             f"{int(dup.sum())} user ids appear more than once: "
-            f"{show_values(np.unique(users[dup]))}",
+            f"{show_values(sorted_unique(users[dup]))}",
             "return exactly one row per user (one ranked list each)",
         )
     pos = IdIndex(users, queries=len(expected)).positions(expected)
@@ -508,7 +515,7 @@ def _check_catalog(matrix: np.ndarray, real: np.ndarray, expected: np.ndarray,
         rows = np.flatnonzero(~known.all(axis=1))
         raise _fail(
             f"{int((~known).sum())} item ids are not tracks of the catalog (and not the "
-            f"padding -1): {show_values(np.unique(matrix[~known]))}",
+            f"padding -1): {show_values(sorted_unique(matrix[~known]))}",
             "recommend track ids from the dataset's tracks table (dataset.df_tracks.index); "
             "use -1 only as padding",
             _show_rows(expected, matrix, rows),
@@ -537,7 +544,7 @@ def _check_repeats(matrix: np.ndarray, expected: np.ndarray, repeated: str) -> N
     if not twice.any():
         return
     rows = np.flatnonzero(twice.any(axis=1))
-    example = show_values(np.unique(srt[:, 1:][twice]))
+    example = show_values(sorted_unique(srt[:, 1:][twice]))
     if repeated == "error":
         exc = _fail(
             f"{len(rows)} lists recommend the same item more than once (e.g. {example})",

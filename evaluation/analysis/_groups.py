@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation.challenge import (
     COUNTRIES,
     LEADERBOARD_TESTS,
@@ -120,7 +121,7 @@ def slice_groups(folds: Sequence[Mapping], scores: Sequence[UserScores]) -> dict
 def _relabel(test: str, fold: int, raw: np.ndarray, named: list[tuple[str, int]],
              labels: tuple[str, ...]) -> np.ndarray:
     """A fold's codes of ``test`` as indices into ``labels`` (``-1``: in no group)."""
-    present = np.unique(raw[raw >= 0])
+    present = sorted_unique(raw[raw >= 0])
     sizes = np.bincount(raw[raw >= 0], minlength=int(present.max(initial=-1)) + 1)[present]
     if len(present) != len(named) or [int(n) for _, n in named] != sizes.tolist():
         raise ConfigError(

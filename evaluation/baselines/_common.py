@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError, DataError
 from evaluation.model import RecModel
@@ -61,7 +62,7 @@ def item_ids(items: Any, owner: str) -> np.ndarray:
         ids = items["track_id"] if "track_id" in items.columns else items.index
     else:
         ids = items
-    arr = np.unique(np.asarray(ids))
+    arr = sorted_unique(np.asarray(ids))
     if not np.issubdtype(arr.dtype, np.integer):
         raise ConfigError(f"{owner}: item ids must be integers, got dtype {arr.dtype}; pass "
                           f"dataset.df_tracks or an array of track ids.")

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.validation import check_int
 from evaluation.baselines._common import (
     TopKModel,
@@ -48,7 +49,7 @@ class RandomModel(TopKModel):
     def train(self, train_df: pd.DataFrame, **kwargs: Any) -> RandomModel:
         require_columns(train_df, ("track_id",), "RandomModel")
         self._catalog = (self.items if self.items is not None
-                         else np.unique(train_df["track_id"].to_numpy(np.int64)))
+                         else sorted_unique(train_df["track_id"].to_numpy(np.int64)))
         self._rng = np.random.default_rng([self.seed, len(train_df)])
         return self
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation.challenge._fold import Slice, country_slice, gender_slice
 from evaluation.challenge._spec import (
     BEING_LESS_WRONG,
@@ -123,7 +124,7 @@ def _one_group_reason(s: Slice, name: str) -> str | None:
     codes = np.asarray(s.codes)
     if s.considered is not None:
         codes = codes[np.asarray(s.considered, dtype=bool)]
-    groups = np.unique(codes[codes >= 0])
+    groups = sorted_unique(codes[codes >= 0])
     if len(groups) >= 2:
         return None
     if len(groups) == 0:

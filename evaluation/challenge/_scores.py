@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation._util.arrays import sorted_unique
 from evaluation.challenge._fold import ChallengeFold
 from evaluation.challenge._spec import (
     BEING_LESS_WRONG,
@@ -147,7 +148,7 @@ class UserScores:
             in_mr = codes >= IN_MR_ONLY
             first = len(cols)
             cols += [in_mr, in_mr & ~hit]
-            groups = np.unique(codes[codes >= 0])
+            groups = sorted_unique(codes[codes >= 0])
             for g in groups:
                 member = codes == g
                 cols += [member, member & ~hit]

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.atomic import write_json
 from evaluation._util.jsonable import to_jsonable
 from evaluation.challenge import read_predictions, score
@@ -89,7 +90,7 @@ def _drop_cut_off(dataset, fold: int, predictions, limit: int):
     rather than reported as rows for users that are not test users.
     """
     users = dataset.get_test_set(fold)["user_id"].to_numpy()
-    cut_off = np.unique(users[limit:])
+    cut_off = sorted_unique(users[limit:])
     if "user_id" in predictions.columns:
         ids = predictions["user_id"].to_numpy()
     else:

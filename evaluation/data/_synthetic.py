@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.paths import cache_dir
 from evaluation._util.validation import check_choice, check_int
 from evaluation.data._lfm_columns import GENDER_IDS, LFM_USER_COLUMNS, UNKNOWN
@@ -455,7 +456,7 @@ def _users_frame(rng: np.random.Generator, users: dict, ev: dict, cat: dict,
     plays = np.bincount(user, weights=ev["count"], minlength=n)
     # distinct artists per user: events are sorted by user, so unique (user, artist) keys
     n_artists = len(cat["artist_cluster"])
-    pairs = np.unique(user.astype(np.int64) * n_artists + cat["track_artist"][ev["track"]])
+    pairs = sorted_unique(user.astype(np.int64) * n_artists + cat["track_artist"][ev["track"]])
     artists = np.bincount(pairs // n_artists, minlength=n)
     span_days = (users["end"] - users["start"]) / _DAY
 

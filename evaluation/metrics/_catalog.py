@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.validation import check_int, check_k
 from evaluation.errors import ConfigError, show_values
 from evaluation.metrics._aggregate import check_aggregate
@@ -54,7 +55,7 @@ def catalog_coverage(recs, n_items: int, k: int | None = None, *, aggregate: str
     if len(listed) and listed.max() >= n_items:
         raise ConfigError(
             f"'recs' holds item indices >= n_items={n_items}: "
-            f"{show_values(np.unique(listed[listed >= n_items]))}."
+            f"{show_values(sorted_unique(listed[listed >= n_items]))}."
         )
     seen = np.zeros(n_items, dtype=bool)
     seen[listed] = True
@@ -120,7 +121,7 @@ def popularity_bias(recs, popularity, k: int | None = None, *, aggregate: str = 
     if recs.size and recs.max() >= len(popularity):
         raise ConfigError(
             f"'recs' holds item indices beyond the {len(popularity)} entries of 'popularity': "
-            f"{show_values(np.unique(recs[recs >= len(popularity)]))}."
+            f"{show_values(sorted_unique(recs[recs >= len(popularity)]))}."
         )
     valid = first_occurrence(recs)
     values = np.where(valid, popularity[np.where(valid, recs, 0)], 0.0)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from evaluation._util.arrays import IdIndex, isin, sorted_positions
+from evaluation._util.arrays import IdIndex, isin, sorted_positions, sorted_unique
 from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError, show_values
 
@@ -139,7 +139,7 @@ def check_recs(recs, name: str = "recs") -> np.ndarray:
     if array.size and array.min() < -1:
         raise ConfigError(
             f"'{name}' holds item indices >= 0 and -1 for padding; got "
-            f"{show_values(np.unique(array[array < -1]))}."
+            f"{show_values(sorted_unique(array[array < -1]))}."
         )
     return array
 
@@ -160,7 +160,7 @@ def check_relevance(relevance, recs: np.ndarray) -> sp.csr_array:
             "one row per user, in the same order."
         )
     if recs.size and recs.max() >= matrix.shape[1]:
-        bad = np.unique(recs[recs >= matrix.shape[1]])
+        bad = sorted_unique(recs[recs >= matrix.shape[1]])
         raise ConfigError(
             f"'recs' holds item indices beyond the {matrix.shape[1]} columns of 'relevance': "
             f"{show_values(bad)}. Give 'relevance' the full catalog width."
@@ -358,14 +358,14 @@ def ranking_inputs(
     test_items = test[item_col].to_numpy()
     if items is None:
         listed = pred_values[pred_values != -1]
-        item_ids = np.unique(np.concatenate([test_items, listed]))
+        item_ids = sorted_unique(np.concatenate([test_items, listed]))
     else:
-        item_ids = np.unique(np.asarray(items))
+        item_ids = sorted_unique(np.asarray(items))
         unknown = ~isin(test_items, item_ids)
         if unknown.any():
             raise ConfigError(
                 f"Test column {item_col!r} holds items outside 'items': "
-                f"{show_values(np.unique(test_items[unknown]))}."
+                f"{show_values(sorted_unique(test_items[unknown]))}."
             )
     user_ids, test_user_idx = np.unique(test[user_col].to_numpy(), return_inverse=True)
     relevance = relevance_matrix(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.jsonable import to_jsonable
 from evaluation._util.validation import check_k
 from evaluation.errors import ConfigError
@@ -228,7 +229,7 @@ def evaluate_split(
     with _timed(timing, "train_s"):
         model.train(split.train, **dict(train_kwargs or {}))
     relevant = relevant_test(split.test, relevance_threshold)
-    users = np.unique(relevant["user_id"].to_numpy(np.int64))
+    users = sorted_unique(relevant["user_id"].to_numpy(np.int64))
     preds: pd.DataFrame | None = None
     scores: dict[str, float] = {}
     if len(users) and (ranking or sampled is not None):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation._util.arrays import sorted_positions
+from evaluation._util.arrays import sorted_positions, sorted_unique
 from evaluation.errors import ConfigError
 from evaluation.metrics import Metric, evaluate_ranking, get_metric, item_popularity, ranking_inputs
 from evaluation.predictions import validate_predictions
@@ -103,7 +103,7 @@ def score_predictions(
     parts = [test["track_id"].to_numpy(np.int64), listed[listed >= 0].astype(np.int64)]
     if train is not None:
         parts.append(train["track_id"].to_numpy(np.int64))
-    items = np.unique(np.concatenate(parts))
+    items = sorted_unique(np.concatenate(parts))
     inputs = ranking_inputs(predictions, test, gain_col=gain_col, items=items)
     popularity = None
     if any(m.base == "popularity_bias" for m in ranking):

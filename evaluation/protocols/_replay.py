@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.validation import check_choice, check_int, check_k
 from evaluation.errors import ConfigError
 from evaluation.protocols._ranking import checked_predictions, score_predictions
@@ -303,7 +304,7 @@ class _Replay:
         static = None
         if "static" in modes:
             model = self.fit(self.train)
-            users = np.unique(self.test["user_id"].to_numpy())
+            users = sorted_unique(self.test["user_id"].to_numpy())
             static = model, checked_predictions(model, users, self.k)
         rows: list[dict[str, Any]] = []
         units = _Units(preds={m: [] for m in modes}, ratings={m: [] for m in modes})
@@ -315,7 +316,7 @@ class _Replay:
                 static: tuple[Any, pd.DataFrame] | None, units: _Units) -> dict[str, Any]:
         """The row of window ``w`` (test points ``lo:hi``); adds its parts to ``units``."""
         part = self.test.iloc[lo:hi]
-        users = np.unique(part["user_id"].to_numpy())
+        users = sorted_unique(part["user_id"].to_numpy())
         row: dict[str, Any] = {"window": w, "start": self.times[lo].item(),
                                "end": self.times[hi - 1].item(), "n_points": int(hi - lo),
                                "n_users": len(users)}

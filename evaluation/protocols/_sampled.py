@@ -532,7 +532,7 @@ def _catalog(seen_items: np.ndarray, items: Any, item_col: str) -> np.ndarray:
     if outside.any():
         raise ConfigError(
             f"Column {item_col!r} of train/test holds items outside 'items': "
-            f"{show_values(np.unique(seen_items[outside]))}. Pass the full catalog."
+            f"{show_values(sorted_unique(seen_items[outside]))}. Pass the full catalog."
         )
     return item_ids
 

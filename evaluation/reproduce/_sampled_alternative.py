@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation.challenge import MetricValues, encode_metric_values, users_sha256
 from evaluation.errors import ConfigError, PredictionError, show_values
 from evaluation.protocols import DEFAULT_GAMMA, corrected_values, sampled_candidates, target_ranks
@@ -60,7 +61,7 @@ def draw_fold_candidates(train: pd.DataFrame, test: pd.DataFrame, catalog: np.nd
         the catalog it never interacted with.
     """
     users = test["user_id"].to_numpy()
-    if len(np.unique(users)) != len(users):
+    if len(sorted_unique(users)) != len(users):
         raise ConfigError("the sampled-negative protocol needs one test target per user; "
                           "this fold has users with several")
     drawn = sampled_candidates(test, train, n_negatives=n_negatives, seed=seed, items=catalog)

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.validation import check_int
 from evaluation.errors import DataError, show_values
 
@@ -160,7 +161,7 @@ def run_blocks(run_offsets: np.ndarray, n_rows: int,
     """
     if not len(run_offsets):
         return []
-    cuts = np.unique(np.searchsorted(run_offsets, np.arange(0, n_rows, chunk)))
+    cuts = sorted_unique(np.searchsorted(run_offsets, np.arange(0, n_rows, chunk)))
     cuts = cuts[cuts < len(run_offsets)].tolist()  # a long last run spans several chunks
     ends = cuts[1:] + [len(run_offsets)]
     rows = run_offsets[cuts].tolist() + [n_rows]

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.validation import check_choice, check_fraction, check_int
 from evaluation.errors import ConfigError, DataError, show_values
 from evaluation.splits._kcore import (
@@ -238,7 +239,7 @@ def make_fold(index: EventIndex, params: FoldParams, fold: int) -> Fold:
         starts = np.flatnonzero(np.r_[True, ucodes[1:] != ucodes[:-1]]) if len(rows) else \
             np.empty(0, dtype=np.int64)
         sizes = np.diff(np.append(starts, len(rows)))
-        if len(np.unique(ucodes[starts])) == len(starts):  # each user's rows are contiguous
+        if len(sorted_unique(ucodes[starts])) == len(starts):  # each user's rows are contiguous
             order = np.argsort(ucodes[starts], kind="stable")
             starts, sizes = starts[order], sizes[order]
         else:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evaluation._util.arrays import sorted_unique
 from evaluation._util.int64 import as_int64
 from evaluation.errors import ConfigError, show_values
 
@@ -84,7 +85,7 @@ def checked_ids(ids, n: int, name: str) -> np.ndarray:
         raise ConfigError(
             f"'{name}' must have one id per embedding row ({n}); got shape {array.shape}."
         )
-    if len(np.unique(array)) != n:
+    if len(sorted_unique(array)) != n:
         raise ConfigError(f"'{name}' must be unique; it repeats ids.")
     if name == "item_ids":
         if array.dtype.kind not in "iu" or (array == -1).any():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation._util.arrays import sorted_unique
 from evaluation.challenge import users_sha256
 from evaluation.contract import (
     FOLD_KEY,
@@ -91,7 +92,7 @@ def _check_same_run(lists: PredictionsUpload, submission: Submission, document: 
                 422, f"invalid predictions, fold {section.fold}: {section.n_users} users' "
                      f"lists, the claimed run's fold has {str(fold.get('n_users'))[:20]} test "
                      f"users")
-        if len(np.unique(users)) != len(users):
+        if len(sorted_unique(users)) != len(users):
             raise SubmissionRejected(422, f"invalid predictions, fold {section.fold}: a user "
                                           f"has two lists")
         recorded = fold.get(TEST_USERS_SHA256_KEY)
