@@ -19,7 +19,6 @@ pytest.importorskip("fastapi")
 
 import sqlalchemy as sa
 
-from evaluation.challenge import encode_user_values
 from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.reproduce import Job
 from evaluation.reproduce._alternatives import read_alternatives
@@ -40,7 +39,6 @@ from tests.server._helpers import (
     Clock,
     document,
     encode,
-    fold_tests,
     open_store,
     sqlite_url,
     trust_values,
@@ -48,7 +46,8 @@ from tests.server._helpers import (
     with_phases,
     write,
 )
-from tests.server._user_values import K, synthetic_fold, with_user_values
+from tests.server._robustness import alternative_blob, reproduction_report
+from tests.server._user_values import with_user_values
 
 UTC = timezone.utc
 PROTOCOLS = (RobustnessProtocol(name="seed-7", kind="fold_seed", seed=7),
@@ -135,22 +134,6 @@ def store(tmp_path, competition):
     opened.engine.dispose()
 
 
-def _alternative_blob(seed: int, hit_rate: float, sizes=(80, 90)) -> str:
-    """A team's per-user values under an alternative: folds of other users than the
-    official ones (the same users for every team)."""
-    return encode_user_values([synthetic_fold(seed * 10 + f, n, hit_rate=hit_rate)
-                               for f, n in enumerate(sizes)], K)
-
-
-def _report(doc: dict, alternatives: list[dict]) -> bytes:
-    table = [{"test": t, "fold": i, "uploaded": v, "reproduced": v, "difference": 0.0,
-              "within": True}
-             for i, tests in enumerate(fold_tests(doc)) for t, v in tests.items()]
-    return json.dumps({"verdict": "reproduced", "private": False, "table": table,
-                       "log_tail": "", "fingerprint_matches": True,
-                       "harness_version": "0.1.0", "alternatives": alternatives}).encode()
-
-
 def _board(store) -> dict[str, str]:
     """Three teams with trusted official values, each reproduced under the alternatives:
     "seed-7" keeps the official order, "cut-2018" reverses it, "secret" fails for Alpha.
@@ -164,16 +147,16 @@ def _board(store) -> dict[str, str]:
         reversed_skill = 0.7 - skill
         alternatives = [
             {"protocol": "seed-7", "status": "scored", "user_values":
-             _alternative_blob(100 + i, skill), "cost": {"seconds": 10.0 + i,
+             alternative_blob(100 + i, skill), "cost": {"seconds": 10.0 + i,
                                                          "peak_rss_mib": 300.0}},
             {"protocol": "cut-2018", "status": "scored", "user_values":
-             _alternative_blob(200 + i, reversed_skill), "cost": {"seconds": 3.0}},
+             alternative_blob(200 + i, reversed_skill), "cost": {"seconds": 3.0}},
             {"protocol": "secret", "status": "failed",
              "reason": f"the run failed with exit status 1 ({name}'s own trace)",
              "cost": {"seconds": 1.0}} if name == "Alpha" else
             {"protocol": "secret", "status": "scored",
-             "user_values": _alternative_blob(300 + i, skill)}]
-        record_reproduction(store, sid, _report(doc, alternatives))
+             "user_values": alternative_blob(300 + i, skill)}]
+        record_reproduction(store, sid, reproduction_report(doc, alternatives))
         made[name] = token
     return made
 
@@ -232,14 +215,14 @@ def test_a_result_under_an_undeclared_protocol_or_with_bad_values_is_refused(sto
     sid = submit(store, team.id, encode(doc)).submission_id
     for alternatives, words in (
             ([{"protocol": "sampled-100", "status": "scored",
-               "user_values": _alternative_blob(1, 0.3)}], "does not declare"),
+               "user_values": alternative_blob(1, 0.3)}], "does not declare"),
             ([{"protocol": "seed-7", "status": "scored", "user_values": "not a blob"}],
              "alternatives[0].user_values"),
             ([{"protocol": "seed-7", "status": "failed"}], "sends its reason"),
             ([{"protocol": "seed-7", "status": "failed", "reason": "x"},
               {"protocol": "seed-7", "status": "failed", "reason": "y"}], "twice")):
         with pytest.raises(SubmissionRejected) as info:
-            record_reproduction(store, sid, _report(doc, alternatives))
+            record_reproduction(store, sid, reproduction_report(doc, alternatives))
         assert info.value.status == 422 and words in str(info.value)
 
 

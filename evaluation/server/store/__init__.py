@@ -36,6 +36,7 @@ from evaluation.server.store._jobs import (
 )
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._own_alternatives import OwnAlternative
 from evaluation.server.store._queue import (
     Estimate,
     QueueOverview,
@@ -103,6 +104,7 @@ __all__ = [
     "Lease",
     "LimitReached",
     "MAX_FINISH_BYTES",
+    "OwnAlternative",
     "OwnSubmission",
     "QueueOverview",
     "QueuePlace",
