@@ -1,7 +1,8 @@
 """The records that scoring makes, in the database: submissions and what they bring.
 
 It owns an upload checked, scored and stored once within the daily limit (its receipt, a
-submission's view and stored body, a team's own submissions), each submission's per-user values
+submission's view and stored body, a team's own submissions and their results under the
+declared alternative protocols), each submission's per-user values
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
