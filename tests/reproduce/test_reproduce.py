@@ -427,6 +427,8 @@ def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, mo
         expected = phase2_score(tests, load_references(results["references"]["name"]))
         assert expected not in (GATED_SCORE, results["leaderboard_score"])
         log = (tmp_path / "reproduce-5.log").read_text()
+        # the log's end the server keeps (the team reads it) has none of them
+        assert not any(f"alternative {name}" in report["log_tail"] for name in sent)
         for shown in (out, log):
             line = next(x for x in shown.splitlines() if x.startswith("alternative seed-7"))
             assert f"scored, score {expected:.6f} (run " in line, line
