@@ -26,7 +26,7 @@ from evaluation.challenge import (
 )
 from evaluation.server.api import create_app
 from evaluation.server.core import RobustnessProtocol
-from evaluation.server.db import add_team, reveal_phase
+from evaluation.server.db import add_team, create_admin_token, reveal_phase
 from evaluation.server.store import own_submissions, record_reproduction, submit
 from tests.server._api import SUBMIT, Api, serving, team_folds
 from tests.server._helpers import Clock, encode, open_store, run_cli, variant, with_phases
@@ -105,6 +105,15 @@ def test_a_team_reads_its_own_alternative_results(migrated_db_url, competition, 
             _score(bob_sent[0]["user_values"], references), rel=1e-12, abs=0.0)
         assert theirs["alternatives"][0]["score"] != seed["score"]
         assert "team 1's own trace" not in json.dumps(theirs)
+        # the submission's own view: the same for its team; an organizer reads the private
+        # protocol's at once; another team reads nothing of it
+        view = api.get(f"{SUBMIT}/{sid}", alice_token).json()
+        assert view["alternatives"] == item["alternatives"]
+        organizer = api.get(f"{SUBMIT}/{bob_sid}", create_admin_token(store)).json()
+        assert [a["protocol"] for a in organizer["alternatives"]] == ["seed-7", "cut-2018",
+                                                                      "secret"]
+        assert organizer["alternatives"][2]["reason"] == "exit status 1: team 2's own trace"
+        assert api.get(f"{SUBMIT}/{sid}", bob_token).status_code == 404
 
         # the command prints them under the submission, the reason with --log
         monkeypatch.chdir(tmp_path)

@@ -108,6 +108,9 @@ class SubmissionView:
     carried_from: int | None = None
     carried_phase: str | None = None
     fact_sheet: FactSheet | None = None
+    #: its results under the declared alternative protocols (``OwnAlternative``), with a
+    #: failure's reason: read by its team and the organizers only, as every field here
+    alternatives: tuple[OwnAlternative, ...] = ()
 
 
 def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
@@ -180,7 +183,10 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
         private_interval=row.private_interval if private else None,
         # its team's and the organizers' only (another team's gets None above)
         carried_from=row.carried_from, carried_phase=row.carried_phase,
-        fact_sheet=fact_sheet_of(row))
+        fact_sheet=fact_sheet_of(row),
+        # an organizer reads a private protocol's at once, as on the certificate
+        alternatives=own_alternatives(db, [(row.id, row.phase)], {
+            row.phase: (not hidden, revealed or caller.admin)}).get(row.id, ()))
 
 
 #: The longest label (a run's name, an upload's description) a listing shows.
