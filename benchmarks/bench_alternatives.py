@@ -6,17 +6,25 @@ Goal: the alternatives together add at most 2x the official run's time per submi
 full scale (here: one fold-seed and one time-cut protocol; a fold-seed protocol is about one
 official run, a time cut about a quarter of one: it has one fold instead of four).
 
+Each round runs the official reproduction and then each alternative, in one process; with
+``--rounds N`` the rounds are interleaved and the script prints each one's median and min-max
+wall seconds, the ratio of the medians, the process's peak resident memory (its sandboxed
+children's too) and the load average (the machine is often shared).
+
 Usage::
 
     python benchmarks/bench_alternatives.py                      # synthetic "small", 1 round
-    python benchmarks/bench_alternatives.py --scale full --check # the goal, checked
+    python benchmarks/bench_alternatives.py --scale full --rounds 3 --check  # the goal
     python benchmarks/bench_alternatives.py --smoke              # tiny, the time cut only
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -54,6 +62,8 @@ def main() -> int:
     parser.add_argument("--check", action="store_true",
                         help=f"exit 1 unless the alternatives take at most {GOAL_RATIO:g}x the "
                              f"official run's time")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="interleaved rounds (official, then each alternative)")
     parser.add_argument("--smoke", action="store_true",
                         help="the smallest run: tiny data, the time cut only; measures nothing")
     args = parser.parse_args()
@@ -68,30 +78,42 @@ def main() -> int:
     try:
         checkout = template_checkout(work / "checkout")
         python = Path(sys.executable)
-        started = time.perf_counter()
-        found, problem, _ = _run(python, checkout, config, work / "official",
-                                 work / "official.log", budgets, False)
-        official = time.perf_counter() - started
-        if problem is not None or "user_values" not in found:
-            print(f"the official run failed: {problem}")
-            return 1
-        print(f"official run ({scale}, {dataset.num_folds} folds): {official:8.2f} s")
-        added = 0.0
-        for i, alternative in enumerate(read_alternatives(_protocols(dataset, args.smoke))):
-            result = run_alternative(alternative, python, checkout, config,
-                                     work / f"alternative-{i}", work / f"alternative-{i}.log",
-                                     budgets, False)
-            if result["status"] != "scored":
-                print(f"alternative {alternative.name} failed: {result['reason']}")
+        alternatives = read_alternatives(_protocols(dataset, args.smoke))
+        seconds: dict[str, list[float]] = {"official": []}
+        for n in range(args.rounds):
+            started = time.perf_counter()
+            found, problem, _ = _run(python, checkout, config, work / f"official-{n}",
+                                     work / f"official-{n}.log", budgets, False)
+            seconds["official"].append(time.perf_counter() - started)
+            if problem is not None or "user_values" not in found:
+                print(f"the official run failed: {problem}")
                 return 1
-            cost = result["cost"]
-            added += cost["seconds"]
-            print(f"alternative {alternative.name:<12} ({alternative.kind}): "
-                  f"{cost['seconds']:8.2f} s (train {cost['train_seconds']} s, predict "
-                  f"{cost['predict_seconds']} s, peak {cost['peak_rss_mib']} MiB)")
+            print(f"round {n + 1}: official run ({scale}, {dataset.num_folds} folds): "
+                  f"{seconds['official'][-1]:8.2f} s")
+            for i, alternative in enumerate(alternatives):
+                result = run_alternative(alternative, python, checkout, config,
+                                         work / f"alternative-{n}-{i}",
+                                         work / f"alternative-{n}-{i}.log", budgets, False)
+                if result["status"] != "scored":
+                    print(f"alternative {alternative.name} failed: {result['reason']}")
+                    return 1
+                cost = result["cost"]
+                seconds.setdefault(alternative.name, []).append(cost["seconds"])
+                print(f"round {n + 1}: alternative {alternative.name:<12} ({alternative.kind}): "
+                      f"{cost['seconds']:8.2f} s (train {cost['train_seconds']} s, predict "
+                      f"{cost['predict_seconds']} s, peak {cost['peak_rss_mib']} MiB)")
+        for name, values in seconds.items():
+            print(f"{name:<24} median {statistics.median(values):8.2f} s  (min "
+                  f"{min(values):.2f}, max {max(values):.2f}; {len(values)} rounds)")
+        official = statistics.median(seconds["official"])
+        added = sum(statistics.median(v) for k, v in seconds.items() if k != "official")
         ratio = added / official
         print(f"the alternatives add {added:.2f} s: {ratio:.2f}x the official run "
-              f"(goal <= {GOAL_RATIO:g}x at full scale)")
+              f"(medians; goal <= {GOAL_RATIO:g}x at full scale)")
+        peak = max(resource.getrusage(who).ru_maxrss
+                   for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+        print(f"peak resident memory: {peak:.0f} MiB (this process or one sandboxed run); "
+              f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         if args.check and ratio > GOAL_RATIO:
             print("CHECK FAILED: the alternatives cost more than the goal")
             return 1

@@ -27,6 +27,7 @@ SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
 #: The modules a script needs beyond the harness's requirements, and how to get them.
 NEEDS_MODULES = {
     "bench_board_stats.py": (("fastapi", "sqlalchemy"), "requirements-server.txt"),
+    "bench_certificate.py": (("fastapi", "sqlalchemy"), "requirements-server.txt"),
     "bench_competition.py": (("fastapi", "httpx", "sqlalchemy", "uvicorn"),
                              "requirements-server-test.txt"),
     "bench_ray.py": (("ray",), "requirements-ray.txt"),

@@ -43,7 +43,12 @@ from evaluation.challenge._mred import (
     miss_rate_equality_difference,
     mred_from_codes,
 )
-from evaluation.challenge._paired_board import TeamReplicates, metric_replicates, team_replicates
+from evaluation.challenge._paired_board import (
+    TeamReplicates,
+    metric_replicates,
+    metric_score,
+    team_replicates,
+)
 from evaluation.challenge._ranks import hit_ranks
 from evaluation.challenge._references import (
     REFERENCES_DIR,
@@ -183,6 +188,7 @@ __all__ = [
     "leaderboard_value",
     "load_references",
     "metric_replicates",
+    "metric_score",
     "miss_rate_equality_difference",
     "mred_from_codes",
     "normalise",

@@ -103,6 +103,13 @@ def team_replicates(folds: Sequence[UserScores], resamples: PairedResamples,
         tests=tests)
 
 
+def metric_score(folds: Sequence[np.ndarray]) -> float:
+    """A team's score under a protocol scored by one metric: the fold mean of each fold's mean
+    over its users (NaN when a fold has no user)."""
+    return float(np.mean([np.asarray(f, dtype=np.float64).mean() if len(f) else np.nan
+                          for f in folds])) if len(folds) else float("nan")
+
+
 def metric_replicates(folds: Sequence[np.ndarray], resamples: PairedResamples,
                       metric: str) -> TeamReplicates:
     """A team's score and replicates under a protocol scored by one metric (its per-user
@@ -135,7 +142,7 @@ def metric_replicates(folds: Sequence[np.ndarray], resamples: PairedResamples,
         return out
 
     per_fold = over_folds(fold, len(values))
-    score = float(np.mean([v.mean() for v in values]))
+    score = metric_score(values)
     replicates = np.mean(per_fold, axis=0)
     return TeamReplicates(score=score, replicates=replicates, groups=(metric,),
                           group_scores=np.array([score]), group_replicates=replicates[None, :],

@@ -99,6 +99,8 @@ def run_single(args: argparse.Namespace) -> int:
         raise ConfigError("--private and --private-seed-file go together: give both to "
                           "evaluate the private folds, or neither.")
     checkout = rp.check_checkout(args.checkout)
+    # read before anything runs: a bad file costs no evaluation
+    protocols = rp.declared_protocols(args.competition) if args.competition else []
     client = rp.LeaderboardClient(args.server, read_token(args.admin_token_file))
     seed = rp.read_private_seed(args.private_seed_file) if args.private else None
     log_path = Path(args.log or f"reproduce-{args.submission}.log").resolve()
@@ -107,7 +109,7 @@ def run_single(args: argparse.Namespace) -> int:
         outcome = rp.reproduce(checkout, args.submission, client, python=rp.env_python(env_dir),
                                log_path=log_path, timeout=timeout,
                                memory_mb=memory_mb or None, private_seed=seed,
-                               source=args.source,
+                               source=args.source, protocols=protocols,
                                log=lambda line: print(line, file=sys.stderr),
                                **budgets(args))
     finally:
@@ -116,6 +118,11 @@ def run_single(args: argparse.Namespace) -> int:
     rp.print_comparison(outcome.comparison)
     print(f"sent to {client.server}: {outcome.answer.get('status', 'recorded')} "
           f"(submission {args.submission}: {outcome.verdict}); log: {log_path}")
+    if protocols and outcome.alternatives is None:
+        print(f"alternative protocols: none run ({len(protocols)} declared): the submission "
+              f"is {outcome.verdict}")
+    for line in rp.alternative_lines(outcome):
+        print(line)
     if args.private:
         if outcome.private_problem:
             print(f"error: {outcome.private_problem}", file=sys.stderr)

@@ -20,7 +20,8 @@ DEFAULT_ENV_CACHE = Path.home() / ".cache" / "evalrs" / "reproduce-envs"
 DEFAULT_LOG_DIR = "reproduce-logs"
 #: The options of one reproduction that --many does not take, and what it takes instead.
 _SINGLE_ONLY = {"submission": "the CSV's submission column", "log": "--log-dir",
-                "keep_env": "nothing (--many always keeps environments in --env-cache)"}
+                "keep_env": "nothing (--many always keeps environments in --env-cache)",
+                "competition": "a worker (`worker`), which runs the protocols its claims name"}
 #: The options of --many that one reproduction does not take.
 _MANY_ONLY = {"jobs": 1, "ray_num_cpus": 1.0, "log_dir": None, "report": None,
               "executor": "local"}
@@ -42,6 +43,12 @@ namespaces, uid 65534, read-only environment and inputs, a size-limited scratch,
 its whole process tree) and only trains and predicts: the predictions are validated and
 scored here. Without bubblewrap the command refuses to run; --unsafe-no-sandbox runs the
 model unconfined anyway, with a warning in the output and in the log sent to the server.
+
+--competition FILE also runs the model under the alternative protocols the competition file
+declares ([[robustness.protocols]]) once the submission reproduced, in the same sandbox with
+the same budgets, as a worker does: each one's status, score and cost are printed, written to
+the log and sent with the verdict; a protocol the model cannot run is a failed result with its
+reason, never a failed reproduction.
 
 --many FILE reproduces every line of a CSV file with the header
 'submission,checkout[,private]' (checkout relative to the file's folder, or absolute; private
@@ -78,6 +85,11 @@ def register(subparsers) -> None:
                    help="also evaluate the model on the private seed's folds and send the "
                         "private score (needs --private-seed-file)")
     add_run_options(p)
+    p.add_argument("--competition", metavar="FILE",
+                   help="also run the model under the alternative protocols this competition "
+                        "file declares ([[robustness.protocols]]), as a worker does, when the "
+                        "submission reproduced; prints and sends each one's status, score "
+                        "and cost")
     p.add_argument("--keep-env", action="store_true",
                    help="keep the environment built in the cache (--env-cache) and reuse it "
                         "for checkouts with the same requirements, harness and Python")

@@ -21,10 +21,12 @@ def register(subparsers) -> None:
                     "workers' queue (a queued job's position among the jobs of its kind and "
                     "its estimated start: the median duration of the last jobs of its kind "
                     "times the rounds before it; unknown before any finished), the run's name "
-                    "and the upload's description; --log ID shows a submission's "
-                    "reproduction: its state, the reason, its jobs' places in the queue and "
-                    "the end of its log. Exit status 3 when the server refuses or cannot be "
-                    "reached.")
+                    "and the upload's description; under a reproduced submission, its result "
+                    "under each of the competition's alternative protocols (status, score, "
+                    "cost, why it failed); --log ID shows a submission's "
+                    "reproduction: its state, the reason, its jobs' places in the queue, its "
+                    "alternative protocols and the end of its log. Exit status 3 when the "
+                    "server refuses or cannot be reached.")
     add_team_arguments(p)
     p.add_argument("--phase", default=None, metavar="PHASE",
                    help="list the submissions of this phase only (default: every phase)")
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         print(_line(item, client))
         if item.get("failure_cause"):
             print("        " + _failure(item, client))
+        for line in _alternatives(item, client, 200):
+            print("        " + line)
     lengths = answer.get("queue_length")
     # a line only when jobs wait: the listing's lines stay one per submission otherwise
     if isinstance(lengths, dict) and any(isinstance(n, int) and n > 0
@@ -120,6 +124,38 @@ def _queue(item: dict) -> str:
     return "; ".join(shown) or "-"
 
 
+def _alternatives(item: dict, client: HttpClient, reason_chars: int) -> list[str]:
+    """A submission's results under the alternative protocols, one line each: "alternative
+    seed-7 (fold_seed): scored, score 0.1234, 12.3 s (train 8.0 s, predict 2.1 s), peak
+    512 MiB"; a failed one with its reason (every server-given text escaped)."""
+    lines = []
+    for alt in item.get("alternatives") or ():
+        if not isinstance(alt, dict):
+            continue
+        seconds, peak = alt.get("seconds"), alt.get("peak_rss_mib")
+        parts = [f"{_figure(seconds)} s"]
+        if isinstance(alt.get("train_seconds"), int | float) \
+                or isinstance(alt.get("predict_seconds"), int | float):
+            parts[0] += (f" (train {_figure(alt.get('train_seconds'))} s, predict "
+                         f"{_figure(alt.get('predict_seconds'))} s)")
+        if isinstance(peak, int | float):
+            parts.append(f"peak {peak:.0f} MiB")
+        line = (f"alternative {client.show(str(alt.get('protocol')), 64)} "
+                f"({client.show(str(alt.get('kind')), 20)}): "
+                f"{client.show(str(alt.get('status')), 10)}, score "
+                f"{'-' if alt.get('status') == 'failed' else _score(alt.get('score'))}, "
+                + ", ".join(parts))
+        if alt.get("reason"):
+            line += f"; reason: {client.show(str(alt['reason']), reason_chars)}"
+        lines.append(line)
+    return lines
+
+
+def _figure(value: object) -> str:
+    """A cost in seconds with one decimal; "?" when unknown."""
+    return f"{value:.1f}" if isinstance(value, int | float) else "?"
+
+
 def _state(item: dict) -> str:
     """A submission's reproduction: its job's state, else the latest verdict ("pending"
     before any)."""
@@ -146,6 +182,8 @@ def _show_log(listing: list, submission_id: int, client: HttpClient) -> int:
             print(client.show(f"{job.get('kind')} job {job.get('job_id')}: {job.get('state')}"
                               f"{place}" + (f", estimated start {start}" if start else "")
                               + f" ({job.get('basis')})", 400))
+    for line in _alternatives(item, client, 2000):
+        print(line)
     tail = item.get("log_tail")
     if not tail:
         print("no reproduction log yet")

@@ -27,6 +27,7 @@ from evaluation.reproduce._compare import (
     compare_folds,
     fingerprint_differences,
 )
+from evaluation.reproduce._declared import alternative_score, declared_protocols
 from evaluation.reproduce._env import env_key, env_python, harness_digest, prepare_env
 from evaluation.reproduce._many import (
     ERROR,
@@ -46,6 +47,7 @@ from evaluation.reproduce._reproduce import (
     DEFAULT_TIMEOUT_S,
     MAX_LOG_TAIL_BYTES,
     Reproduction,
+    alternative_lines,
     check_checkout,
     child_environment,
     read_private_seed,
@@ -108,6 +110,8 @@ __all__ = [
     "Specifiers",
     "Worker",
     "WorkerSettings",
+    "alternative_lines",
+    "alternative_score",
     "batch_table",
     "check_checkout",
     "child_environment",
@@ -115,6 +119,7 @@ __all__ = [
     "compare",
     "compare_folds",
     "comparison_table",
+    "declared_protocols",
     "env_key",
     "env_python",
     "exit_status",

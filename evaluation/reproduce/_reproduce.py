@@ -46,6 +46,7 @@ from evaluation.reproduce._compare import (
     compare,
     fingerprint_differences,
 )
+from evaluation.reproduce._declared import alternative_score
 from evaluation.reproduce._env import remove_tree
 from evaluation.reproduce._sampled_alternative import SampledScorer
 from evaluation.reproduce._sandbox import require_sandbox
@@ -97,6 +98,9 @@ class Reproduction:
         One result per declared alternative protocol, when the competition declares some and
         the submission reproduced: ``{"protocol", "status": "scored" | "failed", "reason",
         "user_values", "cost"}`` (see :func:`run_alternative`).
+    alternative_scores : dict, optional
+        Protocol -> its score (``alternative_score``: None when it failed or cannot be
+        scored here), for the output and the log; the server scores the values itself.
     answer : dict
         The server's answer to the report.
     """
@@ -110,6 +114,7 @@ class Reproduction:
     private_user_values: str | None = None
     costs: list[dict] | None = None
     alternatives: list[dict] | None = None
+    alternative_scores: dict[str, float | None] = field(default_factory=dict)
     answer: dict = field(default_factory=dict)
     sandbox: dict = field(default_factory=dict)
     secrets: tuple = field(default=(), repr=False)
@@ -302,6 +307,9 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
                     alternative, python, checkout, config, Path(work) / f"alternative-{i}",
                     log_path.with_name(f"{log_path.name}.alternative-{i}"), budgets,
                     unsafe_no_sandbox))
+            outcome.alternative_scores = {
+                a["protocol"]: alternative_score(a, results, kind=alternative.kind)
+                for a, alternative in zip(outcome.alternatives, alternatives)}
     mechanisms = outcome.sandbox.get("mechanisms", {})
     with open(log_path, "a", encoding="utf-8") as f:
         # which limit was in force, for whoever reads the verdict's log on the server
@@ -309,7 +317,33 @@ def reproduce(checkout: Path, submission_id: int, client, *, python: Path,
         f.write(f"verdict: {outcome.verdict}\n" + "".join(
             f"  - {reason}\n" for reason in comparison.reasons))
     outcome.answer = client.send_reproduction(submission_id, outcome.report())
+    if outcome.alternatives:
+        # after the report: its log's end reaches the team, and the alternatives' scores and
+        # a private protocol's results wait for the board's reveal
+        with open(log_path, "a", encoding="utf-8") as f:
+            f.write("".join(f"{line}\n" for line in alternative_lines(outcome)))
     return outcome
+
+
+def alternative_lines(outcome: Reproduction) -> list[str]:
+    """One line per alternative protocol the reproduction ran: its status, score and cost,
+    and a failed one's reason (nothing when none ran)."""
+    lines = []
+    for a in outcome.alternatives or ():
+        cost = a.get("cost") or {}
+        score = outcome.alternative_scores.get(a["protocol"])
+        spent = ", ".join(f"{label} {_figure(cost.get(key), unit)}" for key, label, unit in (
+            ("seconds", "run", " s"), ("train_seconds", "train", " s"),
+            ("predict_seconds", "predict", " s"), ("peak_rss_mib", "peak", " MiB")))
+        lines.append(f"alternative {a['protocol']}: {a['status']}, score "
+                     f"{'-' if score is None else f'{score:.6f}'} ({spent})"
+                     + ("" if a.get("reason") is None else f"; reason: {a['reason']}"))
+    return lines
+
+
+def _figure(value: Any, unit: str) -> str:
+    """A cost as the lines show it ('?' when unknown)."""
+    return "?" if value is None else f"{float(value):.1f}{unit}"
 
 
 def _comparison(results: Mapping, found: dict, problem: str | None) -> Comparison:

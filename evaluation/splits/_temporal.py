@@ -191,20 +191,53 @@ def global_cut_fold(events: Any, cut: float) -> Fold:
     before = times < cut
     train_rows = np.flatnonzero(before)
     after = np.flatnonzero(~before)
-    after = after[np.isin(users[after], users[train_rows])]
+    size = _id_table_size(users)
+    if size is None:
+        after = after[np.isin(users[after], users[train_rows])]
+    else:  # a table by user id: no sort of the events (tens of millions at full scale)
+        trained = np.zeros(size, dtype=bool)
+        trained[users[train_rows]] = True
+        after = after[trained[users[after]]]
     if len(train_rows) == 0 or len(after) == 0:
         shown = np.datetime64(int(cut), "s") if math.isfinite(cut) else cut
         raise ConfigError(f"the global time cut at {shown} leaves no "
                           f"{'training event' if len(train_rows) == 0 else 'test user'}: "
                           f"the events run from {np.datetime64(int(times.min()), 's')} to "
                           f"{np.datetime64(int(times.max()), 's')}; move the cut inside them")
-    # by user, then time, then row position: the first row of each user is the target
-    after = after[np.lexsort((after, times[after], users[after]))]
-    first = np.ones(len(after), dtype=bool)
-    first[1:] = users[after][1:] != users[after][:-1]
-    test_rows = after[first]
+    test_rows = _first_rows(users, times, after, size)
     return Fold(index=0, train_rows=train_rows, test_rows=test_rows,
                 sampled_users=len(test_rows), kcore_rounds=0, kcore_converged=True)
+
+
+def _first_rows(users: np.ndarray, times: np.ndarray, rows: np.ndarray,
+                size: int | None) -> np.ndarray:
+    """Per user among ``rows`` (ascending positions), the row of their earliest time (ties:
+    the earlier row), ordered by user id.
+
+    With a table by user id (``size``), the earliest time per user is found in one pass and
+    only the rows at it are sorted (by user; a stable sort keeps the earlier row first);
+    otherwise all ``rows`` are sorted by user, time and position. Both give the same rows.
+    """
+    if size is None or (times.dtype.kind == "f" and np.isnan(times[rows]).any()):
+        rows = rows[np.lexsort((rows, times[rows], users[rows]))]
+        first = np.ones(len(rows), dtype=bool)
+        first[1:] = users[rows][1:] != users[rows][:-1]
+        return rows[first]
+    at, when = users[rows], times[rows]
+    earliest = np.full(size, when.max(), dtype=when.dtype)
+    np.minimum.at(earliest, at, when)
+    rows = rows[when == earliest[at]]
+    _, first = np.unique(users[rows], return_index=True)  # the first (earliest) row per user
+    return rows[first]
+
+
+def _id_table_size(users: np.ndarray) -> int | None:
+    """The length of a table indexed by user id, when the ids are non-negative integers no
+    larger than a few times the events (else None: the ids are looked up by sorting)."""
+    if users.dtype.kind not in "iu" or len(users) == 0:
+        return None
+    low, high = int(users.min()), int(users.max())
+    return high + 1 if low >= 0 and high < 4 * len(users) + 1_000_000 else None
 
 
 def _check_share(name: str, value: Any, owner: str) -> float:

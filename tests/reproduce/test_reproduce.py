@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 
 from evaluation import ChallengeDataset, EvalRSRunner
-from evaluation.challenge import LEADERBOARD_TESTS, decode_user_values
+from evaluation.challenge import (
+    GATED_SCORE,
+    LEADERBOARD_TESTS,
+    decode_user_values,
+    load_references,
+    phase2_score,
+)
 from evaluation.cli import main
 from evaluation.errors import ConfigError, UploadError
 from evaluation.reproduce import (
@@ -361,6 +367,40 @@ def test_a_model_past_the_memory_limit_is_not_reproduced(tmp_path, upload):
 # --------------------------------------------------------------------------- command line
 
 
+#: A competition file's alternative protocols (only [robustness] and the folds' seed matter to
+#: a reproduction): another fold seed, and a cut before any event.
+COMPETITION = """
+[dataset.fold_params]
+seed = 42
+[[robustness.protocols]]
+name = "seed-7"
+kind = "fold_seed"
+seed = 7
+private = true
+[[robustness.protocols]]
+name = "cut-1990"
+kind = "global_time"
+cut = 1990-01-01T00:00:00+02:00
+"""
+#: Competition files a reproduction refuses before running anything, and what it says.
+BAD_COMPETITIONS = [
+    ("[dataset]\n", "declares no [[robustness.protocols]]"),
+    (COMPETITION.replace("seed = 7", "seed = 42"), "is the official fold seed"),
+    (COMPETITION.replace("00:00:00+02:00", "00:00:00"), "has no time zone"),
+    (COMPETITION.replace('"fold_seed"', '"sideways"'), "needs a name and a kind"),
+    (COMPETITION.replace("cut-1990", "seed-7"), "is another protocol's too"),
+    (COMPETITION.replace("cut = 1990-01-01T00:00:00+02:00", 'cut = "soon"'),
+     "is not an ISO"),
+]
+
+
+def _competition(folder: Path, text: str) -> Path:
+    """A competition file of ``text`` in ``folder`` (each its own)."""
+    path = folder / f"competition-{abs(hash(text))}.toml"
+    path.write_text(text)
+    return path
+
+
 def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     checkout = make_checkout(tmp_path / "checkout")
@@ -371,11 +411,30 @@ def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, mo
         board.payloads[5] = upload
         common = [str(checkout), "--server", url, "--admin-token-file", str(token_file),
                   "--env", str(env)]
-        assert main(["reproduce", *common, "--submission", "5"]) == 0
+        # with the competition's alternatives: one the model runs on, one before the data
+        assert main(["reproduce", *common, "--submission", "5", "--competition",
+                     str(_competition(tmp_path, COMPETITION))]) == 0
         out, err = capsys.readouterr()
         assert "verdict: reproduced" in out and "HIT_RATE" in out and TOKEN not in out + err
-        assert board.reports[5][0]["verdict"] == "reproduced"
-        assert (tmp_path / "reproduce-5.log").is_file()
+        report = board.reports[5][0]
+        assert report["verdict"] == "reproduced"
+        sent = {a["protocol"]: a for a in report["alternatives"]}
+        assert [sent["seed-7"]["status"], sent["cut-1990"]["status"]] == ["scored", "failed"]
+        results = upload["results"]
+        folds = decode_user_values(sent["seed-7"]["user_values"], None, k=results["k"])
+        tests = {t: sum(f.scores.tests()[t][0] for f in folds) / len(folds)
+                 for t in LEADERBOARD_TESTS}
+        expected = phase2_score(tests, load_references(results["references"]["name"]))
+        assert expected not in (GATED_SCORE, results["leaderboard_score"])
+        log = (tmp_path / "reproduce-5.log").read_text()
+        # the log's end the server keeps (the team reads it) has none of them
+        assert not any(f"alternative {name}" in report["log_tail"] for name in sent)
+        for shown in (out, log):
+            line = next(x for x in shown.splitlines() if x.startswith("alternative seed-7"))
+            assert f"scored, score {expected:.6f} (run " in line, line
+            assert f"{sent['seed-7']['cost']['seconds']:.1f} s" in line
+            line = next(x for x in shown.splitlines() if x.startswith("alternative cut-1990"))
+            assert "failed, score - (" in line and "leaves no training event" in line
 
         assert main(["reproduce", *common, "--submission", "6"]) == 3  # unknown submission
         assert "HTTP 404" in capsys.readouterr().err
@@ -385,10 +444,16 @@ def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, mo
             ([*common, "--submission", "5", "--timeout", "0"], "--timeout 0.0"),
             ([*common, "--submission", "0"], "positive integer"),
             ([*common[:-1], str(tmp_path / "none"), "--submission", "5"], "no bin/python"),
+            ([*common, "--submission", "5", "--competition", str(tmp_path / "none.toml")],
+             "does not exist"),
+            *[([*common, "--submission", "5", "--competition",
+                str(_competition(tmp_path, text))], message)
+              for text, message in BAD_COMPETITIONS],
         ]
         for argv, message in bad:
             assert main(["reproduce", *argv]) == 2, message
             assert message in capsys.readouterr().err
+        assert len(board.reports[5]) == 1  # no bad input ran anything
         token_file.write_text("\n")
         assert main(["reproduce", *common, "--submission", "5"]) == 2
         assert "is empty" in capsys.readouterr().err

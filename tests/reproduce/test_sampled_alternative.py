@@ -15,10 +15,16 @@ import pandas as pd
 import pytest
 
 from evaluation import ChallengeDataset
-from evaluation.challenge import decode_metric_values, users_sha256
+from evaluation.challenge import (
+    MetricValues,
+    decode_metric_values,
+    encode_metric_values,
+    metric_score,
+    users_sha256,
+)
 from evaluation.errors import ConfigError, PredictionError
 from evaluation.protocols import evaluate_sampled
-from evaluation.reproduce import Budgets, _predict, worker_config
+from evaluation.reproduce import Budgets, _predict, alternative_score, worker_config
 from evaluation.reproduce._alternatives import read_alternatives
 from evaluation.reproduce._predict import SandboxRun, read_results
 from evaluation.reproduce._reproduce import run_alternative
@@ -227,3 +233,19 @@ def test_hostile_scores_from_the_sandbox_make_a_failed_result(tmp_path, upload, 
     assert result["reason"].startswith("the model's scores of the sampled candidates are not "
                                        "valid: fold 0: ")
     assert words in result["reason"]
+
+
+def test_a_sampled_alternatives_score_is_its_fold_mean_of_user_means():
+    # what `reproduce --competition` prints and the team's listing shows: by hand, folds of
+    # 2 and 3 users: (0.5 + 0.25) / 2 = 0.375 and (1 + 0 + 0.5) / 3 = 0.5 -> 0.4375
+    folds = (np.array([0.5, 0.25]), np.array([1.0, 0.0, 0.5]))
+    blob = encode_metric_values(MetricValues(
+        metric="ndcg@10", folds=folds,
+        users_sha256=(users_sha256(np.array([1, 2])), users_sha256(np.array([3, 4, 5])))))
+    result = {"protocol": "sampled-100", "status": "scored", "user_values": blob}
+    assert metric_score(folds) == 0.4375
+    assert alternative_score(result, {}, kind="sampled") == 0.4375
+    # read as the challenge's per-user values (another kind), the blob scores nothing
+    assert alternative_score(result, {}, kind="fold_seed") is None
+    assert alternative_score({**result, "user_values": "bm90IGEgYmxvYg=="}, {},
+                             kind="sampled") is None

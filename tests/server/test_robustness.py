@@ -21,7 +21,7 @@ pytest.importorskip("fastapi")
 
 import sqlalchemy as sa
 
-from evaluation.challenge import MetricValues, encode_metric_values, encode_user_values
+from evaluation.challenge import MetricValues, encode_metric_values
 from evaluation.errors import ConfigError, SubmissionRejected
 from evaluation.reproduce import Job
 from evaluation.reproduce import _alternatives as worker_bounds
@@ -42,14 +42,19 @@ from evaluation.server.core._competition_keys import (
 from evaluation.server.db import RobustnessResultRow, add_team, create_admin_token
 from evaluation.server.page import render_robustness
 from evaluation.server.standings import board_robustness
-from evaluation.server.store import claim_job, mark_final, record_reproduction, submit
+from evaluation.server.store import (
+    claim_job,
+    mark_final,
+    own_submissions,
+    record_reproduction,
+    submit,
+)
 from evaluation.standings import kendall_tau_b
 from tests.server._api import assert_rejected, serving, team_folds
 from tests.server._helpers import (
     Clock,
     document,
     encode,
-    fold_tests,
     open_store,
     sqlite_url,
     trust_values,
@@ -57,7 +62,8 @@ from tests.server._helpers import (
     with_phases,
     write,
 )
-from tests.server._user_values import K, synthetic_fold, with_user_values
+from tests.server._robustness import alternative_blob, reproduction_report
+from tests.server._user_values import with_user_values
 
 UTC = timezone.utc
 PROTOCOLS = (RobustnessProtocol(name="seed-7", kind="fold_seed", seed=7),
@@ -188,22 +194,6 @@ def store(tmp_path, competition):
     opened.engine.dispose()
 
 
-def _alternative_blob(seed: int, hit_rate: float, sizes=(80, 90)) -> str:
-    """A team's per-user values under an alternative: folds of other users than the
-    official ones (the same users for every team)."""
-    return encode_user_values([synthetic_fold(seed * 10 + f, n, hit_rate=hit_rate)
-                               for f, n in enumerate(sizes)], K)
-
-
-def _report(doc: dict, alternatives: list[dict]) -> bytes:
-    table = [{"test": t, "fold": i, "uploaded": v, "reproduced": v, "difference": 0.0,
-              "within": True}
-             for i, tests in enumerate(fold_tests(doc)) for t, v in tests.items()]
-    return json.dumps({"verdict": "reproduced", "private": False, "table": table,
-                       "log_tail": "", "fingerprint_matches": True,
-                       "harness_version": "0.1.0", "alternatives": alternatives}).encode()
-
-
 def _board(store) -> dict[str, str]:
     """Three teams with trusted official values, each reproduced under the alternatives:
     "seed-7" keeps the official order, "cut-2018" reverses it, "secret" fails for Alpha.
@@ -217,16 +207,16 @@ def _board(store) -> dict[str, str]:
         reversed_skill = 0.7 - skill
         alternatives = [
             {"protocol": "seed-7", "status": "scored", "user_values":
-             _alternative_blob(100 + i, skill), "cost": {"seconds": 10.0 + i,
+             alternative_blob(100 + i, skill), "cost": {"seconds": 10.0 + i,
                                                          "peak_rss_mib": 300.0}},
             {"protocol": "cut-2018", "status": "scored", "user_values":
-             _alternative_blob(200 + i, reversed_skill), "cost": {"seconds": 3.0}},
+             alternative_blob(200 + i, reversed_skill), "cost": {"seconds": 3.0}},
             {"protocol": "secret", "status": "failed",
              "reason": f"the run failed with exit status 1 ({name}'s own trace)",
              "cost": {"seconds": 1.0}} if name == "Alpha" else
             {"protocol": "secret", "status": "scored",
-             "user_values": _alternative_blob(300 + i, skill)}]
-        record_reproduction(store, sid, _report(doc, alternatives))
+             "user_values": alternative_blob(300 + i, skill)}]
+        record_reproduction(store, sid, reproduction_report(doc, alternatives))
         made[name] = token
     return made
 
@@ -285,14 +275,14 @@ def test_a_result_under_an_undeclared_protocol_or_with_bad_values_is_refused(sto
     sid = submit(store, team.id, encode(doc)).submission_id
     for alternatives, words in (
             ([{"protocol": "sampled-100", "status": "scored",
-               "user_values": _alternative_blob(1, 0.3)}], "does not declare"),
+               "user_values": alternative_blob(1, 0.3)}], "does not declare"),
             ([{"protocol": "seed-7", "status": "scored", "user_values": "not a blob"}],
              "alternatives[0].user_values"),
             ([{"protocol": "seed-7", "status": "failed"}], "sends its reason"),
             ([{"protocol": "seed-7", "status": "failed", "reason": "x"},
               {"protocol": "seed-7", "status": "failed", "reason": "y"}], "twice")):
         with pytest.raises(SubmissionRejected) as info:
-            record_reproduction(store, sid, _report(doc, alternatives))
+            record_reproduction(store, sid, reproduction_report(doc, alternatives))
         assert info.value.status == 422 and words in str(info.value)
 
 
@@ -396,12 +386,13 @@ def test_a_sampled_protocols_values_are_stored_and_certified(tmp_path, competiti
     store = open_store(sqlite_url(tmp_path), replace(
         competition, board=BoardSettings(n_boot=200, seed=1), robustness=SAMPLED), Clock())
     try:
-        means = {}
+        means, team_ids = {}, {}
         for i, (name, skill) in enumerate(TEAMS.items()):
             team, _ = add_team(store, name, f"{name.lower()}@example.org")
             folds = team_folds(i + 1, skill)
             doc = with_user_values(variant(f"run-{name}"), folds)
             sid = submit(store, team.id, encode(doc)).submission_id
+            team_ids[name] = team.id
             trust_values(store, sid, doc)
             hashes = [f.users_sha256 for f in folds]
             rng = np.random.default_rng(500 + i)
@@ -417,9 +408,9 @@ def test_a_sampled_protocols_values_are_stored_and_certified(tmp_path, competiti
                 alternative = {"protocol": "sampled-100", "status": "scored",
                                "user_values": _metric_blob(bad, hashes, forged=True)}
                 with pytest.raises(SubmissionRejected) as info:
-                    record_reproduction(store, sid, _report(doc, [alternative]))
+                    record_reproduction(store, sid, reproduction_report(doc, [alternative]))
                 assert info.value.status == 422 and words in str(info.value)
-            record_reproduction(store, sid, _report(doc, [
+            record_reproduction(store, sid, reproduction_report(doc, [
                 {"protocol": "sampled-100", "status": "scored",
                  "user_values": _metric_blob(values, hashes),
                  "cost": {"seconds": 4.0, "predict_seconds": 1.5}}]))
@@ -441,6 +432,11 @@ def test_a_sampled_protocols_values_are_stored_and_certified(tmp_path, competiti
         assert sampled.same_leader and sampled.mean_seconds == pytest.approx(4.0)
         marks = {t.team: t for t in view.teams}
         assert marks["Beta"].worst_rank == 3 and marks["Gamma"].worst_rank == 2
+        # each team's own listing shows its score under the protocol: its fold mean of means
+        for name, team_id in team_ids.items():
+            [item] = own_submissions(store, team_id)
+            (own,) = item.alternatives
+            assert own.kind == "sampled" and own.score == pytest.approx(means[name], rel=1e-12)
         # the file edited: the name now declares another kind, whose values these are not
         store.competition = replace(store.competition, robustness=(
             RobustnessProtocol(name="sampled-100", kind="fold_seed", seed=7),))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.errors import ConfigError, DataError
-from evaluation.splits import Split, global_time_split, temporal_user_split
+from evaluation.splits import Split, global_cut_fold, global_time_split, temporal_user_split
 
 
 def _events(rng, n_users=40, n_items=30, max_events=25, time_span=50):
@@ -216,3 +216,35 @@ def test_temporal_split_on_movielens(name):
     assert 0.18 < len(split.test) / len(events) < 0.2  # floor() keeps it at most 20 %
     cut = global_time_split(events, quantile=0.8)
     assert cut.train["timestamp"].max() < cut.cutoff <= cut.test["timestamp"].min()
+
+
+def _first_after_by_hand(events: pd.DataFrame, cut: float) -> list[int]:
+    """The global cut's test rows, one user at a time: each user with an event before the cut
+    is tested on their earliest event at or after it (ties: the earlier row)."""
+    rows = []
+    for user in sorted(set(events["user_id"])):
+        mine = [(t, i) for i, (u, t) in enumerate(zip(events["user_id"], events["timestamp"]))
+                if u == user]
+        later = [(t, i) for t, i in mine if not t < cut]
+        if later and any(t < cut for t, _ in mine):
+            rows.append(min(later)[1])
+    return rows
+
+
+@pytest.mark.parametrize("ids", ["dense", "sparse", "negative"])
+@pytest.mark.parametrize("times", ["int", "float"])
+def test_global_cut_fold_matches_a_user_by_user_reference(ids, times):
+    rng = np.random.default_rng([len(ids), len(times)])
+    users = rng.integers(0, 40, 600)
+    # dense ids take the table by user id; sparse or negative ones the sorted lookup
+    users = {"dense": users, "sparse": users * 10**12, "negative": users - 20}[ids]
+    stamps = rng.integers(0, 50, 600)  # many ties within a user
+    events = pd.DataFrame({"user_id": users, "track_id": np.arange(600),
+                           "timestamp": stamps.astype(float) / 4 if times == "float"
+                           else stamps})
+    cut = 6.0 if times == "float" else 25.0
+    fold = global_cut_fold(events, cut)
+    assert fold.train_rows.tolist() == np.flatnonzero(events["timestamp"] < cut).tolist()
+    expected = _first_after_by_hand(events, cut)
+    assert len(expected) > 20
+    assert fold.test_rows.tolist() == expected

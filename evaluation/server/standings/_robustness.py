@@ -6,12 +6,17 @@ compared rows, their trusted per-user values, the board's resamples). Each alter
 made the same way from the per-user values the reproductions computed under it
 (``robustness_results``): the teams' values on the protocol's test users (fixed by its first
 stored result; a result on other users is left out), resampled with the board's seed and
-replicates (``StandingsCache.resamples_for``, the board's one way of drawing them) and scored
-with the phase's references (``team_replicates``): users are resampled within each protocol
-and replicate r of every team uses the same resample. A sampled-negative protocol's values
-are one corrected metric per test user of the official folds: its score is their fold mean,
-on the same resamples (``metric_replicates``). The statistics themselves are
+replicates (``paired_resamples``, drawn as the board draws its own) and scored with the
+phase's references (``team_replicates``): users are resampled within each protocol and
+replicate r of every team uses the same resample. A sampled-negative protocol's values are
+one corrected metric per test user of the official folds: its score is their fold mean, on
+the same resamples (``metric_replicates``). The statistics themselves are
 ``evaluation.standings.robustness_certificate``.
+
+Each team's replicates under a protocol are kept (per stored result), and so are the
+protocols' resamples, apart from the official board's (``MAX_PROTOCOL_RESAMPLE_BYTES``):
+after one new reproduction only its team's replicates under each protocol are computed, and
+drawing a protocol's resamples again (seconds at full scale) is not part of it.
 
 Nothing is computed for a board whose scores are hidden, and a protocol declared ``private``
 is withheld until the phase's private scores are revealed (an organizer sees it). Why a
@@ -35,6 +40,7 @@ from evaluation.challenge import (
     References,
     TeamReplicates,
     metric_replicates,
+    paired_resamples,
     team_replicates,
 )
 from evaluation.errors import EvalRSError
@@ -67,6 +73,17 @@ if TYPE_CHECKING:  # annotations only: a function's handle on the database
 _KEPT: weakref.WeakKeyDictionary[Database, dict[tuple, tuple[tuple, RobustnessCertificate]]] \
     = weakref.WeakKeyDictionary()
 _KEPT_LOCK = threading.Lock()
+#: The most memory the protocols' resamples kept by one store may take (bytes): three
+#: full-scale fold-seed protocols and a time cut (1000 replicates of ~120k users each, one
+#: byte per count; a time cut's one fold ~55k). Beyond it the oldest are dropped and drawn
+#: again when needed; a protocol whose resamples alone exceed it has them drawn each time.
+MAX_PROTOCOL_RESAMPLE_BYTES = 416 << 20
+#: Per store, the protocols' resamples by (seed, replicates, fold sizes), apart from the
+#: official board's (whose own budget they would exhaust, making it draw its own again).
+_RESAMPLES: weakref.WeakKeyDictionary[Database, dict[tuple, PairedResamples]] = \
+    weakref.WeakKeyDictionary()
+_RESAMPLES_LOCK = threading.Lock()
+
 
 def board_robustness(db: Database, phase_name: str | None = None, *, admin: bool = False,
                      team: str | None = None) -> BoardRobustness:
@@ -178,11 +195,13 @@ def _alternative(db: Database, board: Board, protocol: RobustnessProtocol,
         values: Mapping[int, Sequence] = (
             alternative_metric_values(db, rows) if protocol.kind == "sampled"
             else alternative_values(db, rows))
+        if missing:
+            resamples = protocol_resamples(db, settings.seed, settings.n_boot,
+                                           first.fold_sizes)
         for t in missing:
             with cache.lock:
-                cache.keep(keys[t], _stats(cache.resamples_for(settings, first.fold_sizes),
-                                           values.get(same[t].row_id), references, first,
-                                           metric=protocol.kind == "sampled"))
+                cache.keep(keys[t], _stats(resamples, values.get(same[t].row_id), references,
+                                           first, metric=protocol.kind == "sampled"))
         with cache.lock:
             kept = {t: cache.teams[keys[t]] for t in same if keys[t] in cache.teams}
     names = tuple(t for t in teams if t in kept and kept[t].replicates is not None)
@@ -191,6 +210,29 @@ def _alternative(db: Database, board: Board, protocol: RobustnessProtocol,
         teams=names, scores=np.array([r.score for r in reps if r is not None], dtype=np.float64),
         replicates=np.stack([r.replicates for r in reps if r is not None], axis=1) if names
         else np.zeros((settings.n_boot, 0)))
+
+
+def protocol_resamples(db: Database, seed: int, n_boot: int, sizes: tuple[int, ...]
+                       ) -> PairedResamples:
+    """A protocol's resamples for folds of ``sizes`` users: the board's draw
+    (``paired_resamples`` with its seed and replicates), kept per store within
+    ``MAX_PROTOCOL_RESAMPLE_BYTES``."""
+    key = (int(seed), int(n_boot), tuple(int(n) for n in sizes))
+    with _RESAMPLES_LOCK:
+        kept = _RESAMPLES.setdefault(db, {})
+        found = kept.pop(key, None)
+        if found is not None:
+            kept[key] = found  # the most recently used last: dropped last
+            return found
+    made = paired_resamples(*key)
+    with _RESAMPLES_LOCK:
+        kept = _RESAMPLES.setdefault(db, {})
+        if made.nbytes <= MAX_PROTOCOL_RESAMPLE_BYTES:
+            while kept and made.nbytes + sum(r.nbytes for r in kept.values()) \
+                    > MAX_PROTOCOL_RESAMPLE_BYTES:
+                kept.pop(next(iter(kept)))
+            kept[key] = made
+    return made
 
 
 def _stats(resamples: PairedResamples, folds: Sequence | None, references: References,

@@ -1,7 +1,8 @@
 """The records that scoring makes, in the database: submissions and what they bring.
 
 It owns an upload checked, scored and stored once within the daily limit (its receipt, a
-submission's view and stored body, a team's own submissions), each submission's per-user values
+submission's view and stored body, a team's own submissions and their results under the
+declared alternative protocols), each submission's per-user values
 and costs (uploaded or trusted, decoded once per process), the baselines pinned on every board,
 the test users a board compares, the organizers' reproductions and the private scores they
 bring, the workers' queue (jobs, leases, the reproductions' verdicts, the scoring jobs'
@@ -36,6 +37,7 @@ from evaluation.server.store._jobs import (
 )
 from evaluation.server.store._leases import claim_job, finish_job, heartbeat_job
 from evaluation.server.store._limits import LimitReached
+from evaluation.server.store._own_alternatives import OwnAlternative
 from evaluation.server.store._queue import (
     Estimate,
     QueueOverview,
@@ -104,6 +106,7 @@ __all__ = [
     "Lease",
     "LimitReached",
     "MAX_FINISH_BYTES",
+    "OwnAlternative",
     "OwnSubmission",
     "QueueOverview",
     "QueuePlace",

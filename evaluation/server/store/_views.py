@@ -34,6 +34,7 @@ from evaluation.server.store._carried import predictions_owner
 from evaluation.server.store._job_requests import PLATFORM
 from evaluation.server.store._jobs import team_failures, team_jobs
 from evaluation.server.store._limits import given_back
+from evaluation.server.store._own_alternatives import OwnAlternative, own_alternatives
 
 if TYPE_CHECKING:  # annotations only: a function's handle on the database
     from evaluation.server.db import Database
@@ -107,6 +108,9 @@ class SubmissionView:
     carried_from: int | None = None
     carried_phase: str | None = None
     fact_sheet: FactSheet | None = None
+    #: its results under the declared alternative protocols (``OwnAlternative``), with a
+    #: failure's reason: read by its team and the organizers only, as every field here
+    alternatives: tuple[OwnAlternative, ...] = ()
 
 
 def receipt(db: Database, row: Stored, new: bool, phase: Phase, used: int) -> Receipt:
@@ -179,7 +183,10 @@ def get_submission(db: Database, submission_id: int, caller: Caller) -> Submissi
         private_interval=row.private_interval if private else None,
         # its team's and the organizers' only (another team's gets None above)
         carried_from=row.carried_from, carried_phase=row.carried_phase,
-        fact_sheet=fact_sheet_of(row))
+        fact_sheet=fact_sheet_of(row),
+        # an organizer reads a private protocol's at once, as on the certificate
+        alternatives=own_alternatives(db, [(row.id, row.phase)], {
+            row.phase: (not hidden, revealed or caller.admin)}).get(row.id, ()))
 
 
 #: The longest label (a run's name, an upload's description) a listing shows.
@@ -203,6 +210,9 @@ class OwnSubmission:
     "team": the upload itself; "unknown" for a failure older than the distinction), and
     ``counted`` whether it counts against the team's daily limit (a platform failure never
     does; a team's own as the competition's ``count_refused`` says).
+    ``alternatives`` are its latest results under the competition's declared alternative
+    protocols (status, score, cost, a failure's reason), a private protocol's once the phase
+    is revealed.
     """
 
     submission_id: int
@@ -226,6 +236,7 @@ class OwnSubmission:
     failure: str | None = None
     failure_cause: str | None = None
     counted: bool = True
+    alternatives: tuple[OwnAlternative, ...] = ()
 
 
 def own_submissions(db: Database, team_id: int, phase: str | None = None
@@ -253,6 +264,7 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
     free = set(given_back(db.require_competition())) if db.competition is not None \
         else {PLATFORM}
     tails = _log_tails(db, team_id)
+    alternatives = own_alternatives(db, [(r.id, r.phase) for r in rows], shown)
     listing = []
     for row in rows:
         public, private = shown[row.phase]
@@ -269,7 +281,8 @@ def own_submissions(db: Database, team_id: int, phase: str | None = None
             flagged=row.flagged, reproduction=row.reproduction, final=row.final_at is not None,
             reproduction_status=status, reproduction_reason=reason, log_tail=tails.get(row.id),
             carried_from=row.carried_phase, fact_sheet=fact_sheet_of(row),
-            failure=failure, failure_cause=cause, counted=cause not in free))
+            failure=failure, failure_cause=cause, counted=cause not in free,
+            alternatives=alternatives.get(row.id, ())))
 
     return listing
 
