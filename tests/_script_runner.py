@@ -52,8 +52,11 @@ def _plain_sys_path(executable: str) -> tuple[str, ...]:
 def _child(script: str, argv: list[str], cwd: str, env: dict[str, str], path: list[str],
            stdout: str, stderr: str) -> None:
     """The forked process: become ``python script *argv`` (see the module's docstring)."""
-    for fd, name in ((1, stdout), (2, stderr)):  # the script's children inherit them too
-        target = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # the script's children inherit these too; nothing to read on the standard input
+    for fd, name, flags in ((0, os.devnull, os.O_RDONLY),
+                            (1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                            (2, stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        target = os.open(name, flags, 0o644)
         os.dup2(target, fd)
         os.close(target)
     os.chdir(cwd)
