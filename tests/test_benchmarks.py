@@ -74,6 +74,23 @@ def test_every_benchmark_script_is_run_here():
     assert set(NEEDS_MODULES) | SLOW <= set(SCRIPTS), "a listed benchmark no longer exists"
 
 
+def test_a_script_that_fails_is_seen_failing(tmp_path):
+    # the runner must pass on what the script did: its exit status, its output, its argv and
+    # the folder it runs in (a runner that always said 0 would let every benchmark break)
+    script = tmp_path / "bench_broken.py"
+    script.write_text("import os, sys\n"
+                      "print('argv', sys.argv[1:], 'path0', sys.path[0], 'cwd', os.getcwd())\n"
+                      "if sys.argv[1] == 'raise':\n"
+                      "    raise RuntimeError('the benchmark broke')\n"
+                      "sys.exit(int(sys.argv[1]))\n")
+    for argv, status in ((["3"], 3), (["raise"], 1), (["0"], 0)):
+        done = run_script(script, argv, cwd=tmp_path, logs=tmp_path, timeout=TIMEOUT_S)
+        assert done.exit_status == status, done
+        assert done.stdout.strip() == f"argv {argv} path0 {tmp_path} cwd {tmp_path}", done
+    assert "RuntimeError: the benchmark broke" in run_script(
+        script, ["raise"], cwd=tmp_path, logs=tmp_path, timeout=TIMEOUT_S).stderr
+
+
 @pytest.mark.parametrize("script", [_param(s) for s in SCRIPTS])
 def test_the_benchmark_runs_in_its_smoke_mode(script, tmp_path):
     reason = _skip_reason(script)
