@@ -41,19 +41,27 @@ MODELS = ("RandomModel", "PopularityModel", "CBOWModel", "ALSModel")
 REFERENCE = "RandomModel"
 
 
-def make_model(name: str, dataset):
-    """A fresh model ``name`` for ``dataset`` (its default parameters)."""
+#: The smoke run's trained models: one CBOW epoch, a small ALS for two iterations (the same
+#: code paths as the defaults, a fraction of the time).
+SMOKE_PARAMS = {"CBOWModel": {"epochs": 1}, "ALSModel": {"factors": 8, "iterations": 2}}
+
+
+def make_model(name: str, dataset, smoke: bool = False):
+    """A fresh model ``name`` for ``dataset`` (its default parameters, or the smoke run's
+    ``SMOKE_PARAMS`` when ``smoke``)."""
     from evaluation.baselines import CBOWModel, PopularityModel, RandomModel
 
+    params = SMOKE_PARAMS.get(name, {}) if smoke else {}
     if name == "ALSModel":
         from examples.als_model import ALSModel
 
-        return ALSModel(dataset.df_tracks)
+        return ALSModel(dataset.df_tracks, **params)
     return {"RandomModel": lambda: RandomModel(dataset.df_tracks),
-            "PopularityModel": PopularityModel, "CBOWModel": CBOWModel}[name]()
+            "PopularityModel": PopularityModel,
+            "CBOWModel": lambda: CBOWModel(**params)}[name]()
 
 
-def measure(name: str, scale: str) -> dict:
+def measure(name: str, scale: str, smoke: bool = False) -> dict:
     """One run of model ``name`` (in a fresh process): times, peak memory, scores."""
     import warnings
 
@@ -66,7 +74,7 @@ def measure(name: str, scale: str) -> dict:
     dataset = ChallengeDataset(source="synthetic", scale=scale)
     with tempfile.TemporaryDirectory() as results:
         runner = EvalRSRunner(dataset, results_dir=results, progress=False, verbose=False)
-        res = runner.evaluate(make_model(name, dataset))
+        res = runner.evaluate(make_model(name, dataset, smoke))
     seconds = time.perf_counter() - t0
     peak = sampler.stop()
     model = sum(f["runtime"][s]["seconds"] for f in res.folds for s in ("train", "predict"))
@@ -80,9 +88,10 @@ def measure(name: str, scale: str) -> dict:
             "folds": [f["tests"] for f in res.folds]}
 
 
-def _run(name: str, scale: str) -> dict:
+def _run(name: str, scale: str, smoke: bool = False) -> dict:
     """``measure`` in a fresh process."""
-    cmd = [sys.executable, __file__, "--scale", scale, "--_measure", name]
+    cmd = [sys.executable, __file__, "--scale", scale, "--_measure", name,
+           *(["--smoke"] if smoke else [])]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
     if out.returncode != 0:
@@ -119,7 +128,7 @@ def main() -> None:
     if args.smoke:
         args.scale, args.rounds = "tiny", 1
     if args._measure:
-        print(json.dumps(measure(args._measure, args.scale)))
+        print(json.dumps(measure(args._measure, args.scale, args.smoke)))
         return
     names = _models(args.models)
     if not args.smoke:  # untimed: writes the dataset's and the folds' caches, warms the page cache
@@ -128,7 +137,7 @@ def main() -> None:
     load = []
     for rnd in range(args.rounds):
         for name in names:
-            runs[name].append(_run(name, args.scale))
+            runs[name].append(_run(name, args.scale, args.smoke))
             load.append(os.getloadavg()[0])
             r = runs[name][-1]
             print(f"  round {rnd + 1}/{args.rounds} {name:16} {r['seconds']:7.1f} s "

@@ -599,7 +599,7 @@ def main() -> int:
     args = p.parse_args()
     if args.smoke:
         args.scale, args.teams, args.per_team, args.variants = "tiny", 3, 2, 1
-        args.reproduce_s, args.board_rate, args.backends = 0.1, 2.0, "sqlite"
+        args.reproduce_s, args.board_rate, args.backends = 0.1, 1.0, "sqlite"
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     reports, bad = [], False
     with tempfile.TemporaryDirectory(prefix="evalrs-rehearsal-") as tmp:

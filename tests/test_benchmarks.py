@@ -1,25 +1,26 @@
-"""Every benchmark runs: each script of ``benchmarks/`` (not its ``_name.py`` helpers), started
-as a user starts it, in its smallest mode (``--smoke``), must exit 0.
+"""Every benchmark runs: each script of ``benchmarks/`` (not its ``_name.py`` helpers), run as
+``python SCRIPT --smoke`` runs it (its smallest mode), in a process of its own, must exit 0.
 
 A smoke run measures nothing; it proves that the script, its references and its checks still
 work with today's harness (a benchmark that nobody runs breaks silently). Each script is its
-own test, so that pytest-xdist spreads them. A benchmark that needs an optional part of the
-environment (the server extra, Ray, the sandbox, git and make) is skipped, with the reason,
-only where that part is absent; the parts a benchmark leaves out by itself when missing
-(PostgreSQL, faiss, implicit) are left to it.
+own test, so that pytest-xdist spreads them. The process is forked from one that imported the
+heavy third-party libraries once (``tests/_script_runner.py``): the script's own code, the
+project's modules included, runs afresh as ``__main__``. A benchmark that needs an optional
+part of the environment (the server extra, Ray, the sandbox, git and make) is skipped, with
+the reason, only where that part is absent; the parts a benchmark leaves out by itself when
+missing (PostgreSQL, faiss, implicit) are left to it.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from evaluation.reproduce import sandbox_problem
+from tests._script_runner import run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
@@ -74,6 +75,23 @@ def test_every_benchmark_script_is_run_here():
     assert set(NEEDS_MODULES) | SLOW <= set(SCRIPTS), "a listed benchmark no longer exists"
 
 
+def test_a_script_that_fails_is_seen_failing(tmp_path):
+    # the runner must pass on what the script did: its exit status, its output, its argv and
+    # the folder it runs in (a runner that always said 0 would let every benchmark break)
+    script = tmp_path / "bench_broken.py"
+    script.write_text("import os, sys\n"
+                      "print('argv', sys.argv[1:], 'path0', sys.path[0], 'cwd', os.getcwd())\n"
+                      "if sys.argv[1] == 'raise':\n"
+                      "    raise RuntimeError('the benchmark broke')\n"
+                      "sys.exit(int(sys.argv[1]))\n")
+    for argv, status in ((["3"], 3), (["raise"], 1), (["0"], 0)):
+        done = run_script(script, argv, cwd=tmp_path, logs=tmp_path, timeout=TIMEOUT_S)
+        assert done.exit_status == status, done
+        assert done.stdout.strip() == f"argv {argv} path0 {tmp_path} cwd {tmp_path}", done
+    assert "RuntimeError: the benchmark broke" in run_script(
+        script, ["raise"], cwd=tmp_path, logs=tmp_path, timeout=TIMEOUT_S).stderr
+
+
 @pytest.mark.parametrize("script", [_param(s) for s in SCRIPTS])
 def test_the_benchmark_runs_in_its_smoke_mode(script, tmp_path):
     reason = _skip_reason(script)
@@ -81,7 +99,11 @@ def test_the_benchmark_runs_in_its_smoke_mode(script, tmp_path):
         pytest.skip(reason)
     # the folder the user runs it from is any folder; the harness's caches are the session's
     # (EVALRS_CACHE_DIR, set for every test), so the tiny dataset is generated once
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--smoke"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert done.returncode == 0, (f"benchmarks/{script} --smoke exited {done.returncode}:\n"
-                                  f"{(done.stdout + done.stderr)[-4000:]}")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = run_script(ROOT / "benchmarks" / script, ["--smoke"], cwd=cwd, logs=tmp_path,
+                      timeout=TIMEOUT_S)
+    ended = (f"was killed after {TIMEOUT_S} s" if done.exit_status is None
+             else f"exited {done.exit_status}")
+    assert done.exit_status == 0, (f"benchmarks/{script} --smoke {ended}:\n"
+                                   f"{(done.stdout + done.stderr)[-4000:]}")

@@ -1,0 +1,99 @@
+"""Run a script as ``python SCRIPT ARGS`` runs it, in a fresh process, without paying for the
+heavy third-party imports each time.
+
+A benchmark's smoke run costs little beyond its interpreter's start and imports (numpy,
+pandas, pyarrow, SciPy, the server's libraries: about a second of CPU per script). The scripts
+are therefore run from one server process per test session (``multiprocessing``'s
+``forkserver``, started on first use) that imported those libraries once: each script runs in a
+child forked from it, as ``__main__`` with its own ``sys.argv``, working folder, environment
+and ``sys.path`` (the script's folder first, then what a plain ``python`` has: the repository
+is not on it, so a script that does not put it there itself fails here as it would for a
+user), and exits as the interpreter exits (non-daemon threads joined, ``atexit`` run, the
+exit status of ``sys.exit``, 1 on an uncaught exception). Only third-party libraries are
+preloaded: the project's own modules are imported by the script, through its own path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import multiprocessing
+import os
+import runpy
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+#: The libraries imported once by the server process (those missing are left out by it).
+PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.parquet", "scipy.sparse",
+           "tqdm.auto", "pydantic", "sqlalchemy", "httpx", "fastapi", "uvicorn")
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """How a script's run ended: its exit status (None: killed at the time limit) and output."""
+
+    exit_status: int | None
+    stdout: str
+    stderr: str
+
+
+@lru_cache(maxsize=1)
+def _plain_sys_path(executable: str) -> tuple[str, ...]:
+    """``sys.path`` of a plain ``python`` here, less its first entry (the script's folder)."""
+    probe = subprocess.run([executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                           capture_output=True, text=True, check=True)
+    return tuple(json.loads(probe.stdout)[1:])
+
+
+def _child(script: str, argv: list[str], cwd: str, env: dict[str, str], path: list[str],
+           stdout: str, stderr: str) -> None:
+    """The forked process: become ``python script *argv`` (see the module's docstring)."""
+    # the script's children inherit these too; nothing to read on the standard input
+    for fd, name, flags in ((0, os.devnull, os.O_RDONLY),
+                            (1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                            (2, stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        target = os.open(name, flags, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = [script, *argv]
+    sys.path[:] = [str(Path(script).parent), *path]
+    code: object = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        # as the interpreter ends: wait for non-daemon threads, then the atexit handlers
+        threading._shutdown()  # type: ignore[attr-defined]
+        atexit._run_exitfuncs()
+    sys.exit(code)  # the exit status, as multiprocessing reads SystemExit
+
+
+def run_script(script: Path, argv: list[str], *, cwd: Path, logs: Path,
+               timeout: float) -> ScriptRun:
+    """Run ``python script *argv`` in ``cwd`` with this process's environment (see the
+    module's docstring), its output written to folder ``logs``; killed after ``timeout``
+    seconds."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(PRELOAD))
+    out, err = logs / f"{script.stem}.stdout", logs / f"{script.stem}.stderr"
+    process = context.Process(
+        target=_child, name=script.name,
+        args=(str(script), list(argv), str(cwd), dict(os.environ),
+              list(_plain_sys_path(sys.executable)), str(out), str(err)))
+    process.start()
+    process.join(timeout)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        status = None
+    else:
+        status = process.exitcode
+    return ScriptRun(status, out.read_text(errors="replace"), err.read_text(errors="replace"))
