@@ -7,12 +7,10 @@ import importlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 import warnings
 from pathlib import Path
 
@@ -24,7 +22,6 @@ from evaluation.baselines import PopularityModel
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
 from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner, RunWarning, model_fingerprint
-from tests.runner._runs import KILLABLE as KILLABLE_FULL
 from tests.runner._runs import comparable
 
 REPO = Path(__file__).resolve().parents[2]
@@ -400,50 +397,8 @@ def test_the_kept_predictions_are_in_the_manifest_and_an_edited_list_is_not_uplo
         predictions_body(claim, claimed, run_dir)
 
 
-# The killable run, made quick: no bootstrap, 30 test users per fold
-KILLABLE = KILLABLE_FULL.replace("n_boot=50).evaluate(Resumable())",
-                                 "n_boot=0).evaluate(Resumable(), limit=30)")
-assert KILLABLE != KILLABLE_FULL
-
-
-def test_killed_run_with_an_edited_fold_resumes_correctly(tmp_path):
-    script = tmp_path / "run.py"
-    script.write_text(KILLABLE)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    results, log = tmp_path / "results", tmp_path / "trained.log"
-    proc = subprocess.Popen([sys.executable, str(script), str(results), str(log), "hang"],
-                            env=env)
-    try:
-        deadline = time.time() + 120
-        while (not log.exists() or len(log.read_text().split()) < 3) \
-                and time.time() < deadline:
-            time.sleep(0.1)  # hanging in fold 2's training: folds 0 and 1 are finished
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    (run_dir,) = results.iterdir()
-    assert sorted(p.name for p in run_dir.glob("fold_?.json")) == ["fold_0.json", "fold_1.json"]
-    assert set(json.loads((run_dir / CHECKSUMS_FILE).read_text())["files"]) == {
-        "fold_0.json", "fold_0_users.npz", "fold_0_predictions.npz", "fold_1.json",
-        "fold_1_users.npz", "fold_1_predictions.npz"}
-    data = json.loads((run_dir / "fold_0.json").read_text())
-    data["tests"]["HIT_RATE"] = 1.0  # a better score, by hand
-    (run_dir / "fold_0.json").write_text(json.dumps(data, indent=2))
-
-    log.write_text("")
-    done = subprocess.run([sys.executable, str(script), str(results), str(log), "no"],
-                          env=env, check=True, capture_output=True, text=True)
-    assert "fold_0.json: checksum does not match" in done.stderr
-    trained = [int(n) for n in log.read_text().split()]
-    assert len(trained) == 3  # folds 0, 2 and 3
-    resumed = json.loads((run_dir / "results.json").read_text())
-
-    other, other_log = tmp_path / "other", tmp_path / "other.log"
-    subprocess.run([sys.executable, str(script), str(other), str(other_log), "no"], env=env,
-                   check=True, capture_output=True)
-    (fresh_path,) = other.glob("*/results.json")
-    assert comparable(resumed) == comparable(json.loads(fresh_path.read_text()))
-    assert resumed["folds"][0]["tests"]["HIT_RATE"] != 1.0
+# A run killed while a fold trains, with a finished fold edited before it resumes: one test in
+# test_runner.py, which kills and resumes the run once for both.
 
 
 # --------------------------------------------------------------------------- frames

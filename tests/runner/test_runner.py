@@ -33,6 +33,7 @@ from evaluation.challenge_reclist import EvalRSRecList
 from evaluation.contract import CompetitionTarget, read_predictions, run_hash
 from evaluation.errors import ConfigError, DataError, PredictionError
 from evaluation.runner import (
+    CHECKSUMS_FILE,
     EvalRSRunner,
     UploadSettings,
 )
@@ -404,7 +405,7 @@ def test_lfm_data_gets_the_published_references(tiny, tmp_path):
 
 
 @pytest.mark.slow
-def test_resume_after_the_process_is_killed(tmp_path):
+def test_a_killed_run_resumes_and_recomputes_a_fold_edited_meanwhile(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(KILLABLE)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -412,28 +413,40 @@ def test_resume_after_the_process_is_killed(tmp_path):
 
     proc = subprocess.Popen([sys.executable, str(script), str(results), str(log), "hang"],
                             env=env)
-    deadline = time.time() + 120
-    while not list(results.glob("*/fold_1.json")) and time.time() < deadline:
-        time.sleep(0.1)
-    while (not log.exists() or len(log.read_text().split()) < 3) and time.time() < deadline:
-        time.sleep(0.1)  # now hanging in fold 2's training
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        deadline = time.time() + 120
+        while (not log.exists() or len(log.read_text().split()) < 3) \
+                and time.time() < deadline:
+            time.sleep(0.1)  # hanging in fold 2's training: folds 0 and 1 are finished
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     (run_dir,) = results.iterdir()
     assert sorted(p.name for p in run_dir.glob("fold_?.json")) == ["fold_0.json", "fold_1.json"]
     assert not (run_dir / "results.json").exists()
+    assert set(json.loads((run_dir / CHECKSUMS_FILE).read_text())["files"]) == {
+        "fold_0.json", "fold_0_users.npz", "fold_0_predictions.npz", "fold_1.json",
+        "fold_1_users.npz", "fold_1_predictions.npz"}
+    # while it is down, a finished fold gets a better score by hand
+    data = json.loads((run_dir / "fold_0.json").read_text())
+    data["tests"]["HIT_RATE"] = 1.0
+    (run_dir / "fold_0.json").write_text(json.dumps(data, indent=2))
 
     log.write_text("")
-    subprocess.run([sys.executable, str(script), str(results), str(log), "no"], env=env,
-                   check=True)
-    assert len(log.read_text().split()) == 2  # only folds 2 and 3 were trained again
+    done = subprocess.run([sys.executable, str(script), str(results), str(log), "no"],
+                          env=env, check=True, capture_output=True, text=True)
+    assert "fold_0.json: checksum does not match" in done.stderr
+    # three trainings (a line each): the edited fold 0 and the unfinished folds 2 and 3;
+    # fold 1 is kept
+    assert len(log.read_text().split()) == 3
     resumed = json.loads((run_dir / "results.json").read_text())
 
     other, other_log = tmp_path / "other", tmp_path / "other.log"
     subprocess.run([sys.executable, str(script), str(other), str(other_log), "no"], env=env,
-                   check=True)
+                   check=True, capture_output=True)
     (fresh_path,) = other.glob("*/results.json")
     assert comparable(resumed) == comparable(json.loads(fresh_path.read_text()))
+    assert resumed["folds"][0]["tests"]["HIT_RATE"] != 1.0
 
 
 class Repeating(PopularityModel):
