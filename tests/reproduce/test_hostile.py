@@ -32,7 +32,6 @@ from tests.reproduce._fakes import (
     fake_leaderboard,
     make_checkout,
     template_model_with,
-    template_upload,
 )
 
 TOKEN = "organizer-" + "h" * 43
@@ -296,7 +295,7 @@ os.remove("/scratch/fill")
     assert outcome.verdict == "reproduced", outcome.comparison.reasons
 
 
-def test_a_neighbour_in_a_batch_cannot_edit_another_rows_checkout(tmp_path):
+def test_a_neighbour_in_a_batch_cannot_edit_another_rows_checkout(tmp_path, upload):
     root = tmp_path / "teams"
     honest = make_checkout(root / "honest")
     before = (honest / "submission" / "MyModel.py").read_text()
@@ -313,7 +312,7 @@ for path in ({str(honest / 'submission' / 'MyModel.py')!r},
     make_checkout(root / "hostile", source)
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[21] = _upload_of(source, tmp_path)
-        board.payloads[22] = template_upload()
+        board.payloads[22] = upload
         settings = BatchSettings(log_dir=tmp_path / "logs", env_cache=tmp_path / "envs",
                                  env=Path(sys.prefix), timeout=300)
         rows = [BatchRow(21, root / "hostile", None, 2), BatchRow(22, honest, None, 3)]
@@ -341,14 +340,15 @@ os._exit(0)
     assert all(row["reproduced"] is None for row in board.reports[1][0]["table"])
 
 
-def test_a_model_file_linked_to_the_token_is_refused_without_showing_it(tmp_path, capsys):
+def test_a_model_file_linked_to_the_token_is_refused_without_showing_it(tmp_path, capsys,
+                                                                          upload):
     token_file = tmp_path / "admin.token"
     token_file.write_text(TOKEN + "\n")
     checkout = make_checkout(tmp_path / "checkout")
     (checkout / "submission" / "MyModel.py").unlink()
     (checkout / "submission" / "MyModel.py").symlink_to(token_file)
     with fake_leaderboard(TOKEN) as (url, board):
-        board.payloads[1] = template_upload()
+        board.payloads[1] = upload
         status = main(["reproduce", str(checkout), "--submission", "1", "--server", url,
                        "--admin-token-file", str(token_file), "--env", sys.prefix,
                        "--log", str(tmp_path / "r.log")])

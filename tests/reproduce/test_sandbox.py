@@ -107,27 +107,35 @@ def test_no_network_reaches_a_listener_on_localhost(tmp_path):
     server.listen(1)
     port = server.getsockname()[1]
     accepted = []
+    finished = threading.Event()
 
     def accept() -> None:
-        server.settimeout(5)
-        try:
-            accepted.append(server.accept())
-        except OSError:
-            pass
+        # listens until the sandboxed run is over, and once more after it (short waits
+        # instead of a fixed 5 s at the end)
+        server.settimeout(0.1)
+        while True:
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                if finished.is_set():
+                    return
 
     thread = threading.Thread(target=accept)
     thread.start()
-    report, log = _python(tmp_path, f"""
-        import socket
-        for host in ("127.0.0.1", "10.0.2.2", "1.1.1.1"):
-            try:
-                socket.create_connection((host, {port}), timeout=2)
-                print("connected", host)
-            except OSError as exc:
-                print("refused", host, type(exc).__name__)
-    """)
-    thread.join()
-    server.close()
+    try:
+        report, log = _python(tmp_path, f"""
+            import socket
+            for host in ("127.0.0.1", "10.0.2.2", "1.1.1.1"):
+                try:
+                    socket.create_connection((host, {port}), timeout=2)
+                    print("connected", host)
+                except OSError as exc:
+                    print("refused", host, type(exc).__name__)
+        """)
+    finally:
+        finished.set()
+        thread.join()
+        server.close()
     assert report.returncode == 0, log
     assert "connected" not in log and not accepted
     assert log.count("refused") == 3
