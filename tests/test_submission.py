@@ -182,11 +182,18 @@ def test_results_go_to_the_results_folder_of_the_current_folder(quiet_run, capsy
         capsys.readouterr().out.split())
 
 
-def test_submission_reports_bad_arguments_without_a_traceback(tmp_path):
-    proc = run_submission(tmp_path, "--limit", "-3")
-    assert proc.returncode == 2
-    assert "error:" in proc.stderr and "limit" in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_submission_reports_bad_arguments_without_a_traceback(tmp_path, monkeypatch, capsys,
+                                                             submission_script):
+    # in this process (the other tests' runs check the statuses of fresh processes): the
+    # script puts its folder first on sys.path, given back after the test
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    capsys.readouterr()
+    status = submission_script.main(["--scale", "tiny", "--no-progress", "--limit", "-3"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "error:" in err and "limit" in err
+    assert "Traceback" not in err
 
 
 # --------------------------------------------------------------------------- model parameters
