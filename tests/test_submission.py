@@ -407,9 +407,12 @@ def test_references_option_is_used_and_recorded(tmp_path):
 
 def test_eligibility_is_relative_to_the_competition(tmp_path, tiny, competition_run):
     """Default: the official board (lfm data only); --competition FILE: that file's data."""
-    small = ChallengeDataset(scale="small")
     work = with_competition(tmp_path / "w", tiny)
-    write_competition(work / "competition-small.toml", small, source="synthetic:small")
+    # another board's data: the repository's example competition (the synthetic data at scale
+    # "small", named by its pinned fingerprint: that data need not be generated here)
+    example = REPO / "competition.toml"
+    small = load_competition_target(example)
+    assert small.dataset_options()["scale"] == "small"
     official = run_submission(work, "--results-dir", "official")
     assert official.returncode == 0, official.stderr[-3000:]
     (res,) = all_results_in(work / "official")
@@ -427,7 +430,7 @@ def test_eligibility_is_relative_to_the_competition(tmp_path, tiny, competition_
     assert res["eligible_for_upload"] and res["not_eligible_because"] == []
     assert res["competition"]["path"] == COMPETITION
     # a competition on other data: the tiny run is not eligible, and says which data
-    other = run_submission(work, "--competition", "competition-small.toml", "--scale", "tiny",
+    other = run_submission(work, "--competition", str(example), "--scale", "tiny",
                            "--results-dir", "other")
     assert other.returncode == 0, other.stderr[-3000:]
     (res,) = all_results_in(work / "other")
