@@ -33,12 +33,19 @@ def tiny() -> ChallengeDataset:
     return ChallengeDataset(source="synthetic", scale="tiny")
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Each test session caches generated/downloaded data in its own temporary directory."""
-    cache = tmp_path_factory.getbasetemp() / "evalrs-cache"
-    monkeypatch.setenv("EVALRS_CACHE_DIR", str(cache))
-    monkeypatch.setenv("RECLIST_META_DATA_FOLDER", str(tmp_path_factory.getbasetemp() / ".reclist"))
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    """Each test session caches generated/downloaded data in its own temporary directory.
+
+    Set for the whole session, before any fixture runs: the module- and session-scoped ones
+    (a shared dataset, a run shared by several tests) use it too; a test that changes either
+    variable with ``monkeypatch`` gets the session's value back after it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALRS_CACHE_DIR", str(base / "evalrs-cache"))
+        patch.setenv("RECLIST_META_DATA_FOLDER", str(base / ".reclist"))
+        yield
 
 
 #: The repository's root: Ray's workers import the tests' modules from it.

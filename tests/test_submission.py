@@ -3,6 +3,7 @@ parameters, a custom RecList, references, and eligibility relative to the compet
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -77,19 +78,47 @@ def with_competition(workdir: Path, dataset) -> Path:
     return workdir
 
 
+@pytest.fixture(scope="module")
+def competition_run(tmp_path_factory, tiny) -> tuple[Path, subprocess.CompletedProcess]:
+    """``submission.py --competition FILE --reports`` on the tiny data's competition, run once
+    for the tests that read it (its folder and the finished process)."""
+    workdir = with_competition(tmp_path_factory.mktemp("competition-run"), tiny)
+    return workdir, run_submission(workdir, "--competition", COMPETITION, "--reports")
+
+
+@pytest.fixture(scope="module")
+def quiet_run(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """A quick ``--quiet`` run of a checkout (its folder) started from another folder (that
+    one), and the finished process."""
+    root = tmp_path_factory.mktemp("quiet-run")
+    checkout, elsewhere = root / "checkout", root / "elsewhere"
+    checkout.mkdir()
+    elsewhere.mkdir()
+    return checkout, elsewhere, run_submission(checkout, "--limit", "20", "--num-folds", "1",
+                                               "--quiet", cwd=elsewhere)
+
+
+@pytest.fixture(scope="module")
+def submission_script():
+    """submission.py loaded as a module (for what its parser answers before any run)."""
+    spec = importlib.util.spec_from_file_location("_submission_script", REPO / "submission.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.slow
-def test_submission_end_to_end(tmp_path, tiny):
-    with_competition(tmp_path, tiny)
-    proc = run_submission(tmp_path, "--competition", COMPETITION, "--reports")
+def test_submission_end_to_end(competition_run, tiny):
+    workdir, proc = competition_run
     assert proc.returncode == 0, proc.stderr[-3000:]
-    res = results_of(tmp_path)
+    res = results_of(workdir)
     assert res["model"]["name"] == "MyModel"
     assert len(res["folds"]) == 4 and res["eligible_for_upload"], res["not_eligible_because"]
     assert res["competition"]["fingerprint"] == tiny.fingerprint
     assert res["leaderboard_score"] is not None  # the shipped synthetic-tiny references
     assert f"LEADERBOARD SCORE: {res['leaderboard_score']:.4g}" in proc.stdout
     assert "SliceMissRates(" not in proc.stdout  # reclist's own output is --verbose only
-    run_dir = tmp_path / "results" / res["run_id"]
+    run_dir = workdir / "results" / res["run_id"]
     assert len(list(run_dir.glob("reclist/fold_*/**/report.json"))) == 4
 
 
@@ -115,10 +144,11 @@ def test_submission_is_identical_across_processes_and_saves_uploads(tmp_path):
     assert "not eligible" in first.stdout
 
 
-def test_quiet_prints_the_score_line_only_and_verbose_the_details(tmp_path):
-    quiet = run_submission(tmp_path, "--limit", "20", "--num-folds", "1", "--quiet")
+def test_quiet_prints_the_score_line_only_and_verbose_the_details(tmp_path, quiet_run, capsys,
+                                                                 submission_script):
+    _, elsewhere, quiet = quiet_run
     assert quiet.returncode == 0, quiet.stderr[-3000:]
-    res = results_of(tmp_path)
+    (res,) = all_results_in(elsewhere / "results")
     assert quiet.stdout.splitlines() == [
         f"LEADERBOARD SCORE: {res['leaderboard_score']:.4g}  95% CI "
         f"[{res['confidence_intervals']['phase2_score'][0]:.4g}, "
@@ -129,30 +159,41 @@ def test_quiet_prints_the_score_line_only_and_verbose_the_details(tmp_path):
     assert verbose.returncode == 0, verbose.stderr[-3000:]
     assert "MRED_COUNTRY:SliceMissRates(" in verbose.stdout  # reclist's table and reprs
     assert "Seconds per stage" in verbose.stdout
-    both = run_submission(tmp_path, "--quiet", "--verbose")
-    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    # the parser refuses both before anything runs (the status of a usage error)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as both:
+        submission_script.main(["--quiet", "--verbose"])
+    assert both.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
-def test_results_go_to_the_results_folder_of_the_current_folder(tmp_path):
+def test_results_go_to_the_results_folder_of_the_current_folder(quiet_run, capsys,
+                                                                submission_script):
     # as --help says ("default: ./results"): started from elsewhere, the run's directory is in
     # the folder it was started from, not next to submission.py
-    checkout, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
-    checkout.mkdir()
-    elsewhere.mkdir()
-    done = run_submission(checkout, "--limit", "20", "--num-folds", "1", "--quiet",
-                          cwd=elsewhere)
+    checkout, elsewhere, done = quiet_run
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(list((elsewhere / "results").glob("*/results.json"))) == 1
     assert not (checkout / "results").exists()
-    helped = run_submission(checkout, "--help", cwd=elsewhere)
-    assert "(default: results/ in the current folder)" in " ".join(helped.stdout.split())
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as helped:
+        submission_script.main(["--help"])
+    assert helped.value.code == 0
+    assert "(default: results/ in the current folder)" in " ".join(
+        capsys.readouterr().out.split())
 
 
-def test_submission_reports_bad_arguments_without_a_traceback(tmp_path):
-    proc = run_submission(tmp_path, "--limit", "-3")
-    assert proc.returncode == 2
-    assert "error:" in proc.stderr and "limit" in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_submission_reports_bad_arguments_without_a_traceback(tmp_path, monkeypatch, capsys,
+                                                             submission_script):
+    # in this process (the other tests' runs check the statuses of fresh processes): the
+    # script puts its folder first on sys.path, given back after the test
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    capsys.readouterr()
+    status = submission_script.main(["--scale", "tiny", "--no-progress", "--limit", "-3"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "error:" in err and "limit" in err
+    assert "Traceback" not in err
 
 
 # --------------------------------------------------------------------------- model parameters
@@ -364,11 +405,14 @@ def test_references_option_is_used_and_recorded(tmp_path):
 # --------------------------------------------------------------------------- eligibility
 
 
-def test_eligibility_is_relative_to_the_competition(tmp_path, tiny):
+def test_eligibility_is_relative_to_the_competition(tmp_path, tiny, competition_run):
     """Default: the official board (lfm data only); --competition FILE: that file's data."""
-    small = ChallengeDataset(scale="small")
     work = with_competition(tmp_path / "w", tiny)
-    write_competition(work / "competition-small.toml", small, source="synthetic:small")
+    # another board's data: the repository's example competition (the synthetic data at scale
+    # "small", named by its pinned fingerprint: that data need not be generated here)
+    example = REPO / "competition.toml"
+    small = load_competition_target(example)
+    assert small.dataset_options()["scale"] == "small"
     official = run_submission(work, "--results-dir", "official")
     assert official.returncode == 0, official.stderr[-3000:]
     (res,) = all_results_in(work / "official")
@@ -380,13 +424,13 @@ def test_eligibility_is_relative_to_the_competition(tmp_path, tiny):
     # the summary says why
     assert "not the official challenge data" in " ".join(official.stdout.split())
     # the competition of the tiny data: the same data and folds, eligible
-    ours = run_submission(work, "--competition", COMPETITION, "--results-dir", "ours")
+    ours_folder, ours = competition_run  # the same command in a folder of its own
     assert ours.returncode == 0, ours.stderr[-3000:]
-    (res,) = all_results_in(work / "ours")
+    (res,) = all_results_in(ours_folder / "results")
     assert res["eligible_for_upload"] and res["not_eligible_because"] == []
     assert res["competition"]["path"] == COMPETITION
     # a competition on other data: the tiny run is not eligible, and says which data
-    other = run_submission(work, "--competition", "competition-small.toml", "--scale", "tiny",
+    other = run_submission(work, "--competition", str(example), "--scale", "tiny",
                            "--results-dir", "other")
     assert other.returncode == 0, other.stderr[-3000:]
     (res,) = all_results_in(work / "other")

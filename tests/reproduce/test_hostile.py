@@ -32,7 +32,6 @@ from tests.reproduce._fakes import (
     fake_leaderboard,
     make_checkout,
     template_model_with,
-    template_upload,
 )
 
 TOKEN = "organizer-" + "h" * 43
@@ -56,49 +55,6 @@ def _leaks(text: str) -> bool:
     compact = "".join(text.split())
     return any(form in compact for form in (
         TOKEN, TOKEN[::-1], TOKEN.encode().hex(), base64.b64encode(TOKEN.encode()).decode()))
-
-
-def test_reading_the_organizers_processes_environment_and_files_finds_nothing(
-        tmp_path, upload, monkeypatch):
-    secret_dir = tmp_path / "organizer"
-    secret_dir.mkdir()
-    (secret_dir / "admin.token").write_text(TOKEN)
-    (secret_dir / "private.seed").write_text(str(PRIVATE_SEED))
-    monkeypatch.setenv("EVALRS_ADMIN_TOKEN", TOKEN)
-    monkeypatch.chdir(secret_dir)  # the organizer's working folder holds the secrets
-    source = hostile(f"""
-found = []
-for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
-    for what in ("environ", "cmdline"):
-        try:
-            found.append(open(f"/proc/{{pid}}/{{what}}", "rb").read().decode(errors="replace"))
-        except OSError:
-            pass
-    for link in ("cwd", "root"):
-        try:
-            found.append(os.listdir(f"/proc/{{pid}}/{{link}}").__repr__())
-        except OSError:
-            pass
-for folder in ({str(secret_dir)!r}, "/root", "/work", "/home", os.path.expanduser("~")):
-    try:
-        for name in os.listdir(folder):
-            found.append(open(os.path.join(folder, name)).read())
-    except OSError:
-        pass
-print("LEAK " + " ".join(found), flush=True)
-print("pids seen:", len([p for p in os.listdir("/proc") if p.isdigit()]), flush=True)
-""")
-    checkout = make_checkout(tmp_path / "checkout", source)
-    outcome, board = _reproduce(tmp_path, checkout, _upload_of(source, tmp_path),
-                                private_seed=PRIVATE_SEED)
-    log = (tmp_path / "reproduce.log").read_text()
-    assert "LEAK" in log  # the attack ran
-    assert not _leaks(log) and str(PRIVATE_SEED) not in log
-    assert "admin.token" not in log and "private.seed" not in log
-    assert int(log.split("pids seen: ")[1].split()[0]) <= 3  # bwrap's init and the model
-    assert not _leaks(json.dumps(board.reports[1]))
-    assert outcome.verdict == "reproduced", outcome.comparison.reasons
-    assert outcome.private_fold_tests is not None
 
 
 def _upload_of(source: str, tmp_path: Path) -> dict:
@@ -142,59 +98,39 @@ def hostile(attack: str) -> str:
     return template_model_with(f"import os\nif 'PYTEST_CURRENT_TEST' not in os.environ:\n{body}")
 
 
-def test_the_network_is_out_of_reach_even_on_localhost(tmp_path):
-    with fake_leaderboard(TOKEN) as (url, board):
-        source = hostile(f"""
-import urllib.request
-try:
-    request = urllib.request.Request({url!r} + "/api/v1/submissions/2/reproduction",
-                                     data=b'{{"verdict": "not reproduced"}}', method="POST")
-    urllib.request.urlopen(request, timeout=3)
-    print("NETWORK REACHED", flush=True)
-except OSError as exc:
-    print("network refused:", type(exc).__name__, flush=True)
-""")
-        upload = _upload_of(source, tmp_path)
-        board.payloads[1] = upload
-        board.payloads[2] = upload
-        checkout = make_checkout(tmp_path / "checkout", source)
-        outcome = reproduce(checkout, 1, LeaderboardClient(url, TOKEN),
-                            python=Path(sys.executable), log_path=tmp_path / "reproduce.log",
-                            log=lambda line: None)
-        requests = list(board.requests)
-    log = (tmp_path / "reproduce.log").read_text()
-    assert "network refused" in log and "NETWORK REACHED" not in log
-    assert 2 not in board.reports
-    assert all(auth == f"Bearer {TOKEN}" for _, _, auth in requests)  # the organizer's only
-    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+# --------------------------------------------------------------------------- secrets
+# Two attacks in one hostile model, reproduced once (public and private folds) for the tests
+# that check what each of them found.
 
-
-def test_a_setsid_daemon_does_not_outlive_the_reproduction(tmp_path):
-    marker = f"{time.time_ns() % 10**9}.5"
-    source = hostile(f"""
-import subprocess
-subprocess.Popen(["setsid", "sh", "-c", "sleep {marker}"], start_new_session=True)
-subprocess.Popen(["sh", "-c", "nohup sleep {marker} >/dev/null 2>&1 &"])
-print("daemons started", flush=True)
-""")
-    checkout = make_checkout(tmp_path / "checkout", source)
-    outcome, _ = _reproduce(tmp_path, checkout, _upload_of(source, tmp_path))
-    assert "daemons started" in (tmp_path / "reproduce.log").read_text()
-    time.sleep(0.3)
-    alive = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+#: Reads every process's environment, command line and folders it can reach, and the
+#: organizer's files (``{secret_dir}``: the organizer's working folder, holding the secrets).
+_READ_THE_ORGANIZER = """
+found = []
+for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    for what in ("environ", "cmdline"):
         try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                alive.append(pid)
+            found.append(open(f"/proc/{{pid}}/{{what}}", "rb").read().decode(errors="replace"))
         except OSError:
             pass
-    assert alive == []
-    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+    for link in ("cwd", "root"):
+        try:
+            found.append(os.listdir(f"/proc/{{pid}}/{{link}}").__repr__())
+        except OSError:
+            pass
+for folder in ({secret_dir!r}, "/root", "/work", "/home", os.path.expanduser("~")):
+    try:
+        for name in os.listdir(folder):
+            found.append(open(os.path.join(folder, name)).read())
+    except OSError:
+        pass
+print("LEAK " + " ".join(found), flush=True)
+print("pids seen:", len([p for p in os.listdir("/proc") if p.isdigit()]), flush=True)
+"""
 
-
-def test_the_private_seed_is_nowhere_in_the_sandbox(tmp_path):
-    source = hostile("""
-import json, os
+#: Looks for the private seed in every file the sandbox shows, its configuration, its
+#: environment and bwrap's command line.
+_FIND_THE_SEED = """
+import json
 needle = str(80000 + 417).encode()  # the seed, not written as such in this file
 hits = []
 for top in ("/inputs", "/checkout", "/scratch", "/opt"):
@@ -211,16 +147,150 @@ if needle in open("/proc/self/environ", "rb").read() + open("/proc/1/cmdline", "
     hits.append("environ or bwrap's command line")
 print("SEED FOUND" if hits or needle.decode() in json.dumps(config) else "no seed", hits,
       sorted(config), flush=True)
-""")
+"""
+
+
+@pytest.fixture(scope="module")
+def secrets_run(tmp_path_factory):
+    """The model with both attacks above reproduced with the private seed, from an organizer's
+    working folder holding the admin token and the seed, with the token in the environment:
+    the outcome, the board, the public and the private folds' logs."""
+    tmp_path = tmp_path_factory.mktemp("secrets")
+    secret_dir = tmp_path / "organizer"
+    secret_dir.mkdir()
+    (secret_dir / "admin.token").write_text(TOKEN)
+    (secret_dir / "private.seed").write_text(str(PRIVATE_SEED))
+    source = hostile(_READ_THE_ORGANIZER.format(secret_dir=str(secret_dir)) + _FIND_THE_SEED)
     checkout = make_checkout(tmp_path / "checkout", source)
-    outcome, board = _reproduce(tmp_path, checkout, _upload_of(source, tmp_path),
-                                private_seed=PRIVATE_SEED)
-    public = (tmp_path / "reproduce.log").read_text()
-    private = (tmp_path / "reproduce.log.private").read_text()
+    uploaded = _upload_of(source, tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALRS_ADMIN_TOKEN", TOKEN)
+        patch.chdir(secret_dir)  # the organizer's working folder holds the secrets
+        outcome, board = _reproduce(tmp_path, checkout, uploaded, private_seed=PRIVATE_SEED)
+    return (outcome, board, (tmp_path / "reproduce.log").read_text(),
+            (tmp_path / "reproduce.log.private").read_text())
+
+
+def test_reading_the_organizers_processes_environment_and_files_finds_nothing(secrets_run):
+    outcome, board, log, _ = secrets_run
+    assert "LEAK" in log  # the attack ran
+    assert not _leaks(log) and str(PRIVATE_SEED) not in log
+    assert "admin.token" not in log and "private.seed" not in log
+    assert int(log.split("pids seen: ")[1].split()[0]) <= 3  # bwrap's init and the model
+    assert not _leaks(json.dumps(board.reports[1]))
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+    assert outcome.private_fold_tests is not None
+
+
+def test_the_private_seed_is_nowhere_in_the_sandbox(secrets_run):
+    outcome, board, public, private = secrets_run
     assert "no seed" in public and "no seed" in private
     assert "SEED FOUND" not in public + private
     assert outcome.verdict == "reproduced" and outcome.private_fold_tests is not None
     assert str(PRIVATE_SEED) not in json.dumps(board.reports[1])
+
+
+# --------------------------------------------------------------------------- escapes
+# Three attacks in one hostile model, reproduced once, for the tests that check each: the
+# network, daemons that would outlive the run, and writes outside the scratch.
+
+
+@pytest.fixture(scope="module")
+def escape_run(tmp_path_factory):
+    """The model with the three attacks reproduced against a fake board that it tries to
+    reach (a 64 MiB scratch): the outcome, the requests the board received, the reports, the
+    log, the daemons' marker, the checkout and its model file's text before the run, and the
+    environment's site-packages."""
+    tmp_path = tmp_path_factory.mktemp("escapes")
+    marker = f"{time.time_ns() % 10**9}.5"
+    env_site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
+    original = tmp_path / "checkout"
+    with fake_leaderboard(TOKEN) as (url, board):
+        source = hostile(f"""
+import urllib.request
+try:
+    request = urllib.request.Request({url!r} + "/api/v1/submissions/2/reproduction",
+                                     data=b'{{"verdict": "not reproduced"}}', method="POST")
+    urllib.request.urlopen(request, timeout=3)
+    print("NETWORK REACHED", flush=True)
+except OSError as exc:
+    print("network refused:", type(exc).__name__, flush=True)
+
+import subprocess
+subprocess.Popen(["setsid", "sh", "-c", "sleep {marker}"], start_new_session=True)
+subprocess.Popen(["sh", "-c", "nohup sleep {marker} >/dev/null 2>&1 &"])
+print("daemons started", flush=True)
+
+for path in ({str(env_site / 'evil.pth')!r}, "/checkout/submission/planted.py",
+             {str(original / 'submission' / 'MyModel.py')!r}, "/inputs/fold-0-train.pkl",
+             "/usr/lib/evil", "/evil"):
+    try:
+        with open(path, "w") as f:
+            f.write("import os; os.system('touch /tmp/pwned')")
+        print("WROTE", path, flush=True)
+    except OSError as exc:
+        print("refused", path, type(exc).__name__, flush=True)
+try:
+    with open("/scratch/fill", "wb") as f:
+        for _ in range(1024):
+            f.write(b"0" * (1024 * 1024))
+    print("FILLED 1 GiB", flush=True)
+except OSError as exc:
+    print("disk full:", type(exc).__name__, flush=True)
+os.remove("/scratch/fill")
+""")
+        uploaded = _upload_of(source, tmp_path)
+        board.payloads[1] = uploaded
+        board.payloads[2] = uploaded  # another team's submission
+        checkout = make_checkout(original, source)
+        before = (checkout / "submission" / "MyModel.py").read_text()
+        outcome = reproduce(checkout, 1, LeaderboardClient(url, TOKEN),
+                            python=Path(sys.executable), log_path=tmp_path / "reproduce.log",
+                            log=lambda line: None, scratch_mb=64)
+        requests = list(board.requests)
+    return {"outcome": outcome, "requests": requests, "reports": board.reports,
+            "log": (tmp_path / "reproduce.log").read_text(), "marker": marker,
+            "checkout": checkout, "before": before, "env_site": env_site}
+
+
+def test_the_network_is_out_of_reach_even_on_localhost(escape_run):
+    log, outcome = escape_run["log"], escape_run["outcome"]
+    assert "network refused" in log and "NETWORK REACHED" not in log
+    assert 2 not in escape_run["reports"]
+    # the organizer's only
+    assert all(auth == f"Bearer {TOKEN}" for _, _, auth in escape_run["requests"])
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+
+
+def test_a_setsid_daemon_does_not_outlive_the_reproduction(escape_run):
+    assert "daemons started" in escape_run["log"]
+    time.sleep(0.3)
+    alive = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if escape_run["marker"].encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                alive.append(pid)
+        except OSError:
+            pass
+    assert alive == []
+    outcome = escape_run["outcome"]
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+
+
+def test_writing_outside_the_scratch_and_filling_the_disk_do_no_harm(escape_run):
+    log, checkout, env_site = escape_run["log"], escape_run["checkout"], escape_run["env_site"]
+    # each of the six writes refused (the network attack's line says "network refused")
+    assert "WROTE" not in log
+    assert sum(line.startswith("refused /") for line in log.splitlines()) == 6
+    assert "disk full" in log and "FILLED" not in log
+    assert not (env_site / "evil.pth").exists() and not Path("/tmp/pwned").exists()
+    assert (checkout / "submission" / "MyModel.py").read_text() == escape_run["before"]
+    assert not (checkout / "submission" / "planted.py").exists()
+    outcome = escape_run["outcome"]
+    assert outcome.verdict == "reproduced", outcome.comparison.reasons
+
+
+# --------------------------------------------------------------------------- budgets
 
 
 def test_a_fork_bomb_is_bounded(tmp_path, upload):
@@ -240,9 +310,10 @@ for _ in range(150):
 
 
 def test_memory_held_across_processes_is_bounded_for_the_whole_tree(tmp_path, upload):
-    # 3 x 700 MiB in three processes, each under the per-process limit of 1536 MiB
+    # 3 x 700 MiB in three processes, each under the per-process limit of 1536 MiB; the first
+    # child stopped ends the attempt (the others need not hold their blocks any longer)
     source = template_model_with("""
-import os, time
+import os, signal, time
 children = []
 for _ in range(3):
     pid = os.fork()
@@ -252,8 +323,14 @@ for _ in range(3):
         time.sleep(5)
         os._exit(0)
     children.append(pid)
-if any(os.waitpid(pid, 0)[1] != 0 for pid in children):
-    raise SystemExit("a child was stopped")
+for _ in children:
+    if os.wait()[1] != 0:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        raise SystemExit("a child was stopped")
 print("ALL HELD", flush=True)
 """)
     checkout = make_checkout(tmp_path / "checkout", source)
@@ -262,41 +339,7 @@ print("ALL HELD", flush=True)
     assert outcome.verdict == "not reproduced"
 
 
-def test_writing_outside_the_scratch_and_filling_the_disk_do_no_harm(tmp_path):
-    env_site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
-    original = tmp_path / "checkout"
-    source = hostile(f"""
-for path in ({str(env_site / 'evil.pth')!r}, "/checkout/submission/planted.py",
-             {str(original / 'submission' / 'MyModel.py')!r}, "/inputs/fold-0-train.pkl",
-             "/usr/lib/evil", "/evil"):
-    try:
-        with open(path, "w") as f:
-            f.write("import os; os.system('touch /tmp/pwned')")
-        print("WROTE", path, flush=True)
-    except OSError as exc:
-        print("refused", path, type(exc).__name__, flush=True)
-try:
-    with open("/scratch/fill", "wb") as f:
-        for _ in range(1024):
-            f.write(b"0" * (1024 * 1024))
-    print("FILLED 1 GiB", flush=True)
-except OSError as exc:
-    print("disk full:", type(exc).__name__, flush=True)
-os.remove("/scratch/fill")
-""")
-    checkout = make_checkout(original, source)
-    before = (checkout / "submission" / "MyModel.py").read_text()
-    outcome, _ = _reproduce(tmp_path, checkout, _upload_of(source, tmp_path), scratch_mb=64)
-    log = (tmp_path / "reproduce.log").read_text()
-    assert "WROTE" not in log and log.count("refused") == 6
-    assert "disk full" in log and "FILLED" not in log
-    assert not (env_site / "evil.pth").exists() and not Path("/tmp/pwned").exists()
-    assert (checkout / "submission" / "MyModel.py").read_text() == before
-    assert not (checkout / "submission" / "planted.py").exists()
-    assert outcome.verdict == "reproduced", outcome.comparison.reasons
-
-
-def test_a_neighbour_in_a_batch_cannot_edit_another_rows_checkout(tmp_path):
+def test_a_neighbour_in_a_batch_cannot_edit_another_rows_checkout(tmp_path, upload):
     root = tmp_path / "teams"
     honest = make_checkout(root / "honest")
     before = (honest / "submission" / "MyModel.py").read_text()
@@ -313,7 +356,7 @@ for path in ({str(honest / 'submission' / 'MyModel.py')!r},
     make_checkout(root / "hostile", source)
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[21] = _upload_of(source, tmp_path)
-        board.payloads[22] = template_upload()
+        board.payloads[22] = upload
         settings = BatchSettings(log_dir=tmp_path / "logs", env_cache=tmp_path / "envs",
                                  env=Path(sys.prefix), timeout=300)
         rows = [BatchRow(21, root / "hostile", None, 2), BatchRow(22, honest, None, 3)]
@@ -341,14 +384,15 @@ os._exit(0)
     assert all(row["reproduced"] is None for row in board.reports[1][0]["table"])
 
 
-def test_a_model_file_linked_to_the_token_is_refused_without_showing_it(tmp_path, capsys):
+def test_a_model_file_linked_to_the_token_is_refused_without_showing_it(tmp_path, capsys,
+                                                                          upload):
     token_file = tmp_path / "admin.token"
     token_file.write_text(TOKEN + "\n")
     checkout = make_checkout(tmp_path / "checkout")
     (checkout / "submission" / "MyModel.py").unlink()
     (checkout / "submission" / "MyModel.py").symlink_to(token_file)
     with fake_leaderboard(TOKEN) as (url, board):
-        board.payloads[1] = template_upload()
+        board.payloads[1] = upload
         status = main(["reproduce", str(checkout), "--submission", "1", "--server", url,
                        "--admin-token-file", str(token_file), "--env", sys.prefix,
                        "--log", str(tmp_path / "r.log")])

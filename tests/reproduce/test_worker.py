@@ -28,6 +28,7 @@ pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
 from evaluation.cli import main  # noqa: E402
+from evaluation.contract import _http  # noqa: E402
 from evaluation.errors import ConfigError  # noqa: E402
 from evaluation.reproduce import (  # noqa: E402
     BatchSettings,
@@ -305,7 +306,8 @@ def test_command_line_argument_errors(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
-def test_a_token_the_queue_refuses_stops_the_worker(competition, tmp_path, capsys):
+def test_a_token_the_queue_refuses_stops_the_worker(competition, tmp_path, capsys,
+                                                    monkeypatch):
     app = create_app(competition, migrated_sqlite_url(tmp_path))
     team_token = add_team(app.state.store, "Alice", "a@example.org")[1]
     (tmp_path / "team.token").write_text(team_token)
@@ -316,7 +318,9 @@ def test_a_token_the_queue_refuses_stops_the_worker(competition, tmp_path, capsy
     out, err = capsys.readouterr()
     assert status == 3 and "HTTP 404" in err and "organizers" in err
     assert team_token not in out + err
-    # --once and no server: the worker stops with the reason instead of waiting
+    # --once and no server: the worker stops with the reason instead of waiting (after the
+    # client's retries, whose pauses are not waited out here)
+    monkeypatch.setattr(_http, "_sleep", lambda seconds: None)
     (tmp_path / "admin.token").write_text("organizer-" + "x" * 43)
     status = main(["worker", "--server", "http://127.0.0.1:9", "--admin-token-file",
                    str(tmp_path / "admin.token"), "--checkouts", str(tmp_path), "--once",
