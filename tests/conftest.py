@@ -192,6 +192,19 @@ def postgres_migrated_database(postgres_url, postgres_migrated_template):
     yield from _database_of_its_own(postgres_url, template=postgres_migrated_template)
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_migrated_db_url(request, tmp_path_factory):
+    """As ``migrated_db_url``, one database per test module: for a server that the module's
+    tests share (tests that leave each other's state alone)."""
+    if request.param == "sqlite":
+        from tests.server._helpers import migrated_sqlite_url  # the server extra is optional
+
+        yield migrated_sqlite_url(tmp_path_factory.mktemp("module-db"))
+        return
+    yield from _database_of_its_own(request.getfixturevalue("postgres_url"),
+                                    template=request.getfixturevalue("postgres_migrated_template"))
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def migrated_db_url(request, tmp_path):
     """A database of its own whose schema is at the newest migration, as ``upgrade`` leaves an

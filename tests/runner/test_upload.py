@@ -224,16 +224,17 @@ def script():
     return module
 
 
-def run_main(script, work: Path, monkeypatch, *args: str, env_file: str = "",
+def run_main(script, work: Path, monkeypatch, *args: str, env_file: str | bytes = "",
              **environ: str) -> int:
     """``submission.main`` in this process, on ``work``'s results, settings from ``env_file``
-    and ``environ`` (the environment)."""
+    and ``environ`` (the environment): what ``python submission.py`` exits with, without the
+    start of an interpreter (the exit statuses as a process: ``run_script``'s tests)."""
     for name in SETTINGS:
         monkeypatch.delenv(name, raising=False)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     settings = work / "upload.env"
-    settings.write_text(env_file)
+    settings.write_bytes(env_file if isinstance(env_file, bytes) else env_file.encode())
     return script.main(["--scale", "tiny", "--competition", str(work / "competition-tiny.toml"),
                         "--no-progress", "--results-dir", str(work / "results"), "--env-file",
                         str(settings), *args])
@@ -267,27 +268,32 @@ def test_upload_success_prints_the_verdict_and_never_the_token(work):
     assert_no_leak(token, proc.stdout, proc.stderr, root=work / "results")
 
 
-def test_refused_upload_exits_3_and_keeps_the_submission(work):
+def test_refused_upload_exits_3_and_keeps_the_submission(work, script, monkeypatch, capsys):
     token = new_token()
     with Server({"/submit": [ok({"detail": "unknown token"}, status=401)]}) as server:
-        proc = run_script(work, "--upload",
-                          env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
-    assert proc.returncode == EXIT_UPLOAD_FAILED, proc.stderr[-3000:]
+        code = run_main(script, work, monkeypatch, "--upload",
+                        env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
+    out = capsys.readouterr()
+    assert code == EXIT_UPLOAD_FAILED, out.err[-3000:]
     assert len(server.posts()) == 1  # a 4xx is final: no retry
-    assert "HTTP 401" in proc.stdout and "unknown token" in proc.stdout
-    path = submission_file(work)
-    assert str(path) in proc.stderr and "python -m evaluation submit" in proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert_no_leak(token, proc.stdout, proc.stderr, root=work / "results")
+    assert "HTTP 401" in out.out and "unknown token" in out.out
+    # the submission this run saved (beside the finished run's: a run in this process imports
+    # the repository's model, another fingerprint) is named, to be sent again
+    (path,) = [p for p in (work / "results").glob("*/submission.json") if str(p) in out.err]
+    assert path.is_file() and "python -m evaluation submit" in out.err
+    assert "Traceback" not in out.err
+    assert_no_leak(token, out.out, out.err, root=work / "results")
 
 
-def test_upload_of_a_run_that_is_not_eligible_exits_4_without_a_request(work):
+def test_upload_of_a_run_that_is_not_eligible_exits_4_without_a_request(work, script,
+                                                                        monkeypatch, capsys):
     with Server({"/submit": [ok({"score": 1})]}) as server:
-        proc = run_script(work, "--upload", "--num-folds", "2", "--limit", "20",
-                          env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
-    assert proc.returncode == EXIT_NOT_ELIGIBLE, proc.stderr[-3000:]
+        code = run_main(script, work, monkeypatch, "--upload", "--num-folds", "2", "--limit",
+                        "20", env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
+    out = capsys.readouterr()
+    assert code == EXIT_NOT_ELIGIBLE, out.err[-3000:]
     assert server.requests == []
-    assert "not eligible" in proc.stderr and "limit=20" in proc.stdout
+    assert "not eligible" in out.err and "limit=20" in out.out
     assert len(list((work / "results").glob("*/submission.json"))) == 2  # this run's, saved
 
 
@@ -428,15 +434,16 @@ def test_503_then_200_is_retried_and_succeeds(work, script, monkeypatch, capsys)
 # ---------------------------------------------------------------------------- upload.env
 
 
-def test_a_broken_upload_env_matters_only_with_upload(work):
+def test_a_broken_upload_env_matters_only_with_upload(work, script, monkeypatch, capsys):
     token = new_token()
     latin1 = f"EMAIL=me@example.com\nUPLOAD_TOKEN={token}caf\xe9\n".encode("latin-1")
-    proc = run_script(work, env_file=latin1)  # no --upload: the file is not read
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    proc = run_script(work, "--upload", env_file=latin1)
-    assert proc.returncode == EXIT_BAD_INPUT
-    assert "upload.env is not UTF-8 text: line 2" in proc.stderr
-    assert_no_leak(token, proc.stdout, proc.stderr)
+    # no --upload: the file is not read
+    assert run_main(script, work, monkeypatch, env_file=latin1) == 0, capsys.readouterr().err
+    code = run_main(script, work, monkeypatch, "--upload", env_file=latin1)
+    out = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    assert "upload.env is not UTF-8 text: line 2" in out.err
+    assert_no_leak(token, out.out, out.err)
 
 
 def test_an_unparsable_upload_env_line_is_an_error_with_upload(work, script, monkeypatch,

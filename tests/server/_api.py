@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from evaluation.server.api import create_app
 from evaluation.server.core import BoardSettings
-from evaluation.server.db import add_team
+from evaluation.server.db import STANDINGS_MIN_INTERVAL_S, add_team
 from tests.server._helpers import (
     Clock,
     encode,
@@ -102,13 +102,16 @@ def upload(api: Api, name: str, seed: int, hit_rate: float, *, values: bool = Tr
     return sid
 
 
-def make_api(tmp_path, clock=None, standings_wait: float = 30.0):
+def make_api(tmp_path, clock=None, standings_wait: float = 30.0,
+             standings_interval: float = STANDINGS_MIN_INTERVAL_S):
     """The app on a fresh database; its board requests wait for their statistics (computed in
-    the background) up to ``standings_wait`` seconds: the tiny boards here are read at once."""
+    the background) up to ``standings_wait`` seconds: the tiny boards here are read at once.
+    A board's computations start at most once per ``standings_interval`` seconds (the
+    server's default) for the requests that do not wait."""
     competition = replace(without_baseline_values(example_competition()),
                           board=BoardSettings(n_boot=200, seed=1))
     app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock or Clock(),
-                     standings_wait=standings_wait)
+                     standings_wait=standings_wait, standings_interval=standings_interval)
     return app, competition
 
 

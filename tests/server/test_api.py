@@ -440,15 +440,17 @@ def _post_together(base: str, bodies: list[bytes], token: str) -> list:
 def test_live_daily_limit_and_idempotency_are_exact_under_concurrency(live_api):
     base, store = live_api
     _, token = add_team(store, "Crowd", "c@example.org")
-    answers = _post_together(base, [encode(variant(f"C-{i}", 1 + i / 100)) for i in range(20)],
+    # twice the daily limit at once (the heavier loads, from 32 threads and many teams, are
+    # test_load's)
+    answers = _post_together(base, [encode(variant(f"C-{i}", 1 + i / 100)) for i in range(10)],
                              token)
     codes = sorted(a.status_code for a in answers)
-    assert codes == [201] * 5 + [429] * 15, codes
+    assert codes == [201] * 5 + [429] * 5, codes
     assert all(a.headers.get("Retry-After") == str(12 * 3600) for a in answers
                if a.status_code == 429)
     assert list_teams(store)[-1].submissions == 5
     _, token = add_team(store, "Echo", "e@example.org")
-    answers = _post_together(base, [encode(variant("E-1"))] * 20, token)
-    assert sorted(a.status_code for a in answers) == [200] * 19 + [201]
+    answers = _post_together(base, [encode(variant("E-1"))] * 10, token)
+    assert sorted(a.status_code for a in answers) == [200] * 9 + [201]
     assert len({a.json()["submission_id"] for a in answers}) == 1
     assert list_teams(store)[-1].submissions == 1

@@ -50,6 +50,10 @@ from tests.server._user_values import with_user_values
 SHORT = 0.05
 #: Seconds a request may take in all while the engine is blocked (the bound and the board).
 ANSWERED_WITHIN = 3.0
+#: The least seconds between two starts of a board's computation for the requests that do not
+#: wait: short, so that a test waits for the start of the computation it blocks, not for the
+#: server's default interval (what that interval coalesces is test_standings_worker's).
+INTERVAL = 0.1
 
 
 class Gate:
@@ -96,7 +100,7 @@ def standings_of(api: Api) -> tuple[dict, dict[str, dict]]:
 
 @pytest.fixture
 def api(tmp_path):
-    app, _ = make_api(tmp_path, standings_wait=30.0)
+    app, _ = make_api(tmp_path, standings_wait=30.0, standings_interval=INTERVAL)
     with serving(app, False) as client:
         yield Api(client, app.state.store, app.state.store.clock, False)
 

@@ -1,8 +1,8 @@
 """The organizers' commands (``serve``, ``admin``), and the participants' client against them.
 
-The end-to-end test starts ``python -m evaluation serve`` as a subprocess on a free port of
-127.0.0.1, adds a team with ``admin``, and uploads with ``python -m evaluation submit``, the
-command participants use, unchanged.
+The end-to-end test serves the competition on a free port of 127.0.0.1, adds a team with
+``admin``, and uploads with ``python -m evaluation submit``, the command participants use,
+unchanged (once as a process of its own).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,8 +22,11 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("alembic")
 pytest.importorskip("uvicorn")
 
+from evaluation.server.api import create_app
+from evaluation.server.core import load_competition
 from evaluation.server.db import Database, authenticate, list_teams, make_engine
 from tests.server._helpers import BASELINES, EXAMPLE, run_cli, sqlite_url
+from tests.server._live_server import live_server
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_MODULES = ("fastapi", "starlette", "sqlalchemy", "alembic", "uvicorn", "jinja2",
@@ -289,29 +291,6 @@ def _competition_text(random_file: Path | None = None) -> str:
     return text
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"the server exited with {server.returncode}: "
-                                 f"{log.read_text(errors='replace')[-2000:]}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).json() == {"status": "ok"}:
-                return
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the server did not answer /healthz within {timeout:g} s")
-
-
 def _environment() -> dict:
     """The environment of a subprocess: the repository importable, no upload settings (the
     environment would win over the test's upload.env)."""
@@ -332,33 +311,27 @@ def test_submit_command_against_a_live_server(tmp_path, capsys, monkeypatch):
     competition = tmp_path / "competition.toml"
     competition.write_text(_competition_text())
     db = sqlite_url(tmp_path)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "server.log"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "evaluation", "serve", "--competition", str(competition),
-         "--db", db, "--host", "127.0.0.1", "--port", str(port)],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
-        env=_environment())
-    try:
-        _wait_healthy(url, server, log)
+    # the server as `serve` makes it (a new database migrated, the baselines pinned), served in
+    # this process: `serve` as a process of its own is the load and hardening tests'
+    app = create_app(load_competition(competition), db)
+    with live_server(app) as url:
         _, out, _ = run_cli(capsys, "admin", "--db", db, "team", "add", "Live Team",
                             "--email", "live@example.org")
         token = re.search(r"^token: (\S+)$", out, re.M).group(1)
         env_file = tmp_path / "upload.env"
         env_file.write_text(f"UPLOAD_URL={url}/api/v1/submissions\nUPLOAD_TOKEN={token}\n")
-        # a baseline's file is a valid submission for a team
-        file = BASELINES / "popularity.json"
-        done = _submit(file, env_file)
-        assert done.returncode == 0, done.stderr
-        assert "HTTP 201" in done.stdout and "status: accepted" in done.stdout
-        # a claim: accepted, unranked (no scoring job computed it)
-        assert "rank: 1" not in done.stdout and token not in done.stdout + done.stderr
-        # the same command in this process (the accepted and the refused upload above and below
-        # are the command as participants start it, in a process of its own)
+        # the command in this process (the refused upload below is the command as participants
+        # start it, in a process of its own)
         for name in ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN"):
             monkeypatch.delenv(name, raising=False)
         monkeypatch.chdir(tmp_path)
+        # a baseline's file is a valid submission for a team
+        file = BASELINES / "popularity.json"
+        code, out, err = run_cli(capsys, "submit", str(file), "--env-file", str(env_file))
+        assert code == 0, err
+        assert "HTTP 201" in out and "status: accepted" in out
+        # a claim: accepted, unranked (no scoring job computed it)
+        assert "rank: 1" not in out and token not in out + err
         code, out, err = run_cli(capsys, "submit", str(file), "--env-file", str(env_file))
         assert code == 0, err
         assert "HTTP 200" in out and "status: duplicate" in out
@@ -381,10 +354,4 @@ def test_submit_command_against_a_live_server(tmp_path, capsys, monkeypatch):
         board = __import__("httpx").get(f"{url}/api/v1/leaderboard", timeout=10).json()
         team = [r for r in board["rows"] if r["team"] == "Live Team"]
         assert len(team) == 1 and team[0]["submissions"] == 2 and team[0]["flagged"] is False
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=20)
+    app.state.store.engine.dispose()

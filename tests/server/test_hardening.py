@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,23 +49,34 @@ def bearer(token: str) -> dict:
 # ---------------------------------------------------------------------------- ids
 
 
-@pytest.mark.parametrize("sid", ["9223372036854775808", "2147483648", "0", "-1",
-                                 "99999999999999999999999"])
-def test_ids_out_of_range_are_refused_on_every_route(migrated_db_url, competition, sid):
-    app = create_app(competition, migrated_db_url, clock=Clock(NOON))
+@pytest.fixture(scope="module")
+def ids_client(module_migrated_db_url, competition):
+    """A live server of the module's database (SQLite, PostgreSQL) with one team, shared by the
+    tests of ids: they only read (or are refused). Yields (client, organizer token, team's)."""
+    app = create_app(competition, module_migrated_db_url, clock=Clock(NOON))
     store = app.state.store
     admin = create_admin_token(store)
     _, team = add_team(store, "Ids", "ids@example.org")
-    with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
-        answers = [
-            client.get(f"{SUBMIT}/{sid}", headers=bearer(team)),
-            client.get(f"{SUBMIT}/{sid}", headers=bearer(admin)),
-            client.get(f"{SUBMIT}/{sid}/payload", headers=bearer(admin)),
-            client.post(f"{SUBMIT}/{sid}/reproduction", headers=bearer(admin),
-                        content=b'{"verdict": "reproduced"}'),
-        ]
-        # the largest id that exists on both databases is answered as a missing submission
-        largest = client.get(f"{SUBMIT}/2147483647", headers=bearer(admin))
+    try:
+        with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+            yield client, admin, team
+    finally:
+        store.engine.dispose()
+
+
+@pytest.mark.parametrize("sid", ["9223372036854775808", "2147483648", "0", "-1",
+                                 "99999999999999999999999"])
+def test_ids_out_of_range_are_refused_on_every_route(ids_client, sid):
+    client, admin, team = ids_client
+    answers = [
+        client.get(f"{SUBMIT}/{sid}", headers=bearer(team)),
+        client.get(f"{SUBMIT}/{sid}", headers=bearer(admin)),
+        client.get(f"{SUBMIT}/{sid}/payload", headers=bearer(admin)),
+        client.post(f"{SUBMIT}/{sid}/reproduction", headers=bearer(admin),
+                    content=b'{"verdict": "reproduced"}'),
+    ]
+    # the largest id that exists on both databases is answered as a missing submission
+    largest = client.get(f"{SUBMIT}/2147483647", headers=bearer(admin))
     for answer in answers:
         assert answer.status_code in (404, 422), (answer.request.url, answer.text)
         assert answer.json()["status"] == "rejected"
@@ -518,13 +530,18 @@ def test_idle_slow_and_dripping_connections_are_cut_off(tmp_path, competition):
     class Quick(HeaderDeadlineProtocol):
         header_timeout = 1.5
 
+    sends = {"idle": b"", "partial": b"GET / HTTP/1.1\r\nHost: x\r\n",
+             "dripped": (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}"
+                         f"\r\nContent-Length: 5000\r\n\r\n{{").encode(),
+             "kept": b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"}
     with served(app, http=Quick, timeout_keep_alive=1) as port:
-        idle, idle_s = _raw(port, b"", wait=10)
-        partial, partial_s = _raw(port, b"GET / HTTP/1.1\r\nHost: x\r\n", wait=10)
-        dripped, dripped_s = _raw(port, (f"POST {SUBMIT} HTTP/1.1\r\nHost: x\r\nAuthorization: "
-                                         f"Bearer {token}\r\nContent-Length: 5000\r\n\r\n{{"
-                                         ).encode(), wait=10)
-        kept, kept_s = _raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", wait=10)
+        # the four connections at once, each on its own: each one's own deadline cuts it off
+        # (timed from its own start), and the test waits for the longest, not for their sum
+        with ThreadPoolExecutor(len(sends)) as pool:
+            futures = {name: pool.submit(_raw, port, data, 10) for name, data in sends.items()}
+            got = {name: future.result() for name, future in futures.items()}
+    (idle, idle_s), (partial, partial_s) = got["idle"], got["partial"]
+    (dripped, dripped_s), (kept, kept_s) = got["dripped"], got["kept"]
     assert idle == b"" and 1.0 < idle_s < 4, idle_s
     assert partial == b"" and 1.0 < partial_s < 4, partial_s
     assert dripped.startswith(b"HTTP/1.1 408") and 1.0 < dripped_s < 4, (dripped, dripped_s)

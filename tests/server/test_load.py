@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import Database, add_team, list_teams, make_engine, upgrade  # noqa: E402
 from evaluation.server.store import submit  # noqa: E402
+from tests.server._helpers import migrated_sqlite_url  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,7 +56,8 @@ TIME_LIMIT = 60.0
 
 
 def add_teams(db_url: str, count: int, competition=None) -> dict[str, str]:
-    """``count`` teams in the database (schema migrated first): name -> token."""
+    """``count`` teams in the database (its schema migrated first, when it is not yet): name ->
+    token."""
     engine = make_engine(db_url)
     try:
         upgrade(engine)
@@ -174,19 +177,21 @@ def run_exact_load(db_url: str, folder: Path, n_teams: int, per_team: int, limit
 @pytest.mark.slow
 def test_concurrent_uploads_from_twenty_teams_on_sqlite(tmp_path):
     # 20 teams x (6 distinct runs + 1 replay) = 140 uploads; 4 a day allowed
-    run_exact_load(f"sqlite:///{tmp_path / 'load.db'}", tmp_path, n_teams=20, per_team=6,
+    run_exact_load(migrated_sqlite_url(tmp_path, "load.db"), tmp_path, n_teams=20, per_team=6,
                    limit=4)
 
 
 @pytest.mark.slow
-def test_concurrent_uploads_on_postgresql(tmp_path, postgres_database):
+def test_concurrent_uploads_on_postgresql(tmp_path, postgres_migrated_database):
     pytest.importorskip("psycopg")
-    run_exact_load(postgres_database, tmp_path, n_teams=10, per_team=6, limit=4)
+    run_exact_load(postgres_migrated_database, tmp_path, n_teams=10, per_team=6, limit=4)
 
 
 def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team: int,
-                              limit: int, workers: int = 2) -> list:
-    """``run_exact_load`` against ``serve --workers N``: the rules hold across processes."""
+                              limit: int, workers: int = 2,
+                              then: Callable[[ServeProcess], None] | None = None) -> list:
+    """``run_exact_load`` against ``serve --workers N``: the rules hold across processes.
+    ``then`` is called with the server after the load, before it stops."""
     # the processes run on the real clock: a copy whose phase is open now
     competition_file = competition_copy(folder, daily_limit=limit,
                                         open_at=datetime.now(timezone.utc))
@@ -200,6 +205,8 @@ def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team:
         if children.exists():
             assert len(children.read_text().split()) >= workers, server.log_tail()
         outcomes = send_all(server.url, uploads, threads=32, time_limit=TIME_LIMIT)
+        if then is not None:
+            then(server)
     if datetime.now(timezone.utc).date() != day:
         pytest.skip("the load crossed midnight (UTC): the daily limits started again")
     check_answers(outcomes, len(uploads))
@@ -209,49 +216,47 @@ def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team:
     return outcomes
 
 
-@pytest.mark.slow
-def test_a_worker_process_that_answers_late_is_not_killed(tmp_path):
-    # a worker process stopped for longer than uvicorn's default health check (5 s), as a
-    # busy one on a loaded machine is late: the supervisor waits for it instead of killing it
-    # with its requests in flight
-    competition_file = competition_copy(tmp_path, daily_limit=4,
-                                        open_at=datetime.now(timezone.utc))
-    with ServeProcess(competition_file, f"sqlite:///{tmp_path / 'late.db'}",
-                      tmp_path / "serve.log", args=["--workers", "2"]) as server:
-        started = re.compile(r"Started server process \[(\d+)\]")
-        deadline = time.monotonic() + 60
-        while len(workers := started.findall(server.log.read_text())) < 2:
-            assert time.monotonic() < deadline, server.log_tail()
-            time.sleep(0.2)
-        late = int(workers[0])
-        os.kill(late, signal.SIGSTOP)
-        try:
-            time.sleep(8)
-        finally:
-            os.kill(late, signal.SIGCONT)
-        time.sleep(1)
-        log = server.log.read_text()
-        assert Path(f"/proc/{late}").exists() and "died" not in log, server.log_tail()
-        assert len(started.findall(log)) == 2, server.log_tail()  # none started in its place
-        assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
+def a_late_worker_is_not_killed(server: ServeProcess) -> None:
+    """A worker process stopped for longer than uvicorn's default health check (5 s), as a
+    busy one on a loaded machine is late: the supervisor waits for it instead of killing it
+    with its requests in flight."""
+    started = re.compile(r"Started server process \[(\d+)\]")
+    deadline = time.monotonic() + 60
+    while len(workers := started.findall(server.log.read_text())) < 2:
+        assert time.monotonic() < deadline, server.log_tail()
+        time.sleep(0.2)
+    late = int(workers[0])
+    os.kill(late, signal.SIGSTOP)
+    try:
+        time.sleep(8)
+    finally:
+        os.kill(late, signal.SIGCONT)
+    time.sleep(1)
+    log = server.log.read_text()
+    assert Path(f"/proc/{late}").exists() and "died" not in log, server.log_tail()
+    assert len(started.findall(log)) == 2, server.log_tail()  # none started in its place
+    assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
 
 
 @pytest.mark.slow
-def test_two_server_processes_keep_the_rules_exact_on_sqlite(tmp_path):
-    run_exact_load_on_workers(f"sqlite:///{tmp_path / 'workers.db'}", tmp_path, n_teams=10,
-                              per_team=6, limit=4)
+def test_two_server_processes_keep_the_rules_exact_and_a_late_one_is_not_killed_on_sqlite(
+        tmp_path):
+    # one `serve --workers 2` for both: the load, then one of its workers stopped
+    run_exact_load_on_workers(migrated_sqlite_url(tmp_path, "workers.db"), tmp_path, n_teams=10,
+                              per_team=6, limit=4, then=a_late_worker_is_not_killed)
 
 
 @pytest.mark.slow
-def test_two_server_processes_keep_the_rules_exact_on_postgresql(tmp_path, postgres_database):
+def test_two_server_processes_keep_the_rules_exact_on_postgresql(tmp_path,
+                                                                 postgres_migrated_database):
     pytest.importorskip("psycopg")
-    run_exact_load_on_workers(postgres_database, tmp_path, n_teams=10, per_team=6, limit=4)
+    run_exact_load_on_workers(postgres_migrated_database, tmp_path, n_teams=10, per_team=6, limit=4)
 
 
 @pytest.mark.slow
 def test_a_killed_server_restarts_with_every_acknowledged_submission(tmp_path):
     db_path = tmp_path / "crash.db"
-    db_url = f"sqlite:///{db_path}"
+    db_url = migrated_sqlite_url(tmp_path, db_path.name)
     # the server runs on the real clock: a copy whose phase is open now
     competition_file = competition_copy(tmp_path, daily_limit=1000,
                                         open_at=datetime.now(timezone.utc))
@@ -292,15 +297,18 @@ def test_a_killed_server_restarts_with_every_acknowledged_submission(tmp_path):
     assert not [o for o in outcomes if o.status is not None and o.status >= 500]
     assert all(o.status in (200, 201) for o in outcomes if o.status is not None)
 
-    with ServeProcess(competition_file, db_url, log) as server:
-        assert server.healthy()
+    # the restart: the server's app on the database the SIGKILL left, as `serve` starts it
+    # (checked, migrated, baselines pinned), served in this process (what is about processes,
+    # the kill, is done above)
+    app = create_app(load_competition(competition_file), db_url)
+    with live_server(app) as url:
+        assert httpx.get(url + "/healthz", timeout=10).status_code == 200
         rows = stored(db_url)
         check_stored_once(outcomes, rows)
         # at most the ones in flight at the kill were stored without an answer
         assert len(acknowledged) <= len(rows) <= len(acknowledged) + len(lost)
         # the unanswered ones sent again: stored once, new or found from before the kill
-        again = send_all(server.url, [o.upload for o in lost], threads=8,
-                         time_limit=TIME_LIMIT)
+        again = send_all(url, [o.upload for o in lost], threads=8, time_limit=TIME_LIMIT)
         assert len(again) == len(lost)
         assert all(o.status in (200, 201) for o in again), [(o.status, o.answer) for o in again]
         rows = stored(db_url)
@@ -308,6 +316,7 @@ def test_a_killed_server_restarts_with_every_acknowledged_submission(tmp_path):
         assert len(rows) == len(acknowledged) + len(again)
         print(f"acknowledged before the kill: {len(acknowledged)}; in flight: {len(lost)} "
               f"(sent again: {Counter(o.status for o in again)})")
+    app.state.store.engine.dispose()
     engine = sa.create_engine(db_url)
     try:
         with engine.connect() as conn:

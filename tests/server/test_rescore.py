@@ -48,20 +48,11 @@ from evaluation.server.store import payload as stored_payload  # noqa: E402
 from evaluation.server.store import predictions as stored_predictions  # noqa: E402
 from tests.server._helpers import run_cli  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
-from tests.server._scoring import TinyRun, tiny_competition, tiny_run  # noqa: E402
 
 PHASE = "open"
 RESCORE = f"/api/v1/phases/{PHASE}/rescore"
 OLD = "0.0.1-before-the-fix"
 ADMIN = Caller(team_id=None, admin=True)
-
-
-@pytest.fixture(scope="module")
-def tiny_board(tmp_path_factory) -> tuple[Path, TinyRun]:
-    """The tiny competition's file and the template model's run for it (made once)."""
-    folder = tmp_path_factory.mktemp("tiny-rescore")
-    competition_file = tiny_competition(folder)
-    return competition_file, tiny_run(competition_file, folder / "results")
 
 
 def _shifted(claim: dict, stream: bytes) -> bytes:

@@ -65,22 +65,12 @@ from tests.server._helpers import (  # noqa: E402
 )
 from tests.server._live_server import live_server  # noqa: E402
 from tests.server._scoring import (  # noqa: E402
-    TinyRun,
     small_run,
     tiny_competition,
-    tiny_run,
 )
 from tests.server._user_values import synthetic_fold, with_user_values  # noqa: E402
 
 SUBMIT = "/api/v1/submissions"
-
-
-@pytest.fixture(scope="module")
-def tiny_board(tmp_path_factory) -> tuple[Path, TinyRun]:
-    """The tiny competition's file and the template model's run for it (made once)."""
-    folder = tmp_path_factory.mktemp("tiny-board")
-    competition_file = tiny_competition(folder)
-    return competition_file, tiny_run(competition_file, folder / "results")
 
 
 def _admin(caller_store):
