@@ -15,6 +15,10 @@ from evaluation.errors import ConfigError
 
 #: Replicates whose fronts are computed at once (bounds memory to chunk x teams²).
 _FRONT_CHUNK = 32
+#: (replicate, team) pairs asked of every team at once (bounds memory to chunk x teams).
+_RESIDUAL_CHUNK = 4096
+#: Up to this many teams, every pair is asked at once (the leaders' pass would cost more).
+_ALL_PAIRS_TEAMS = 48
 
 
 def front_probability(group_replicates: np.ndarray, costs: np.ndarray | None = None, *,
@@ -68,12 +72,18 @@ def front_probability(group_replicates: np.ndarray, costs: np.ndarray | None = N
     out = np.full(n, np.nan)
     if not compared.any():
         return out
-    # one array of objectives, higher is better: the groups, then the costs negated
-    values = np.concatenate([groups[compared], -cost[compared]], axis=1)
+    # one array of objectives, higher is better: the groups, then the costs negated; costs
+    # given as numbers are the same in every replicate: compared once, not per replicate
+    if cost_replicates is None:
+        values = groups[compared]
+        fixed = _fixed_relations(-cost[compared][:, :, 0])
+    else:
+        values = np.concatenate([groups[compared], -cost[compared]], axis=1)
+        fixed = _fixed_relations(np.zeros((len(values), 0)))
     on_front = np.zeros(int(compared.sum()), dtype=np.int64)
     for start in range(0, n_boot, _FRONT_CHUNK):
         block = values[:, :, start:start + _FRONT_CHUNK].transpose(2, 0, 1)  # (r, team, obj)
-        on_front += (~_dominated(block)).sum(axis=0)
+        on_front += (~_dominated(block, fixed)).sum(axis=0)
     out[compared] = on_front / n_boot
     return out
 
@@ -96,16 +106,59 @@ def _cost_replicates(costs: np.ndarray | None, cost_replicates: np.ndarray | Non
     return np.broadcast_to(cost[:, :, None], (*cost.shape, n_boot))
 
 
-def _dominated(block: np.ndarray) -> np.ndarray:
+def _dominated(block: np.ndarray, fixed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """``out[r, i]``: some team is at least as good as team i on every objective of
-    replicate r and better on one (``block``: replicates x teams x objectives)."""
-    n_reps, n, n_objectives = block.shape
-    at_least = np.ones((n_reps, n, n), dtype=bool)  # [r, j, i]: j >= i everywhere
-    for k in range(n_objectives):
-        v = block[:, :, k]
-        at_least &= v[:, :, None] >= v[:, None, :]
+    replicate r and better on one (``block``: replicates x teams x the objectives that vary
+    by replicate; ``fixed``: ``[j, i]``, j is at least / at most as good as i on every
+    objective that does not, such as measured costs).
+
+    Asked of every pair, that is teams² comparisons per replicate. Most teams are dominated
+    by one of the few on the front of the block's mean objectives, so those are asked first;
+    only the (replicate, team) pairs none of them dominates are asked of every team. The
+    answer is the same, pair by pair, as asking every team.
+    """
+    if block.shape[1] <= _ALL_PAIRS_TEAMS:
+        return _dominated_by(block, fixed, None)
+    leaders = np.flatnonzero(~_dominated_by(block.mean(axis=0, keepdims=True), fixed,
+                                            None)[0])
+    out = _dominated_by(block, fixed, leaders)
+    at_least_fixed, at_most_fixed = fixed
+    reps, teams = np.nonzero(~out)
+    for start in range(0, len(reps), _RESIDUAL_CHUNK):
+        r, i = reps[start:start + _RESIDUAL_CHUNK], teams[start:start + _RESIDUAL_CHUNK]
+        at_least = at_least_fixed[:, i].T  # [pair, j]: j >= i everywhere (a copy)
+        at_most = at_most_fixed[:, i].T  # [pair, j]: i >= j everywhere
+        for k in range(block.shape[2]):  # one objective at a time: no reduction over a few
+            others, mine = block[r, :, k], block[r, i, k][:, None]
+            at_least &= others >= mine
+            at_most &= others <= mine
+        out[r, i] = (at_least & ~at_most).any(axis=1)
+    return out
+
+
+def _dominated_by(block: np.ndarray, fixed: tuple[np.ndarray, np.ndarray],
+                  by: np.ndarray | None) -> np.ndarray:
+    """``out[r, i]``: one of the teams ``by`` (default: all) dominates team i in replicate
+    r (``block`` and ``fixed`` as for ``_dominated``)."""
+    rivals = block if by is None else block[:, by]
+    at_least_fixed, at_most_fixed = fixed if by is None else (fixed[0][by], fixed[1][by])
+    shape = (block.shape[0], rivals.shape[1], block.shape[1])
+    at_least = np.broadcast_to(at_least_fixed, shape).copy()  # [r, j, i]: j >= i everywhere
+    at_most = np.broadcast_to(at_most_fixed, shape).copy()  # [r, j, i]: i >= j everywhere
+    for k in range(block.shape[2]):
+        v, w = rivals[:, :, k][:, :, None], block[:, :, k][:, None, :]
+        at_least &= v >= w
+        at_most &= v <= w
     # j >= i everywhere and better somewhere: j >= i everywhere, and not i >= j everywhere
-    return np.any(at_least & ~at_least.transpose(0, 2, 1), axis=1)
+    return np.any(at_least & ~at_most, axis=1)
+
+
+def _fixed_relations(fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``[j, i]``: team j is at least / at most as good as team i on every column of
+    ``fixed`` (teams x objectives the same in every replicate, higher is better)."""
+    at_least = np.asarray((fixed[:, None, :] >= fixed[None, :, :]).all(axis=2))
+    at_most = np.asarray((fixed[:, None, :] <= fixed[None, :, :]).all(axis=2))
+    return at_least, at_most
 
 
 def cost_order(tier: np.ndarray, costs: np.ndarray) -> np.ndarray:
