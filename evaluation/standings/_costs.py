@@ -15,10 +15,10 @@ from evaluation.errors import ConfigError
 
 #: Replicates whose fronts are computed at once (bounds memory to chunk x teams²).
 _FRONT_CHUNK = 32
-#: (replicate, team) pairs asked of every team at once (bounds memory to chunk x teams).
-_RESIDUAL_CHUNK = 4096
-#: Up to this many teams, every pair is asked at once (the leaders' pass would cost more).
+#: Up to this many teams, every pair is asked at once (beyond, team by team).
 _ALL_PAIRS_TEAMS = 48
+#: A team's strongest rivals, asked first of every replicate.
+_FIRST_RIVALS = 8
 
 
 def front_probability(group_replicates: np.ndarray, costs: np.ndarray | None = None, *,
@@ -80,10 +80,13 @@ def front_probability(group_replicates: np.ndarray, costs: np.ndarray | None = N
     else:
         values = np.concatenate([groups[compared], -cost[compared]], axis=1)
         fixed = _fixed_relations(np.zeros((len(values), 0)))
-    on_front = np.zeros(int(compared.sum()), dtype=np.int64)
-    for start in range(0, n_boot, _FRONT_CHUNK):
-        block = values[:, :, start:start + _FRONT_CHUNK].transpose(2, 0, 1)  # (r, team, obj)
-        on_front += (~_dominated(block, fixed)).sum(axis=0)
+    if len(values) > _ALL_PAIRS_TEAMS:
+        on_front = (~_dominated_each(values, fixed)).sum(axis=0)
+    else:
+        on_front = np.zeros(len(values), dtype=np.int64)
+        for start in range(0, n_boot, _FRONT_CHUNK):
+            block = values[:, :, start:start + _FRONT_CHUNK].transpose(2, 0, 1)
+            on_front += (~_dominated_by(block, fixed)).sum(axis=0)  # block: (r, team, obj)
     out[compared] = on_front / n_boot
     return out
 
@@ -106,49 +109,58 @@ def _cost_replicates(costs: np.ndarray | None, cost_replicates: np.ndarray | Non
     return np.broadcast_to(cost[:, :, None], (*cost.shape, n_boot))
 
 
-def _dominated(block: np.ndarray, fixed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def _dominated_each(values: np.ndarray, fixed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """``out[r, i]``: some team is at least as good as team i on every objective of
-    replicate r and better on one (``block``: replicates x teams x the objectives that vary
-    by replicate; ``fixed``: ``[j, i]``, j is at least / at most as good as i on every
+    replicate r and better on one (``values``: teams x the objectives that vary by replicate
+    x replicates; ``fixed``: ``[j, i]``, j is at least / at most as good as i on every
     objective that does not, such as measured costs).
 
-    Asked of every pair, that is teams² comparisons per replicate. Most teams are dominated
-    by one of the few on the front of the block's mean objectives, so those are asked first;
-    only the (replicate, team) pairs none of them dominates are asked of every team. The
-    answer is the same, pair by pair, as asking every team.
+    Team by team, over all replicates at once: only the rivals the fixed objectives allow
+    are asked, the strongest (by their mean objectives) first; the replicates where none of
+    those dominates are asked of the others. The answer is the same, pair by pair, as asking
+    every team, at a fraction of the teams² comparisons per replicate.
     """
-    if block.shape[1] <= _ALL_PAIRS_TEAMS:
-        return _dominated_by(block, fixed, None)
-    leaders = np.flatnonzero(~_dominated_by(block.mean(axis=0, keepdims=True), fixed,
-                                            None)[0])
-    out = _dominated_by(block, fixed, leaders)
     at_least_fixed, at_most_fixed = fixed
-    reps, teams = np.nonzero(~out)
-    for start in range(0, len(reps), _RESIDUAL_CHUNK):
-        r, i = reps[start:start + _RESIDUAL_CHUNK], teams[start:start + _RESIDUAL_CHUNK]
-        at_least = at_least_fixed[:, i].T  # [pair, j]: j >= i everywhere (a copy)
-        at_most = at_most_fixed[:, i].T  # [pair, j]: i >= j everywhere
-        for k in range(block.shape[2]):  # one objective at a time: no reduction over a few
-            others, mine = block[r, :, k], block[r, i, k][:, None]
-            at_least &= others >= mine
-            at_most &= others <= mine
-        out[r, i] = (at_least & ~at_most).any(axis=1)
+    order = np.argsort(-values.mean(axis=2).sum(axis=1), kind="stable")
+    out = np.zeros((values.shape[2], len(values)), dtype=bool)
+    for i in range(len(values)):
+        rivals = order[at_least_fixed[order, i] & (order != i)]
+        first, rest = rivals[:_FIRST_RIVALS], rivals[_FIRST_RIVALS:]
+        mine = values[i]
+        dominated = _dominated_among(values[first], mine, at_most_fixed[first, i])
+        if len(rest) and not dominated.all():
+            left = np.flatnonzero(~dominated)
+            dominated[left] = _dominated_among(values[rest][:, :, left], mine[:, left],
+                                               at_most_fixed[rest, i])
+        out[:, i] = dominated
     return out
 
 
-def _dominated_by(block: np.ndarray, fixed: tuple[np.ndarray, np.ndarray],
-                  by: np.ndarray | None) -> np.ndarray:
-    """``out[r, i]``: one of the teams ``by`` (default: all) dominates team i in replicate
-    r (``block`` and ``fixed`` as for ``_dominated``)."""
-    rivals = block if by is None else block[:, by]
-    at_least_fixed, at_most_fixed = fixed if by is None else (fixed[0][by], fixed[1][by])
-    shape = (block.shape[0], rivals.shape[1], block.shape[1])
-    at_least = np.broadcast_to(at_least_fixed, shape).copy()  # [r, j, i]: j >= i everywhere
-    at_most = np.broadcast_to(at_most_fixed, shape).copy()  # [r, j, i]: i >= j everywhere
+def _dominated_among(theirs: np.ndarray, mine: np.ndarray, at_most_fixed: np.ndarray
+                     ) -> np.ndarray:
+    """Per replicate, whether one of the rivals ``theirs`` (rivals x objectives x
+    replicates), each at least as good as the team on the fixed objectives, dominates the
+    team (``mine``: objectives x replicates; ``at_most_fixed``: per rival, the team is at
+    least as good on the fixed objectives)."""
+    at_least = np.ones((theirs.shape[0], theirs.shape[2]), dtype=bool)  # rival >= team
+    at_most = np.repeat(at_most_fixed[:, None], theirs.shape[2], axis=1)  # team >= rival
+    for k in range(theirs.shape[1]):
+        at_least &= theirs[:, k] >= mine[k]
+        at_most &= theirs[:, k] <= mine[k]
+    return np.any(at_least & ~at_most, axis=0)
+
+
+def _dominated_by(block: np.ndarray, fixed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``out[r, i]``: some team dominates team i in replicate r, every pair asked at once
+    (``block``: replicates x teams x the objectives that vary by replicate; ``fixed`` as for
+    ``_dominated_each``)."""
+    shape = (block.shape[0], block.shape[1], block.shape[1])
+    at_least = np.broadcast_to(fixed[0], shape).copy()  # [r, j, i]: j >= i everywhere
+    at_most = np.broadcast_to(fixed[1], shape).copy()  # [r, j, i]: i >= j everywhere
     for k in range(block.shape[2]):
-        v, w = rivals[:, :, k][:, :, None], block[:, :, k][:, None, :]
-        at_least &= v >= w
-        at_most &= v <= w
+        v = block[:, :, k]
+        at_least &= v[:, :, None] >= v[:, None, :]
+        at_most &= v[:, :, None] <= v[:, None, :]
     # j >= i everywhere and better somewhere: j >= i everywhere, and not i >= j everywhere
     return np.any(at_least & ~at_most, axis=1)
 
