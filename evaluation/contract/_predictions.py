@@ -181,12 +181,14 @@ def read_predictions(body: bytes, *, max_bytes: int, max_inflated: int) -> Predi
     # inflates ~48 MB); the first section in the stream's order that fails is the error
     with ThreadPoolExecutor(max_workers=min(_INFLATE_THREADS, len(sections))) as pool:
         inflated = list(pool.map(lambda section: _inflate(view, *section), sections))
+    lists: list[bytes] = []
     for data in inflated:
         if isinstance(data, DataError):
             raise data
+        lists.append(data)
     folds = [FoldLists(fold=entry["fold"], n_users=entry["n_users"], users=users,
                        items=items)
-             for entry, users, items in zip(declared, inflated[::2], inflated[1::2])]
+             for entry, users, items in zip(declared, lists[::2], lists[1::2])]
     if offset != len(body):
         raise DataError(f"the predictions stream has {len(body) - offset} bytes after its "
                         f"last fold")
