@@ -194,12 +194,12 @@ class PairedResamples:
     seed: int
     n_boot: int
     counts: tuple[np.ndarray, ...]
-    kept_sums: tuple[dict, ...] = field(default=(), compare=False, repr=False)
+    kept_sums: tuple[dict, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if len(self.kept_sums) != len(self.counts):
-            # frozen: the per-fold mappings are made once, with the object
-            object.__setattr__(self, "kept_sums", tuple({} for _ in self.counts))
+        # made with the object (frozen), never passed in: a copy with other counts
+        # (``dataclasses.replace``) starts with sums of its own
+        object.__setattr__(self, "kept_sums", tuple({} for _ in self.counts))
 
     @property
     def fold_sizes(self) -> tuple[int, ...]:
