@@ -109,25 +109,32 @@ def _seed_values(store, stored: dict, n_users: int) -> None:
 
     import sqlalchemy as sa
 
-    from evaluation.challenge import encode_user_values, user_values_bytes
     from evaluation.server.db import UserValuesRow
     from evaluation.server.store import phase_board
 
     best = [r for r in phase_board(store, stored["phase"]).rows if not r.is_baseline]
     now = datetime.now(timezone.utc)
     rows = []
+    n_folds = stored["num_folds"]
+    users = [_fold(0, f, n_users, 0.0).users_sha256 for f in range(n_folds)]
     for i, row in enumerate(best):
-        folds = [_fold(i, f, n_users, 0.1 + 0.3 * i / len(best))
-                 for f in range(stored["num_folds"])]
-        blob = user_values_bytes(encode_user_values(folds, VALUES_K))
+        blob = values_blob(i, n_folds, n_users, 0.1 + 0.3 * i / len(best))
         rows.append(dict(submission_id=row.submission_id, source="scored", private=False,
                          trusted=True, phase=stored["phase"], run_hash=SEED_RUN_HASH,
-                         k=VALUES_K, n_users=[n_users] * len(folds),
-                         users_sha256=[f.users_sha256 for f in folds], blob=blob,
-                         blob_sha256=hashlib.sha256(blob).hexdigest(), costs=None,
+                         k=VALUES_K, n_users=[n_users] * n_folds, users_sha256=users,
+                         blob=blob, blob_sha256=hashlib.sha256(blob).hexdigest(), costs=None,
                          recorded_at=now))
     with store.writing() as session:
         session.execute(sa.insert(UserValuesRow), rows)
+
+
+def values_blob(team: int, n_folds: int, n_users: int, hit_rate: float) -> bytes:
+    """A team's synthetic per-user values (``n_folds`` folds of ``n_users`` users, the same
+    users for every team) as the store keeps them: the deflated blob."""
+    from evaluation.challenge import encode_user_values, user_values_bytes
+
+    folds = [_fold(team, f, n_users, hit_rate) for f in range(n_folds)]
+    return user_values_bytes(encode_user_values(folds, VALUES_K))
 
 
 def _fold(team: int, fold: int, n_users: int, hit_rate: float):
@@ -159,6 +166,8 @@ class Read:
     status: int | None
     size: int
     seconds: float
+    #: When the answer was in (``time.perf_counter``).
+    ended: float = 0.0
 
 
 @dataclass
@@ -217,5 +226,7 @@ def _read(client, kind: str) -> Read:
     try:
         response = client.get(BOARD_PATHS[kind])
     except httpx.HTTPError:
-        return Read(kind, None, 0, time.perf_counter() - begin)
-    return Read(kind, response.status_code, len(response.content), time.perf_counter() - begin)
+        end = time.perf_counter()
+        return Read(kind, None, 0, end - begin, end)
+    end = time.perf_counter()
+    return Read(kind, response.status_code, len(response.content), end - begin, end)

@@ -56,7 +56,8 @@ class Outcome:
         return self.status in (200, 201)
 
 
-def competition_copy(folder: Path, daily_limit: int, *, open_at: datetime | None = None) -> Path:
+def competition_copy(folder: Path, daily_limit: int, *, open_at: datetime | None = None,
+                     board: dict | None = None) -> Path:
     """The example competition (``competition.toml`` and its baselines) copied into ``folder``,
     taking claims (``accept_claims``: the benchmarks upload made-up runs).
 
@@ -69,6 +70,8 @@ def competition_copy(folder: Path, daily_limit: int, *, open_at: datetime | None
     open_at : datetime, optional
         For a server on the real clock: the copy keeps only the first phase, open from a day
         before ``open_at`` to a year after it, so that it takes submissions whatever the date.
+    board : dict, optional
+        Settings of the copy's ``[board]`` table (e.g. ``{"n_boot": 50}``), over the example's.
 
     Returns
     -------
@@ -85,6 +88,8 @@ def competition_copy(folder: Path, daily_limit: int, *, open_at: datetime | None
         start = open_at.replace(microsecond=0) - timedelta(days=1)
         first["opens"], first["closes"] = start, start + timedelta(days=366)
         doc["phases"] = [first]
+    if board:
+        doc["board"] = {**doc.get("board", {}), **board}
     baselines = folder / "competition" / "baselines"
     shutil.copytree(REPO / "competition" / "baselines", baselines)
     # the pinned baselines without their per-user values: those are of the real folds' users,

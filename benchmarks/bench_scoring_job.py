@@ -188,6 +188,54 @@ def measure_upload(folder: Path, repeat: int) -> list[float]:
     return times
 
 
+def upload_parts(folder: Path, repeat: int) -> dict[str, list[float]]:
+    """Where an upload's time goes on the server, in this process, ``repeat`` times (CPU
+    seconds): reading the stream strictly (``read_prediction_upload``: the header, every
+    section inflated and checked), hashing the body, and the store's whole ``submit`` (the
+    reading again, the checks, the database write of the stream and its scoring job) on a
+    fresh SQLite database each time; the write is the last less the first two."""
+    import hashlib
+
+    from evaluation.contract import _predictions, with_claim
+    from evaluation.server.core import load_competition, read_prediction_upload
+    from evaluation.server.db import Database, add_team, make_engine, upgrade
+    from evaluation.server.store import submit
+
+    claim = json.loads((folder / "claim.json").read_text())
+    body = (folder / "upload.bin").read_bytes()
+    competition = load_competition(folder / "competition.toml")
+    out: dict[str, list[float]] = {"read": [], "hash": [], "submit": [], "read_wall": [],
+                                   "read_wall_one_thread": []}
+    for i in range(repeat):
+        run_id = f"{claim['run_id']}-parts-{i}"
+        sent = with_claim(body, {**claim, "run_id": run_id,
+                                 "results": {**claim["results"], "run_id": run_id}})
+        wall, cpu = time.perf_counter(), time.process_time()
+        read_prediction_upload(sent, competition)
+        out["read"].append(time.process_time() - cpu)
+        out["read_wall"].append(time.perf_counter() - wall)
+        # the reference: the sections inflated one after the other, as before
+        threads, _predictions._INFLATE_THREADS = _predictions._INFLATE_THREADS, 1
+        try:
+            wall = time.perf_counter()
+            read_prediction_upload(sent, competition)
+            out["read_wall_one_thread"].append(time.perf_counter() - wall)
+        finally:
+            _predictions._INFLATE_THREADS = threads
+        cpu = time.process_time()
+        hashlib.sha256(sent).hexdigest()
+        out["hash"].append(time.process_time() - cpu)
+        engine = make_engine(f"sqlite:///{folder / f'parts-{i}.db'}")
+        upgrade(engine)
+        store = Database(engine, competition)
+        team, _ = add_team(store, "bench", "b@example.org")
+        cpu = time.process_time()
+        submit(store, team.id, sent, run_id)
+        out["submit"].append(time.process_time() - cpu)
+        engine.dispose()
+    return out
+
+
 def _child(args: argparse.Namespace) -> None:
     print(json.dumps(measure(args.side, args.scale, args.folder)))
 
@@ -201,6 +249,27 @@ def _run_side(side: str, folder: Path, scale: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def report_upload(folder: Path, repeat: int, size: int) -> list[float]:
+    """Print where an upload's time goes on the server, then the loopback posts (their wall
+    seconds, returned), with the machine's load."""
+    parts = upload_parts(folder, repeat)
+    write = [s - r - h for s, r, h in zip(parts["submit"], parts["read"], parts["hash"])]
+    print(f"upload, server side in-process (CPU s): reading the stream strictly "
+          f"{_spread(parts['read'])}, hashing {_spread(parts['hash'], '{:.3f}')}, the whole "
+          f"submit {_spread(parts['submit'])} (so the rest, mostly the database write, "
+          f"{_spread(write)})")
+    ratio = statistics.median(parts["read_wall"]) / statistics.median(
+        parts["read_wall_one_thread"])
+    print(f"reading the stream, wall s: sections in 2 threads {_spread(parts['read_wall'])}, "
+          f"one after the other (reference) {_spread(parts['read_wall_one_thread'])}; "
+          f"ratio {ratio:.2f}")
+    load = os.getloadavg()[0]
+    uploads = measure_upload(folder, repeat)
+    print(f"upload of {size / 2**20:.1f} MiB on loopback: {_spread(uploads)} s (load "
+          f"{load:.1f}-{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    return uploads
+
+
 def _spread(xs: list[float], fmt: str = "{:.2f}") -> str:
     return (f"{fmt.format(statistics.median(xs))} "
             f"({fmt.format(min(xs))}-{fmt.format(max(xs))})")
@@ -211,6 +280,8 @@ def main() -> None:
     p.add_argument("--scale", default="full", choices=["tiny", "small", "full"])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--smoke", action="store_true", help="tiny scale, once")
+    p.add_argument("--upload-only", action="store_true",
+                   help="only the upload: its server-side parts, then the loopback post")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--side", default=None, help=argparse.SUPPRESS)
     p.add_argument("--folder", default=None, help=argparse.SUPPRESS)
@@ -227,6 +298,9 @@ def main() -> None:
         size = (folder / "upload.bin").stat().st_size
         print(f"scale {args.scale}: upload {size / 2**20:.1f} MiB, prepared in "
               f"{time.perf_counter() - t0:.1f} s")
+        if args.upload_only:
+            report_upload(folder, args.repeat, size)
+            return
         runs: dict[str, list[dict]] = {s: [] for s in SIDES}
         loads = []
         for _ in range(args.repeat):
@@ -260,8 +334,7 @@ def main() -> None:
         mem = peak / (statistics.median(x["peak_bytes"] for x in local) / 2**30)
         print(f"next job / local run: CPU x{ratio:.2f}, peak x{mem:.2f}; tests equal to "
               f"{worst:.1g}")
-        uploads = measure_upload(folder, args.repeat)
-        print(f"upload of {size / 2**20:.1f} MiB on loopback: {_spread(uploads)} s")
+        uploads = report_upload(folder, args.repeat, size)
         if args.scale == "full":
             print(f"targets: next scoring job <= {TARGET_CPU_S} s CPU ({cpu:.2f}), <= {TARGET_GIB} "
                   f"GiB ({peak:.2f}); upload <= {TARGET_UPLOAD_S} s "

@@ -136,3 +136,39 @@ def slow_rank_intervals(reps: np.ndarray, point: np.ndarray, level: float) -> np
     beats = (point[:, None] - point[None, :]) - critical * se > 0
     return np.array([[1 + sum(beats[j, i] for j in range(n)),
                       n - sum(beats[i, j] for j in range(n))] for i in range(n)])
+
+
+def slow_first_place_weights(groups: np.ndarray, eps: float = 1e-12) -> list:
+    """Each team's region of the weight simplex where it ranks first: its corners clipped by
+    every other team in turn, each clip walking the polygon's edges, in the same arithmetic
+    as the fast path (the corners must be equal to the bit)."""
+    n, k = groups.shape
+    out = []
+    for i in range(n):
+        region = np.eye(k)
+        for j in range(n):
+            if j == i or not len(region):
+                continue
+            normal = groups[i] - groups[j]
+            values = region @ normal
+            if len(region) == 1:
+                region = region if values[0] >= -eps else region[:0]
+                continue
+            kept, m = [], len(region)
+            closed = m > 2
+            for c in range(m if closed else m - 1):
+                a, b = region[c], region[(c + 1) % m]
+                va, vb = values[c], values[(c + 1) % m]
+                if va >= -eps:
+                    kept.append(a)
+                if (va > eps and vb < -eps) or (va < -eps and vb > eps):
+                    kept.append(a + (b - a) * (va / (va - vb)))
+            if not closed and values[-1] >= -eps:
+                kept.append(region[-1])
+            region = np.array(kept).reshape(-1, k)
+        distinct: list = []
+        for p in region:
+            if not any(np.abs(p - q).max() <= 1e-9 for q in distinct):
+                distinct.append(p)
+        out.append(np.array(distinct) if len(region) else None)
+    return out

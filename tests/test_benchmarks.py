@@ -29,6 +29,8 @@ SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
 NEEDS_MODULES = {
     "bench_board_stats.py": (("fastapi", "sqlalchemy"), "requirements-server.txt"),
     "bench_certificate.py": (("fastapi", "sqlalchemy"), "requirements-server.txt"),
+    "bench_board_stream.py": (("fastapi", "httpx", "sqlalchemy", "uvicorn"),
+                              "requirements-server-test.txt"),
     "bench_competition.py": (("fastapi", "httpx", "sqlalchemy", "uvicorn"),
                              "requirements-server-test.txt"),
     "bench_ray.py": (("ray",), "requirements-ray.txt"),
@@ -40,8 +42,9 @@ NEEDS_MODULES = {
 }
 #: The smoke runs that take more than a few seconds (several fresh processes, each a whole
 #: evaluation or a server): left out by ``-m "not slow"``.
-SLOW = {"bench_alternatives.py", "bench_baselines.py", "bench_competition.py", "bench_harness.py",
-        "bench_ray.py", "bench_scoring_job.py", "bench_server.py"}
+SLOW = {"bench_alternatives.py", "bench_baselines.py", "bench_board_stream.py",
+        "bench_competition.py", "bench_harness.py", "bench_ray.py", "bench_scoring_job.py",
+        "bench_server.py"}
 #: Seconds a smoke run may take before it counts as hung (a loaded 2-core machine included).
 TIMEOUT_S = 600
 

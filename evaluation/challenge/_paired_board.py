@@ -17,7 +17,7 @@ import numpy as np
 from evaluation.challenge._aggregate import group_scores, phase2_score
 from evaluation.challenge._references import References
 from evaluation.challenge._resamples import PairedResamples, over_folds
-from evaluation.challenge._scores import UserScores, _tests_from_sums
+from evaluation.challenge._scores import UserScores, _counted_binary_sums, _tests_from_sums
 from evaluation.challenge._spec import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
 
@@ -162,25 +162,30 @@ def _per_fold(folds: Sequence[UserScores], resamples: PairedResamples
               ) -> list[dict[str, np.ndarray]]:
     """Each fold's test replicates, the folds in parallel threads (each fold's sums are its
     own: the same bits in any thread)."""
-    return over_folds(lambda f: _fold_replicates(folds[f], resamples.counts[f]), len(folds))
+    return over_folds(lambda f: _fold_replicates(folds[f], resamples.counts[f],
+                                                 resamples.kept_sums[f]), len(folds))
 
 
-def _fold_replicates(scores: UserScores, counts: np.ndarray) -> dict[str, np.ndarray]:
+def _fold_replicates(scores: UserScores, counts: np.ndarray, kept: dict
+                     ) -> dict[str, np.ndarray]:
     """Test -> its value on each resample of one fold (``counts``: replicates x users).
 
     The tests are ratios of weighted column sums of the fold's design (``UserScores``): the
-    0/1 columns summed in float32 (integer sums below 2**24 are exact), the real-valued ones
-    (rr, BLW, LD) in float64 by the BLAS, a few chunks of replicates at a time.
+    0/1 columns are exact integers, summed over the team's hit users only, the sums that
+    depend on the users alone read from ``kept`` (``_counted_binary_sums``); the real-valued
+    ones (rr, BLW, LD) in float64 by the BLAS, ``_SUM_CHUNK`` replicates at a time (the
+    chunks' shape decides the BLAS's order of summation, hence the bits).
     """
     layout = scores._design()
     if len(scores) >= 2**24:  # never at the challenge's scale: float32 sums would round
         return scores.resampled_tests(counts.astype(np.intp))
-    binary_t = layout["binary"].T
     real_t = layout["real"].T
     sums = np.empty((len(counts), layout["n_columns"]))
+    sums[:, layout["binary_columns"]] = _counted_binary_sums(scores, counts, kept)
+    block = np.empty((min(_SUM_CHUNK, len(counts)), counts.shape[1]))  # reused: no page faults
     for start in range(0, len(counts), _SUM_CHUNK):
-        block = counts[start:start + _SUM_CHUNK].astype(np.float32)
-        rows = slice(start, start + len(block))
-        sums[rows, layout["binary_columns"]] = block @ binary_t
-        sums[rows, layout["real_columns"]] = block.astype(np.float64) @ real_t
+        rows = slice(start, min(start + _SUM_CHUNK, len(counts)))
+        part = block[:rows.stop - start]
+        np.copyto(part, counts[rows], casting="unsafe")  # integers: exact in float64
+        sums[rows, layout["real_columns"]] = part @ real_t
     return _tests_from_sums(sums, layout)

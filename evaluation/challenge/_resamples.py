@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -185,11 +185,21 @@ class PairedResamples:
         Per fold, shape ``(n_boot, n_users)``: how often each user is drawn in each replicate
         (``uint8``, or ``uint16`` in the rare fold where a user is drawn over 255 times), the
         counts :func:`resample_folds` draws.
+    kept_sums : tuple of dict
+        Per fold, sums of the counts that are the same for every team scored on them (the
+        resampled size of the fold, of each slice's groups), made by the first team that
+        needs them and read by the others; a few hundred KiB per fold at full scale.
     """
 
     seed: int
     n_boot: int
     counts: tuple[np.ndarray, ...]
+    kept_sums: tuple[dict, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # made with the object (frozen), never passed in: a copy with other counts
+        # (``dataclasses.replace``) starts with sums of its own
+        object.__setattr__(self, "kept_sums", tuple({} for _ in self.counts))
 
     @property
     def fold_sizes(self) -> tuple[int, ...]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,6 +217,110 @@ def _weighted_sums(w: np.ndarray, layout: dict, in_float32: bool) -> np.ndarray:
         np.multiply(w[i], values, out=products)
         sums[i, real] = products.sum(axis=1)
     return sums
+
+
+def _counted_binary_sums(scores: UserScores, counts: np.ndarray,
+                         kept: MutableMapping[tuple, np.ndarray]) -> np.ndarray:
+    """``counts @ X[:, binary]`` for the design's 0/1 columns (B x columns, float64): the
+    integers the full product gives, so the same bits, at a fraction of its cost.
+
+    ``counts`` (B x users, unsigned) are resamples' counts of fewer than 2**24 users. Every
+    0/1 column is a set of users, and its weighted sum splits into the hit users' part and the
+    others'. What depends on the users alone (the resampled size of the fold, of each slice's
+    miss-rate population and of each group) is the same for every team scored on ``counts``:
+    it is summed once over all users and kept in ``kept`` (one entry per fold and per set of
+    slice codes; pass the same mapping with the same ``counts``). A team then sums only over
+    its hit users (a gather of their counts and one float32 product: exact integers below
+    2**24), and the sums over its missed users are the kept totals minus its hit part.
+    """
+    layout = scores._design()
+    hit = np.asarray(scores.hit, dtype=bool)
+    n_users = len(hit)
+    binary = layout["binary_columns"]
+    at = {c: i for i, c in enumerate(binary)}
+    # the columns summed over the hit users: each set whose hit part is not zero by design
+    hit_rows = [at[0]]  # every user: its hit part is the hit column itself
+    slice_codes = {name: np.ascontiguousarray(scores.slices[name])
+                   for name in layout["slices"]}
+    for first, n_groups in layout["slices"].values():
+        hit_rows += [at[first]] + [at[first + 2 + 2 * g] for g in range(n_groups)]
+    valid = [layout[BEING_LESS_WRONG] + 1, layout[LATENT_DIVERSITY] + 1]
+    hit_rows += [at[c] for c in valid]
+    hit_users = np.flatnonzero(hit)
+    on_hits = np.zeros((len(counts), len(hit_rows)))
+    if len(hit_users):
+        gathered = np.take(counts, hit_users, axis=1).astype(np.float32)
+        on_hits[:] = gathered @ layout["binary"][hit_rows][:, hit_users].T
+    part = dict(zip(hit_rows, on_hits.T))
+    everyone = _kept_user_sums(kept, counts, slice_codes)
+    total = everyone["users"]
+    sums = np.empty((len(counts), len(binary)))
+    sums[:, at[0]] = total
+    sums[:, at[1]] = part[at[0]]
+    for name, (first, n_groups) in layout["slices"].items():
+        whole = everyone[name]  # the slice's miss-rate population, then each group
+        for k, c in enumerate([first] + [first + 2 + 2 * g for g in range(n_groups)]):
+            sums[:, at[c]] = whole[:, k]
+            sums[:, at[c + 1]] = whole[:, k] - part[at[c]]  # its users not hit
+    missed = total - part[at[0]]
+    for c in valid:
+        row = layout["binary"][at[c]]
+        # the column's missed users: all of them (the usual case), none, or a gather of the
+        # fewer of those in and those out
+        out_of = np.flatnonzero((row == 0) & ~hit)
+        if len(out_of) <= (n_users - len(hit_users)) // 2:
+            on_misses = missed - _gathered_sums(counts, out_of)
+        else:
+            on_misses = _gathered_sums(counts, np.flatnonzero((row != 0) & ~hit))
+        sums[:, at[c]] = part[at[c]] + on_misses
+    return sums
+
+
+def _gathered_sums(counts: np.ndarray, users: np.ndarray) -> np.ndarray:
+    """Each row's sum of ``counts`` over ``users`` (exact integers, as float64)."""
+    if not len(users):
+        return np.zeros(len(counts))
+    return np.take(counts, users, axis=1).sum(axis=1, dtype=np.int64).astype(np.float64)
+
+
+def _kept_user_sums(kept: MutableMapping[tuple, np.ndarray], counts: np.ndarray,
+                    slice_codes: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The resampled sizes that depend on the users only: ``"users"`` (B,) and, per slice,
+    (B x 1 + groups) the miss-rate population then each group (in the design's order);
+    summed over all users once per set of codes, then read from ``kept``."""
+    keys = {name: ("slice", str(codes.dtype), hashlib.sha256(codes.tobytes()).hexdigest())
+            for name, codes in slice_codes.items()}
+    # read once: another caller may clear the mapping meanwhile (the sums are then made again)
+    found: dict[str, np.ndarray | None] = {"users": kept.get(("users",)),
+                                           **{name: kept.get(key) for name, key in keys.items()}}
+    missing = [name for name, sums in found.items() if sums is None and name != "users"]
+    if found["users"] is None or missing:
+        columns = [np.ones(counts.shape[1], dtype=bool)]
+        widths = []
+        for name in missing:
+            codes = slice_codes[name]
+            sets = [codes >= IN_MR_ONLY] + [codes == g for g in np.unique(codes[codes >= 0])]
+            columns += sets
+            widths.append(len(sets))
+        design = np.stack(columns).astype(np.float32).T
+        made = np.empty((len(counts), design.shape[1]))
+        for start in range(0, len(counts), _USER_SUMS_CHUNK):
+            block = counts[start:start + _USER_SUMS_CHUNK].astype(np.float32)
+            made[start:start + len(block)] = block @ design
+        if len(kept) + len(missing) + 1 > _MAX_KEPT_SUMS:
+            kept.clear()  # codes of many kinds (never at the challenge's scale): start again
+        found["users"] = kept[("users",)] = made[:, 0]
+        at = 1
+        for name, width in zip(missing, widths):
+            found[name] = kept[keys[name]] = made[:, at:at + width]
+            at += width
+    return {name: sums for name, sums in found.items() if sums is not None}
+
+
+#: Replicates whose users' sums are made at once (bounds the float copy of the counts).
+_USER_SUMS_CHUNK = 128
+#: Sets of sums one fold's resamples keep (each at most B x (1 + groups) float64).
+_MAX_KEPT_SUMS = 32
 
 
 def _float32_exact(w: np.ndarray) -> bool:

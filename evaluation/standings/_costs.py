@@ -15,6 +15,10 @@ from evaluation.errors import ConfigError
 
 #: Replicates whose fronts are computed at once (bounds memory to chunk x teams²).
 _FRONT_CHUNK = 32
+#: Up to this many teams, every pair is asked at once (beyond, team by team).
+_ALL_PAIRS_TEAMS = 48
+#: A team's strongest rivals, asked first of every replicate.
+_FIRST_RIVALS = 8
 
 
 def front_probability(group_replicates: np.ndarray, costs: np.ndarray | None = None, *,
@@ -68,12 +72,21 @@ def front_probability(group_replicates: np.ndarray, costs: np.ndarray | None = N
     out = np.full(n, np.nan)
     if not compared.any():
         return out
-    # one array of objectives, higher is better: the groups, then the costs negated
-    values = np.concatenate([groups[compared], -cost[compared]], axis=1)
-    on_front = np.zeros(int(compared.sum()), dtype=np.int64)
-    for start in range(0, n_boot, _FRONT_CHUNK):
-        block = values[:, :, start:start + _FRONT_CHUNK].transpose(2, 0, 1)  # (r, team, obj)
-        on_front += (~_dominated(block)).sum(axis=0)
+    # one array of objectives, higher is better: the groups, then the costs negated; costs
+    # given as numbers are the same in every replicate: compared once, not per replicate
+    if cost_replicates is None:
+        values = groups[compared]
+        fixed = _fixed_relations(-cost[compared][:, :, 0])
+    else:
+        values = np.concatenate([groups[compared], -cost[compared]], axis=1)
+        fixed = _fixed_relations(np.zeros((len(values), 0)))
+    if len(values) > _ALL_PAIRS_TEAMS:
+        on_front = (~_dominated_each(values, fixed)).sum(axis=0)
+    else:
+        on_front = np.zeros(len(values), dtype=np.int64)
+        for start in range(0, n_boot, _FRONT_CHUNK):
+            block = values[:, :, start:start + _FRONT_CHUNK].transpose(2, 0, 1)
+            on_front += (~_dominated_by(block, fixed)).sum(axis=0)  # block: (r, team, obj)
     out[compared] = on_front / n_boot
     return out
 
@@ -96,16 +109,82 @@ def _cost_replicates(costs: np.ndarray | None, cost_replicates: np.ndarray | Non
     return np.broadcast_to(cost[:, :, None], (*cost.shape, n_boot))
 
 
-def _dominated(block: np.ndarray) -> np.ndarray:
+def _dominated_each(values: np.ndarray, fixed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """``out[r, i]``: some team is at least as good as team i on every objective of
-    replicate r and better on one (``block``: replicates x teams x objectives)."""
-    n_reps, n, n_objectives = block.shape
-    at_least = np.ones((n_reps, n, n), dtype=bool)  # [r, j, i]: j >= i everywhere
-    for k in range(n_objectives):
+    replicate r and better on one (``values``: teams x the objectives that vary by replicate
+    x replicates; ``fixed``: ``[j, i]``, j is at least / at most as good as i on every
+    objective that does not, such as measured costs).
+
+    Team by team, over all replicates at once: only the rivals the fixed objectives allow
+    are asked, the strongest (by their mean objectives) first; the replicates where none of
+    those dominates are asked of the others. The answer is the same, pair by pair, as asking
+    every team, at a fraction of the teams² comparisons per replicate.
+    """
+    at_least_fixed, at_most_fixed = fixed
+    order = np.argsort(-values.mean(axis=2).sum(axis=1), kind="stable")
+    ranks = _dense_ranks(values)  # the same order as the values, in fewer bytes to gather
+    out = np.zeros((values.shape[2], len(values)), dtype=bool)
+    for i in range(len(values)):
+        rivals = order[at_least_fixed[order, i] & (order != i)]
+        first, rest = rivals[:_FIRST_RIVALS], rivals[_FIRST_RIVALS:]
+        mine = ranks[i]
+        dominated = _dominated_among(ranks[first], mine, at_most_fixed[first, i])
+        if len(rest) and not dominated.all():
+            left = np.flatnonzero(~dominated)
+            theirs = ranks[rest] if len(left) == len(dominated) else ranks[rest][:, :, left]
+            dominated[left] = _dominated_among(theirs, mine[:, left], at_most_fixed[rest, i])
+        out[:, i] = dominated
+    return out
+
+
+def _dense_ranks(values: np.ndarray) -> np.ndarray:
+    """Per objective and replicate, each team's dense rank among the teams (0: the lowest;
+    equal values, equal ranks): ``ranks[j] >= ranks[i]`` exactly when ``values[j] >=
+    values[i]`` (``values``: teams x objectives x replicates, no NaN)."""
+    order = np.argsort(values, axis=0, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=0)
+    steps = np.concatenate([np.zeros((1, *values.shape[1:]), dtype=np.int64),
+                            (ordered[1:] != ordered[:-1]).cumsum(axis=0)])
+    ranks = np.empty(values.shape, dtype=np.uint8 if len(values) <= 256 else np.int32)
+    np.put_along_axis(ranks, order, steps.astype(ranks.dtype), axis=0)
+    return ranks
+
+
+def _dominated_among(theirs: np.ndarray, mine: np.ndarray, at_most_fixed: np.ndarray
+                     ) -> np.ndarray:
+    """Per replicate, whether one of the rivals ``theirs`` (rivals x objectives x
+    replicates), each at least as good as the team on the fixed objectives, dominates the
+    team (``mine``: objectives x replicates; ``at_most_fixed``: per rival, the team is at
+    least as good on the fixed objectives)."""
+    at_least = np.ones((theirs.shape[0], theirs.shape[2]), dtype=bool)  # rival >= team
+    at_most = np.repeat(at_most_fixed[:, None], theirs.shape[2], axis=1)  # team >= rival
+    for k in range(theirs.shape[1]):
+        at_least &= theirs[:, k] >= mine[k]
+        at_most &= theirs[:, k] <= mine[k]
+    return np.any(at_least & ~at_most, axis=0)
+
+
+def _dominated_by(block: np.ndarray, fixed: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``out[r, i]``: some team dominates team i in replicate r, every pair asked at once
+    (``block``: replicates x teams x the objectives that vary by replicate; ``fixed`` as for
+    ``_dominated_each``)."""
+    shape = (block.shape[0], block.shape[1], block.shape[1])
+    at_least = np.broadcast_to(fixed[0], shape).copy()  # [r, j, i]: j >= i everywhere
+    at_most = np.broadcast_to(fixed[1], shape).copy()  # [r, j, i]: i >= j everywhere
+    for k in range(block.shape[2]):
         v = block[:, :, k]
         at_least &= v[:, :, None] >= v[:, None, :]
+        at_most &= v[:, :, None] <= v[:, None, :]
     # j >= i everywhere and better somewhere: j >= i everywhere, and not i >= j everywhere
-    return np.any(at_least & ~at_least.transpose(0, 2, 1), axis=1)
+    return np.any(at_least & ~at_most, axis=1)
+
+
+def _fixed_relations(fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``[j, i]``: team j is at least / at most as good as team i on every column of
+    ``fixed`` (teams x objectives the same in every replicate, higher is better)."""
+    at_least = np.asarray((fixed[:, None, :] >= fixed[None, :, :]).all(axis=2))
+    at_most = np.asarray((fixed[:, None, :] <= fixed[None, :, :]).all(axis=2))
+    return at_least, at_most
 
 
 def cost_order(tier: np.ndarray, costs: np.ndarray) -> np.ndarray:

@@ -60,11 +60,15 @@ def first_place_weights(groups: np.ndarray) -> list[np.ndarray | None]:
         raise ValueError(f"first_place_weights handles 1 to 3 groups; got {n_groups}")
     corners = np.eye(n_groups)
     out: list[np.ndarray | None] = []
+    # weights are non-negative: a team at least as good on every group as team i never cuts
+    # i's region (the clip would keep every corner as it is), so only the others are asked
+    cuts = np.asarray((g[None, :, :] > g[:, None, :]).any(axis=2))  # [i, j]: j better somewhere
     for i in range(n_teams):
         region = corners
-        for j in range(n_teams):
-            if j != i and len(region):
-                region = _clip(region, g[i] - g[j])
+        for j in np.flatnonzero(cuts[i]):
+            region = _clip(region, g[i] - g[j])
+            if not len(region):
+                break
         out.append(_distinct(region) if len(region) else None)
     return out
 
@@ -104,6 +108,8 @@ def _clip(polygon: np.ndarray, normal: np.ndarray) -> np.ndarray:
     values = polygon @ normal
     if len(polygon) == 1:
         return polygon if values[0] >= -_EPS else polygon[:0]
+    if (values >= -_EPS).all():  # every corner kept, no edge crosses: the polygon itself
+        return polygon
     kept: list[np.ndarray] = []
     n = len(polygon)
     closed = n > 2

@@ -12,6 +12,7 @@ from evaluation.challenge import (
     LEADERBOARD_TESTS,
     References,
     UserScores,
+    _scores,
     bootstrap,
     fold_streams,
     paired_resamples,
@@ -204,3 +205,38 @@ def test_a_runs_interval_on_kept_resamples_is_the_one_drawn_afresh(rng):
         with pytest.raises(ConfigError, match="kept resamples"):
             bootstrap(team, references(), n_boot=120, seed=5,
                       resamples=paired_resamples(seed, n_boot, folds))
+
+
+def test_the_sums_over_hit_users_equal_the_full_product_to_the_bit(rng, monkeypatch):
+    # a team's 0/1 sums come from its hit users and the totals kept for the users: exact
+    # integers, so the same as the product over every user, whatever the team's sets are
+    sizes = (300,)
+    resamples = paired_resamples(4, 60, sizes)
+    counts, kept = resamples.counts[0], resamples.kept_sums[0]
+    teams = board(rng, skills=(0.3, 0.0, 1.0, 0.6), sizes=sizes)
+    n = sizes[0]
+    odd = teams[3][0]
+    # BLW measured on a few missed users only (the gather of those measured), LD missing
+    # on a few (the gather of those missing), other slice codes than the other teams'
+    codes = {t: rng.integers(-2, 3, n).astype(np.int32) for t in odd.slices}
+    teams[3][0] = UserScores(hit=odd.hit, rr=odd.rr, slices=codes,
+                             blw=np.where(rng.random(n) < 0.1, 0.5, np.nan),
+                             ld=np.where(rng.random(n) < 0.02, np.nan, 0.1))
+    monkeypatch.setattr(_scores, "_MAX_KEPT_SUMS", 7)  # the fourth team's codes clear them
+    for team in teams:
+        scores = team[0]
+        layout = scores._design()
+        full = counts.astype(np.float64) @ layout["binary"].T.astype(np.float64)
+        got = _scores._counted_binary_sums(scores, counts, kept)
+        assert got.dtype == np.float64 and np.array_equal(got, full)
+    assert 0 < len(kept) <= 7
+
+
+def test_a_kept_sum_is_read_not_made_again(rng):
+    resamples = paired_resamples(4, 30, (200,))
+    teams = board(rng, skills=(0.3, 0.5), sizes=(200,))
+    _scores._counted_binary_sums(teams[0][0], resamples.counts[0], resamples.kept_sums[0])
+    made = dict(resamples.kept_sums[0])
+    _scores._counted_binary_sums(teams[1][0], resamples.counts[0], resamples.kept_sums[0])
+    assert resamples.kept_sums[0].keys() == made.keys()
+    assert all(resamples.kept_sums[0][k] is made[k] for k in made)

@@ -71,3 +71,17 @@ def test_a_compression_bomb_inflates_no_further_than_declared():
             + bomb)
     with pytest.raises(DataError, match="do not inflate to exactly"):
         read_predictions(body, max_bytes=1 << 30, max_inflated=1 << 20)
+
+
+def test_of_several_bad_sections_the_first_in_the_stream_is_named(rng):
+    # the sections are inflated in parallel: the error is still the first one a reader
+    # going through the stream in order meets
+    body = bytearray(_stream(rng))
+    _, start = read_header(bytes(body))
+    body[start:start + 2] = b"\xff\xff"  # fold 0's user ids: no longer a zlib stream
+    limits = {"max_bytes": 1 << 20, "max_inflated": 1 << 20}
+    with pytest.raises(DataError, match="fold 0's user ids: not a zlib stream"):
+        read_predictions(bytes(body[:-3]), **limits)  # fold 1's lists cut short too
+    body[-4:] = b"\0\0\0\0"  # and fold 1's lists' checksum wrong
+    with pytest.raises(DataError, match="fold 0's user ids"):
+        read_predictions(bytes(body), **limits)

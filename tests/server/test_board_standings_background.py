@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import gc
 import io
+import os
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -367,3 +369,18 @@ def test_a_restarted_store_shows_the_statistics_of_many_teams_at_once(tmp_path, 
     assert fresh.asked == []  # no values read, no replicate computed again
     stop_standings(again)
     again.engine.dispose()
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority") or sys.platform != "linux",
+                    reason="a thread's own nice value is Linux's")
+def test_the_statistics_thread_yields_the_cpu_to_the_requests(api):
+    # a new trusted row makes the thread compute for about a second at full scale: the
+    # board's requests (its own process's threads included) must get a core first
+    token = api.team("Alpha")
+    upload(api, token, "run-a", 1, 0.6, 1.3)
+    standings_of(api)  # the thread has computed the board
+    thread = next(t for t in threading.enumerate() if t.name == "board-statistics")
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert thread.native_id is not None
+    theirs = os.getpriority(os.PRIO_PROCESS, thread.native_id)
+    assert theirs == min(19, mine + _standings_worker.BACKGROUND_NICE) > mine or mine == 19

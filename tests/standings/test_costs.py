@@ -34,6 +34,33 @@ def test_front_probability_matches_a_loop_over_replicates(seed):
     assert np.isnan(got[[3, 6]]).all() and (got[~np.isnan(got)] > 0).any()
 
 
+@pytest.mark.parametrize("cost_noise", [False, True])
+def test_a_large_boards_front_asks_the_leaders_first_with_the_same_answer(cost_noise):
+    # beyond a few dozen teams, the leaders of the mean front are asked first and only the
+    # rest of the pairs of every team: the shares must be those of asking every pair
+    rng = np.random.default_rng(5)
+    n, n_boot = 70, 40
+    skill = np.linspace(3, 0, n)[:, None, None]
+    groups = np.round(skill + rng.normal(0, 0.4, (n, 3, n_boot)))  # ties are frequent
+    costs = rng.integers(1, 6, (n, 2)).astype(float)
+    costs[5, 0] = np.nan
+    eligible = rng.random(n) < 0.9
+    if cost_noise:
+        noisy = costs[:, :, None] + rng.integers(0, 2, (n, 2, n_boot))
+        got = front_probability(groups, cost_replicates=noisy, eligible=eligible)
+        compared = eligible & np.isfinite(costs).all(axis=1)
+        hits = np.zeros(n)
+        for r in range(n_boot):
+            values = np.concatenate([groups[:, :, r], -noisy[:, :, r]], axis=1)
+            hits[compared] += pareto_front(values[compared])
+        want = np.where(compared, hits / n_boot, np.nan)
+    else:
+        got = front_probability(groups, costs, eligible=eligible)
+        want = slow_front_probability(groups, costs, eligible)
+    np.testing.assert_array_equal(got, want)
+    assert 0 < np.nanmax(got) and np.nanmin(got) < 1
+
+
 def test_front_probability_without_costs_is_the_groups_front_and_follows_cost_noise():
     rng = np.random.default_rng(2)
     groups = rng.normal(size=(6, 3, 50))

@@ -21,6 +21,7 @@ from evaluation.standings import (
     tiers,
     win_probabilities,
 )
+from tests._stats_reference import slow_first_place_weights
 
 # ------------------------------------------------------------------------- slow references
 
@@ -181,6 +182,23 @@ def test_pareto_front_against_the_definition(rng):
     want = [not any((g[j] >= g[i]).all() and (g[j] > g[i]).any() for j in range(12))
             for i in range(12)]
     assert pareto_front(g).tolist() == want
+
+
+@pytest.mark.parametrize("n_groups", [1, 2, 3])
+def test_first_place_weights_equal_every_clip_to_the_bit(n_groups):
+    # the teams that cannot cut a region (at least as good everywhere) are not asked: the
+    # corners must be those of clipping by every team, to the bit
+    rng = np.random.default_rng(n_groups)
+    groups = np.linspace(0.3, 0, 40)[:, None] + rng.normal(0, 0.15, (40, n_groups))
+    top = int(np.argmax(groups.sum(axis=1)))
+    groups[(top + 1) % 40] = groups[top]  # a tie at the top: both first somewhere
+    got = first_place_weights(groups)
+    want = slow_first_place_weights(groups)
+    assert [g is None for g in got] == [w is None for w in want]
+    assert sum(g is not None for g in got) >= 2
+    for g, w in zip(got, want):
+        if g is not None:
+            assert g.shape == w.shape and np.array_equal(g, w)
 
 
 def test_first_place_weights_by_hand():
