@@ -16,11 +16,14 @@ DOCS_STAMP := $(VENV)/.docs
 UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/evalrs/uv
 # `make test` runs the suite on this many processes (pytest-xdist; 0: in one process). The
 # suite is safe in parallel: servers listen on free ports, caches and temporary files are per
-# test session, which xdist makes per worker. --dist worksteal: each process starts with one
-# half of the suite, in order (a module's tests and fixtures stay together), and one that runs
-# out takes half of the other's queue: the run does not end on one process while the other
-# idles (with the default --dist load, one idled for the last 7 % of a measured run).
-PYTEST_WORKERS ?= 2
+# test session, which xdist makes per worker. Three processes on a 2-core machine: much of the
+# suite waits (on servers, subprocesses, sandboxes, timeouts), and a third process fills that
+# time (measured on 2 quiet cores: 6 min 6 s against 6 min 46 s with two, the same CPU).
+# --dist worksteal: each process starts with its share of the suite, in order (a module's
+# tests and fixtures stay together), and one that runs out takes half of another's queue: the
+# run does not end on one process while the others idle (with the default --dist load, one
+# idled for the last 7 % of a measured run).
+PYTEST_WORKERS ?= 3
 # The suite writes bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE
 # cleared for pytest and what it starts): each xdist process would otherwise rewrite every test
 # module's asserts again, and each of the suite's hundreds of Python subprocesses compile the
