@@ -9,6 +9,7 @@ copy of one migrated once a session). The real datasets are found by
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 from pathlib import Path
@@ -217,3 +218,16 @@ def migrated_db_url(request, tmp_path):
         return migrated_sqlite_url(tmp_path)
     return request.getfixturevalue("postgres_migrated_database")
 
+
+
+@pytest.fixture(scope="module")
+def submission_script():
+    """``submission.py`` loaded as a module, to call its ``main`` in the test's process (under
+    another name: ``submission`` is the model package's)."""
+    spec = importlib.util.spec_from_file_location("_submission_script",
+                                                  Path(__file__).resolve().parents[1]
+                                                  / "submission.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

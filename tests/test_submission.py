@@ -3,7 +3,6 @@ parameters, a custom RecList, references, and eligibility relative to the compet
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -96,15 +95,6 @@ def quiet_run(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess
     elsewhere.mkdir()
     return checkout, elsewhere, run_submission(checkout, "--limit", "20", "--num-folds", "1",
                                                "--quiet", cwd=elsewhere)
-
-
-@pytest.fixture(scope="module")
-def submission_script():
-    """submission.py loaded as a module (for what its parser answers before any run)."""
-    spec = importlib.util.spec_from_file_location("_submission_script", REPO / "submission.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.slow

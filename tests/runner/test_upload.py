@@ -8,7 +8,6 @@ that submission.py resumes it (finished folds are reused) and only aggregates an
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import json
 import os
 import secrets
@@ -215,16 +214,7 @@ def assert_no_leak(secret: str, *outputs: str, root: Path | None = None) -> None
                 assert piece.encode() not in data, f"{piece!r} leaked into {path}"
 
 
-@pytest.fixture(scope="module")
-def script():
-    """submission.py as a module (the name ``submission`` is the model package's)."""
-    spec = importlib.util.spec_from_file_location("submission_script", REPO / "submission.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def run_main(script, work: Path, monkeypatch, *args: str, env_file: str | bytes = "",
+def run_main(submission_script, work: Path, monkeypatch, *args: str, env_file: str | bytes = "",
              **environ: str) -> int:
     """``submission.main`` in this process, on ``work``'s results, settings from ``env_file``
     and ``environ`` (the environment): what ``python submission.py`` exits with, without the
@@ -235,9 +225,10 @@ def run_main(script, work: Path, monkeypatch, *args: str, env_file: str | bytes 
         monkeypatch.setenv(name, value)
     settings = work / "upload.env"
     settings.write_bytes(env_file if isinstance(env_file, bytes) else env_file.encode())
-    return script.main(["--scale", "tiny", "--competition", str(work / "competition-tiny.toml"),
-                        "--no-progress", "--results-dir", str(work / "results"), "--env-file",
-                        str(settings), *args])
+    return submission_script.main(["--scale", "tiny", "--competition",
+                                   str(work / "competition-tiny.toml"), "--no-progress",
+                                   "--results-dir", str(work / "results"), "--env-file",
+                                   str(settings), *args])
 
 
 # ---------------------------------------------------------------------------- submission.py
@@ -268,10 +259,11 @@ def test_upload_success_prints_the_verdict_and_never_the_token(work):
     assert_no_leak(token, proc.stdout, proc.stderr, root=work / "results")
 
 
-def test_refused_upload_exits_3_and_keeps_the_submission(work, script, monkeypatch, capsys):
+def test_refused_upload_exits_3_and_keeps_the_submission(work, submission_script,
+                                                         monkeypatch, capsys):
     token = new_token()
     with Server({"/submit": [ok({"detail": "unknown token"}, status=401)]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
     out = capsys.readouterr()
     assert code == EXIT_UPLOAD_FAILED, out.err[-3000:]
@@ -285,10 +277,11 @@ def test_refused_upload_exits_3_and_keeps_the_submission(work, script, monkeypat
     assert_no_leak(token, out.out, out.err, root=work / "results")
 
 
-def test_upload_of_a_run_that_is_not_eligible_exits_4_without_a_request(work, script,
+def test_upload_of_a_run_that_is_not_eligible_exits_4_without_a_request(work, submission_script,
                                                                         monkeypatch, capsys):
     with Server({"/submit": [ok({"score": 1})]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload", "--num-folds", "2", "--limit",
+        code = run_main(submission_script, work, monkeypatch,
+                "--upload", "--num-folds", "2", "--limit",
                         "20", env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
     out = capsys.readouterr()
     assert code == EXIT_NOT_ELIGIBLE, out.err[-3000:]
@@ -325,11 +318,12 @@ def test_a_model_that_raises_exits_1_with_its_own_traceback(tmp_path):
     ("\x07", "a control character", 9),
     ("\u00e9", "a non-ASCII character", 9),
 ])
-def test_a_malformed_token_is_rejected_before_any_request(work, script, monkeypatch, capsys,
+def test_a_malformed_token_is_rejected_before_any_request(work, submission_script,
+                                                          monkeypatch, capsys,
                                                          bad, kind, position):
     token = "Tk" + secrets.token_hex(3) + bad + secrets.token_hex(8)
     with Server({"/submit": [ok({"score": 1})]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n", UPLOAD_TOKEN=token)
     out = capsys.readouterr()
     assert code == EXIT_BAD_INPUT
@@ -342,12 +336,14 @@ def test_a_malformed_token_is_rejected_before_any_request(work, script, monkeypa
         assert piece not in out.out + out.err
 
 
-def test_credentials_in_the_url_are_rejected_without_showing_them(work, script, monkeypatch,
+def test_credentials_in_the_url_are_rejected_without_showing_them(work, submission_script,
+                                                                  monkeypatch,
                                                                   capsys):
     password = new_token()
     with Server({"/submit": [ok({"score": 1})]}) as server:
         url = server.url().replace("http://", f"http://alice:{password}@")
-        status = run_main(script, work, monkeypatch, "--upload", env_file=f"UPLOAD_URL={url}\n")
+        status = run_main(submission_script, work, monkeypatch,
+                "--upload", env_file=f"UPLOAD_URL={url}\n")
     out = capsys.readouterr()
     assert status == EXIT_BAD_INPUT
     assert server.requests == []
@@ -357,13 +353,14 @@ def test_credentials_in_the_url_are_rejected_without_showing_them(work, script, 
 
 
 @pytest.mark.parametrize("status, retried", [(500, False), (502, True)])
-def test_server_errors_exit_3_and_only_gateway_errors_are_retried(work, script, monkeypatch,
+def test_server_errors_exit_3_and_only_gateway_errors_are_retried(work, submission_script,
+                                                                  monkeypatch,
                                                                   capsys, status, retried):
     waits = []
     monkeypatch.setattr(_http, "_sleep", waits.append)
     token = new_token()
     with Server({"/submit": [ok({"error": f"broken {status}"}, status=status)]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
     out = capsys.readouterr()
     assert code == EXIT_UPLOAD_FAILED
@@ -377,11 +374,11 @@ def test_server_errors_exit_3_and_only_gateway_errors_are_retried(work, script, 
     assert_no_leak(token, out.out, out.err, root=work / "results")
 
 
-def test_a_redirect_is_a_failure_and_is_not_followed(work, script, monkeypatch, capsys):
+def test_a_redirect_is_a_failure_and_is_not_followed(work, submission_script, monkeypatch, capsys):
     token = new_token()
     with Server({"/submit": [ok(None, status=302, Location="/elsewhere")],
                  "/elsewhere": [ok({"score": 1})]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
     out = capsys.readouterr()
     assert code == EXIT_UPLOAD_FAILED
@@ -390,10 +387,10 @@ def test_a_redirect_is_a_failure_and_is_not_followed(work, script, monkeypatch, 
     assert_no_leak(token, out.out, out.err)
 
 
-def test_a_slow_server_hits_the_read_timeout(work, script, monkeypatch, capsys):
+def test_a_slow_server_hits_the_read_timeout(work, submission_script, monkeypatch, capsys):
     monkeypatch.setattr(_http, "LIMITS", Limits(connect=2.0, read=0.3))
     with Server({"/submit": ["slow"]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
         posts = len(server.posts())
     out = capsys.readouterr()
@@ -402,11 +399,11 @@ def test_a_slow_server_hits_the_read_timeout(work, script, monkeypatch, capsys):
     assert "no answer within 0.3 s" in out.out
 
 
-def test_a_dropped_connection_is_retried_then_fails(work, script, monkeypatch, capsys):
+def test_a_dropped_connection_is_retried_then_fails(work, submission_script, monkeypatch, capsys):
     waits = []
     monkeypatch.setattr(_http, "_sleep", waits.append)
     with Server({"/submit": ["close"]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n")
     out = capsys.readouterr()
     assert code == EXIT_UPLOAD_FAILED
@@ -414,11 +411,11 @@ def test_a_dropped_connection_is_retried_then_fails(work, script, monkeypatch, c
     assert "failed after 4 attempts" in out.out and "RemoteDisconnected" in out.out
 
 
-def test_503_then_200_is_retried_and_succeeds(work, script, monkeypatch, capsys):
+def test_503_then_200_is_retried_and_succeeds(work, submission_script, monkeypatch, capsys):
     waits = []
     monkeypatch.setattr(_http, "_sleep", waits.append)
     with Server({"/submit": [ok({"detail": "busy"}, status=503), ok(receipt(rank=3))]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n")
     out = capsys.readouterr()
     assert code == 0
@@ -434,24 +431,26 @@ def test_503_then_200_is_retried_and_succeeds(work, script, monkeypatch, capsys)
 # ---------------------------------------------------------------------------- upload.env
 
 
-def test_a_broken_upload_env_matters_only_with_upload(work, script, monkeypatch, capsys):
+def test_a_broken_upload_env_matters_only_with_upload(work, submission_script, monkeypatch, capsys):
     token = new_token()
     latin1 = f"EMAIL=me@example.com\nUPLOAD_TOKEN={token}caf\xe9\n".encode("latin-1")
     # no --upload: the file is not read
-    assert run_main(script, work, monkeypatch, env_file=latin1) == 0, capsys.readouterr().err
-    code = run_main(script, work, monkeypatch, "--upload", env_file=latin1)
+    assert run_main(submission_script, work, monkeypatch,
+            env_file=latin1) == 0, capsys.readouterr().err
+    code = run_main(submission_script, work, monkeypatch, "--upload", env_file=latin1)
     out = capsys.readouterr()
     assert code == EXIT_BAD_INPUT
     assert "upload.env is not UTF-8 text: line 2" in out.err
     assert_no_leak(token, out.out, out.err)
 
 
-def test_an_unparsable_upload_env_line_is_an_error_with_upload(work, script, monkeypatch,
+def test_an_unparsable_upload_env_line_is_an_error_with_upload(work, submission_script, monkeypatch,
                                                               capsys):
     token = new_token()
     broken = f"# settings\n\nEMAIL=me@example.com\nUPLOAD_TOKEN=\"{token}\nUPLOAD_URL=\n"
-    assert run_main(script, work, monkeypatch, env_file=broken) == 0
-    assert run_main(script, work, monkeypatch, "--upload", env_file=broken) == EXIT_BAD_INPUT
+    assert run_main(submission_script, work, monkeypatch, env_file=broken) == 0
+    assert run_main(submission_script, work, monkeypatch,
+            "--upload", env_file=broken) == EXIT_BAD_INPUT
     out = capsys.readouterr()
     assert f"{work / 'upload.env'} line 4 cannot be parsed" in out.err
     assert_no_leak(token, out.out, out.err)
@@ -608,11 +607,12 @@ LOGIN_PAGE = (b"<!doctype html><html><body><form action=/login>Sign in to contin
     (ok({"status": "accepted", "submission_id": "7"}), "status: accepted"),
     (ok(None, status=204), "not the leaderboard's receipt"),
 ])
-def test_a_2xx_that_is_not_a_receipt_exits_3_and_shows_the_answer(work, script, monkeypatch,
+def test_a_2xx_that_is_not_a_receipt_exits_3_and_shows_the_answer(work, submission_script,
+                                                                  monkeypatch,
                                                                     capsys, answer, shown):
     token = new_token()
     with Server({"/submit": [answer]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
     out = capsys.readouterr()
     assert code == 3, out.out + out.err
@@ -622,10 +622,11 @@ def test_a_2xx_that_is_not_a_receipt_exits_3_and_shows_the_answer(work, script, 
     assert_no_leak(token, out.out, out.err)
 
 
-def test_a_receipt_echoing_the_token_is_shown_scrubbed(work, script, monkeypatch, capsys):
+def test_a_receipt_echoing_the_token_is_shown_scrubbed(work, submission_script,
+                                                       monkeypatch, capsys):
     token = new_token()
     with Server({"/submit": [ok(f"<html>hello {token}</html>".encode())]}) as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={token}\n")
     out = capsys.readouterr()
     assert code == 3 and "hello <token>" in out.out + out.err
@@ -633,12 +634,12 @@ def test_a_receipt_echoing_the_token_is_shown_scrubbed(work, script, monkeypatch
 
 
 @pytest.mark.parametrize("status", ["accepted", "duplicate"])
-def test_a_receipt_accepted_or_duplicate_is_a_success(work, script, monkeypatch, capsys,
+def test_a_receipt_accepted_or_duplicate_is_a_success(work, submission_script, monkeypatch, capsys,
                                                       status):
     answer = {"status": status, "submission_id": 3, "rank": 2}
     with Server({"/submit": [ok(answer, status=201 if status == "accepted" else 200)]}) \
             as server:
-        code = run_main(script, work, monkeypatch, "--upload",
+        code = run_main(submission_script, work, monkeypatch, "--upload",
                         env_file=f"UPLOAD_URL={server.url()}\n")
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
