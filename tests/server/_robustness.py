@@ -4,10 +4,18 @@ under an alternative, and a reproduction's report that carries its alternatives'
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 from evaluation.challenge import encode_user_values
+from evaluation.server.core import RobustnessProtocol
 from tests.server._helpers import fold_tests
 from tests.server._user_values import K, synthetic_fold
+
+#: Three declared protocols: another fold seed, a global time cut and a private fold seed.
+PROTOCOLS = (RobustnessProtocol(name="seed-7", kind="fold_seed", seed=7),
+             RobustnessProtocol(name="cut-2018", kind="global_time",
+                                cut=datetime(2018, 1, 1, tzinfo=timezone.utc)),
+             RobustnessProtocol(name="secret", kind="fold_seed", seed=9, private=True))
 
 
 def alternative_blob(seed: int, hit_rate: float, sizes=(80, 90)) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import timezone
 
 import numpy as np
 import pytest
@@ -25,19 +25,14 @@ from evaluation.challenge import (
     phase2_score,
 )
 from evaluation.server.api import create_app
-from evaluation.server.core import RobustnessProtocol
 from evaluation.server.db import add_team, create_admin_token, reveal_phase
 from evaluation.server.store import own_submissions, record_reproduction, submit
 from tests.server._api import SUBMIT, Api, serving, team_folds
 from tests.server._helpers import Clock, encode, open_store, run_cli, variant, with_phases
-from tests.server._robustness import alternative_blob, reproduction_report
+from tests.server._robustness import PROTOCOLS, alternative_blob, reproduction_report
 from tests.server._user_values import K, with_user_values
 
 UTC = timezone.utc
-PROTOCOLS = (RobustnessProtocol(name="seed-7", kind="fold_seed", seed=7),
-             RobustnessProtocol(name="cut-2018", kind="global_time",
-                                cut=datetime(2018, 1, 1, tzinfo=UTC)),
-             RobustnessProtocol(name="secret", kind="fold_seed", seed=9, private=True))
 
 
 def _results(i: int, skill: float, failing: str) -> list[dict]:

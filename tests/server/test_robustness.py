@@ -62,14 +62,10 @@ from tests.server._helpers import (
     with_phases,
     write,
 )
-from tests.server._robustness import alternative_blob, reproduction_report
+from tests.server._robustness import PROTOCOLS, alternative_blob, reproduction_report
 from tests.server._user_values import with_user_values
 
 UTC = timezone.utc
-PROTOCOLS = (RobustnessProtocol(name="seed-7", kind="fold_seed", seed=7),
-             RobustnessProtocol(name="cut-2018", kind="global_time",
-                                cut=datetime(2018, 1, 1, tzinfo=UTC)),
-             RobustnessProtocol(name="secret", kind="fold_seed", seed=9, private=True))
 #: The official skill (hit rate) of each team; under "cut-2018" the order is reversed.
 TEAMS = {"Alpha": 0.5, "Beta": 0.35, "Gamma": 0.2}
 
