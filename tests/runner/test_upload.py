@@ -280,9 +280,9 @@ def test_refused_upload_exits_3_and_keeps_the_submission(work, submission_script
 def test_upload_of_a_run_that_is_not_eligible_exits_4_without_a_request(work, submission_script,
                                                                         monkeypatch, capsys):
     with Server({"/submit": [ok({"score": 1})]}) as server:
-        code = run_main(submission_script, work, monkeypatch,
-                "--upload", "--num-folds", "2", "--limit",
-                        "20", env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
+        code = run_main(submission_script, work, monkeypatch, "--upload", "--num-folds", "2",
+                        "--limit", "20",
+                        env_file=f"UPLOAD_URL={server.url()}\nUPLOAD_TOKEN={new_token()}\n")
     out = capsys.readouterr()
     assert code == EXIT_NOT_ELIGIBLE, out.err[-3000:]
     assert server.requests == []
@@ -342,8 +342,8 @@ def test_credentials_in_the_url_are_rejected_without_showing_them(work, submissi
     password = new_token()
     with Server({"/submit": [ok({"score": 1})]}) as server:
         url = server.url().replace("http://", f"http://alice:{password}@")
-        status = run_main(submission_script, work, monkeypatch,
-                "--upload", env_file=f"UPLOAD_URL={url}\n")
+        status = run_main(submission_script, work, monkeypatch, "--upload",
+                          env_file=f"UPLOAD_URL={url}\n")
     out = capsys.readouterr()
     assert status == EXIT_BAD_INPUT
     assert server.requests == []
@@ -435,8 +435,8 @@ def test_a_broken_upload_env_matters_only_with_upload(work, submission_script, m
     token = new_token()
     latin1 = f"EMAIL=me@example.com\nUPLOAD_TOKEN={token}caf\xe9\n".encode("latin-1")
     # no --upload: the file is not read
-    assert run_main(submission_script, work, monkeypatch,
-            env_file=latin1) == 0, capsys.readouterr().err
+    assert run_main(submission_script, work, monkeypatch, env_file=latin1) == 0, \
+        capsys.readouterr().err
     code = run_main(submission_script, work, monkeypatch, "--upload", env_file=latin1)
     out = capsys.readouterr()
     assert code == EXIT_BAD_INPUT
@@ -449,8 +449,8 @@ def test_an_unparsable_upload_env_line_is_an_error_with_upload(work, submission_
     token = new_token()
     broken = f"# settings\n\nEMAIL=me@example.com\nUPLOAD_TOKEN=\"{token}\nUPLOAD_URL=\n"
     assert run_main(submission_script, work, monkeypatch, env_file=broken) == 0
-    assert run_main(submission_script, work, monkeypatch,
-            "--upload", env_file=broken) == EXIT_BAD_INPUT
+    assert run_main(submission_script, work, monkeypatch, "--upload",
+                    env_file=broken) == EXIT_BAD_INPUT
     out = capsys.readouterr()
     assert f"{work / 'upload.env'} line 4 cannot be parsed" in out.err
     assert_no_leak(token, out.out, out.err)
