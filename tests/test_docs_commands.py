@@ -183,7 +183,7 @@ def test_make_test_is_described_alike_and_as_the_makefile_runs_it():
     runs = recipe.group(1)
     # each part the pages name, and only those, is a step of the recipe
     parts = {"ruff": "ruff check", "mypy": "-m mypy", "the whole test suite": "-m pytest",
-             "the docs site": " docs"}
+             "the docs site": "-m mkdocs build"}
     (text,) = set(described.values())
     for words, step in parts.items():
         assert (words in text) == (step in runs), (words, text, runs)

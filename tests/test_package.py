@@ -105,7 +105,8 @@ def test_make_test_installs_every_optional_part():
     test_rule = re.search(r"^test: ((?:.*\\\n)*.*)$", makefile, re.MULTILINE)
     assert test_rule is not None
     needs = set(re.findall(r"\$\((\w+)_STAMP\)", test_rule.group(1)))
-    assert needs == {"TORCH", "SERVER", "RAY", "FAISS", "ALS", "BROWSER", "POSTGRES", "SANDBOX"}
+    assert needs == {"TORCH", "SERVER", "RAY", "FAISS", "ALS", "BROWSER", "POSTGRES", "SANDBOX",
+                     "DOCS"}
     for target in ("server", "ray", "faiss", "als", "torch", "docs-deps", "browser", "postgres",
                    "sandbox"):
         assert re.search(rf"^{target}: \$\(\w+_STAMP\)$", makefile, re.MULTILINE), target

@@ -49,8 +49,12 @@ class Api:
             headers["Authorization"] = f"Bearer {token}"
         return self.client.post(SUBMIT, content=body, headers=headers)
 
-    def get(self, path: str, token: str | None = None, **params):
+    def get(self, path: str, token: str | None = None, *, fresh: bool = False, **params):
+        """``fresh``: a board made after every write before it (``Cache-Control: no-cache``),
+        as a request right after a write of another process or an ``admin`` command needs."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if fresh:
+            headers["Cache-Control"] = "no-cache"
         return self.client.get(path, headers=headers, params=params)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
 import warnings
 from datetime import timedelta
 
@@ -123,12 +124,21 @@ def served(tmp_path, competition):
 
 
 PATHS = ("/", "/api/v1/leaderboard", "/leaderboard.csv", "/api/v1/leaderboard?format=csv")
+#: What a request sends to get a board made after every write before it.
+NO_CACHE = {"Cache-Control": "no-cache"}
 
 
-def _bodies(client) -> dict[str, bytes]:
-    answers = {path: client.get(path) for path in PATHS}
+def _bodies(client, headers=None) -> dict[str, bytes]:
+    answers = {path: client.get(path, headers=headers) for path in PATHS}
     assert all(a.status_code == 200 for a in answers.values())
     return {path: a.content for path, a in answers.items()}
+
+
+def _remade() -> None:
+    """Wait for the boards being made anew in the background."""
+    for thread in threading.enumerate():
+        if thread.name == "board-refresh":
+            thread.join(30)
 
 
 def test_boards_are_answered_again_until_any_process_writes(served, monkeypatch):
@@ -144,16 +154,38 @@ def test_boards_are_answered_again_until_any_process_writes(served, monkeypatch)
     first = _bodies(client)
     assert len(made) == 3  # page, JSON, CSV (the two CSV routes share one)
     assert _bodies(client) == first and len(made) == 3
-    # an upload through another engine: every board is made again and shows it
+    # an upload through another engine (another process): the requests meanwhile get the
+    # boards they find, while each is made again once in the background, and then show it
     _, token = add_team(other, "Newcomer", "n@example.org")
     assert b"Newcomer" not in first["/api/v1/leaderboard"]  # a team without a submission
     submit(other, authenticate(other, token).team_id, encode(variant("new-1")))
+    for path in PATHS[:3]:  # one of each kind (a remade entry could answer the second CSV)
+        assert client.get(path).content == first[path]
+    _remade()
+    assert len(made) == 6
     second = _bodies(client)
     assert all(b"Newcomer" in body for body in second.values())
     assert len(made) == 6
 
 
-def test_a_write_from_an_outside_tool_changes_the_board_at_once(served):
+def test_a_request_asking_for_no_cache_sees_every_write_at_once(served):
+    client, _, other, _ = served
+    first = _bodies(client)
+    _, token = add_team(other, "Eager", "e@example.org")
+    submit(other, authenticate(other, token).team_id, encode(variant("eager-1")))
+    assert all(b"Eager" in body for body in _bodies(client, NO_CACHE).values())
+    assert b"Eager" not in first["/"]
+
+
+def test_the_processes_own_writes_show_at_once(served):
+    client, store, _, _ = served
+    _bodies(client)
+    _, token = add_team(store, "Local", "l@example.org")  # through the app's own store
+    submit(store, authenticate(store, token).team_id, encode(variant("local-1")))
+    assert all(b"Local" in body for body in _bodies(client).values())
+
+
+def test_a_write_from_an_outside_tool_changes_the_board(served):
     client, _, other, path = served
     _, token = add_team(other, "Outsider", "o@example.org")
     sid = submit(other, authenticate(other, token).team_id,
@@ -163,15 +195,18 @@ def test_a_write_from_an_outside_tool_changes_the_board_at_once(served):
     assert row["reproduction"] == "pending"
     with sqlite3.connect(path) as conn:  # e.g. an organizer's script, or sqlite3's shell
         conn.execute("UPDATE submissions SET reproduction = 'reproduced' WHERE id = ?", (sid,))
+    client.get("/api/v1/leaderboard")  # the board it finds; made again meanwhile
+    _remade()
     after = client.get("/api/v1/leaderboard").json()
     assert next(r for r in after["rows"] if r["team"] == "Outsider")["reproduction"] == \
         "reproduced"
-    # a reveal and a renamed team, too
+    # a reveal and a renamed team, too (asked for without cache: at once)
     reveal_phase(other, "public", close_now=True)
-    assert client.get("/api/v1/leaderboard").json()["revealed"] is True
+    assert client.get("/api/v1/leaderboard", headers=NO_CACHE).json()["revealed"] is True
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE teams SET name = 'Renamed' WHERE name = 'Outsider'")
-    assert any(r["team"] == "Renamed" for r in client.get("/api/v1/leaderboard").json()["rows"])
+    assert any(r["team"] == "Renamed" for r in client.get(
+        "/api/v1/leaderboard", headers=NO_CACHE).json()["rows"])
 
 
 def test_without_the_triggers_every_board_is_made_afresh(served):
@@ -212,15 +247,48 @@ def test_an_answer_kept_longer_than_its_age_is_made_again(served, monkeypatch):
 
     def render(board):
         made.append(board.generated_at)
-        return board.phase
+        return (board.phase, len(made))
 
-    assert cache.answer("json", None, False, render) == "public"
+    assert cache.answer("json", None, False, render) == ("public", 1)
     clock[0] += 4.9
-    assert cache.answer("json", None, False, render) == "public" and len(made) == 1
-    assert cache.answer("json", None, True, render) == "public" and len(made) == 2  # organizer
-    clock[0] += 0.2  # 5.1 s after the first
-    cache.answer("json", None, False, render)
+    assert cache.answer("json", None, False, render) == ("public", 1)
+    assert cache.answer("json", None, True, render) == ("public", 2)  # organizer
+    clock[0] += 0.2  # 5.1 s after the first: answered once more, made again meanwhile
+    assert cache.answer("json", None, False, render) == ("public", 1)
+    _remade()
     assert len(made) == 3
+    assert cache.answer("json", None, False, render) == ("public", 3)
+
+
+def test_an_answer_out_of_date_too_long_is_made_by_the_request(served, monkeypatch):
+    from evaluation.server.api import BoardCache
+    from evaluation.server.api._board_cache import MAX_LAG_S
+
+    _, store, other, _ = served
+    cache = BoardCache(store)
+    clock = [100.0]
+    monkeypatch.setattr("evaluation.server.api._board_cache.time.monotonic", lambda: clock[0])
+    stuck = threading.Event()
+    calls = []
+
+    def render(board):
+        calls.append(threading.current_thread().name)
+        if threading.current_thread().name == "board-refresh":
+            stuck.wait(30)  # a background remake that does not end
+        return sorted(r.team for r in board.rows)
+
+    first = cache.answer("json", None, False, render)
+    add_team(other, "Slow", "s@example.org")
+    submit(other, authenticate(other, add_team(other, "Slower", "t@example.org")[1]).team_id,
+           encode(variant("slow-1")))
+    assert cache.answer("json", None, False, render) == first  # its remake is stuck
+    clock[0] += MAX_LAG_S - 0.1
+    assert cache.answer("json", None, False, render) == first
+    clock[0] += 0.2  # out of date for longer than MAX_LAG_S: the request makes it
+    assert "Slower" in cache.answer("json", None, False, render)
+    stuck.set()
+    _remade()
+    assert calls.count("board-refresh") == 1  # one remake at a time per entry
 
 
 def test_the_benchmarks_seed_fills_the_board_it_says(tmp_path):

@@ -27,6 +27,7 @@ pytest.importorskip("httpx")
 
 from sqlalchemy import text
 
+from evaluation.server.api import _board_cache
 from evaluation.server.db import add_team, list_teams, make_engine
 from evaluation.server.standings import StoreValues, board_now, stop_standings, with_standings
 from evaluation.server.standings import _reading as _store_standings
@@ -169,6 +170,44 @@ def test_a_request_during_a_computation_shows_the_previous_reading_marked_updati
         assert (None if got["rank_interval"] is None else tuple(got["rank_interval"])) == \
             row.standing.rank_interval
     assert gate.calls == 1  # only the new team's replicates
+
+
+def test_while_the_statistics_are_computed_reads_are_answered_without_making_the_board(
+        api, monkeypatch):
+    tokens = {name: api.team(name) for name in ("Alpha", "Beta", "Gamma")}
+    upload(api, tokens["Alpha"], "run-a", 1, 0.6, 1.3)
+    upload(api, tokens["Beta"], "run-b", 2, 0.3, 1.2)
+    assert standings_of(api)[0]["compared"] == 2
+    gate = Gate(monkeypatch)
+    api.store.standings_wait = SHORT  # as a server runs: requests do not wait for them
+    upload(api, tokens["Gamma"], "run-g", 3, 0.3, 1.25)
+    api.get("/api/v1/leaderboard")  # asks for the computation
+    deadline = time.monotonic() + 30
+    while gate.calls == 0:  # the computation has started (and is held)
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    made = []
+    real = _board_cache.board_with_standings
+
+    def counting(*args, **kwargs):
+        made.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_board_cache, "board_with_standings", counting)
+    first = api.get("/api/v1/leaderboard").json()
+    assert first["standings"]["updating"] is True
+    for _ in range(20):  # the board being updated is kept (for UPDATING_MAX_AGE_S at most)
+        assert api.get("/api/v1/leaderboard").json() == first
+    assert len(made) <= 1
+    gate.opened.set()  # the computation ends: the board is made again in the background
+    while True:
+        board = api.get("/api/v1/leaderboard").json()
+        if not board["standings"]["updating"]:
+            break
+        assert time.monotonic() < deadline, board["standings"]
+        time.sleep(0.02)
+    assert board["standings"]["compared"] == 3
+    assert "board-refresh" in made
 
 
 def test_a_restarted_server_shows_its_last_statistics_at_once_then_updates_them(

@@ -165,7 +165,8 @@ def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competit
     assert re.search(r"^unrevealed\s+-\s+final\n.*\n\s+final selections: frozen once "
                      r"revealed or closed \(give --competition", out, re.M)
 
-    board = api.get("/api/v1/leaderboard").json()
+    # read after every write before it: the reveal was an admin command's (another process)
+    board = api.get("/api/v1/leaderboard", fresh=True).json()
     assert board["revealed"] is True
     teams_rows = [r for r in board["rows"] if not r["is_baseline"]]
     assert [(r["team"], r["rank"]) for r in teams_rows] == [
@@ -182,7 +183,7 @@ def test_private_scores_stay_hidden_until_the_reveal_then_rank(setting, competit
         assert row["leaderboard_score"] is not None  # both scores shown
     # Alice's row is the submission with the private score, not her other one
     assert teams_rows[0]["submission_id"] == ids["Alice"]
-    page = api.get("/").text
+    page = api.get("/", fresh=True).text
     assert "Private score" in page
     for s in scores.values():
         assert f"{s.leaderboard_score:.4f}" in page
@@ -270,7 +271,7 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
                              "--competition", str(EXAMPLE), "--close-now")
     assert code == 0 and "'final' revealed at" in out and "final selections are frozen" in out
 
-    after = api.get("/api/v1/leaderboard").json()
+    after = api.get("/api/v1/leaderboard", fresh=True).json()
     assert after["revealed"] is True
     finalist = next(r for r in after["rows"] if r["team"] == "Finalist")
     assert finalist["private_score"] == private and finalist["rank"] == 1
@@ -280,7 +281,7 @@ def test_a_hidden_phase_shows_its_scores_once_revealed(live_setting, competition
     own = api.get(f"{SUBMIT}/{sid}", token).json()
     assert own["private_leaderboard_score"] == private
     assert own["leaderboard_score"] == public.leaderboard_score
-    page = api.get("/").text
+    page = api.get("/", fresh=True).text
     assert 'id="hidden-notice"' not in page and f"{private:.4f}" in page
     assert "public and private scores shown to everyone" in page
     code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
@@ -316,7 +317,7 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
     assert code == 0 and "'final' published at" in out
     assert "published already" in run_cli(capsys, *cli, "final")[1]
 
-    board = api.get("/api/v1/leaderboard").json()
+    board = api.get("/api/v1/leaderboard", fresh=True).json()
     assert board["published"] is True and board["revealed"] is False
     finalist = next(r for r in board["rows"] if r["team"] == "Finalist")
     assert finalist["leaderboard_score"] == public.leaderboard_score and finalist["rank"] == 1
@@ -325,7 +326,7 @@ def test_publish_shows_the_public_scores_of_a_hidden_phase_only(live_setting, co
     own = api.get(f"{SUBMIT}/{sid}", token).json()
     assert own["leaderboard_score"] == public.leaderboard_score
     assert own["private_leaderboard_score"] is None
-    page = api.get("/").text
+    page = api.get("/", fresh=True).text
     assert 'id="hidden-notice"' not in page and "shown to everyone (published)" in page
     code, out, _ = run_cli(capsys, "admin", "--db", db, "phase", "list", "--competition",
                            str(EXAMPLE))

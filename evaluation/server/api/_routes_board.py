@@ -5,7 +5,8 @@ and the team's own jobs when the team's token asks); its robustness certificate 
 (``/api/v1/leaderboard/robustness``, ``?format=csv``) and as a page (``/robustness``).
 
 An organizer's token shows the scores of a phase that is not public; the page never does.
-Each is answered from the process's ``BoardCache`` while the board has not changed. None
+Each is answered from the process's ``BoardCache`` while the board has not changed (a request
+with ``Cache-Control: no-cache`` gets a board made after every write before it). None
 computes the statistics: a background thread does, and a board shows the latest it made
 (marked as being updated while it computes anew; see ``evaluation.server.standings``).
 """
@@ -47,6 +48,11 @@ def _cache(request: Request, store: Database) -> BoardCache:
     return state.board_cache
 
 
+def _fresh(request: Request) -> bool:
+    """Whether the request asks for a board made after every write before it."""
+    return "no-cache" in request.headers.get("cache-control", "").lower()
+
+
 def _json_body(board: Board) -> bytes:
     return bytes(JSONResponse(board_json(board)).body)
 
@@ -64,7 +70,7 @@ def get_leaderboard(request: Request, caller: OptionalCallerDep, store: StoreDep
         return rejected(422, f"format {format[:20]!r} is not known: give json (the default) "
                              f"or csv")
     admin = caller is not None and caller.admin
-    body = _cache(request, store).answer("json", phase, admin, _json_body)
+    body = _cache(request, store).answer("json", phase, admin, _json_body, _fresh(request))
     return Response(body, media_type="application/json")
 
 
@@ -76,7 +82,8 @@ def get_leaderboard_csv(request: Request, caller: OptionalCallerDep, store: Stor
                         phase: str | None = None) -> Response:
     admin = caller is not None and caller.admin
     name, text = _cache(request, store).answer("csv", phase, admin,
-                                               lambda b: (b.phase, board_csv(b)))
+                                               lambda b: (b.phase, board_csv(b)),
+                                               _fresh(request))
     return _csv(name, text)
 
 
@@ -92,7 +99,8 @@ def page(request: Request, store: StoreDep, phase: str | None = None) -> Respons
     # the certificate is linked where the competition declares alternative protocols
     linked = bool(store.require_competition().robustness)
     return HTMLResponse(_cache(request, store).answer(
-        "page", phase, False, lambda board: render_board(board, robustness=linked)))
+        "page", phase, False, lambda board: render_board(board, robustness=linked),
+        _fresh(request)))
 
 
 @router.get("/api/v1/leaderboard/team", response_model=TeamStanding,

@@ -7,6 +7,7 @@ SQLite), ``writing()`` for a write transaction, committed at the end unless it r
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -69,6 +70,9 @@ class Database:
     standings_interval : float
         The least seconds between two computations of a board's statistics started for
         requests that do not wait (``STANDINGS_MIN_INTERVAL_S``).
+    writes : int
+        How many write transactions this object has ended (committed or not): the board cache
+        of a process answers its own writes at once (see ``BoardCache``).
     """
 
     standings_wait: float = STANDINGS_WAIT_S
@@ -83,6 +87,8 @@ class Database:
         self.read_engine = engine.execution_options(**{READ_ONLY: True})
         self._read = sessionmaker(self.read_engine, expire_on_commit=False)
         self.write_lock = write_lock(engine)
+        self.writes = 0
+        self._ended = itertools.count(1)  # next() is atomic: no write is missed by a count
 
     def reading(self) -> Session:
         """A read-only session (use it in a ``with`` block)."""
@@ -92,8 +98,11 @@ class Database:
     def writing(self) -> Iterator[Session]:
         """A write transaction (committed at the end unless it raises), one at a time in this
         process on SQLite."""
-        with self.write_lock, self._write() as session, session.begin():
-            yield session
+        try:
+            with self.write_lock, self._write() as session, session.begin():
+                yield session
+        finally:
+            self.writes = next(self._ended)
 
     def now(self) -> datetime:
         """The clock's time in UTC."""

@@ -27,6 +27,7 @@ from evaluation.server.standings._worker import (
     FRESH_WAIT_S,
     StandingsWorker,
     Target,
+    standings_changes,
     stop_standings,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "board_with_standings",
     "cache_of",
     "standing_of",
+    "standings_changes",
     "stop_standings",
     "team_standing",
     "with_standings",

@@ -148,6 +148,9 @@ class StandingsWorker:
         self._thread: threading.Thread | None = None
         self._stopped = False
         self._last_work = time.monotonic()
+        #: Raised whenever a reading is kept, restored or fails, or a computation ends: equal
+        #: counts mean that every board's statistics are shown as they were (but progress).
+        self.changes = 0
 
     def latest(self, target: Target, wait: float) -> Latest:
         """The latest reading of ``target``'s board, after waiting at most ``wait`` seconds
@@ -177,6 +180,7 @@ class StandingsWorker:
             kept = load()
             if kept is not None and key not in self._kept:
                 self._kept[key] = kept
+                self.changes += 1
                 self._cond.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -291,12 +295,14 @@ class StandingsWorker:
                 self._failed.pop(target.key, None)
             if failed is not None:
                 self._failed[target.key] = failed
+            self.changes += 1
             self._cond.notify_all()
 
     def _abandon(self, target: Target) -> None:
         with self._cond:
             self._running.pop(target.key, None)
             self._progress.pop(target.key, None)
+            self.changes += 1
             self._cond.notify_all()
 
 
@@ -357,6 +363,15 @@ def worker_of(db: Database,
         if found is None:
             found = _WORKERS[db] = StandingsWorker(db, compute)
         return found
+
+
+def standings_changes(db: Database) -> int:
+    """How often the statistics a board of this store shows have changed in this process
+    (``StandingsWorker.changes``; 0 before its worker is made): a board made when the count was
+    the same shows them as they are now, but for the progress of a computation under way."""
+    with _WORKERS_LOCK:
+        found = _WORKERS.get(db)
+    return 0 if found is None else found.changes
 
 
 def stop_standings(db: Database) -> None:
