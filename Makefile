@@ -42,10 +42,14 @@ APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o=Dpkg::Us
 # be had. uv reads no pip.conf: it installs from PyPI, plus what a recipe adds with --find-links.
 # UV is found (or bootstrapped) once, the first time a recipe asks for it.
 # Where Python writes no bytecode of its own (PYTHONDONTWRITEBYTECODE set), uv compiles it at
-# install, as pip always does: else every start would compile each imported module again (a
-# pytest run: +1 min). Elsewhere Python caches the modules it imports, once: compiling all of an
-# 850 MB venv up front would cost ~30 s of a first score that needs a fraction of them.
-UV_COMPILE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
+# install, as pip always does: else every start would compile each imported module again.
+# Elsewhere Python caches the modules it imports, once: compiling all of an 850 MB venv up
+# front would cost ~30 s of a first score that needs a fraction of them. `make test` never
+# compiles at install: the suite writes the bytecode of what it imports whatever the
+# environment says (see `test`), and compiling the whole environment with every optional part
+# (~17,000 files, ~2 CPU-minutes) would cost a fresh clone's `make test` a minute of its 2 cores.
+UV_COMPILE := $(if $(PYTHONDONTWRITEBYTECODE),$(if $(filter test,$(MAKECMDGOALS)),,\
+	--compile-bytecode))
 UV = $(eval UV := $(shell command -v uv 2>/dev/null || { [ -x "$(UV_HOME)/bin/uv" ] || \
 	{ $(PYTHON) -m venv "$(UV_HOME)" && "$(UV_HOME)/bin/python" -m pip install --quiet uv; } \
 	>&2; } && [ -x "$(UV_HOME)/bin/uv" ] && echo "$(UV_HOME)/bin/uv"))$(UV)
@@ -174,8 +178,9 @@ test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_S
 		$(BROWSER_STAMP) $(POSTGRES_STAMP) $(SANDBOX_STAMP) $(DOCS_STAMP)
 	$(PY) -m ruff check .
 	@echo "mypy and the docs site run beside the tests; their output follows the tests'"
-	@$(PY) -m mypy > $(CHECKS_LOG).mypy 2>&1 & mypy=$$!; \
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet > $(CHECKS_LOG).docs 2>&1 & \
+	@PYTHONDONTWRITEBYTECODE= $(PY) -m mypy > $(CHECKS_LOG).mypy 2>&1 & mypy=$$!; \
+	PYTHONDONTWRITEBYTECODE= NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet \
+		> $(CHECKS_LOG).docs 2>&1 & \
 	docs=$$!; \
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(ARGS); \
 	tests=$$?; wait $$mypy; typed=$$?; wait $$docs; site=$$?; \
