@@ -43,8 +43,8 @@ def run_submission(workdir: Path, *args: str, env_file: str | None = None,
     """Run a copy of submission.py + submission/ in ``workdir`` (so upload.env is local); a
     ``submission/`` already there (a test's own model) is kept. ``cwd``: the folder it is
     started from (default: ``workdir``). The run is a process of its own, forked from one
-    that imported the third-party libraries once (``tests/_script_runner.py``: a second of
-    CPU less a run); ``interpreter``: a new interpreter, as a participant starts it."""
+    that imported the third-party libraries once (``tests/_script_runner.py``: about a second
+    of CPU less per run); ``interpreter``: a new interpreter, as a participant starts it."""
     shutil.copy(REPO / "submission.py", workdir / "submission.py")
     if not (workdir / "submission").exists():
         shutil.copytree(REPO / "submission", workdir / "submission",
@@ -93,8 +93,7 @@ def competition_run(tmp_path_factory, tiny) -> tuple[Path, subprocess.CompletedP
     """``submission.py --competition FILE --reports`` on the tiny data's competition, run once
     for the tests that read it (its folder and the finished process)."""
     workdir = with_competition(tmp_path_factory.mktemp("competition-run"), tiny)
-    return workdir, run_submission(workdir, "--competition", COMPETITION, "--reports",
-                                   interpreter=True)
+    return workdir, run_submission(workdir, "--competition", COMPETITION, "--reports")
 
 
 @pytest.fixture(scope="module")
