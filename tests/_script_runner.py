@@ -6,11 +6,12 @@ pandas, pyarrow, SciPy, the server's libraries: about a second of CPU per script
 are therefore run from one server process per test session (``multiprocessing``'s
 ``forkserver``, started on first use) that imported those libraries once: each script runs in a
 child forked from it, as ``__main__`` with its own ``sys.argv``, working folder, environment
-and ``sys.path`` (the script's folder first, then what a plain ``python`` has: the repository
-is not on it, so a script that does not put it there itself fails here as it would for a
-user), and exits as the interpreter exits (non-daemon threads joined, ``atexit`` run, the
-exit status of ``sys.exit``, 1 on an uncaught exception). Only third-party libraries are
-preloaded: the project's own modules are imported by the script, through its own path.
+and ``sys.path`` (the script's folder first, then the environment's ``PYTHONPATH``, then what
+a plain ``python`` has: the repository is not on it, so a script that does not put it there
+itself fails here as it would for a user), and exits as the interpreter exits (non-daemon
+threads joined, ``atexit`` run, the exit status of ``sys.exit``, 1 on an uncaught exception).
+Only third-party libraries are preloaded: the project's own modules are imported by the
+script, through its own path.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import runpy
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -43,9 +45,11 @@ class ScriptRun:
 
 @lru_cache(maxsize=1)
 def _plain_sys_path(executable: str) -> tuple[str, ...]:
-    """``sys.path`` of a plain ``python`` here, less its first entry (the script's folder)."""
+    """``sys.path`` of a plain ``python`` here, less its first entry (the script's folder) and
+    this process's ``PYTHONPATH`` (a run puts its own environment's there)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     probe = subprocess.run([executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
-                           capture_output=True, text=True, check=True)
+                           capture_output=True, text=True, check=True, env=env)
     return tuple(json.loads(probe.stdout)[1:])
 
 
@@ -63,7 +67,9 @@ def _child(script: str, argv: list[str], cwd: str, env: dict[str, str], path: li
     os.environ.clear()
     os.environ.update(env)
     sys.argv = [script, *argv]
-    sys.path[:] = [str(Path(script).parent), *path]
+    # as python puts them: the script's folder, then PYTHONPATH's folders, then the rest
+    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = [str(Path(script).parent), *extra, *path]
     code: object = 0
     try:
         runpy.run_path(script, run_name="__main__")
@@ -76,17 +82,17 @@ def _child(script: str, argv: list[str], cwd: str, env: dict[str, str], path: li
     sys.exit(code)  # the exit status, as multiprocessing reads SystemExit
 
 
-def run_script(script: Path, argv: list[str], *, cwd: Path, logs: Path,
-               timeout: float) -> ScriptRun:
-    """Run ``python script *argv`` in ``cwd`` with this process's environment (see the
-    module's docstring), its output written to folder ``logs``; killed after ``timeout``
-    seconds."""
+def run_script(script: Path, argv: list[str], *, cwd: Path, logs: Path, timeout: float,
+               env: Mapping[str, str] | None = None) -> ScriptRun:
+    """Run ``python script *argv`` in ``cwd`` with environment ``env`` (default: this
+    process's; see the module's docstring), its output written to folder ``logs``; killed
+    after ``timeout`` seconds."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(PRELOAD))
     out, err = logs / f"{script.stem}.stdout", logs / f"{script.stem}.stderr"
     process = context.Process(
         target=_child, name=script.name,
-        args=(str(script), list(argv), str(cwd), dict(os.environ),
+        args=(str(script), list(argv), str(cwd), dict(os.environ if env is None else env),
               list(_plain_sys_path(sys.executable)), str(out), str(err)))
     process.start()
     process.join(timeout)

@@ -4,6 +4,7 @@ hold."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -37,39 +38,48 @@ OLD_NAMES = {
 }
 
 
-def test_a_fresh_interpreter_imports_reclist_abstractions_without_importing_anything(tmp_path):
-    probe = ("import sys\n"
+@pytest.fixture(scope="module")
+def old_modules_probe(tmp_path_factory) -> list[str]:
+    """One fresh interpreter (the start-up hook processed) that records what start-up loaded,
+    imports ``reclist.abstractions`` first, then every old module: its output lines (what the
+    start-up loaded and what ``import evaluation`` then added; the names found in each old
+    module, as JSON)."""
+    folder = tmp_path_factory.mktemp("old-modules")
+    probe = ("import importlib, json, sys\n"
              "early = sorted(m for m in sys.modules if m.split('.')[0] in "
              "{'numpy', 'pandas', 'evaluation', 'reclist', 'gensim'})\n"
              "from reclist.abstractions import RecModel\n"
              "import evaluation\n"
              "print(early, '_evalrs_old_modules' in sys.modules, RecModel is evaluation.RecModel,"
-             " sum(getattr(f, 'evalrs_old_modules', False) is True for f in sys.meta_path))")
-    done = fresh_python(probe, startup_env(tmp_path), tmp_path)
+             " sum(getattr(f, 'evalrs_old_modules', False) is True for f in sys.meta_path))\n"
+             f"names = {OLD_NAMES!r}\n"
+             "found = {m: [n for n in ns if hasattr(importlib.import_module(m), n)]"
+             " for m, ns in names.items()}\n"
+             "print(json.dumps(found))")
+    done = fresh_python(probe, startup_env(folder), folder)
     assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
+def test_a_fresh_interpreter_imports_reclist_abstractions_without_importing_anything(
+        old_modules_probe, tmp_path):
     # start-up loaded neither the harness nor NumPy; `import evaluation` added no second finder
-    assert done.stdout.split() == ["[]", "True", "True", "1"]
+    assert old_modules_probe[0].split() == ["[]", "True", "True", "1"]
 
     without = fresh_python("import reclist.abstractions", startup_env(tmp_path, hook=False),
                            tmp_path, site=False)
     assert without.returncode != 0 and "ModuleNotFoundError" in without.stderr
 
 
-def test_every_old_module_and_name_imports_in_a_fresh_interpreter(tmp_path):
-    probe = ("import importlib, json, sys\n"
-             f"names = {OLD_NAMES!r}\n"
-             "found = {m: [n for n in ns if hasattr(importlib.import_module(m), n)]"
-             " for m, ns in names.items()}\n"
-             "print(json.dumps(found))")
-    done = fresh_python(probe, startup_env(tmp_path), tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.splitlines()[-1]) == OLD_NAMES
+def test_every_old_module_and_name_imports_in_a_fresh_interpreter(old_modules_probe):
+    # in the interpreter above, after reclist.abstractions (imported first, as 2022 code does)
+    assert json.loads(old_modules_probe[-1]) == OLD_NAMES
 
 
 def test_a_2022_model_scores_in_a_spawn_started_process_pool(tmp_path):
     code = ("import pandas as pd\n"
             "from spawn_model_2022 import SpawnPoolModel\n"
-            "model = SpawnPoolModel(top_k=3, workers=2)\n"
+            "model = SpawnPoolModel(top_k=3, workers=1)\n"
             "model.train(pd.DataFrame({'track_id': [7, 7, 7, 5, 5, 9, 1]}))\n"
             "out = model.predict(pd.DataFrame({'user_id': [10, 11, 12]}))\n"
             "print(out.to_numpy().tolist(), out.index.tolist())")
@@ -152,7 +162,10 @@ def test_standard_metrics_stays_reclist_2s_with_the_list_wise_metrics_of_0x_adde
 
 @pytest.mark.slow
 def test_a_2022_model_trains_with_a_spawn_started_torch_dataloader(tmp_path):
-    pytest.importorskip("torch")
+    # torch is optional; looked up, not imported (~3 s of CPU), in this process: the fresh
+    # interpreter below is the one that imports it
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (optional)")
     code = ("import pandas as pd, torch.multiprocessing as tmp\n"
             "from torch_model_2022 import LoaderModel\n"
             "if __name__ == '__main__':\n"

@@ -8,8 +8,7 @@ import dataclasses
 import importlib
 import json
 import math
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from evaluation.protocols import (
     replay,
 )
 from evaluation.splits import LeakageAudit, Split, global_time_split, temporal_user_split
+from tests._script_runner import run_script
 from tests.protocols._split_data import TEST, TRAIN, FixedModel, random_ratings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,10 +230,14 @@ def test_parameter_checks_name_the_parameter_rule_and_value():
 
 @pytest.mark.parametrize("module", ["_replay", "_holdout", "_sampled", "_ranking", "_ratings",
                                     "_render"])
-def test_each_module_imports_alone_in_a_fresh_interpreter(module):
-    code = f"import evaluation.protocols.{module} as m; print(m.__name__)"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
+def test_each_module_imports_alone_in_a_fresh_interpreter(module, tmp_path):
+    # a process forked from one that imported only third-party libraries (no module of this
+    # package): what the import of one module pulls in of the package is its own
+    script = tmp_path / "probe.py"
+    script.write_text(f"import evaluation.protocols.{module} as m; print(m.__name__)\n")
+    done = run_script(script, [], cwd=ROOT, logs=tmp_path, timeout=120,
+                      env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.exit_status == 0, done.stderr[-3000:]
     assert done.stdout.strip() == f"evaluation.protocols.{module}"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from evaluation.errors import RunWarning
 from evaluation.runner import EvalRSRunner, load_model_class, model_fingerprint, run_checkout
+from tests._script_runner import run_script
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -179,10 +179,15 @@ def test_the_checkouts_digest_is_the_same_wherever_the_checkout_lies(checkout, t
     shutil.copytree(checkout, other)
     script = tmp_path / "fp.py"
     script.write_text(FINGERPRINT)
-    codes = [json.loads(subprocess.run(
-        [sys.executable, str(script), str(where)], cwd=where, check=True, capture_output=True,
-        text=True, env={"PYTHONPATH": f"{where}:{REPO}", "PATH": "/usr/bin:/bin"}).stdout)
-        for where in (checkout, other)]
+    codes = []
+    for n, where in enumerate((checkout, other)):
+        # two processes forked from one that imported only third-party libraries
+        logs = tmp_path / f"logs-{n}"
+        logs.mkdir()
+        done = run_script(script, [str(where)], cwd=where, logs=logs, timeout=120,
+                          env={"PYTHONPATH": f"{where}:{REPO}", "PATH": "/usr/bin:/bin"})
+        assert done.exit_status == 0, done.stderr[-3000:]
+        codes.append(json.loads(done.stdout))
     assert codes[0] == codes[1]
     assert [f["path"] for f in codes[0]["checkout"]["files"]] == [
         "submission/MyModel.py", "submission/__init__.py", "submission/candidates.py"]

@@ -22,6 +22,7 @@ from evaluation.baselines import PopularityModel
 from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.errors import ConfigError
 from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner, RunWarning, model_fingerprint
+from tests._script_runner import run_script
 from tests.runner._runs import comparable
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,12 +123,16 @@ print(json.dumps(model_fingerprint(Model(), {"items": pd.DataFrame({"s": ["p", "
 def test_fingerprint_is_the_same_in_two_processes(tmp_path):
     script = tmp_path / "fp.py"
     script.write_text(FINGERPRINT_SCRIPT)
-    outs = []
-    for seed in ("1", "2"):  # different string hashing: set order differs between them
-        env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, str(script)], env=env, check=True,
-                             capture_output=True, text=True).stdout
-        outs.append(json.loads(out))
+    # different string hashing (set order differs between them): a process forked from one
+    # started with this process's PYTHONHASHSEED (random when unset), and a new interpreter
+    # with another one
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    forked = run_script(script, [], cwd=tmp_path, logs=tmp_path, timeout=120, env=env)
+    assert forked.exit_status == 0, forked.stderr[-3000:]
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    fresh = subprocess.run([sys.executable, str(script)], env={**env, "PYTHONHASHSEED": seed},
+                           check=True, capture_output=True, text=True).stdout
+    outs = [json.loads(forked.stdout), json.loads(fresh)]
     assert outs[0] == outs[1]
     assert outs[0]["code"]["classes"][0]["method"] == "source"
 

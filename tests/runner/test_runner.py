@@ -37,6 +37,7 @@ from evaluation.runner import (
     EvalRSRunner,
     UploadSettings,
 )
+from tests._script_runner import run_script
 from tests.runner._runs import KILLABLE, comparable
 
 
@@ -433,8 +434,11 @@ def test_a_killed_run_resumes_and_recomputes_a_fold_edited_meanwhile(tmp_path):
     (run_dir / "fold_0.json").write_text(json.dumps(data, indent=2))
 
     log.write_text("")
-    done = subprocess.run([sys.executable, str(script), str(results), str(log), "no"],
-                          env=env, check=True, capture_output=True, text=True)
+    # the resumed and the fresh run: processes forked from one that imported the third-party
+    # libraries once (only the killed run needs an interpreter of its own)
+    done = run_script(script, [str(results), str(log), "no"], cwd=tmp_path,
+                      logs=mkdir(tmp_path / "resumed"), timeout=300, env=env)
+    assert done.exit_status == 0, done.stderr[-3000:]
     assert "fold_0.json: checksum does not match" in done.stderr
     # three trainings (a line each): the edited fold 0 and the unfinished folds 2 and 3;
     # fold 1 is kept
@@ -442,11 +446,17 @@ def test_a_killed_run_resumes_and_recomputes_a_fold_edited_meanwhile(tmp_path):
     resumed = json.loads((run_dir / "results.json").read_text())
 
     other, other_log = tmp_path / "other", tmp_path / "other.log"
-    subprocess.run([sys.executable, str(script), str(other), str(other_log), "no"], env=env,
-                   check=True, capture_output=True)
+    fresh = run_script(script, [str(other), str(other_log), "no"], cwd=tmp_path,
+                       logs=mkdir(tmp_path / "fresh"), timeout=300, env=env)
+    assert fresh.exit_status == 0, fresh.stderr[-3000:]
     (fresh_path,) = other.glob("*/results.json")
     assert comparable(resumed) == comparable(json.loads(fresh_path.read_text()))
     assert resumed["folds"][0]["tests"]["HIT_RATE"] != 1.0
+
+
+def mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
 
 
 class Repeating(PopularityModel):

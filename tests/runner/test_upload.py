@@ -14,6 +14,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from evaluation.contract import (
 from evaluation.errors import ConfigError, DataError, UploadError
 from evaluation.runner import PREDICTIONS_FILE
 from evaluation.runner import _submit as _upload
+from tests._script_runner import run_script as run_forked
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = ("EMAIL", "PARTICIPANT_ID", "UPLOAD_URL", "UPLOAD_TOKEN")
@@ -159,14 +161,17 @@ def clean_env(**extra: str) -> dict:
 def run_script(workdir: Path, *args: str, env_file: str | bytes | None = None,
                env: dict | None = None) -> subprocess.CompletedProcess:
     """``python submission.py --scale tiny --competition competition-tiny.toml --no-progress
-    ARGS`` in ``workdir``."""
+    ARGS`` in ``workdir``: a process of its own, forked from one that imported the third-party
+    libraries once (``tests/_script_runner.py``)."""
     if env_file is not None:
         data = env_file if isinstance(env_file, bytes) else env_file.encode()
         (workdir / "upload.env").write_bytes(data)
-    return subprocess.run(
-        [sys.executable, "submission.py", "--scale", "tiny", "--competition",
-         "competition-tiny.toml", "--no-progress", *args],
-        cwd=workdir, env=env or clean_env(), capture_output=True, text=True, timeout=300)
+    argv = ["--scale", "tiny", "--competition", "competition-tiny.toml", "--no-progress", *args]
+    with tempfile.TemporaryDirectory() as logs:
+        done = run_forked(workdir / "submission.py", argv, cwd=workdir, logs=Path(logs),
+                          timeout=300, env=env or clean_env())
+    assert done.exit_status is not None, f"submission.py {argv} ran past 300 s"
+    return subprocess.CompletedProcess(argv, done.exit_status, done.stdout, done.stderr)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """A 2022-style model module that reads its training users through a PyTorch ``DataLoader``
-with worker processes; with the spawn start method each worker imports this module afresh."""
+with a worker process; with the spawn start method the worker imports this module afresh
+(one worker: each costs an import of PyTorch, and one shows what every one does)."""
 
 import torch
 from reclist.abstractions import RecModel
@@ -25,7 +26,7 @@ class LoaderModel(RecModel):
     def train(self, train_df, **kwargs):
         self.top = train_df["track_id"].value_counts().index[: self.top_k].to_list()
         loader = DataLoader(UserIds(sorted(train_df["user_id"].unique())), batch_size=2,
-                            num_workers=2)
+                            num_workers=1)
         self.seen = sorted(int(u) for batch in loader for u in batch)
 
     def predict(self, user_ids):
