@@ -132,7 +132,10 @@ def test_bad_input_is_refused_with_the_argument_named(kwargs, message):
 def _board(rng, hit_rates, n_users, n_boot):
     """Per-user hits of each team, the paired replicates and the point scores."""
     hits = (rng.random(size=(len(hit_rates), n_users)) < np.asarray(hit_rates)[:, None])
-    counts = rng.multinomial(n_users, np.full(n_users, 1 / n_users), size=n_boot)
+    # how often each user is drawn in each resample, drawn as the harness draws them (n users
+    # with replacement, counted): a multinomial over 1,000 users is 20x slower to sample
+    drawn = rng.integers(0, n_users, size=(n_boot, n_users)) + n_users * np.arange(n_boot)[:, None]
+    counts = np.bincount(drawn.ravel(), minlength=n_boot * n_users).reshape(n_boot, n_users)
     return hits.astype(float) @ counts.T / n_users, hits.mean(axis=1)
 
 
