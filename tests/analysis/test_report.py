@@ -291,24 +291,29 @@ def _attributes(page: str, name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def one_report(runs, tmp_path_factory):
-    """The report of one run, written by write_report, read by the tests below (a report
-    renders for seconds: one render). The run is a copy of the first whose model's name and
-    class are markup: the page must be one self-contained file and show them as text, read
-    as text here and opened in Chromium below."""
-    folder = tmp_path_factory.mktemp("one")
-    hostile = folder / "run"
+def hostile_run(runs, tmp_path_factory):
+    """A copy of the first run whose model's name and class are markup."""
+    hostile = tmp_path_factory.mktemp("hostile") / "run"
     shutil.copytree(runs[0], hostile)
     results = json.loads((hostile / "results.json").read_text())
     results["model"]["name"] = "<script>alert('x')</script>"
     results["model"]["class"] = "<img src=x onerror=alert(1)>"
     (hostile / "results.json").write_text(json.dumps(results))
-    return write_report(hostile, folder / "out")
+    return hostile
 
 
-def test_report_of_one_run_is_one_self_contained_file(runs, one_report):
+@pytest.fixture(scope="module")
+def one_report(hostile_run):
+    """The report of one run, written by write_report where it writes by default (a report
+    renders for seconds: one render, read by the tests below). The page must be one
+    self-contained file and show the run's markup as text: read as text here and opened in
+    Chromium below."""
+    return write_report(hostile_run)
+
+
+def test_report_of_one_run_is_one_self_contained_file(runs, hostile_run, one_report):
     path = one_report
-    assert path.name == "report.html" and path.parent.name == "out"
+    assert path == hostile_run / "report" / "report.html"  # default: next to the run
     assert sorted(p.name for p in path.parent.iterdir()) == [
         "report.html", "score_distribution.png", "slices.png", "tests.png"]
     page = path.read_text(encoding="utf-8")
@@ -335,22 +340,22 @@ def test_report_escapes_what_the_run_names(one_report):
     assert len(_attributes(page, "src")) == 3
 
 
-def test_report_command(one_report, tmp_path, capsys):
-    # the run of one_report: the command draws it again, into --out and next to the run
-    run = one_report.parent.parent / "run"
+def test_report_command(runs, hostile_run, one_report, tmp_path, capsys):
     out = tmp_path / "cli"
-    assert main(["report", str(run), "--out", str(out)]) == 0
+    assert main(["report", str(hostile_run), "--out", str(out)]) == 0
     assert str(out / "report.html") in capsys.readouterr().out
-    # default: next to the run
-    assert main(["report", str(run / "results.json")]) == 0
-    assert str(run / "report" / "report.html") in capsys.readouterr().out
-    assert (run / "report" / "report.html").is_file()
     # the same run, the same bytes: the command writes what write_report writes, each time
-    for written in (out, run / "report"):
-        assert sorted(p.name for p in written.iterdir()) == sorted(
-            p.name for p in one_report.parent.iterdir())
-        for file in written.iterdir():
-            assert file.read_bytes() == (one_report.parent / file.name).read_bytes(), file
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        p.name for p in one_report.parent.iterdir())
+    for written in out.iterdir():
+        assert written.read_bytes() == (one_report.parent / written.name).read_bytes(), written
+    # default: next to the run, where write_report writes (one_report); a file there shows
+    # where the command writes without drawing the report a third time
+    other = tmp_path / "run"
+    shutil.copytree(runs[1], other)
+    (other / "report").write_text("x")
+    assert main(["report", str(other / "results.json")]) == 2
+    assert f"report output {str(other / 'report')!r} is a file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [
