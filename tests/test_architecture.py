@@ -109,6 +109,13 @@ def trees() -> dict[str, ast.Module]:
     return {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
 
 
+@functools.cache
+def _nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node under ``tree`` (itself included), in ``ast.walk``'s order, listed once per
+    process: the rules below read the whole package's trees many times over."""
+    return tuple(ast.walk(tree))
+
+
 def _private_owner(target: str) -> str | None:
     """The package whose private module ``target`` is (None for a public path)."""
     parts = target.split(".")
@@ -121,7 +128,7 @@ def _private_owner(target: str) -> str | None:
 def test_no_module_imports_another_packages_private_module():
     bad = []
     for module, tree in trees().items():
-        for node in ast.walk(tree):
+        for node in _nodes(tree):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             for target in _targets(module, node):
@@ -234,7 +241,7 @@ def _all_imports(module: str) -> list[tuple[int, str]]:
     """``(line, absolute module name)`` of every import of ``module``, wherever it stands
     (functions and ``TYPE_CHECKING`` blocks included)."""
     found = []
-    for node in ast.walk(trees()[module]):
+    for node in _nodes(trees()[module]):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -310,7 +317,7 @@ def _dynamic_imports(module: str) -> list[ast.Call]:
     """The calls of ``importlib.import_module``, ``import_module`` and ``__import__`` in
     ``module``: imports that the rules above cannot see."""
     found = []
-    for node in ast.walk(trees()[module]):
+    for node in _nodes(trees()[module]):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -445,10 +452,10 @@ def _package_imports_in_functions() -> list[tuple[str, int, bool]]:
     for module, tree in trees().items():
         lines = MODULES[module].read_text().splitlines()
         seen: set[int] = set()
-        for func in ast.walk(tree):
+        for func in _nodes(tree):
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 continue
-            for node in ast.walk(func):
+            for node in _nodes(func):
                 if id(node) in seen or not isinstance(node, (ast.Import, ast.ImportFrom)) \
                         or not _targets(module, node):
                     continue
@@ -559,9 +566,9 @@ def test_the_servers_import_chains_are_short():
 def _imports_in_functions(module: str) -> list[tuple[int, str]]:
     """``(line, module)`` of each import of a package module inside a function of ``module``."""
     found = []
-    for node in ast.walk(trees()[module]):
+    for node in _nodes(trees()[module]):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for inner in ast.walk(node):
+            for inner in _nodes(node):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):
                     found += [(inner.lineno, t) for t in _targets(module, inner)]
     return found
@@ -590,10 +597,12 @@ def _dotted(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
 def _imported_modules(path: Path) -> list[tuple[int, str]]:
     """``(line, absolute module name)`` of every module an import in ``path`` names, wherever
     the import stands; ``from package import name`` counts ``package.name`` too (it may be a
-    module), and a relative import is resolved against the file's package."""
+    module), and a relative import is resolved against the file's package. Read once per
+    process: two rules read every file under tests/ and benchmarks/."""
     package = _dotted(path) if path.name == "__init__.py" else _dotted(path).rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):

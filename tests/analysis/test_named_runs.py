@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from rich.console import Console
@@ -84,9 +85,27 @@ def test_the_forest_plot_labels_runs_by_name_and_parameters(named):
     assert "narrow (seed=1)" in fig.texts[0].get_text()
 
 
-def test_the_report_page_shows_names_and_parameters(driver, named, tmp_path):
+@pytest.fixture(scope="module")
+def named_report(named, tmp_path_factory):
+    """The report of the two named runs (a report of two runs renders for seconds: one render,
+    read as files by one test and opened in Chromium by another)."""
     runs = [named["narrow"].path.parent, named["wide"].path.parent]
-    path = write_report(runs, tmp_path / "report")
+    return write_report(runs, tmp_path_factory.mktemp("named_report") / "report")
+
+
+@pytest.mark.slow
+def test_report_of_two_runs_adds_the_comparison(named_report):
+    path = named_report
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert "forest.png" in names and len([n for n in names if n.endswith(".png")]) == 7
+    page = path.read_text(encoding="utf-8")
+    assert len(re.findall(r"""\bsrc\s*=\s*["']([^"']*)["']""", page, flags=re.IGNORECASE)) == 7
+    assert "Comparison with the baseline" in page and "p_holm" in page
+
+
+def test_the_report_page_shows_names_and_parameters(driver, named, named_report):
+    runs = [named["narrow"].path.parent, named["wide"].path.parent]
+    path = named_report
     driver.get(path.as_uri())
     assert driver.title == "EvalRS report: narrow (seed=1), wide (seed=2)"
     headings = driver.execute_script(

@@ -291,15 +291,29 @@ def _attributes(page: str, name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def one_report(runs, tmp_path_factory):
-    """The report of the first run, written by write_report (a report renders for seconds:
-    one render, read by the tests below)."""
-    return write_report(runs[0], tmp_path_factory.mktemp("one") / "out")
+def hostile_run(runs, tmp_path_factory):
+    """A copy of the first run whose model's name and class are markup."""
+    hostile = tmp_path_factory.mktemp("hostile") / "run"
+    shutil.copytree(runs[0], hostile)
+    results = json.loads((hostile / "results.json").read_text())
+    results["model"]["name"] = "<script>alert('x')</script>"
+    results["model"]["class"] = "<img src=x onerror=alert(1)>"
+    (hostile / "results.json").write_text(json.dumps(results))
+    return hostile
 
 
-def test_report_of_one_run_is_one_self_contained_file(runs, one_report):
+@pytest.fixture(scope="module")
+def one_report(hostile_run):
+    """The report of one run, written by write_report where it writes by default (a report
+    renders for seconds: one render, read by the tests below). The page must be one
+    self-contained file and show the run's markup as text: read as text here and opened in
+    Chromium below."""
+    return write_report(hostile_run)
+
+
+def test_report_of_one_run_is_one_self_contained_file(runs, hostile_run, one_report):
     path = one_report
-    assert path.name == "report.html" and path.parent.name == "out"
+    assert path == hostile_run / "report" / "report.html"  # default: next to the run
     assert sorted(p.name for p in path.parent.iterdir()) == [
         "report.html", "score_distribution.png", "slices.png", "tests.png"]
     page = path.read_text(encoding="utf-8")
@@ -319,49 +333,29 @@ def test_report_of_one_run_is_one_self_contained_file(runs, one_report):
     assert f"[{ci[0]:.4g}, {ci[1]:.4g}]" in page
 
 
-@pytest.fixture(scope="module")
-def hostile_report(runs, tmp_path_factory):
-    """The report of a copy of the first run whose model's name and class are markup; read
-    as text by one test and opened in Chromium by another (a report renders for seconds)."""
-    folder = tmp_path_factory.mktemp("hostile")
-    hostile = folder / "run"
-    shutil.copytree(runs[0], hostile)
-    results = json.loads((hostile / "results.json").read_text())
-    results["model"]["name"] = "<script>alert('x')</script>"
-    results["model"]["class"] = "<img src=x onerror=alert(1)>"
-    (hostile / "results.json").write_text(json.dumps(results))
-    return write_report(hostile, folder / "out")
-
-
-def test_report_escapes_what_the_run_names(hostile_report):
-    page = hostile_report.read_text(encoding="utf-8")
+def test_report_escapes_what_the_run_names(one_report):
+    page = one_report.read_text(encoding="utf-8")
     assert "<script>" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert len(_attributes(page, "src")) == 3
 
 
-@pytest.mark.slow
-def test_report_of_two_runs_adds_the_comparison(runs, tmp_path):
-    path = write_report(runs, tmp_path / "out", n_boot=N_BOOT)
-    names = sorted(p.name for p in path.parent.iterdir())
-    assert "forest.png" in names and len([n for n in names if n.endswith(".png")]) == 7
-    page = path.read_text(encoding="utf-8")
-    assert len(_attributes(page, "src")) == 7
-    assert "Comparison with the baseline" in page and "p_holm" in page
-
-
-def test_report_command(runs, one_report, tmp_path, capsys):
+def test_report_command(runs, hostile_run, one_report, tmp_path, capsys):
     out = tmp_path / "cli"
-    assert main(["report", str(runs[0]), "--out", str(out)]) == 0
+    assert main(["report", str(hostile_run), "--out", str(out)]) == 0
     assert str(out / "report.html") in capsys.readouterr().out
     # the same run, the same bytes: the command writes what write_report writes, each time
     assert sorted(p.name for p in out.iterdir()) == sorted(
         p.name for p in one_report.parent.iterdir())
     for written in out.iterdir():
         assert written.read_bytes() == (one_report.parent / written.name).read_bytes(), written
-    # default: next to the run
-    assert main(["report", str(runs[1] / "results.json")]) == 0
-    assert (runs[1] / "report" / "report.html").is_file()
+    # default: next to the run, where write_report writes (one_report); a file there shows
+    # where the command writes without drawing the report a third time
+    other = tmp_path / "run"
+    shutil.copytree(runs[1], other)
+    (other / "report").write_text("x")
+    assert main(["report", str(other / "results.json")]) == 2
+    assert f"report output {str(other / 'report')!r} is a file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -379,10 +373,10 @@ def test_report_command_refuses_bad_input(runs, tmp_path, capsys, argv, message)
     assert message in capsys.readouterr().err
 
 
-def test_report_in_headless_chromium(driver, hostile_report):
+def test_report_in_headless_chromium(driver, one_report):
     # the page as a reader opens it from disk: every figure decodes at its PNG's size, the
     # tests table is laid out, and a hostile model name and class are text, not markup
-    path = hostile_report
+    path = one_report
     driver.get(path.as_uri())
     images = driver.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, "

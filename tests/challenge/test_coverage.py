@@ -23,20 +23,32 @@ from evaluation.challenge import HIT_RATE, MRR, UserScores, bootstrap
 N_TEST, N_BOOT = 2000, 200
 
 
-def _width_ratios(pop, table, n_test, level=0.95):
+@pytest.fixture(scope="module")
+def pop():
+    """The population both coverage tests sample from."""
+    return population(200_000, "gap", seed=0)
+
+
+@pytest.fixture(scope="module")
+def spread(pop):
+    """The estimates' real spread over 4,000 samples of N_TEST users (one draw of the
+    population's samples, read by both width checks)."""
+    return sampling_sd(pop, N_TEST, reps=4000, seed=99)
+
+
+def _width_ratios(spread, table, level=0.95):
     """Mean interval width over the width a calibrated ``level`` interval would have."""
-    sd = sampling_sd(pop, n_test, reps=4000, seed=99)
     z = NormalDist().inv_cdf((1 + level) / 2)
-    return {test: table[test]["width"] / (2 * z * sd[test]) for test in TESTS}
+    return {test: table[test]["width"] / (2 * z * spread[test]) for test in TESTS}
 
 
 @pytest.mark.slow
-def test_95_percent_intervals_cover_the_population_value_and_are_as_wide_as_the_spread():
+def test_95_percent_intervals_cover_the_population_value_and_are_as_wide_as_the_spread(pop,
+                                                                                       spread):
     # 400 repetitions: a binomial standard error of 1.1 points, so an honest 95 % interval
     # falls outside 91.5-98.5 % with probability < 0.2 %. 2,000 test users: with 1,000, the
     # smallest group has ~95 users and MRED's upward bias pulls its coverage to ~91 % (see
     # benchmarks/bench_coverage.py and the documentation of the score).
-    pop = population(200_000, "gap", seed=0)
     table = coverage(pop, n_test=N_TEST, reps=400, n_boot=N_BOOT, seed=0)
     for test in TESTS:
         assert 0.915 <= table[test]["coverage"] <= 0.985, (test, table[test])
@@ -45,18 +57,17 @@ def test_95_percent_intervals_cover_the_population_value_and_are_as_wide_as_the_
     # 4,000 samples; a calibrated interval is within 10 % of 2 x 1.96 spreads (the bootstrap
     # resamples with replacement, so it is a little wider than sampling 1 % of the population
     # without replacement; a skewed MRR makes it a little narrower)
-    for test, ratio in _width_ratios(pop, table, N_TEST).items():
+    for test, ratio in _width_ratios(spread, table).items():
         assert 0.9 <= ratio <= 1.1, (test, ratio)
 
 
 @pytest.mark.slow
-def test_the_width_check_rejects_a_miscalibrated_interval():
+def test_the_width_check_rejects_a_miscalibrated_interval(pop, spread):
     # 90 % intervals reported as 95 %: 16 % narrower than a calibrated 95 % interval. Their
     # coverage (88-94 % at these sizes) can still pass a band of a few hundred repetitions; the
     # width check cannot be passed.
-    pop = population(200_000, "gap", seed=0)
     table = coverage(pop, n_test=N_TEST, reps=100, n_boot=N_BOOT, seed=1, level=0.90)
-    for test, ratio in _width_ratios(pop, table, N_TEST, level=0.95).items():
+    for test, ratio in _width_ratios(spread, table, level=0.95).items():
         assert ratio < 0.9, (test, ratio)
 
 

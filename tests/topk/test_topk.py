@@ -43,7 +43,8 @@ def dense_reference(user_emb, item_emb, k, exclude=None):
     mask = np.zeros(scores.shape, dtype=bool) if exclude is None else exclude.toarray() != 0
     out = np.full((len(scores), k), -1)
     for u in range(len(scores)):
-        items = [i for i in np.lexsort((np.arange(scores.shape[1]), -scores[u])) if not mask[u, i]]
+        order = np.lexsort((np.arange(scores.shape[1]), -scores[u]))
+        items = order[~mask[u, order]]
         out[u, : min(k, len(items))] = items[:k]
     return out
 
