@@ -303,10 +303,14 @@ def main() -> None:
             return
         runs: dict[str, list[dict]] = {s: [] for s in SIDES}
         loads = []
-        for _ in range(args.repeat):
+        for rep in range(args.repeat):
             for side in SIDES:  # interleaved: drifts of the machine hit both sides
                 loads.append(os.getloadavg()[0])
-                runs[side].append(_run_side(side, folder, args.scale))
+                # the smoke run: the scoring job in a fresh process (a measured run's path),
+                # the local run in this one (the same measure, without an interpreter's start)
+                fresh = not args.smoke or (rep == 0 and side == SIDES[0])
+                runs[side].append(_run_side(side, folder, args.scale) if fresh else
+                                  json.loads(json.dumps(measure(side, args.scale, str(folder)))))
         local = runs["local run"]
         rows = {"first job": [], "next job": [], "local run": local}
         for process in runs["scoring job"]:
