@@ -249,7 +249,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.smoke:
         args.teams, args.users, args.n_boot, args.rows = 6, 300, 100, 2
-        args.every, args.quiet, args.rate, args.runs, args.workers = 0.3, 1.5, 20.0, 1, 1
+        args.every, args.quiet, args.rate, args.runs, args.workers = 0.3, 1.5, 5.0, 1, 1
     print(f"{args.teams} teams, 4 folds of {args.users} users, {args.n_boot} replicates; "
           f"{args.rows} rows, one every {args.every:g} s; reads at {args.rate:g}/s; "
           f"serve --workers {args.workers}; load {os.getloadavg()[0]:.1f} on "
