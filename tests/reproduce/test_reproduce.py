@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 import time
@@ -49,7 +50,7 @@ from tests.reproduce._fakes import (
 )
 
 TOKEN = "organizer-" + "x" * 43
-PRIVATE_SEED = 7312
+PRIVATE_SEED = 731_209_468  # nine digits, which a number of a report all but never holds by chance
 
 
 # --------------------------------------------------------------------------- comparison
@@ -357,18 +358,23 @@ def test_a_run_made_with_model_parameters_is_rebuilt_with_them(tmp_path):
 def test_a_model_past_the_timeout_is_not_reproduced(tmp_path, upload):
     checkout = make_checkout(tmp_path / "checkout", template_model_with(
         "import time\nprint('sleeping', flush=True)\ntime.sleep(120)"))
-    started = time.monotonic()
-    with fake_leaderboard(TOKEN) as (url, board):
-        board.payloads[1] = upload
-        # the sandboxed interpreter imports pandas and the harness before the model sleeps
-        # (about a second on a quiet machine: the limit leaves room for a loaded one)
-        outcome = _reproduce(tmp_path, board, url, checkout, timeout=10)
-    assert time.monotonic() - started < 40
+    # the sandboxed interpreter imports pandas and the harness before the model sleeps (about
+    # a second on a quiet machine): a short limit first, and only where the machine was too
+    # busy for the model to have started within it, once more with room for a loaded one
+    for timeout in (5, 10):
+        started = time.monotonic()
+        with fake_leaderboard(TOKEN) as (url, board):
+            board.payloads[1] = upload
+            outcome = _reproduce(tmp_path, board, url, checkout, timeout=timeout)
+        report = board.reports[1][0]
+        if "sleeping" in report["log_tail"]:
+            break
+    assert time.monotonic() - started < timeout + 30
     assert outcome.verdict == "not reproduced"
-    assert outcome.comparison.reasons[0] == ("the run passed the wall-clock limit of 10 s and "
-                                             "was stopped")
-    report = board.reports[1][0]
-    assert "sleeping" in report["log_tail"] and "wall-clock limit of 10 s" in report["log_tail"]
+    assert outcome.comparison.reasons[0] == (f"the run passed the wall-clock limit of {timeout} "
+                                             "s and was stopped")
+    assert "sleeping" in report["log_tail"]
+    assert f"wall-clock limit of {timeout} s" in report["log_tail"]
 
 
 def test_a_model_past_the_memory_limit_is_not_reproduced(tmp_path, upload):
@@ -422,14 +428,16 @@ def _competition(folder: Path, text: str) -> Path:
 
 def test_command_line_reproduces_and_reports_errors(tmp_path, upload, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    checkout = make_checkout(tmp_path / "checkout")
+    make_checkout(tmp_path / "checkout")
     token_file = tmp_path / "admin.token"
     token_file.write_text(TOKEN + "\n")
-    env = Path(sys.executable).parents[1]  # this test's environment as the prepared one
+    # this test's environment as the prepared one; every path relative to the current folder
+    # (a relative environment works)
+    env = os.path.relpath(Path(sys.executable).parents[1], tmp_path)
     with fake_leaderboard(TOKEN) as (url, board):
         board.payloads[5] = upload
-        common = [str(checkout), "--server", url, "--admin-token-file", str(token_file),
-                  "--env", str(env)]
+        common = ["checkout", "--server", url, "--admin-token-file", "admin.token",
+                  "--env-cache", "envs", "--env", env]
         # with the competition's alternatives: one the model runs on, one before the data
         assert main(["reproduce", *common, "--submission", "5", "--competition",
                      str(_competition(tmp_path, COMPETITION))]) == 0
@@ -494,10 +502,10 @@ def test_help_does_not_import_the_reproduce_package():
     assert out.split() == ["False", "False"]
 
 
-def test_exit_statuses_each_mean_one_thing_and_a_relative_env_works(tmp_path, upload, capsys,
-                                                                      monkeypatch):
-    import os
-
+def test_exit_statuses_each_mean_one_thing(tmp_path, upload, capsys, monkeypatch):
+    """4 and 3 here; 0 (reproduced, with a relative environment) and 2 (bad arguments) in
+    ``test_command_line_reproduces_and_reports_errors``, 1 (not reproduced) in test_live.py
+    and test_many.py."""
     from evaluation.reproduce import _reproduce, _sandbox
 
     monkeypatch.chdir(tmp_path)
@@ -510,8 +518,6 @@ def test_exit_statuses_each_mean_one_thing_and_a_relative_env_works(tmp_path, up
         common = ["reproduce", "checkout", "--submission", "5", "--server", url,
                   "--admin-token-file", "admin.token", "--env", relative_env,
                   "--env-cache", "envs"]
-        assert main(common) == 0, capsys.readouterr()
-        capsys.readouterr()
 
         def broken(*args, **kwargs):
             raise RuntimeError("a bug of the harness")

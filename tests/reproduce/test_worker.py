@@ -44,6 +44,7 @@ from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import add_team, create_admin_token, list_teams, new_team_token  # noqa: E402
 from evaluation.server.store import mark_final, own_submissions, submit  # noqa: E402
 from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
+from tests.reproduce._ray_tasks import REPORT, in_a_ray_task  # noqa: E402
 from tests.server._helpers import encode, migrated_sqlite_url, variant, with_phases  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
 
@@ -68,9 +69,6 @@ def settings(root: Path, name: str, **changes) -> WorkerSettings:
 def jobs(url: str, admin: str) -> dict[int, dict]:
     answer = httpx.get(url + JOBS, headers={"Authorization": f"Bearer {admin}"}).json()
     return {j["submission_id"]: j for j in answer["jobs"]}
-
-
-REPORT = {"verdict": "reproduced", "table": [], "fingerprint_matches": True}
 
 
 # --------------------------------------------------------------------------- 30 jobs
@@ -402,13 +400,6 @@ def test_the_worker_reproduces_in_the_sandbox(tmp_path, capsys):
 # --------------------------------------------------------------------------- Ray
 
 
-def _in_a_ray_task(row, payload, batch, seed):
-    """A job's quick stand-in run, in a Ray worker process: says which process ran it."""
-    return (RowResult(submission=row.submission, checkout=str(row.checkout),
-                      verdict="reproduced"),
-            {**REPORT, "log_tail": f"submission {row.submission} in process {os.getpid()}"})
-
-
 @pytest.mark.slow  # the session's local Ray (starting it takes about 10 s)
 def test_jobs_as_ray_tasks(competition, tmp_path, local_ray):
     app = create_app(with_phases(competition, reproduce="every"), migrated_sqlite_url(tmp_path))
@@ -423,7 +414,7 @@ def test_jobs_as_ray_tasks(competition, tmp_path, local_ray):
     with live_server(app) as url:
         worker = Worker(LeaderboardClient(url, admin),
                         settings(tmp_path, "ray", executor="ray", once=True),
-                        runner=_in_a_ray_task, log=lambda line: None)
+                        runner=in_a_ray_task, log=lambda line: None)
         assert worker.run() == {"reproduced": 6}
         finished = jobs(url, admin)
     assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {

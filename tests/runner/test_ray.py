@@ -1,17 +1,15 @@
 """``EvalRSRunner(executor="ray")``: the same files as an in-process run, resume, retries.
 
 The tests share the session's local Ray with 2 CPUs (``local_ray`` of tests/conftest.py). The
-models used in the tasks live in this module.
+models and the function that run in its workers live in tests/runner/_ray_models.py, which
+the workers import (a light module); the one that cannot be pickled stays here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import re
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,7 @@ from evaluation.baselines import PopularityModel  # noqa: E402
 from evaluation.dataset import ChallengeDataset  # noqa: E402
 from evaluation.errors import ConfigError, PredictionError  # noqa: E402
 from evaluation.runner import CHECKSUMS_FILE, EvalRSRunner  # noqa: E402
+from tests.runner._ray_models import DropsAUser, MarkedModel, in_a_task, trainings  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -72,46 +71,6 @@ def run_files(run_dir: Path) -> dict[str, object]:
 def the_run(results_dir: Path) -> Path:
     (run_dir,) = [p for p in results_dir.iterdir() if p.is_dir()]
     return run_dir
-
-
-class MarkedModel(PopularityModel):
-    """A popularity model that records each finished training in ``marks``.
-
-    Where ``marks/kill-<rows>`` exists, the first training on ``<rows>`` rows kills its own
-    process (``os._exit``), as a worker lost to the out-of-memory killer would die. Where
-    ``marks/fail`` exists, training on fold 1's rows waits until the driver saved fold 0
-    and then raises, as a model that crashes mid-run.
-    """
-
-    def __init__(self, marks: str, fold1_rows: int):
-        super().__init__()
-        self.marks = marks
-        self.fold1_rows = fold1_rows
-
-    def train(self, train_df, **kwargs):
-        marks, rows = Path(self.marks), len(train_df)
-        kill = marks / f"kill-{rows}"
-        if kill.exists() and not (marks / f"killed-{rows}").exists():
-            (marks / f"killed-{rows}").touch()
-            os._exit(1)
-        if (marks / "fail").exists() and rows == self.fold1_rows:
-            deadline = time.monotonic() + 30
-            while not list(marks.parent.glob("results/*/fold_0.json")) \
-                    and time.monotonic() < deadline:
-                time.sleep(0.05)
-            raise RuntimeError("simulated crash in fold 1")
-        super().train(train_df, **kwargs)
-        with open(marks / f"trained-{rows}", "a") as fh:
-            fh.write("x")
-
-
-def trainings(marks: Path, dataset) -> list[int]:
-    """How often each fold's training finished (from the marks)."""
-    out = []
-    for fold in range(dataset.num_folds):
-        path = marks / f"trained-{len(dataset.get_train_set(fold))}"
-        out.append(len(path.read_text()) if path.exists() else 0)
-    return out
 
 
 def test_ray_run_writes_the_same_files_as_the_in_process_run(local_ray, tiny2, tmp_path):
@@ -187,29 +146,12 @@ def test_no_retries_left_fails_the_run(local_ray, tiny2, tmp_path):
     assert not (the_run(tmp_path / "results") / "fold_0.json").exists()
 
 
-def _in_a_task(shared):
-    """What a task sees of the shared dataset: whether it copied, and the data itself."""
-    from evaluation.runner._ray import SharedDataset
-
-    ds = SharedDataset(shared)
-    column = shared.events["track_id"]
-    return {"writeable": column.flags.writeable, "owndata": column.flags.owndata,
-            "frame_shares": np.shares_memory(ds.tables.events["track_id"].to_numpy(), column),
-            "fold_owndata": ds.fold(1).train_rows.flags.owndata,
-            "events": ds.tables.events, "users": ds.df_users, "tracks": ds.df_tracks,
-            "vectors": ds.track_vectors.vectors, "train": ds.get_train_set(1),
-            "test": ds.get_test_set(1), "fingerprint": ds.fingerprint,
-            # computed again over the rebuilt tables, not the recorded one
-            "recomputed": dataclasses.replace(ds.tables, _fingerprint=None).fingerprint(),
-            "fold_params": ds.fold_params}
-
-
 def test_tasks_read_the_shared_dataset_without_copying_it(local_ray, tiny2):
     import pandas as pd
 
     from evaluation.runner._ray import share
 
-    seen = ray.get(ray.remote(_in_a_task).remote(ray.put(share(tiny2, [0, 1]))))
+    seen = ray.get(ray.remote(in_a_task).remote(ray.put(share(tiny2, [0, 1]))))
     # backed by the object store's shared memory: read-only, not owned, not copied
     assert seen["writeable"] is False and seen["owndata"] is False
     assert seen["frame_shares"] and seen["fold_owndata"] is False
@@ -221,11 +163,6 @@ def test_tasks_read_the_shared_dataset_without_copying_it(local_ray, tiny2):
     pd.testing.assert_frame_equal(seen["test"], tiny2.get_test_set(1))
     assert seen["fingerprint"] == seen["recomputed"] == tiny2.fingerprint
     assert seen["fold_params"] == tiny2.fold_params
-
-
-class DropsAUser(PopularityModel):
-    def predict(self, user_ids):
-        return super().predict(user_ids).iloc[1:]
 
 
 def test_harness_errors_in_a_task_come_back_as_themselves(local_ray, tiny2, tmp_path):
