@@ -348,7 +348,7 @@ def test_variants_are_distinct_valid_runs_of_the_competition(tmp_path):
     """The load's payloads: each one accepted as a new run with its own recomputed score."""
     competition = load_competition(competition_copy(tmp_path, daily_limit=100))
     base = base_submission()
-    db_url = f"sqlite:///{tmp_path / 'v.db'}"
+    db_url = migrated_sqlite_url(tmp_path, "v.db")
     teams = add_teams(db_url, 1, competition)
     store = Database(make_engine(db_url), competition, clock=lambda: NOON)
     (team_id,) = [t.id for t in list_teams(store) if t.name in teams]
