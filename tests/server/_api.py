@@ -25,7 +25,7 @@ from tests.server._helpers import (
     variant,
     without_baseline_values,
 )
-from tests.server._live_server import live_server
+from tests.server._live_server import http_client, live_server
 from tests.server._user_values import synthetic_fold, with_user_values
 
 SUBMIT = "/api/v1/submissions"
@@ -62,7 +62,7 @@ class Api:
 def serving(app, live: bool):
     """An httpx client of ``app``: in process (TestClient) or through a live uvicorn."""
     if live:
-        with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        with live_server(app) as url, http_client(url, timeout=30) as client:
             yield client
     else:
         with TestClient(app, raise_server_exceptions=False) as client:

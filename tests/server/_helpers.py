@@ -273,6 +273,15 @@ def baseline_document(name: str = "popularity") -> dict:
     return json.loads((BASELINES / f"{name}.json").read_text())
 
 
+@functools.cache
+def _baseline_run() -> dict:
+    """The Popularity baseline's file read once a process, less its per-user values: what
+    ``variant`` copies (never changed itself)."""
+    document = baseline_document()
+    document.pop("user_values", None)
+    return document
+
+
 def fold_tests(document: dict) -> list[dict]:
     folds = sorted(document["results"]["folds"], key=lambda f: f["fold"])
     return [{t: f["tests"][t] for t in LEADERBOARD_TESTS} for f in folds]
@@ -282,10 +291,11 @@ def variant(run_id: str, scale: float = 1.0, references=None, base: dict | None 
     """Another valid run: the baseline with ``run_id`` and every fold's HIT_RATE times
     ``scale``; its claimed scores are the harness's (``aggregate``) when ``references`` are
     given, else removed (a claim of None claims nothing)."""
-    doc = copy.deepcopy(base or baseline_document())
     # the changed hit rates no longer add up from the baseline's per-user values: a run
-    # without them (as runs before they were uploaded)
-    doc.pop("user_values", None)
+    # without them (as runs before they were uploaded); they are left out before the copy,
+    # which is most of the file
+    doc = copy.deepcopy({key: value for key, value in (base or _baseline_run()).items()
+                         if key != "user_values"})
     doc["run_id"] = doc["results"]["run_id"] = run_id
     for fold in doc["results"]["folds"]:
         fold["tests"]["HIT_RATE"] = min(1.0, fold["tests"]["HIT_RATE"] * scale)

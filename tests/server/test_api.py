@@ -26,7 +26,7 @@ from evaluation.challenge import aggregate  # noqa: E402
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import MAX_BODY_BYTES  # noqa: E402
 from evaluation.server.db import add_team, create_admin_token, list_teams, revoke_team  # noqa: E402
-from tests.server._api import SUBMIT, Api, assert_rejected, httpx, serving  # noqa: E402
+from tests.server._api import SUBMIT, Api, assert_rejected, serving  # noqa: E402
 from tests.server._helpers import (  # noqa: E402
     NOON,
     Clock,
@@ -37,7 +37,7 @@ from tests.server._helpers import (  # noqa: E402
     migrated_sqlite_url,
     variant,
 )
-from tests.server._live_server import live_server  # noqa: E402
+from tests.server._live_server import http_client, live_server  # noqa: E402
 
 with warnings.catch_warnings():  # starlette suggests httpx2 for its test client; httpx works
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -423,7 +423,7 @@ def _post_together(base: str, bodies: list[bytes], token: str) -> list:
     answers: list = [None] * len(bodies)
 
     def send(i: int) -> None:
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with http_client(base, timeout=60) as client:
             barrier.wait(timeout=30)
             answers[i] = client.post(SUBMIT, content=bodies[i],
                                      headers={"Authorization": f"Bearer {token}"})

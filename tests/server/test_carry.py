@@ -61,7 +61,7 @@ from tests.server._helpers import (  # noqa: E402
     variant,
     write,
 )
-from tests.server._live_server import live_server  # noqa: E402
+from tests.server._live_server import http_client, live_server  # noqa: E402
 from tests.server._scoring import TinyRun, tiny_run  # noqa: E402
 
 SUBMIT = "/api/v1/submissions"
@@ -149,11 +149,12 @@ def _example(competition, rule: str, reproduce: str = "final"):
 
 
 @pytest.mark.parametrize("rule", ["finals", "best", "all"])
-def test_each_rule_carries_its_submissions_once_on_each_backend(db_url, competition, rule):
+def test_each_rule_carries_its_submissions_once_on_each_backend(migrated_db_url, competition,
+                                                                rule):
     """A marks one of three; B marks none (its two best count as its finals); the baselines
     stay pinned, never carried. Opening twice carries nothing twice."""
     clock = Clock()
-    store = open_store(db_url, _example(competition, rule), clock)
+    store = open_store(migrated_db_url, _example(competition, rule), clock)
     try:
         teams = {n: add_team(store, n, f"{n}@example.org")[0].id for n in ("A", "B")}
         ids = {(n, i): submit(store, teams[n], encode(variant(f"{n}-{i}", scale))).submission_id
@@ -196,13 +197,13 @@ def test_each_rule_carries_its_submissions_once_on_each_backend(db_url, competit
         store.engine.dispose()
 
 
-def test_two_carries_at_once_carry_once_on_each_backend(db_url, competition):
+def test_two_carries_at_once_carry_once_on_each_backend(migrated_db_url, competition):
     """Two processes (two engines) opening the phase at the same moment: one carries, the
     other answers that it was carried."""
     clock = Clock()
     example = _example(competition, "all")
-    first = open_store(db_url, example, clock)
-    second = open_store(db_url, example, clock, pin=False)
+    first = open_store(migrated_db_url, example, clock)
+    second = open_store(migrated_db_url, example, clock, pin=False)
     try:
         team = add_team(first, "A", "a@example.org")[0].id
         for i in range(3):
@@ -305,11 +306,11 @@ def tiny_two_phases(tmp_path_factory) -> tuple[Path, TinyRun]:
 
 
 def test_a_carried_submission_is_scored_again_on_its_kept_predictions(
-        db_url, tiny_two_phases, tmp_path, capsys, monkeypatch):
+        migrated_db_url, tiny_two_phases, tmp_path, capsys, monkeypatch):
     competition_file, run = tiny_two_phases
     competition = load_competition(competition_file)
     clock = Clock(NOON - timedelta(hours=1))
-    app = create_app(competition, db_url, clock=clock)
+    app = create_app(competition, migrated_db_url, clock=clock)
     store = app.state.store
     team, token = add_team(store, "alpha", "a@example.org")
     _, other = add_team(store, "beta", "b@example.org")
@@ -317,7 +318,7 @@ def test_a_carried_submission_is_scored_again_on_its_kept_predictions(
     team_auth, admin_auth = {"Authorization": f"Bearer {token}"}, {
         "Authorization": f"Bearer {admin}"}
     try:
-        with live_server(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        with live_server(app) as url, http_client(url, timeout=60) as client:
             reply = client.post(SUBMIT, content=run.predictions, headers={
                 **team_auth, "Content-Type": PREDICTIONS_MEDIA_TYPE,
                 "Idempotency-Key": run.claim["run_id"]})
@@ -382,14 +383,14 @@ def test_a_carried_submission_is_scored_again_on_its_kept_predictions(
             assert missing.status_code == 404
             none = client.post("/api/v1/phases/one/carry", headers=admin_auth)
             assert none.status_code == 409 and "carries no submissions" in none.json()["reason"]
-        code, out, err = run_cli(capsys, "admin", "--db", db_url, "phase", "carry", "two",
+        code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "phase", "carry", "two",
                                  "--competition", str(competition_file))
         assert code == 0, err
         assert "carried 1 submission(s) of phase 'one' (best) already" in out
-        code, out, err = run_cli(capsys, "admin", "--db", db_url, "phase", "carry", "one",
+        code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "phase", "carry", "one",
                                  "--competition", str(competition_file))
         assert code == 2 and "carries no submissions" in err
-        code, out, err = run_cli(capsys, "admin", "--db", db_url, "phase", "list",
+        code, out, err = run_cli(capsys, "admin", "--db", migrated_db_url, "phase", "list",
                                  "--competition", str(competition_file))
         assert code == 0 and "carried: 1 submission(s) of 'one' (best) on 2030-01-01" in out
         with store.reading() as session:

@@ -34,6 +34,7 @@ from tests.server._helpers import (
     Clock,
     document,
     encode,
+    migrated_sqlite_url,
     open_store,
     run_cli,
     sqlite_url,
@@ -107,9 +108,9 @@ def test_a_bad_fact_sheet_rule_is_refused_at_load(tmp_path, competition):
 # --------------------------------------------------------------------------- on each backend
 
 
-def test_a_required_fact_sheet_on_each_backend(db_url, competition):
+def test_a_required_fact_sheet_on_each_backend(migrated_db_url, competition):
     public, final = competition.phases
-    store = open_store(db_url, replace(competition, phases=(
+    store = open_store(migrated_db_url, replace(competition, phases=(
         replace(public, fact_sheet="required"), final)))
     try:
         team = add_team(store, "P", "p@example.org")[0].id
@@ -164,7 +165,8 @@ def test_fact_sheets_are_shown_after_the_reveal_only(tmp_path, competition, caps
     public, final = competition.phases
     clock = Clock()
     app = create_app(replace(competition, phases=(replace(public, fact_sheet="required"),
-                                                  final)), sqlite_url(tmp_path), clock=clock)
+                                                  final)), migrated_sqlite_url(tmp_path),
+                     clock=clock)
     with serving(app, True) as client:
         api = Api(client, app.state.store, clock, True)
         alice, bob = api.team("Alice"), api.team("Bob")

@@ -47,9 +47,9 @@ def _competition(competition, count_refused: bool = True):
 
 
 @pytest.fixture(params=[True, False], ids=["count_refused", "refused_free"])
-def board(request, db_url, competition):
+def board(request, migrated_db_url, competition):
     clock = Clock()
-    app = create_app(_competition(competition, request.param), db_url, clock=clock)
+    app = create_app(_competition(competition, request.param), migrated_db_url, clock=clock)
     with serving(app, True) as client:
         api = Api(client, app.state.store, clock, True)
         yield api, request.param, create_admin_token(api.store)

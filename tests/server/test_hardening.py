@@ -37,7 +37,7 @@ from tests.server._helpers import (  # noqa: E402
     variant,
     with_phases,
 )
-from tests.server._live_server import live_server  # noqa: E402
+from tests.server._live_server import http_client, live_server  # noqa: E402
 
 SUBMIT = "/api/v1/submissions"
 
@@ -58,7 +58,7 @@ def ids_client(module_migrated_db_url, competition):
     admin = create_admin_token(store)
     _, team = add_team(store, "Ids", "ids@example.org")
     try:
-        with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        with live_server(app) as base, http_client(base, timeout=30) as client:
             yield client, admin, team
     finally:
         store.engine.dispose()
@@ -110,7 +110,7 @@ def test_a_hidden_board_neither_identifies_nor_orders_submissions_by_score(tmp_p
     ids, times = [], []
     step = (final.closes - final.opens) / 100
     clock.now = clock.now + step  # after the baselines were pinned
-    with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with live_server(app) as base, http_client(base, timeout=30) as client:
         for token, run_id, scale in uploads:
             answer = client.post(SUBMIT, content=encode(variant(run_id, scale)),
                                  headers=bearer(token))
@@ -168,7 +168,7 @@ def _uploads_meanwhile(base: str, bodies: list[bytes], token: str) -> tuple[list
     uploads: list = [None] * len(bodies)
 
     def send(i: int) -> None:
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with http_client(base, timeout=60) as client:
             uploads[i] = _timed(lambda: client.post(SUBMIT, content=bodies[i],
                                                     headers=bearer(token)))
 
@@ -176,7 +176,7 @@ def _uploads_meanwhile(base: str, bodies: list[bytes], token: str) -> tuple[list
     for t in threads:
         t.start()
     time.sleep(WAIT / 4)  # the uploads are waiting now
-    with httpx.Client(base_url=base, timeout=60) as client:
+    with http_client(base, timeout=60) as client:
         reads = [_timed(lambda path=path: client.get(path))
                  for path in ("/healthz", "/", "/api/v1/leaderboard", "/healthz")]
     for t in threads:
@@ -217,7 +217,7 @@ def test_a_held_sqlite_write_lock_bounds_every_write_and_never_stalls_reads(tmp_
             _assert_bounded(uploads, reads)
             holder.kill()
             holder.wait(timeout=10)
-            with httpx.Client(base_url=base, timeout=30) as client:
+            with http_client(base, timeout=30) as client:
                 after = client.post(SUBMIT, content=bodies[0], headers=bearer(token))
             assert after.status_code == 201, after.text
     finally:
@@ -241,7 +241,7 @@ def test_a_held_postgresql_team_row_bounds_that_teams_writes_only(postgres_migra
                 bodies = [encode(variant(f"Held-{i}", 1.0 + i / 100)) for i in range(12)]
                 uploads, reads = _uploads_meanwhile(base, bodies, token)
                 _assert_bounded(uploads, reads)
-                with httpx.Client(base_url=base, timeout=30) as client:
+                with http_client(base, timeout=30) as client:
                     free, seconds = _timed(lambda: client.post(
                         SUBMIT, content=encode(variant("Free-1")), headers=bearer(other)))
                 assert free.status_code == 201 and seconds < 4.0, (free.text, seconds)
@@ -316,14 +316,15 @@ def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(base + "/healthz", timeout=2)
-                break
-            except httpx.HTTPError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"serve did not start: {log.read_text()}")
-                time.sleep(0.3)
+        with http_client(base, timeout=2) as poll:
+            while True:
+                try:
+                    poll.get("/healthz")
+                    break
+                except httpx.HTTPError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        pytest.fail(f"serve did not start: {log.read_text()}")
+                    time.sleep(0.3)
         yield base, log.read_text, proc.pid
     finally:
         proc.terminate()
@@ -331,7 +332,7 @@ def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
 
 
 def _assert_not_ready(base: str, token: str, said: str, stderr, at_start: bool = True) -> str:
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with http_client(base, timeout=30) as client:
         ready = client.get("/readyz")
         upload = client.post(SUBMIT, content=encode(variant("Disk-1", 1.1)),
                              headers=bearer(token))
@@ -385,8 +386,8 @@ def test_a_disk_that_fills_up_says_so_in_readyz_and_at_the_next_start(tmp_path, 
 
 def test_a_writable_database_is_ready(tmp_path, competition):
     app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON))
-    with live_server(app) as base:
-        ready = httpx.get(base + "/readyz", timeout=30)
+    with live_server(app) as base, http_client(base, timeout=30) as client:
+        ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json() == {"status": "ready", "problems": []}
 
 
@@ -452,7 +453,7 @@ def served(app, **config):
 def test_every_answer_has_the_security_headers_and_docs_load_no_script(tmp_path,
                                                                        competition):
     app = create_app(competition, migrated_sqlite_url(tmp_path), clock=Clock(NOON))
-    with live_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with live_server(app) as base, http_client(base, timeout=30) as client:
         answers = [client.get(p) for p in ("/", "/docs", "/healthz", "/api/v1/leaderboard",
                                            "/openapi.json", "/nope")]
         answers.append(client.post(SUBMIT, content=b"{}"))

@@ -27,7 +27,7 @@ from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.db import SubmissionRow, add_team, authenticate, create_admin_token  # noqa: E402
 from evaluation.server.store import phase_board, submit  # noqa: E402
 from tests.server._helpers import Clock, encode, open_store, sqlite_url, variant  # noqa: E402
-from tests.server._live_server import live_server  # noqa: E402
+from tests.server._live_server import http_client, live_server  # noqa: E402
 
 #: Inside the example's hidden phase "final" (2028-01-01 to 2028-02-01, 2 uploads a day).
 DAY = datetime(2028, 1, 3, 9, 0, tzinfo=timezone.utc)
@@ -64,7 +64,7 @@ def _database(folder, competition, which: str):
 def _answers(app, admin: str) -> tuple[dict, dict]:
     """Each of ``PATHS`` as anyone gets it: (status, headers but Date, body); and the
     organizer's JSON board of the phase."""
-    with live_server(app) as url, httpx.Client(base_url=url) as client:
+    with live_server(app) as url, http_client(url) as client:
         anonymous = {}
         for path in PATHS:
             answer = client.get(path)

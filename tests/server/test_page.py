@@ -38,7 +38,7 @@ from tests.server._api import (  # noqa: F401
     parse,
 )
 from tests.server._helpers import computed, without_baseline_values
-from tests.server._live_server import live_server
+from tests.server._live_server import http_client, live_server
 
 REPO = Path(__file__).resolve().parents[2]
 WHEN = datetime(2025, 3, 1, 12, 30, 45, tzinfo=timezone.utc)
@@ -606,7 +606,7 @@ def baseline_payload(name: str, **changes) -> tuple[dict, bytes]:
 
 def test_service_board_in_headless_chromium(driver, tmp_path):
     pytest.importorskip("fastapi", reason="the service needs the server extra (fastapi)")
-    httpx = pytest.importorskip("httpx", reason="posting submissions needs httpx")
+    pytest.importorskip("httpx", reason="posting submissions needs httpx")
     pytest.importorskip("uvicorn", reason="the live service needs the server extra (uvicorn)")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -624,7 +624,7 @@ def test_service_board_in_headless_chromium(driver, tmp_path):
     _, second = baseline_payload("popularity", run_id="popularity-again")
     # A claimed score that differs from the recomputed one: stored, and flagged.
     _, claimed = baseline_payload("random", leaderboard_score=0.99)
-    with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+    with live_server(app) as url, http_client(url, timeout=30) as client:
         for token, body in ((honest_token, first), (honest_token, second),
                             (hostile_token, claimed)):
             answer = client.post("/api/v1/submissions", content=body, headers={

@@ -31,10 +31,10 @@ REPORT = {"verdict": "reproduced", "table": [], "log_tail": "ran\nverdict: repro
 
 
 @pytest.fixture
-def live(db_url, competition):
+def live(migrated_db_url, competition):
     """A live server on 127.0.0.1 (on each database) whose clock the test moves."""
     clock = Clock()
-    app = create_app(competition, db_url, clock=clock)
+    app = create_app(competition, migrated_db_url, clock=clock)
     with serving(app, True) as client:
         yield Api(client, app.state.store, clock, True)
 
@@ -167,7 +167,7 @@ def test_the_estimate_is_the_median_of_the_latest_jobs_times_the_rounds():
                              "3 queued before it, 2 running, 2 at once")
 
 
-def test_the_organizers_see_workers_failed_and_stuck_jobs(live, db_url, capsys):
+def test_the_organizers_see_workers_failed_and_stuck_jobs(live, migrated_db_url, capsys):
     alice = live.team("Alice")
     admin = create_admin_token(live.store)
     s1, s2 = final(live, alice, "a-1", 1.0), final(live, alice, "a-2", 1.1)
@@ -211,9 +211,9 @@ def test_the_organizers_see_workers_failed_and_stuck_jobs(live, db_url, capsys):
 
     # `admin queue` reads the same database (on the wall clock: long after the test's
     # clock, so the lease has run out there too)
-    code, out, _ = run_cli(capsys, "admin", "--db", db_url, "queue")
+    code, out, _ = run_cli(capsys, "admin", "--db", migrated_db_url, "queue")
     assert code == 0, out
     assert "STUCK job" in out and "lease expired" in out and "no GPU here" in out
     assert "w-silent" in out and "oldest waiting job: none" in out
-    code, out, _ = run_cli(capsys, "admin", "--db", db_url, "queue", "--json")
+    code, out, _ = run_cli(capsys, "admin", "--db", migrated_db_url, "queue", "--json")
     assert code == 0 and json.loads(out)["failed"][0]["reason"] == "no GPU here"

@@ -47,7 +47,7 @@ from evaluation.server.store import claim_job, finish_job  # noqa: E402
 from evaluation.server.store import payload as stored_payload  # noqa: E402
 from evaluation.server.store import predictions as stored_predictions  # noqa: E402
 from tests.server._helpers import run_cli  # noqa: E402
-from tests.server._live_server import live_server  # noqa: E402
+from tests.server._live_server import http_client, live_server  # noqa: E402
 
 PHASE = "open"
 RESCORE = f"/api/v1/phases/{PHASE}/rescore"
@@ -88,45 +88,49 @@ NUMBERS = ("submission_id", "rank", "leaderboard_score", "phase1_score", "interv
            "harness_version", "previous_harness_version", "previous_score")
 
 
-def _board(url: str) -> dict[str, dict]:
+def _post_alone(url: str, path: str, headers: dict):
+    """``POST path`` on a connection of its own (an organizer of several at once)."""
+    with http_client(url, timeout=60) as own:
+        return own.post(path, headers=headers)
+
+
+def _board(http) -> dict[str, dict]:
     # the board after every write before it: the rescore is applied by an admin command
-    rows = httpx.get(url + "/api/v1/leaderboard", params={"phase": PHASE},
-                     headers={"Cache-Control": "no-cache"}).json()["rows"]
+    rows = http.get("/api/v1/leaderboard", params={"phase": PHASE},
+                    headers={"Cache-Control": "no-cache"}).json()["rows"]
     return {r["team"]: {k: r[k] for k in NUMBERS} for r in rows if not r["is_baseline"]}
 
 
-def _csv(url: str) -> dict[str, dict]:
-    text = httpx.get(url + "/leaderboard.csv", params={"phase": PHASE},
-                     headers={"Cache-Control": "no-cache"}).text
+def _csv(http) -> dict[str, dict]:
+    text = http.get("/leaderboard.csv", params={"phase": PHASE},
+                    headers={"Cache-Control": "no-cache"}).text
     return {r["team"]: r for r in csv.DictReader(io.StringIO(text)) if r["baseline"] == "no"}
 
 
 def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
-        db_url, tiny_board, tmp_path, capsys):
+        migrated_db_url, tiny_board, tmp_path, capsys):
     competition_file, run = tiny_board
-    app = create_app(load_competition(competition_file), db_url)
+    app = create_app(load_competition(competition_file), migrated_db_url)
     store = app.state.store
     tokens = {name: add_team(store, name, f"{name}@example.org")[1]
               for name in ("alpha", "beta")}
     admin = create_admin_token(store)
     as_admin = {"Authorization": f"Bearer {admin}"}
-    cli = ("admin", "--db", db_url, "rescore", "--phase", PHASE, "--competition",
+    cli = ("admin", "--db", migrated_db_url, "rescore", "--phase", PHASE, "--competition",
            str(competition_file))
-    with live_server(app) as url:
+    with live_server(app) as url, http_client(url, timeout=60) as http:
         ids = {}
         for name, token in tokens.items():
-            reply = httpx.post(url + "/api/v1/submissions", content=run.predictions,
-                               timeout=60, headers={
-                                   "Authorization": f"Bearer {token}",
-                                   "Content-Type": PREDICTIONS_MEDIA_TYPE,
-                                   "Idempotency-Key": run.claim["run_id"]})
+            reply = http.post("/api/v1/submissions", content=run.predictions, headers={
+                "Authorization": f"Bearer {token}", "Content-Type": PREDICTIONS_MEDIA_TYPE,
+                "Idempotency-Key": run.claim["run_id"]})
             assert reply.status_code == 201, reply.text
             ids[name] = reply.json()["submission_id"]
         # nothing scored yet: nothing to rescore
-        refused = httpx.post(url + RESCORE, headers=as_admin)
+        refused = http.post(RESCORE, headers=as_admin)
         assert refused.status_code == 409 and "nothing to rescore" in refused.json()["reason"]
         assert _run_jobs(store, "score", OLD) == 2
-        before = _board(url)
+        before = _board(http)
         assert before["alpha"]["rank"] == 1 and before["beta"]["rank"] == 2  # alpha first
         assert {r["harness_version"] for r in before.values()} == {OLD}
         # a reproduced submission: its reproduction is redone once the rescore is applied
@@ -140,29 +144,27 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
             for method, path in (("POST", RESCORE), ("GET", RESCORE),
                                  ("POST", RESCORE + "/apply"), ("POST", RESCORE + "/drop-old"),
                                  ("POST", RESCORE + "/cancel")):
-                reply = httpx.request(method, url + path,
-                                      headers={"Authorization": f"Bearer {token}"})
+                reply = http.request(method, path, headers={"Authorization": f"Bearer {token}"})
                 assert reply.status_code == 404, (method, path, reply.text)
-        assert httpx.post(url + RESCORE).status_code == 401
-        unknown = httpx.post(url + "/api/v1/phases/nope/rescore", headers=as_admin)
+        assert http.post(RESCORE).status_code == 401
+        unknown = http.post("/api/v1/phases/nope/rescore", headers=as_admin)
         assert unknown.status_code == 404 and "nope" in unknown.json()["reason"]
 
         # two organizers at once: one rescore starts, the other is refused
         with ThreadPoolExecutor(2) as pool:
-            replies = list(pool.map(lambda _: httpx.post(url + RESCORE, headers=as_admin,
-                                                         timeout=60), range(2)))
+            replies = list(pool.map(lambda _: _post_alone(url, RESCORE, as_admin), range(2)))
         assert sorted(r.status_code for r in replies) == [201, 409], [r.text for r in replies]
         table = next(r.json() for r in replies if r.status_code == 201)
         assert table["state"] == "running" and table["harness_version"] == __version__
         assert table["counts"] == {"queued": 2}
         # a second rescore while it runs: refused, nothing queued again
-        again = httpx.post(url + RESCORE, headers=as_admin)
+        again = http.post(RESCORE, headers=as_admin)
         assert again.status_code == 409 and "is open" in again.json()["reason"]
         code, out, err = run_cli(capsys, *cli)
         assert code == 2 and "is open" in err
-        jobs = httpx.get(url + "/api/v1/jobs", headers=as_admin).json()["jobs"]
+        jobs = http.get("/api/v1/jobs", headers=as_admin).json()["jobs"]
         assert sorted(j["state"] for j in jobs if j["kind"] == "rescore") == ["queued"] * 2
-        early = httpx.post(url + RESCORE + "/apply", headers=as_admin)
+        early = http.post(RESCORE + "/apply", headers=as_admin)
         assert early.status_code == 409 and "2 of 2 jobs" in early.json()["reason"]
 
         # a worker of another harness version: its numbers are not kept
@@ -177,8 +179,8 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
         # the fixed harness scores alpha's upload lower: beta would overtake alpha
         assert _run_jobs(store, "rescore", __version__,
                          changed=frozenset({ids["alpha"]})) == 2
-        assert _board(url) == before  # nothing on the board changed yet
-        shown = httpx.get(url + RESCORE, headers=as_admin).json()
+        assert _board(http) == before  # nothing on the board changed yet
+        shown = http.get(RESCORE, headers=as_admin).json()
         assert shown["state"] == "ready" and shown["changed"] == [ids["alpha"], ids["beta"]]
         lines = {line["team"]: line for line in shown["lines"]}
         assert lines["beta"]["new_score"] == lines["beta"]["old_score"]  # unchanged
@@ -195,42 +197,42 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
         assert code == 0, err
         assert "nothing on the board changed" in out and "2->1 *" in out and "1->2 *" in out
         assert "1->1" in out  # beta's tier, unchanged
-        assert _board(url) == before
+        assert _board(http) == before
 
         code, out, err = run_cli(capsys, *cli, "--yes")
         assert code == 0, err
         assert "applied" in out and "1 reproduction(s) queued again" in out
-        after = _board(url)
+        after = _board(http)
         assert after["beta"]["rank"] == 1 and after["alpha"]["rank"] == 2
         assert after["alpha"]["leaderboard_score"] == lines["alpha"]["new_score"]
         assert after["alpha"]["harness_version"] == __version__
         assert after["alpha"]["previous_harness_version"] == OLD
         assert after["alpha"]["previous_score"] == before["alpha"]["leaderboard_score"]
-        page = httpx.get(url + "/", params={"phase": PHASE}).text
+        page = http.get("/", params={"phase": PHASE}).text
         assert f"harness {__version__}" in page and f"under {OLD}" in page
-        rows = _csv(url)
+        rows = _csv(http)
         assert rows["alpha"]["harness_version"] == __version__
         assert rows["alpha"]["previous_harness_version"] == OLD
         assert float(rows["alpha"]["previous_score"]) == before["alpha"]["leaderboard_score"]
         assert float(rows["alpha"]["score"]) == lines["alpha"]["new_score"]
-        redone = [j for j in httpx.get(url + "/api/v1/jobs", headers=as_admin).json()["jobs"]
+        redone = [j for j in http.get("/api/v1/jobs", headers=as_admin).json()["jobs"]
                   if j["kind"] == "reproduce"]
         assert [(j["submission_id"], j["state"], j["origin"]) for j in redone] == [
             (ids["alpha"], "queued", "rescore")]
         # applied: a new rescore may start; nothing to apply twice
-        assert httpx.post(url + RESCORE + "/apply", headers=as_admin).status_code == 404
+        assert http.post(RESCORE + "/apply", headers=as_admin).status_code == 404
 
-        dropped = httpx.post(url + RESCORE + "/drop-old", headers=as_admin)
+        dropped = http.post(RESCORE + "/drop-old", headers=as_admin)
         assert dropped.status_code == 200 and dropped.json()["submissions"] == 2
-        rows = _csv(url)
+        rows = _csv(http)
         assert rows["alpha"]["previous_score"] == ""
         assert rows["alpha"]["previous_harness_version"] == ""
         assert rows["alpha"]["harness_version"] == __version__
-        assert httpx.post(url + RESCORE + "/drop-old", headers=as_admin).status_code == 409
+        assert http.post(RESCORE + "/drop-old", headers=as_admin).status_code == 409
 
         # the unshifted lists again, scored by a real worker: the numbers from before the
         # faulty rescore come back, to the last bit, and the ranks with them
-        assert httpx.post(url + RESCORE, headers=as_admin).status_code == 201
+        assert http.post(RESCORE, headers=as_admin).status_code == 201
         (tmp_path / "admin.token").write_text(admin)
         status = main(["worker", "--server", url, "--admin-token-file",
                        str(tmp_path / "admin.token"), "--checkouts", str(tmp_path), "--once",
@@ -238,7 +240,7 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
                        "--log-dir", str(tmp_path / "logs")])
         out, err = capsys.readouterr()
         assert status == 0, out + err
-        again = httpx.get(url + RESCORE, headers=as_admin).json()
+        again = http.get(RESCORE, headers=as_admin).json()
         assert again["state"] == "ready" and again["changed"] == [ids["alpha"], ids["beta"]]
         lines = {line["team"]: line for line in again["lines"]}
         for team in ("alpha", "beta"):
@@ -249,7 +251,7 @@ def test_a_rescore_shows_what_changes_and_the_board_changes_only_when_applied(
         # a rescore given up: its numbers never reach the board
         code, out, err = run_cli(capsys, *cli, "--cancel")
         assert code == 0 and "cancelled" in out, err
-        assert _board(url) == _board(url) and _board(url)["alpha"] == {
+        assert _board(http) == _board(http) and _board(http)["alpha"] == {
             **after["alpha"], "previous_harness_version": None, "previous_score": None}
-        assert httpx.get(url + RESCORE, headers=as_admin).json()["state"] == "cancelled"
+        assert http.get(RESCORE, headers=as_admin).json()["state"] == "cancelled"
     store.engine.dispose()

@@ -63,7 +63,7 @@ from tests.server._helpers import (  # noqa: E402
     standings_competition,
     variant,
 )
-from tests.server._live_server import live_server  # noqa: E402
+from tests.server._live_server import http_client, live_server  # noqa: E402
 from tests.server._scoring import (  # noqa: E402
     small_run,
     tiny_competition,
@@ -103,14 +103,14 @@ def test_an_upload_of_predictions_is_scored_by_a_worker_into_the_board(migrated_
     team, token = add_team(store, "alpha", "a@example.org")
     admin = create_admin_token(store)
     (tmp_path / "admin.token").write_text(admin)
-    with live_server(app) as url:
-        reply = httpx.post(url + SUBMIT, content=run.predictions, timeout=60, headers={
+    with live_server(app) as url, http_client(url, timeout=60) as client:
+        reply = client.post(SUBMIT, content=run.predictions, headers={
             "Authorization": f"Bearer {token}", "Content-Type": PREDICTIONS_MEDIA_TYPE,
             "Idempotency-Key": run.claim["run_id"]})
         assert reply.status_code == 201, reply.text
         sid = reply.json()["submission_id"]
         assert reply.json()["rank"] is None  # not computed yet: a claim
-        before = httpx.get(url + "/api/v1/leaderboard").json()["rows"]
+        before = client.get("/api/v1/leaderboard").json()["rows"]
         assert [(r["team"], r["rank"], r["computed"]) for r in before] == [
             ("alpha", None, False)]
         status = main(["worker", "--server", url, "--admin-token-file",
@@ -119,7 +119,7 @@ def test_an_upload_of_predictions_is_scored_by_a_worker_into_the_board(migrated_
                        "--log-dir", str(tmp_path / "logs")])
         out, err = capsys.readouterr()
         assert status == 0, out + err
-        board = httpx.get(url + "/api/v1/leaderboard").json()
+        board = client.get("/api/v1/leaderboard").json()
     [row] = board["rows"]
     assert row["computed"] is True and row["rank"] == 1 and row["submission_id"] == sid
     # the organizers' numbers equal the participant's local ones (same code, same data)
@@ -186,7 +186,7 @@ def test_the_job_scores_by_the_competitions_repeated_items_rule_from_the_server(
     assert competition.repeated_items == "first"
     # a server whose competition refuses repeated items (its file changed after the upload):
     # the claim answer carries its rule, and the worker scores by it, not by the stored run's
-    app = create_app(competition, sqlite_url(tmp_path))
+    app = create_app(competition, migrated_sqlite_url(tmp_path))
     team, _ = add_team(app.state.store, "alpha", "a@example.org")
     submit(app.state.store, team.id, run.predictions, run.claim["run_id"])
     strict = create_app(replace(competition, repeated_items="error"), sqlite_url(tmp_path))

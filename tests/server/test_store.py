@@ -257,15 +257,15 @@ def test_only_the_token_hash_is_stored_and_revoked_tokens_fail(store):
 # ---------------------------------------------------------------------------- baselines
 
 
-def test_baselines_are_pinned_once_across_restarts(db_url, competition):
-    first = open_store(db_url, competition)
+def test_baselines_are_pinned_once_across_restarts(migrated_db_url, competition):
+    first = open_store(migrated_db_url, competition)
     pinned = pin_baselines(first)
     # two baselines on each of the two phases
     assert sorted((b, p) for b, p, _ in pinned) == [
         ("Popularity", "final"), ("Popularity", "public"), ("Random", "final"),
         ("Random", "public")]
     first.engine.dispose()
-    again = open_store(db_url, competition)  # a restart pins again
+    again = open_store(migrated_db_url, competition)  # a restart pins again
     assert pin_baselines(again) == pinned
     assert count_rows(again) == 4
     teams = list_teams(again)
@@ -369,9 +369,9 @@ def test_an_idempotency_key_must_be_the_run_id(store):
     assert info.value.status == 422 and "Idempotency-Key" in info.value.reason
 
 
-def test_daily_limit_per_utc_day_and_retry_after(db_url, competition):
+def test_daily_limit_per_utc_day_and_retry_after(migrated_db_url, competition):
     clock = Clock(datetime(2026, 6, 1, 23, 59, 0, tzinfo=timezone.utc))
-    store = open_store(db_url, competition, clock)
+    store = open_store(migrated_db_url, competition, clock)
     _, token = add_team(store, "Limited", "l@example.org")
     team_id = authenticate(store, token).team_id
     limit = competition.phases[0].daily_limit
@@ -440,9 +440,9 @@ def test_a_run_of_another_competition_is_refused(store):
 # ---------------------------------------------------------------------------- the board
 
 
-def test_board_best_per_team_order_baselines_and_counts(db_url, competition):
+def test_board_best_per_team_order_baselines_and_counts(migrated_db_url, competition):
     clock = Clock()
-    store = open_store(db_url, competition, clock)
+    store = open_store(migrated_db_url, competition, clock)
     refs = competition.phases[0].references
     ids = {}
     for name in ("Alpha", "Beta", "Gamma"):
@@ -526,8 +526,8 @@ def _run_threads(n: int, work) -> list:
     return results
 
 
-def test_daily_limit_is_exact_under_concurrency(db_url, competition):
-    store = open_store(db_url, competition)
+def test_daily_limit_is_exact_under_concurrency(migrated_db_url, competition):
+    store = open_store(migrated_db_url, competition)
     _, token = add_team(store, "Racers", "r@example.org")
     team_id = authenticate(store, token).team_id
     bodies = [encode(variant(f"race-{i}", 1 + i / 100)) for i in range(20)]
@@ -541,8 +541,8 @@ def test_daily_limit_is_exact_under_concurrency(db_url, competition):
     store.engine.dispose()
 
 
-def test_one_run_is_stored_once_under_concurrency(db_url, competition):
-    store = open_store(db_url, competition)
+def test_one_run_is_stored_once_under_concurrency(migrated_db_url, competition):
+    store = open_store(migrated_db_url, competition)
     _, token = add_team(store, "Twins", "t@example.org")
     team_id = authenticate(store, token).team_id
     body = encode(variant("twin-run"))
