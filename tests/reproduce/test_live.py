@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -42,11 +41,11 @@ def built_env(tmp_path_factory):
     lines = []
     env = prepare_env(checkout, cache, log=lines.append, log_path=cache / "build.log")
     assert lines[0].startswith("environment: building")
-    # the second time it comes from the cache, in no time
-    started = time.monotonic()
+    # the second time it comes from the cache: nothing is built again (how fast that is, is
+    # the threat model's benchmark's, not a bound a loaded machine could break here)
+    built = len(lines)
     again = prepare_env(checkout, cache, log=lines.append, log_path=cache / "build.log")
-    assert again == env and lines[-1] == f"environment: cached {env}"
-    assert time.monotonic() - started < 5
+    assert again == env and lines[built:] == [f"environment: cached {env}"]
     # isolated: the harness installed in it, not this repository's tree
     where = subprocess.run([str(env_python(env)), "-c", "import evaluation; "
                             "print(evaluation.__file__)"], capture_output=True, text=True,
