@@ -65,11 +65,31 @@ PIP_INSTALL = $(if $(UV),$(UV) pip install --quiet $(UV_COMPILE) --python $(PY),
 # (a reproduction installs them from it). reclist==2.1.0 comes last, without its dependencies
 # (requirements-reclist.txt): its 2023 pins (gensim, pyarrow, matplotlib) do not import under
 # NumPy 2; what its core needs is among the harness's dependencies.
+#
+# `make test` needs every extra: it installs them in this same step, one resolution and one
+# build of the editable package instead of seven (each costs ~3 CPU-s and ~10 s on 2 cores).
+# $(EXTRAS_DONE) lists the extras that are in; an optional part's recipe below installs its extra
+# only when it is missing from that list. When one of them cannot be installed, the combined step
+# fails and falls back to the harness alone: each part then tries its own and says why it skips.
+TEST_EXTRAS := server server-test ray faiss als docs reproduce
+EXTRAS_DONE := $(VENV)/.extras
+INSTALL_EXTRAS := $(if $(filter test,$(MAKECMDGOALS)),$(TEST_EXTRAS))
+comma := ,
 $(STAMP): pyproject.toml requirements.txt requirements-reclist.txt
 	$(MAKE_VENV)
-	$(PIP_INSTALL) -e ".[dev]" -r requirements.txt
+	rm -f $(EXTRAS_DONE)
+	$(if $(INSTALL_EXTRAS),$(PIP_INSTALL) -e ".[$(subst $(eval) ,$(comma),dev $(INSTALL_EXTRAS))]" \
+		-r requirements.txt && printf '%s\n' $(INSTALL_EXTRAS) > $(EXTRAS_DONE) || \
+		{ echo "could not install every extra at once: installing them one by one"; \
+		$(PIP_INSTALL) -e ".[dev]" -r requirements.txt; },\
+	$(PIP_INSTALL) -e ".[dev]" -r requirements.txt)
 	$(PIP_INSTALL) --no-deps -r requirements-reclist.txt
 	touch $(STAMP)
+
+# Installs extra $(1) into the venv (its tests skip with $(2) when it cannot be installed),
+# unless the harness's own step installed it already.
+INSTALL_EXTRA = grep -qsx '$(firstword $(1))' $(EXTRAS_DONE) || \
+	$(PIP_INSTALL) -e ".[$(subst $(eval) ,$(comma),$(1))]" || echo "$(2)"
 
 # Each optional part below is an extra of pyproject.toml installed into the venv with the
 # harness (`make server`, `make ray`, ...), or a Debian package; `make submission` installs none
@@ -85,29 +105,27 @@ $(TORCH_STAMP): $(STAMP)
 
 # The leaderboard service (the "server" extra) and its test tools (the "server-test" extra).
 $(SERVER_STAMP): $(STAMP)
-	$(PIP_INSTALL) -e ".[server,server-test]" \
-		|| echo "could not install the server and server-test extras: the server tests will skip"
+	$(call INSTALL_EXTRA,server server-test,could not install the server and server-test extras: the server tests will skip)
 	touch $(SERVER_STAMP)
 
 # Ray, for EvalRSRunner(..., executor="ray") and its tests (the "ray" extra).
 $(RAY_STAMP): $(STAMP)
-	$(PIP_INSTALL) -e ".[ray]" || echo "could not install the ray extra: the Ray tests will skip"
+	$(call INSTALL_EXTRA,ray,could not install the ray extra: the Ray tests will skip)
 	touch $(RAY_STAMP)
 
 # faiss-cpu, for topk_from_embeddings(..., device="faiss") and its tests (the "faiss" extra).
 $(FAISS_STAMP): $(STAMP)
-	$(PIP_INSTALL) -e ".[faiss]" \
-		|| echo "could not install the faiss extra: the faiss tests will skip"
+	$(call INSTALL_EXTRA,faiss,could not install the faiss extra: the faiss tests will skip)
 	touch $(FAISS_STAMP)
 
 # implicit, for the ALS recipe, its test and the baselines benchmark (the "als" extra).
 $(ALS_STAMP): $(STAMP)
-	$(PIP_INSTALL) -e ".[als]" || echo "could not install the als extra: the ALS test will skip"
+	$(call INSTALL_EXTRA,als,could not install the als extra: the ALS test will skip)
 	touch $(ALS_STAMP)
 
 # MkDocs, Material and mkdocstrings, for the documentation site (the "docs" extra).
 $(DOCS_STAMP): $(STAMP)
-	$(PIP_INSTALL) -e ".[docs]"
+	grep -qsx docs $(EXTRAS_DONE) || $(PIP_INSTALL) -e ".[docs]"
 	touch $(DOCS_STAMP)
 
 # Debian's chromium + chromium-driver for the board page's browser test.
@@ -140,8 +158,7 @@ $(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under ma
 # the reproduction's environments (the "reproduce" extra): tests/reproduce/test_sandbox.py and
 # the hostile-checkout tests run them for real.
 $(SANDBOX_STAMP): $(STAMP) | $(POSTGRES_STAMP)  # one apt-get at a time
-	$(PIP_INSTALL) -e ".[reproduce]" \
-		|| echo "could not install uv: reproduction environments are built with pip"
+	$(call INSTALL_EXTRA,reproduce,could not install uv: reproduction environments are built with pip)
 	@if command -v bwrap >/dev/null; then \
 		echo "bubblewrap found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
