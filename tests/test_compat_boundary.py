@@ -35,7 +35,8 @@ loaded = sorted(m for m in sys.modules
                 if m.split(".")[0] == "reclist" or m.startswith("evaluation.compat")
                 or m.startswith("evaluation.challenge_reclist"))
 print(json.dumps({"tests": [f["tests"] for f in result.folds],
-                  "aggregate": result.aggregate, "loaded": loaded}))
+                  "aggregate": result.aggregate, "loaded": loaded,
+                  "file": evaluation.__file__}))
 """
 
 #: Makes ``evaluation.compat`` and ``reclist`` unimportable, as if they were not there.
@@ -78,29 +79,37 @@ def _last_json(done: subprocess.CompletedProcess) -> dict:
 
 @pytest.fixture(scope="module")
 def modern_run(tmp_path_factory) -> dict:
-    """The tiny modern run with everything installed (one run shared by the tests below)."""
-    return _last_json(_python(MODERN_RUN, str(tmp_path_factory.mktemp("free") / "results")))
+    """The tiny modern run with everything installed, then, in the same interpreter (the run
+    loaded no module of the layer: the first test checks it), ``BLOCKED_CALLS`` with the layer
+    blocked from then on: one interpreter shared by the tests below."""
+    results = str(tmp_path_factory.mktemp("free") / "results")
+    done = _python(MODERN_RUN + BLOCKED_CALLS, results)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_line, blocked_line = done.stdout.strip().splitlines()[-2:]
+    return json.loads(run_line) | {"blocked_calls": json.loads(blocked_line)}
 
 
 def test_a_modern_run_loads_neither_reclist_nor_the_compatibility_layer(modern_run):
     assert modern_run["loaded"] == []
     assert len(modern_run["tests"]) == 2 and "HIT_RATE" in modern_run["tests"][0]
+    assert modern_run["file"] == str(ROOT / "evaluation" / "__init__.py")
 
 
 def test_the_harness_runs_with_the_compatibility_layer_deleted(tmp_path, modern_run):
     # from a copy with the folder and the old module paths really deleted, and reclist
     # blocked as if it were not installed: the same numbers, bit for bit
     copy = _copy_without_the_layer(tmp_path / "copy")
-    where = "import evaluation; print(evaluation.__file__)"
-    assert _python(where, cwd=copy).stdout.strip() == str(copy / "evaluation" / "__init__.py")
     deleted = _last_json(_python(BLOCK + MODERN_RUN, str(tmp_path / "deleted"), cwd=copy))
+    assert deleted["file"] == str(copy / "evaluation" / "__init__.py")  # the copy ran
     assert deleted["tests"] == modern_run["tests"]
     assert deleted["aggregate"] == modern_run["aggregate"]
     assert deleted["loaded"] == []
 
 
 #: With the layer blocked, in this tree: what old ChallengeDataset arguments become (converted
-#: by evaluation.legacy), an entry point of the layer, and the CLI's help.
+#: by evaluation.legacy), an entry point of the layer, and the CLI's help. Run after
+#: ``MODERN_RUN`` in its interpreter, which loaded nothing of the layer: the block holds before
+#: anything could.
 BLOCKED_CALLS = BLOCK + textwrap.dedent("""
     import contextlib, io, json, sys, warnings
     from evaluation import ChallengeDataset
@@ -134,9 +143,9 @@ BLOCKED_CALLS = BLOCK + textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def blocked_calls() -> dict:
-    """What ``BLOCKED_CALLS`` found, in one fresh interpreter shared by the tests below."""
-    return _last_json(_python(BLOCKED_CALLS))
+def blocked_calls(modern_run) -> dict:
+    """What ``BLOCKED_CALLS`` found, after the modern run in its interpreter."""
+    return modern_run["blocked_calls"]
 
 
 def test_old_arguments_of_a_modern_class_are_converted_without_the_layer(blocked_calls):

@@ -12,6 +12,7 @@ the same wheels, hence the same numbers. One test, so that the build happens onc
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -19,10 +20,13 @@ import subprocess
 import sys
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+
+from tests._script_runner import run_script
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,6 +94,24 @@ def isolated_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop} | {"NO_COLOR": "1"}
 
 
+#: What the venv's interpreter finds, in one fresh process: first what start-up loaded and a
+#: 2022 model module's first line (before anything imported the harness), then where the harness
+#: is, its version and the dependencies it tells a reproduction.
+VENV_PROBE = """
+import json, sys
+early = sorted(m for m in sys.modules if m.split(".")[0] in
+               {"evaluation", "numpy", "pandas", "reclist"})
+from reclist.abstractions import RecModel
+from reclist.utils.train_w2v import train_embeddings
+import evaluation
+from evaluation.reproduce import _env
+print(json.dumps({"early": early, "model_module": RecModel.__module__,
+                  "file": evaluation.__file__, "version": evaluation.__version__,
+                  "prefix": sys.prefix,
+                  "declared": list(_env.harness_requirements(_env.HARNESS_ROOT))}))
+"""
+
+
 def score_line(output: str) -> str:
     lines = [line for line in output.splitlines() if line.startswith("LEADERBOARD SCORE:")]
     assert len(lines) == 1, f"no single LEADERBOARD SCORE line in:\n{output[-3000:]}"
@@ -116,80 +138,77 @@ def test_the_wheel_installs_imports_and_scores_like_the_source_tree(tmp_path):
                     ignore=shutil.ignore_patterns("__pycache__"))
     for name in BUILD_FILES:
         shutil.copy(REPO / name, source / name)
-    # the reference run starts now, from the source tree, while the wheel is built
-    reference = subprocess.Popen(
-        [sys.executable, "submission.py", *SCORE_ARGS], cwd=participant_copy(tmp_path / "ref"),
-        env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        run_uv(uv, ["build", "--wheel", "--quiet", "--out-dir", str(tmp_path / "dist"),
-                    str(source)], cwd=tmp_path)
-        (wheel,) = (tmp_path / "dist").glob("*.whl")
-
-        # the wheel: every file of the package (its data included), the license, the metadata
-        with zipfile.ZipFile(wheel) as archive:
-            names = set(archive.namelist())
-            metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
-        shipped = {path.relative_to(source).as_posix()
-                   for path in (source / "evaluation").rglob("*") if path.is_file()}
-        assert shipped - names == set(), "package files missing from the wheel (package-data?)"
-        assert {n.split("/")[0] for n in names} == {"evaluation", wheel.name.split("-py3")[0]
-                                                   + ".dist-info", *STARTUP_FILES}
-        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-        project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-        requires = [line.split(": ", 1)[1] for line in metadata.decode().splitlines()
-                    if line.startswith("Requires-Dist: ")]
-        runtime = {str(Requirement(r)) for r in requires if "extra ==" not in r}
-        assert runtime == {str(Requirement(r)) for r in project["dependencies"]}
-
-        # an empty venv: the wheel and what it declares, then reclist without its dependencies
-        venv = tmp_path / "venv"
-        run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], cwd=tmp_path)
-        python = venv / "bin" / "python"
-        install = ["pip", "install", "--quiet", "--python", str(python)]
-        run_uv(uv, [*install, "-c", str(constraints(tmp_path / "constraints.txt")), str(wheel)],
-               cwd=tmp_path)
-        run_uv(uv, [*install, "--no-deps", "-r", str(REPO / "requirements-reclist.txt")],
-               cwd=tmp_path)
+    # the reference run starts now, from the source tree, while the wheel is built: a process
+    # of its own, forked from one that imported the third-party libraries once (what is
+    # compared is the harness's numbers, not how an interpreter starts)
+    reference_copy = participant_copy(tmp_path / "ref")
+    with ThreadPoolExecutor(max_workers=1) as background:
+        reference = background.submit(
+            run_script, reference_copy / "submission.py", list(SCORE_ARGS), cwd=reference_copy,
+            logs=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"},
+            timeout=STEP_TIMEOUT)
+        wheel, venv, project = _build_and_install(uv, source, tmp_path)
         installed = time.perf_counter()
-    except BaseException:
-        reference.kill()
-        reference.wait()
-        raise
+        expected = reference.result()
+    assert expected.exit_status == 0, (expected.stdout + expected.stderr)[-3000:]
 
+    python = venv / "bin" / "python"
     env = isolated_env()
-    where = run([str(python), "-c", "import evaluation, sys; print(evaluation.__file__); "
-                 "print(evaluation.__version__); print(sys.prefix)"], cwd=tmp_path, env=env)
-    module_file, version, prefix = where.split()
-    assert Path(module_file).is_relative_to(venv) and Path(prefix) == venv, where
-    assert version == _tree_version()
-    # a harness installed from a wheel (no source tree) tells a reproduction its dependencies
-    # from its metadata
-    declared = run([str(python), "-c", "from evaluation.reproduce import _env; "
-                    "print('\\n'.join(_env.harness_requirements(_env.HARNESS_ROOT)))"],
-                   cwd=tmp_path, env=env)
-    assert {str(Requirement(r)) for r in declared.splitlines()} == \
-        {str(Requirement(r)) for r in project["dependencies"]}
-
+    found = json.loads(run([str(python), "-c", VENV_PROBE], cwd=tmp_path,
+                           env={**env, "PYTHONWARNINGS": "ignore"}).splitlines()[-1])
     # a fresh interpreter (a spawn-started worker) imports a 2022 model module's first line
     # before anything imported the harness; start-up itself loads neither it nor NumPy
-    fresh = run([str(python), "-c", "import sys; early = sorted(m for m in sys.modules if "
-                 "m.split('.')[0] in {'evaluation', 'numpy', 'pandas', 'reclist'}); "
-                 "from reclist.abstractions import RecModel; "
-                 "from reclist.utils.train_w2v import train_embeddings; "
-                 "print(early, RecModel.__module__)"], cwd=tmp_path,
-                env={**env, "PYTHONWARNINGS": "ignore"})
-    assert fresh.split() == ["[]", "evaluation.model"], fresh
+    assert (found["early"], found["model_module"]) == ([], "evaluation.model"), found
+    # the harness imported is the venv's, of this tree's version
+    assert Path(found["file"]).is_relative_to(venv) and Path(found["prefix"]) == venv, found
+    assert found["version"] == _tree_version()
+    # a harness installed from a wheel (no source tree) tells a reproduction its dependencies
+    # from its metadata
+    assert {str(Requirement(r)) for r in found["declared"]} == \
+        {str(Requirement(r)) for r in project["dependencies"]}
 
     help_text = run([str(venv / "bin" / "evalrs"), "--help"], cwd=tmp_path, env=env)
     assert "COMMAND" in help_text and "reproduce" in help_text
     scored = run([str(python), "submission.py", *SCORE_ARGS],
                  cwd=participant_copy(tmp_path / "run"), env=env)
-    expected, _ = reference.communicate(timeout=STEP_TIMEOUT)
-    assert reference.returncode == 0, expected[-3000:]
-    assert score_line(scored) == score_line(expected)
+    assert score_line(scored) == score_line(expected.stdout)
     print(f"wheel {wheel.stat().st_size / 1e6:.2f} MB; built and installed in "
           f"{installed - started:.1f} s; all in {time.perf_counter() - started:.1f} s")
+
+
+def _build_and_install(uv: str, source: Path, tmp_path: Path) -> tuple[Path, Path, dict]:
+    """Build the wheel of ``source``, check what it holds and install it into an empty venv:
+    the wheel, the venv and pyproject's ``[project]`` table."""
+    run_uv(uv, ["build", "--wheel", "--quiet", "--out-dir", str(tmp_path / "dist"),
+                str(source)], cwd=tmp_path)
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+
+    # the wheel: every file of the package (its data included), the license, the metadata
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+    shipped = {path.relative_to(source).as_posix()
+               for path in (source / "evaluation").rglob("*") if path.is_file()}
+    assert shipped - names == set(), "package files missing from the wheel (package-data?)"
+    assert {n.split("/")[0] for n in names} == {"evaluation", wheel.name.split("-py3")[0]
+                                               + ".dist-info", *STARTUP_FILES}
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requires = [line.split(": ", 1)[1] for line in metadata.decode().splitlines()
+                if line.startswith("Requires-Dist: ")]
+    runtime = {str(Requirement(r)) for r in requires if "extra ==" not in r}
+    assert runtime == {str(Requirement(r)) for r in project["dependencies"]}
+
+    # an empty venv: the wheel and what it declares, then reclist without its dependencies
+    venv = tmp_path / "venv"
+    run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], cwd=tmp_path)
+    python = venv / "bin" / "python"
+    install = ["pip", "install", "--quiet", "--python", str(python)]
+    run_uv(uv, [*install, "-c", str(constraints(tmp_path / "constraints.txt")), str(wheel)],
+           cwd=tmp_path)
+    run_uv(uv, [*install, "--no-deps", "-r", str(REPO / "requirements-reclist.txt")],
+           cwd=tmp_path)
+    return wheel, venv, project
 
 
 def _tree_version() -> str:

@@ -59,7 +59,8 @@ def official_copy_problem(root: str | os.PathLike) -> str | None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Return the parser of ``python -m evaluation``, with a subcommand per ``COMMAND_MODULES``
     (only the command ``only`` when it is one: its module alone is imported, so that a light
-    command such as ``admin`` does not wait for the imports of the others).
+    command such as ``admin`` does not wait for the imports of the others; none for
+    ``--version``, which prints the version and exits before a command is read).
     """
     parser = argparse.ArgumentParser(
         prog="python -m evaluation", description="EvalRS evaluation harness.",
@@ -67,7 +68,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"evalrs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES if only not in COMMAND_MODULES else [only]:
+    names = ([] if only == "--version" else [only] if only in COMMAND_MODULES
+             else COMMAND_MODULES)
+    for name in names:
         # importlib: this package's command modules, by COMMAND_MODULES; only those asked for
         importlib.import_module(f"evaluation.cli.{name}").register(sub)
     return parser

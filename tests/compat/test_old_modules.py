@@ -38,13 +38,22 @@ OLD_NAMES = {
 }
 
 
+#: The torch test's name: the shared interpreter trains its model only where it is selected.
+TORCH_TEST = "test_a_2022_model_trains_with_a_spawn_started_torch_dataloader"
+
+
 @pytest.fixture(scope="module")
-def old_modules_probe(tmp_path_factory) -> list[str]:
-    """One fresh interpreter (the start-up hook processed) that records what start-up loaded,
-    imports ``reclist.abstractions`` first, then every old module: its output lines (what the
-    start-up loaded and what ``import evaluation`` then added; the names found in each old
-    module, as JSON)."""
+def old_modules_probe(tmp_path_factory, request) -> list[str]:
+    """One fresh interpreter (the start-up hook processed) for the tests below: it records what
+    start-up loaded, imports ``reclist.abstractions`` first, then every old module; then, as
+    2022 participants' scripts do, (where torch is installed and the torch test selected)
+    trains a model through a spawn-started torch ``DataLoader`` worker and scores users with a
+    model whose spawn-started process pool imports its module afresh. Its output lines: what
+    the start-up loaded and what ``import evaluation`` then added; the names found in each old
+    module, as JSON; ``TORCH`` and ``POOL`` lines, each the model's output."""
     folder = tmp_path_factory.mktemp("old-modules")
+    torch = importlib.util.find_spec("torch") is not None and any(
+        getattr(item, "originalname", None) == TORCH_TEST for item in request.session.items)
     probe = ("import importlib, json, sys\n"
              "early = sorted(m for m in sys.modules if m.split('.')[0] in "
              "{'numpy', 'pandas', 'evaluation', 'reclist', 'gensim'})\n"
@@ -55,10 +64,31 @@ def old_modules_probe(tmp_path_factory) -> list[str]:
              f"names = {OLD_NAMES!r}\n"
              "found = {m: [n for n in ns if hasattr(importlib.import_module(m), n)]"
              " for m, ns in names.items()}\n"
-             "print(json.dumps(found))")
-    done = fresh_python(probe, startup_env(folder), folder)
+             "print(json.dumps(found))\n"
+             "import pandas as pd\n")
+    if torch:  # first: a script sets the start method before any process is started
+        probe += ("import torch.multiprocessing as tmp\n"
+                  "from torch_model_2022 import LoaderModel\n"
+                  "if __name__ == '__main__':\n"
+                  "    tmp.set_start_method('spawn')\n"
+                  "    model = LoaderModel()\n"
+                  "    model.train(pd.DataFrame({'user_id': [4, 1, 3, 1, 2],\n"
+                  "                              'track_id': [9, 9, 8, 7, 9]}))\n"
+                  "    print('TORCH', model.seen, model.top)\n")
+    # the process pool: workers=1, one spawn-started worker shows what every one does
+    probe += ("from spawn_model_2022 import SpawnPoolModel\n"
+              "model = SpawnPoolModel(top_k=3, workers=1)\n"
+              "model.train(pd.DataFrame({'track_id': [7, 7, 7, 5, 5, 9, 1]}))\n"
+              "out = model.predict(pd.DataFrame({'user_id': [10, 11, 12]}))\n"
+              "print('POOL', out.to_numpy().tolist(), out.index.tolist())\n")
+    done = fresh_python(probe, startup_env(folder), folder, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
+
+
+def _tagged(lines: list[str], tag: str) -> str:
+    (line,) = [line for line in lines if line.startswith(f"{tag} ")]
+    return line.removeprefix(f"{tag} ")
 
 
 def test_a_fresh_interpreter_imports_reclist_abstractions_without_importing_anything(
@@ -73,19 +103,12 @@ def test_a_fresh_interpreter_imports_reclist_abstractions_without_importing_anyt
 
 def test_every_old_module_and_name_imports_in_a_fresh_interpreter(old_modules_probe):
     # in the interpreter above, after reclist.abstractions (imported first, as 2022 code does)
-    assert json.loads(old_modules_probe[-1]) == OLD_NAMES
+    assert json.loads(old_modules_probe[1]) == OLD_NAMES
 
 
-def test_a_2022_model_scores_in_a_spawn_started_process_pool(tmp_path):
-    code = ("import pandas as pd\n"
-            "from spawn_model_2022 import SpawnPoolModel\n"
-            "model = SpawnPoolModel(top_k=3, workers=1)\n"
-            "model.train(pd.DataFrame({'track_id': [7, 7, 7, 5, 5, 9, 1]}))\n"
-            "out = model.predict(pd.DataFrame({'user_id': [10, 11, 12]}))\n"
-            "print(out.to_numpy().tolist(), out.index.tolist())")
-    done = fresh_python(code, startup_env(tmp_path), tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[-2] == "[[7, 5, 9], [7, 5, 9], [7, 5, 9]] [10, 11, 12]"
+def test_a_2022_model_scores_in_a_spawn_started_process_pool(old_modules_probe):
+    # the worker is a fresh interpreter: unpickling the model imported its module there
+    assert _tagged(old_modules_probe, "POOL") == "[[7, 5, 9], [7, 5, 9], [7, 5, 9]] [10, 11, 12]"
 
 
 def test_train_embeddings_trains_word2vec_with_reclist_0x_defaults(capsys):
@@ -161,22 +184,12 @@ def test_standard_metrics_stays_reclist_2s_with_the_list_wise_metrics_of_0x_adde
 
 
 @pytest.mark.slow
-def test_a_2022_model_trains_with_a_spawn_started_torch_dataloader(tmp_path):
+def test_a_2022_model_trains_with_a_spawn_started_torch_dataloader(old_modules_probe):
     # torch is optional; looked up, not imported (~3 s of CPU), in this process: the fresh
-    # interpreter below is the one that imports it
+    # interpreter of the probe is the one that imports it, and its DataLoader's worker
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed (optional)")
-    code = ("import pandas as pd, torch.multiprocessing as tmp\n"
-            "from torch_model_2022 import LoaderModel\n"
-            "if __name__ == '__main__':\n"
-            "    tmp.set_start_method('spawn')\n"
-            "    model = LoaderModel()\n"
-            "    model.train(pd.DataFrame({'user_id': [4, 1, 3, 1, 2],\n"
-            "                              'track_id': [9, 9, 8, 7, 9]}))\n"
-            "    print(model.seen, model.top)")
-    done = fresh_python(code, startup_env(tmp_path), tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[-2] == "[1, 2, 3, 4] [9, 8, 7]"
+    assert _tagged(old_modules_probe, "TORCH") == "[1, 2, 3, 4] [9, 8, 7]"
 
 
 def test_the_start_up_line_is_silent_where_the_harness_cannot_be_imported(tmp_path):
