@@ -7,7 +7,8 @@ A new interpreter would import the server's libraries again (about 3 CPU-s of ea
 command (``evaluation.cli.main(["serve", ...])``: the checks, the messages and the exit status
 of ``python -m evaluation serve``) in a process of its own, which the test stops, kills or
 enters (``nsenter``) as it would the interpreter. The start of ``python -m evaluation serve``
-as a new interpreter is the load and crash tests' (``benchmarks/_serve.py``).
+as a new interpreter is the load test's (``benchmarks/_serve.py``, ``serve --workers``); the
+crash test kills a forked one (without a namespace of its own).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ CLONE_NEWNS = 0x00020000
 
 class ForkedServe:
     """A forked child that enters a mount namespace of its own, runs the shell ``setup`` there
-    (mounts, copies; ``set -e``), then ``serve`` with ``args`` until it is stopped.
+    (mounts, copies; ``set -e``), then ``serve`` with ``args`` until it is stopped (``setup``
+    None: ``serve`` at once, in the test's mount namespace).
 
     The child's standard output and error (``setup``'s too) go to ``log``; it exits with the
     command's exit status (the shell's when ``setup`` fails, 1 on anything unexpected, with its
@@ -38,7 +40,7 @@ class ForkedServe:
     ``terminate``, ``kill``.
     """
 
-    def __init__(self, setup: str, args: list[str], log: Path) -> None:
+    def __init__(self, setup: str | None, args: list[str], log: Path) -> None:
         self.returncode: int | None = None
         pid = os.fork()
         if pid == 0:  # the child: never returns into the test
@@ -94,7 +96,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def _child(setup: str, args: list[str], log: Path) -> None:
+def _child(setup: str | None, args: list[str], log: Path) -> None:
     code = 1
     try:
         # everything it prints goes to the log, as the output of a process started with it
@@ -107,16 +109,16 @@ def _child(setup: str, args: list[str], log: Path) -> None:
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # kept until os._exit
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # kept until os._exit
         _as_a_new_interpreter()
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(CLONE_NEWNS) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
-        # as `unshare -m --propagation private`: no mount of this namespace reaches the others
-        subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-        done = subprocess.run(["sh", "-c", f"set -e; {setup}"])
-        if done.returncode != 0:
-            code = done.returncode
-        else:
-            code = main(["serve", *args])
+        if setup is not None:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.unshare(CLONE_NEWNS) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+            # as `unshare -m --propagation private`: no mount of this namespace reaches others
+            subprocess.run(["mount", "--make-rprivate", "/"], check=True)
+            code = subprocess.run(["sh", "-c", f"set -e; {setup}"]).returncode
+            if code != 0:
+                return  # the shell's status (os._exit below)
+        code = main(["serve", *args])
     except BaseException:  # whatever it is, the test reads it in the log
         traceback.print_exc()
     finally:

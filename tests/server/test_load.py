@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks._serve import ServeProcess
+from benchmarks._serve import ServeProcess, free_port
 from benchmarks._uploads import (
     Upload,
     base_submission,
@@ -34,7 +34,7 @@ from benchmarks._uploads import (
 )
 
 pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 sa = pytest.importorskip("sqlalchemy")
 
@@ -42,6 +42,7 @@ from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import Database, add_team, list_teams, make_engine, upgrade  # noqa: E402
 from evaluation.server.store import submit  # noqa: E402
+from tests.server._forked_serve import ForkedServe  # noqa: E402
 from tests.server._helpers import migrated_sqlite_url  # noqa: E402
 from tests.server._live_server import http_client, live_server  # noqa: E402
 
@@ -240,6 +241,35 @@ def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team:
     return outcomes
 
 
+@contextlib.contextmanager
+def forked_serve(competition_file: Path, db_url: str, log: Path):
+    """``serve`` of ``competition_file`` on ``db_url`` in a child forked from this process,
+    answering on a free port of 127.0.0.1; yields (its URL, the ``ForkedServe``), stopped after."""
+    port = free_port()
+    server = ForkedServe(None, ["--competition", str(competition_file), "--db", db_url,
+                                "--port", str(port)], log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + TIME_LIMIT
+        with http_client(url, timeout=2) as client:
+            while True:
+                try:
+                    if client.get("/healthz").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+        yield url, server
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        finally:
+            server.kill()
+            server.wait(30)
+
+
 def a_late_worker_is_not_killed(server: ServeProcess) -> None:
     """A worker process stopped for longer than uvicorn's default health check (5 s), as a
     busy one on a loaded machine is late: the supervisor waits for it instead of killing it
@@ -309,15 +339,18 @@ def test_a_killed_server_restarts_with_every_acknowledged_submission(tmp_path):
                     acked.set()
 
     stop = threading.Event()
-    with ServeProcess(competition_file, db_url, log) as server:
+    # `serve` forked from this process (its imports done already): a process of its own, which
+    # the SIGKILL ends as it would a new interpreter (those are the test above)
+    with forked_serve(competition_file, db_url, log) as (url, server):
         result: list = []
         sender = threading.Thread(target=lambda: result.extend(send_all(
-            server.url, uploads, threads=32, time_limit=TIME_LIMIT, stop=stop,
+            url, uploads, threads=32, time_limit=TIME_LIMIT, stop=stop,
             on_outcome=on_outcome)), daemon=True)
         sender.start()
-        assert acked.wait(TIME_LIMIT), f"fewer than {kill_after} acknowledged: {server.log_tail()}"
+        assert acked.wait(TIME_LIMIT), f"fewer than {kill_after} acknowledged: {log.read_text()}"
         stop.set()  # no new uploads; the ~32 in flight meet the kill
         server.kill()  # SIGKILL in the middle of the load
+        assert server.wait(30) == -signal.SIGKILL
         sender.join(TIME_LIMIT)
         assert not sender.is_alive()
     outcomes = result
