@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import glob
 import os
 import re
@@ -82,8 +83,14 @@ def find_bin_dir() -> Path | None:
     return None
 
 
-def start_postgres(database: str = "leaderboard") -> LocalPostgres:
+def start_postgres(database: str = "leaderboard", *,
+                   initdb_cache: Path | None = None) -> LocalPostgres:
     """Start a server with one empty database and return it; the caller must ``stop`` it.
+
+    ``initdb_cache``: a folder (made when missing) that keeps one new cluster (``initdb``'s
+    files and its password) for the servers started with it, which copy it instead of running
+    ``initdb`` each (about a second of CPU); the processes that share it take turns through a
+    lock file in it. The caller removes it. Without it, each server runs ``initdb``.
 
     Raises
     ------
@@ -102,7 +109,7 @@ def start_postgres(database: str = "leaderboard") -> LocalPostgres:
     try:
         if owner is not None:
             os.chown(directory, *owner)
-        server = _init_and_start(bin_dir, directory, owner, database)
+        server = _init_and_start(bin_dir, directory, owner, database, initdb_cache)
     finally:
         if server is None:
             shutil.rmtree(directory, ignore_errors=True)
@@ -142,24 +149,61 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _init_and_start(bin_dir: Path, directory: Path, owner: tuple[int, int] | None,
-                    database: str) -> LocalPostgres:
-    user, password = "evalrs", secrets.token_urlsafe(24)
-    data, log = directory / "data", directory / "postgres.log"
+#: The superuser of the servers (``initdb -U``).
+USER = "evalrs"
+
+
+def _initdb(bin_dir: Path, directory: Path, owner: tuple[int, int] | None) -> str:
+    """A new cluster in ``directory / "data"`` (owned by ``owner``); returns its password."""
+    password = secrets.token_urlsafe(24)
     pwfile = directory / "password"
     pwfile.write_text(password + "\n")
     if owner is not None:
         os.chown(pwfile, *owner)
-    env = {**os.environ, "PGPASSWORD": password, "LC_ALL": "C"}
     try:
         # --no-sync: initdb skips its one-time flush of the new files; the server itself keeps
         # every default (fsync on, full_page_writes on), so commits are as durable as anywhere.
-        _run(owner, [bin_dir / "initdb", "-D", data, "-U", user, f"--pwfile={pwfile}",
-                     "--auth=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"],
-             cwd=directory, timeout=120, env=env)
+        _run(owner, [bin_dir / "initdb", "-D", directory / "data", "-U", USER,
+                     f"--pwfile={pwfile}", "--auth=scram-sha-256", "-E", "UTF8", "--no-locale",
+                     "--no-sync"], cwd=directory, timeout=120, env={**os.environ, "LC_ALL": "C"})
     except subprocess.CalledProcessError as exc:
         raise PostgresUnavailable(f"initdb failed: {_tail(exc.stderr or exc.stdout)}") from None
-    pwfile.unlink()
+    finally:
+        pwfile.unlink()
+    return password
+
+
+def _copy_of_cached_cluster(bin_dir: Path, directory: Path, owner: tuple[int, int] | None,
+                            cache: Path) -> str:
+    """``directory / "data"``: a copy of the cluster kept in ``cache`` (made there first when
+    it is not yet, by a new cluster in ``directory`` moved there); returns its password."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one initdb for all who share the cache
+        if not (cache / "data" / "PG_VERSION").exists():
+            password = _initdb(bin_dir, directory, owner)
+            shutil.rmtree(cache / "data.new", ignore_errors=True)  # left by a failed copy
+            # as root, the copy keeps the files' owner (the server's user); mv would too, but
+            # the cache may be on another file system
+            subprocess.run(["cp", "-a", str(directory / "data"), str(cache / "data.new")],
+                           check=True, capture_output=True, timeout=120)
+            shutil.rmtree(directory / "data")
+            (cache / "password").write_text(password)
+            os.replace(cache / "data.new", cache / "data")
+    subprocess.run(["cp", "-a", str(cache / "data"), str(directory / "data")], check=True,
+                   capture_output=True, timeout=120)
+    return (cache / "password").read_text()
+
+
+def _init_and_start(bin_dir: Path, directory: Path, owner: tuple[int, int] | None,
+                    database: str, initdb_cache: Path | None = None) -> LocalPostgres:
+    user = USER
+    data, log = directory / "data", directory / "postgres.log"
+    if initdb_cache is None:
+        password = _initdb(bin_dir, directory, owner)
+    else:
+        password = _copy_of_cached_cluster(bin_dir, directory, owner, initdb_cache)
+    env = {**os.environ, "PGPASSWORD": password, "LC_ALL": "C"}
     for attempt in range(3):
         port, seen = _free_port(), log.stat().st_size if log.exists() else 0
         with open(data / "postgresql.conf", "a") as conf:

@@ -105,15 +105,26 @@ def competition():
 
 
 @pytest.fixture(scope="session")
-def postgres_url():
+def postgres_initdb_cache(tmp_path_factory) -> Path:
+    """The folder of the one new PostgreSQL cluster that the test session's servers copy
+    (``start_postgres``'s ``initdb_cache``): shared by the xdist workers of one run (their
+    temporary folders' parent), removed with the run's temporary folders."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "postgres-initdb"
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_initdb_cache):
     """SQLAlchemy URL (``postgresql+psycopg://...``) of an empty database on a real PostgreSQL.
 
     One server for the whole session, started from the machine's PostgreSQL binaries in a
     temporary directory on 127.0.0.1 and removed at the end; the tests skip with the reason
-    (and the tail of PostgreSQL's log) when there are no binaries or it does not start.
+    (and the tail of PostgreSQL's log) when there are no binaries or it does not start. Its
+    cluster is a copy of the run's one (``postgres_initdb_cache``): one ``initdb`` a run, not
+    one per worker.
     """
     try:
-        server = start_postgres()
+        server = start_postgres(initdb_cache=postgres_initdb_cache)
     except PostgresUnavailable as exc:
         pytest.skip(f"no PostgreSQL server for this test: {exc}")
     try:

@@ -28,6 +28,7 @@ pytest.importorskip("uvicorn")
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.db import add_team, authenticate, create_admin_token, list_teams  # noqa: E402
 from evaluation.server.store import get_submission, submit  # noqa: E402
+from tests.server._forked_serve import ForkedServe  # noqa: E402
 from tests.server._helpers import (  # noqa: E402
     NOON,
     Clock,
@@ -298,21 +299,18 @@ def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
     ``then`` (shell) runs after that and before the server starts.
     Yields (base URL, the server's stderr so far as a callable, the server's process id: in the
     namespace, for ``nsenter``)."""
-    if shutil.which("unshare") is None or os.geteuid() != 0:
-        pytest.skip("needs root and unshare(1) for a private tmpfs")
+    if shutil.which("mount") is None or shutil.which("nsenter") is None or os.geteuid() != 0:
+        pytest.skip("needs root, mount(8) and nsenter(1) for a private tmpfs")
     mnt, log = tmp_path / "mnt", tmp_path / "serve.log"
     mnt.mkdir(parents=True)
     port = _free_port()
     url = f"sqlite:///{mnt}/lb.db"
-    py = shlex.quote(sys.executable)
-    script = (f"set -e; mount -t tmpfs -o size={size} tmpfs {mnt}; "
-              f"cp -a {shlex.quote(str(image))}/. {mnt}/; {then}; "
-              f"exec {py} -m evaluation serve --competition "
-              f"{claims_competition_file(tmp_path)} --db {url} "
-              f"--port {port}")
-    with open(log, "w") as err:
-        proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                                 script], stdout=err, stderr=subprocess.STDOUT)
+    setup = (f"mount -t tmpfs -o size={size} tmpfs {mnt}; "
+             f"cp -a {shlex.quote(str(image))}/. {mnt}/; {then}")
+    log.write_text("")
+    # `serve` forked from this process (its imports done already), see ForkedServe
+    proc = ForkedServe(setup, ["--competition", str(claims_competition_file(tmp_path)),
+                               "--db", url, "--port", str(port)], log)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -324,11 +322,15 @@ def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
                 except httpx.HTTPError:
                     if proc.poll() is not None or time.monotonic() > deadline:
                         pytest.fail(f"serve did not start: {log.read_text()}")
-                    time.sleep(0.3)
+                    time.sleep(0.1)
         yield base, log.read_text, proc.pid
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def _assert_not_ready(base: str, token: str, said: str, stderr, at_start: bool = True) -> str:

@@ -55,21 +55,33 @@ def test_postgres_database_is_empty_and_separate(postgres_url, postgres_database
         shared.dispose()
 
 
-def test_stop_shuts_the_server_down_and_removes_its_files():
+def test_stop_shuts_the_server_down_and_removes_its_files(postgres_initdb_cache):
     _needs_binaries()
-    with start_postgres("other") as server:
+    # a copy of the run's cluster (the session's server made it, or this start does)
+    with start_postgres("other", initdb_cache=postgres_initdb_cache) as server:
         directory, port = server.directory, server.port
         assert (directory / "data" / "PG_VERSION").exists()
-        # the server's files belong to the user it runs as, never root
+        assert (postgres_initdb_cache / "data" / "PG_VERSION").exists()
+        # the server's files belong to the user it runs as, never root (the copy's too)
         assert os.stat(directory / "data").st_uid != 0
+        assert os.stat(directory / "data" / "PG_VERSION").st_uid != 0
         assert str(server.port) in server.url and server.url.endswith("/other")
         assert "password" not in repr(server) and server.url not in repr(server)
+        engine = sa.create_engine(server.url)
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(sa.text("SELECT current_database()")).scalar_one() == "other"
+        finally:
+            engine.dispose()
     assert not directory.exists()
+    # the cluster kept for the next servers stays
+    assert (postgres_initdb_cache / "data" / "PG_VERSION").exists()
     with socket.socket() as s, pytest.raises(ConnectionRefusedError):
         s.connect(("127.0.0.1", port))
 
 
 def test_a_server_that_cannot_start_reports_why_with_its_log(monkeypatch):
+    # a start of its own, initdb included (the benchmarks' start: no cache)
     _needs_binaries()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
