@@ -1,6 +1,7 @@
 """Fixtures every test folder shares: seeded RNG, the tiny synthetic dataset, per-session
 caches, a headless Chromium (``driver``, skipped with the reason when Chromium or its driver
-is missing), a local Ray (``local_ray``, skipped when Ray is not installed), and the
+is missing), a local Ray (``local_ray``, shared by consecutive tests, skipped when Ray
+is not installed), and the
 leaderboard server's (tests/server and tests/reproduce): its example
 competition, a throwaway PostgreSQL server (skipped with the reason when none can be started)
 and a fresh database, SQLite or PostgreSQL, per test (empty, or at the newest migration as a
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -53,32 +55,47 @@ def _isolated_cache(tmp_path_factory):
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="session")
+#: The fixture of the tests that run Ray tasks.
+LOCAL_RAY = "local_ray"
+
+
+@pytest.fixture
 def local_ray():
-    """A local Ray (2 CPUs, no dashboard) for the whole session, shut down at its end; yields
-    the ``ray`` module. Every test that runs Ray tasks uses this one: starting Ray costs
-    seconds, and a second ``ray.init`` in the same process would fail.
+    """A local Ray (2 CPUs, no dashboard); yields the ``ray`` module. Every test that runs Ray
+    tasks uses this one: it is started by the first of them and kept while this process's next
+    test needs it too, then shut down (``pytest_runtest_teardown`` below): starting Ray costs
+    seconds, and a Ray kept to the end of the session costs its daemons' idle CPU all along.
 
     Its workers import the tests' modules (tasks' functions and models are pickled by
     reference to them): the raylet that starts them is given this repository on
     ``PYTHONPATH``, which this process gets back as it was once Ray is up.
     """
     ray = pytest.importorskip("ray", reason="Ray is an optional extra (make ray)")
-    if ray.is_initialized():
-        ray.shutdown()
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
-    try:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-    finally:
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
-    try:
-        yield ray
-    finally:
+    if not ray.is_initialized():
+        old = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([old] if old else []))
+        try:
+            ray.init(address="local", num_cpus=2, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        finally:
+            if old is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = old
+    return ray
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test with ``local_ray`` (its own fixtures torn down first): Ray is shut down
+    unless this process's next test uses it too (so the Ray tests of a module share one)."""
+    yield
+    if LOCAL_RAY not in getattr(item, "fixturenames", ()):
+        return
+    if nextitem is not None and LOCAL_RAY in getattr(nextitem, "fixturenames", ()):
+        return
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
         ray.shutdown()
 
 

@@ -1,6 +1,7 @@
 """``python -m evaluation reproduce --many``: the batch file's checks, and whole batches of three
 submissions (one of them not reproducible) against a leaderboard that follows the organizer
-endpoints' contract, in this process and as tasks of a local Ray with 2 CPUs.
+endpoints' contract, in this process (as tasks of a local Ray with 2 CPUs in
+tests/runner/test_ray_reproduce.py, beside the runner's Ray tests: they share one Ray).
 
 As in tests/reproduce/test_reproduce.py, the reproductions run the worker with this test's
 interpreter (``--env`` names this test's environment) in checkouts that link this repository's
@@ -10,13 +11,11 @@ interpreter (``--env`` names this test's environment) in checkouts that link thi
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from evaluation.challenge import LEADERBOARD_TESTS
 from evaluation.cli import main
 from evaluation.errors import ConfigError, UploadError
 from evaluation.reproduce import (
@@ -25,17 +24,15 @@ from evaluation.reproduce import (
     read_batch,
     reproduce_many,
 )
-from tests.reproduce._fakes import (
-    fake_leaderboard,
-    make_checkout,
-    template_model_with,
+from tests.reproduce._batches import (
+    ENV,
+    PRIVATE_SEED,
+    TOKEN,
+    batch_checkouts,
+    check_batch,
+    run_batch,
 )
-
-TOKEN = "organizer-" + "x" * 43
-PRIVATE_SEED = 515_082_937  # nine digits, which a number of a report all but never holds by chance
-#: This test's environment, as the prepared one every row uses.
-ENV = Path(sys.executable).parents[1]
-
+from tests.reproduce._fakes import fake_leaderboard, make_checkout
 
 # --------------------------------------------------------------------------- the batch file
 
@@ -138,71 +135,14 @@ def test_command_line_argument_errors(tmp_path, capsys, monkeypatch):
 
 @pytest.fixture(scope="module")
 def checkouts(tmp_path_factory):
-    """Three participants' folders beside a batch file: two with the uploaded code, one with
-    other model code (not reproducible: its fingerprint differs)."""
-    root = tmp_path_factory.mktemp("batch")
-    make_checkout(root / "teams" / "alpha")
-    make_checkout(root / "teams" / "beta")
-    make_checkout(root / "teams" / "gamma", template_model_with("self.other = 3  # changed"))
-    (root / "admin.token").write_text(TOKEN + "\n")
-    (root / "private.seed").write_text(f"{PRIVATE_SEED}\n")
-    (root / "batch.csv").write_text("submission,checkout,private\n11,teams/alpha,\n"
-                                    "12,teams/beta,yes\n13,teams/gamma,no\n")
-    return root
-
-
-def _batch(root: Path, upload: dict, capsys, *options: str) -> tuple[int, dict, dict, str]:
-    """Run ``reproduce --many`` over the three checkouts: status, report, board, output."""
-    logs = root / f"logs-{len(list(root.glob('logs-*')))}"
-    with fake_leaderboard(TOKEN) as (url, board):
-        for submission in (11, 12, 13):
-            board.payloads[submission] = upload
-        status = main(["reproduce", "--many", str(root / "batch.csv"), "--server", url,
-                       "--admin-token-file", str(root / "admin.token"), "--env", str(ENV),
-                       "--private-seed-file", str(root / "private.seed"), "--timeout", "300",
-                       "--log-dir", str(logs), *options])
-    out, err = capsys.readouterr()
-    report = json.loads((logs / "reproduce-many.json").read_text())
-    return status, report, board.reports, out + err
-
-
-def _check_batch(root: Path, upload: dict, status: int, report: dict, sent: dict,
-                 output: str) -> None:
-    assert status == 1, output  # one not reproduced, none in error
-    rows = {r["submission"]: r for r in report["rows"]}
-    assert [r["submission"] for r in report["rows"]] == [11, 12, 13]  # the file's order
-    assert report["counts"] == {"reproduced": 2, "not reproduced": 1, "error": 0}
-    for sid in (11, 12):
-        row = rows[sid]
-        assert row["verdict"] == "reproduced" and row["fingerprint_ok"] is True, row
-        assert row["differing"] == 0 and abs(row["worst_difference"]) <= 1e-9
-        assert row["reasons"] == [] and row["seconds"] > 0
-        assert Path(row["log"]).is_file() and "verdict: reproduced" in Path(row["log"]).read_text()
-        assert sent[sid][0]["verdict"] == "reproduced" and len(sent[sid]) == 1
-    assert rows[11]["private"] is False and "private_fold_tests" not in sent[11][0]
-    # row 12 asked for the private folds: they are sent, the seed is not
-    assert rows[12]["private"] is True and len(sent[12][0]["private_fold_tests"]) == 4
-    assert str(PRIVATE_SEED) not in json.dumps(sent[12][0])
-    gamma = rows[13]
-    assert gamma["verdict"] == "not reproduced" and gamma["fingerprint_ok"] is False
-    # stopped before evaluating: every (fold, test) value is missing, none compared
-    assert gamma["differing"] == 4 * len(LEADERBOARD_TESTS)
-    assert gamma["worst_difference"] is None
-    assert any(r.startswith("the model code differs") for r in gamma["reasons"])
-    assert sent[13][0]["verdict"] == "not reproduced"
-    assert sent[13][0]["fingerprint_matches"] is False
-    assert gamma["checkout"] == str((root / "teams" / "gamma").resolve())
-    assert TOKEN not in output and str(PRIVATE_SEED) not in output
-    assert "2 reproduced, 1 not reproduced, 0 error" in output
-    # the printed table: paths relative to the current folder, the numbers of the report
-    assert re.search(r"13 │ teams/gamma\s+│ not reproduced\s+│ no\s+│\s+36 │\s+— │", output)
-    assert re.search(r"11 │ teams/alpha\s+│ reproduced\s+│ yes\s+│\s+0 │", output)
+    """The batch's three participants' folders beside its batch file (its helper module)."""
+    return batch_checkouts(tmp_path_factory.mktemp("batch"))
 
 
 def test_many_in_process(checkouts, upload, capsys, monkeypatch):
     monkeypatch.chdir(checkouts)
-    status, report, sent, output = _batch(checkouts, upload, capsys, "--jobs", "2")
-    _check_batch(checkouts, upload, status, report, sent, output)
+    status, report, sent, output = run_batch(checkouts, upload, capsys, "--jobs", "2")
+    check_batch(checkouts, upload, status, report, sent, output)
     assert report["executor"] == "local"
 
 
@@ -265,12 +205,3 @@ def test_a_verdict_the_server_refuses_is_an_error(checkouts, upload, tmp_path):
     assert result.reasons[0] == ("the run found 'not reproduced' but the verdict was not "
                                  "sent: POST ...: the server refused: HTTP 409 (phase closed).")
     assert board.reports == {}
-
-
-@pytest.mark.slow
-def test_many_as_ray_tasks(checkouts, upload, capsys, monkeypatch, local_ray):
-    monkeypatch.chdir(checkouts)
-    status, report, sent, output = _batch(checkouts, upload, capsys, "--executor", "ray")
-    _check_batch(checkouts, upload, status, report, sent, output)
-    assert report["executor"] == "ray"
-    assert local_ray.is_initialized()  # the command used the test's Ray, did not start one

@@ -2,7 +2,8 @@
 127.0.0.1 (SQLite and PostgreSQL): 30 queued jobs drained by two workers of 3 jobs at once,
 each run exactly once; a worker killed mid-job (SIGKILL) whose job returns when its lease runs
 out and is finished by another; a worker stopped by SIGTERM that hands its job back; a missing
-checkout; and a real sandboxed reproduction of the template model through the worker.
+checkout; and a real sandboxed reproduction of the template model through the worker (its jobs
+as Ray tasks: tests/runner/test_ray_reproduce.py).
 
 The claim, lease, heartbeat and finish go through the real API in every test; only the drain
 and kill tests replace the sandboxed run of a job by a quick (or never-ending) stand-in.
@@ -31,44 +32,23 @@ from evaluation.cli import main  # noqa: E402
 from evaluation.contract import _http  # noqa: E402
 from evaluation.errors import ConfigError  # noqa: E402
 from evaluation.reproduce import (  # noqa: E402
-    BatchSettings,
     LeaderboardClient,
     RowResult,
     Worker,
-    WorkerSettings,
     find_checkout,
     sandbox_problem,
 )
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import load_competition  # noqa: E402
-from evaluation.server.db import add_team, create_admin_token, list_teams, new_team_token  # noqa: E402
-from evaluation.server.store import mark_final, own_submissions, submit  # noqa: E402
+from evaluation.server.db import add_team, create_admin_token, new_team_token  # noqa: E402
+from evaluation.server.store import mark_final, submit  # noqa: E402
 from tests.reproduce._fakes import REPO, make_checkout, template_model_with  # noqa: E402
-from tests.reproduce._ray_tasks import REPORT, in_a_ray_task  # noqa: E402
+from tests.reproduce._ray_tasks import REPORT  # noqa: E402
+from tests.reproduce._workers import SUBMIT, checkout_of, jobs, settings  # noqa: E402
 from tests.server._helpers import encode, migrated_sqlite_url, variant, with_phases  # noqa: E402
 from tests.server._live_server import live_server  # noqa: E402
 
-JOBS = "/api/v1/jobs"
-SUBMIT = "/api/v1/submissions"
 PROBLEM = sandbox_problem()
-
-
-def checkout_of(root: Path, team: str) -> Path:
-    """A folder that passes as a team's checkout (its model file exists; nothing runs it)."""
-    (root / team / "submission").mkdir(parents=True)
-    (root / team / "submission" / "MyModel.py").write_text("# the model\n")
-    return root / team
-
-
-def settings(root: Path, name: str, **changes) -> WorkerSettings:
-    batch = BatchSettings(log_dir=root / "logs", env_cache=root / "envs")
-    return WorkerSettings(**{"checkouts": root, "batch": batch, "poll_s": 0.05,
-                             "lease_s": 30.0, "name": name, **changes})
-
-
-def jobs(url: str, admin: str) -> dict[int, dict]:
-    answer = httpx.get(url + JOBS, headers={"Authorization": f"Bearer {admin}"}).json()
-    return {j["submission_id"]: j for j in answer["jobs"]}
 
 
 # --------------------------------------------------------------------------- 30 jobs
@@ -395,29 +375,3 @@ def test_the_worker_reproduces_in_the_sandbox(tmp_path, capsys):
     assert {r["team"]: r["reproduction"] for r in board if not r["is_baseline"]} == {
         "alpha": "reproduced", "beta": "not reproduced"}
     assert "worker" in err and "stopped: 1 not reproduced, 1 reproduced" in err
-
-
-# --------------------------------------------------------------------------- Ray
-
-
-@pytest.mark.slow  # the session's local Ray (starting it takes about 10 s)
-def test_jobs_as_ray_tasks(competition, tmp_path, local_ray):
-    app = create_app(with_phases(competition, reproduce="every"), migrated_sqlite_url(tmp_path))
-    store = app.state.store
-    admin = create_admin_token(store)
-    ids = []
-    for t in range(2):
-        team = add_team(store, f"team-{t}", "t@example.org")[0].id
-        checkout_of(tmp_path, f"team-{t}")
-        ids += [submit(store, team, encode(variant(f"t{t}-{i}", 1 + i / 10))).submission_id
-                for i in range(3)]
-    with live_server(app) as url:
-        worker = Worker(LeaderboardClient(url, admin),
-                        settings(tmp_path, "ray", executor="ray", once=True),
-                        runner=in_a_ray_task, log=lambda line: None)
-        assert worker.run() == {"reproduced": 6}
-        finished = jobs(url, admin)
-    assert {sid: (j["state"], j["attempts"]) for sid, j in finished.items()} == {
-        sid: ("reproduced", 1) for sid in ids}
-    tails = {s.log_tail for s in own_submissions(store, list_teams(store)[-1].id)}
-    assert len(tails) == 3 and not any(f"process {os.getpid()}" in t for t in tails)

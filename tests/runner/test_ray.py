@@ -1,6 +1,7 @@
 """``EvalRSRunner(executor="ray")``: the same files as an in-process run, resume, retries.
 
-The tests share the session's local Ray with 2 CPUs (``local_ray`` of tests/conftest.py). The
+The tests share one local Ray with 2 CPUs (``local_ray`` of tests/conftest.py, kept while the
+next test needs it: this module's Ray tests come last, and test_ray_reproduce.py's follow). The
 models and the function that run in its workers live in tests/runner/_ray_models.py, which
 the workers import (a light module); the one that cannot be pickled stays here.
 """
@@ -71,6 +72,31 @@ def run_files(run_dir: Path) -> dict[str, object]:
 def the_run(results_dir: Path) -> Path:
     (run_dir,) = [p for p in results_dir.iterdir() if p.is_dir()]
     return run_dir
+
+
+# the settings' checks first: the Ray tests come last, next to those of
+# test_ray_reproduce.py, so that one Ray serves them all (``local_ray``)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"executor": "spark"}, "executor must be one of"),
+    ({"ray_resources": {"num_cpus": 1}}, "applies to executor='ray' only"),
+    ({"executor": "ray", "ray_resources": {"cpus": 1}}, r"unknown key\(s\) \['cpus'\]"),
+    ({"executor": "ray", "ray_resources": {"num_gpus": -1}}, "finite number >= 0"),
+    ({"executor": "ray", "ray_max_retries": -1}, "ray_max_retries"),
+])
+def test_bad_executor_settings_fail_clearly(tiny2, tmp_path, kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        runner(tiny2, tmp_path, **kwargs)
+
+
+def test_missing_ray_gives_the_install_hint(tiny2, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without Ray sees
+    with pytest.raises(ConfigError, match=r"evalrs-harness\[ray\]"):
+        runner(tiny2, tmp_path, executor="ray")
+    runner(tiny2, tmp_path)  # the in-process runner never needs Ray
 
 
 def test_ray_run_writes_the_same_files_as_the_in_process_run(local_ray, tiny2, tmp_path):
@@ -181,24 +207,3 @@ def test_an_unpicklable_model_fails_before_any_fold(local_ray, tiny2, tmp_path):
     with pytest.raises(ConfigError, match="HoldsALock cannot be pickled"):
         runner(tiny2, tmp_path, executor="ray").evaluate(HoldsALock())
     assert not list(tmp_path.glob("*/fold_*.json"))
-
-
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"executor": "spark"}, "executor must be one of"),
-    ({"ray_resources": {"num_cpus": 1}}, "applies to executor='ray' only"),
-    ({"executor": "ray", "ray_resources": {"cpus": 1}}, r"unknown key\(s\) \['cpus'\]"),
-    ({"executor": "ray", "ray_resources": {"num_gpus": -1}}, "finite number >= 0"),
-    ({"executor": "ray", "ray_max_retries": -1}, "ray_max_retries"),
-])
-def test_bad_executor_settings_fail_clearly(tiny2, tmp_path, kwargs, message):
-    with pytest.raises(ConfigError, match=message):
-        runner(tiny2, tmp_path, **kwargs)
-
-
-def test_missing_ray_gives_the_install_hint(tiny2, tmp_path, monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without Ray sees
-    with pytest.raises(ConfigError, match=r"evalrs-harness\[ray\]"):
-        runner(tiny2, tmp_path, executor="ray")
-    runner(tiny2, tmp_path)  # the in-process runner never needs Ray
