@@ -36,6 +36,33 @@ def tiny() -> ChallengeDataset:
     return ChallengeDataset(source="synthetic", scale="tiny")
 
 
+# scipy.stats, sklearn.metrics and reclist's standard metrics (which import both) are what tests
+# check the harness against, never what a run imports: as fixtures, a test process imports them
+# when a test asks (~1.5 CPU-s), not while it collects every test module.
+@pytest.fixture(scope="session")
+def scipy_stats():
+    """The ``scipy.stats`` module."""
+    return importlib.import_module("scipy.stats")
+
+
+@pytest.fixture(scope="session")
+def scipy_optimize():
+    """The ``scipy.optimize`` module."""
+    return importlib.import_module("scipy.optimize")
+
+
+@pytest.fixture(scope="session")
+def sklearn_metrics():
+    """The ``sklearn.metrics`` module."""
+    return importlib.import_module("sklearn.metrics")
+
+
+@pytest.fixture(scope="session")
+def reclist_metrics():
+    """reclist's ``reclist.metrics.standard_metrics`` module."""
+    return importlib.import_module("reclist.metrics.standard_metrics")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
     """Each test session caches generated/downloaded data in its own temporary directory.

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._syntax_trees import syntax_tree, walked
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "evaluation"
 SHARED = ("evaluation._util", "evaluation._version")
@@ -105,15 +107,14 @@ def _top_level_imports(tree: ast.Module) -> list[ast.stmt]:
 @functools.cache
 def trees() -> dict[str, ast.Module]:
     """Every module's syntax tree, parsed once per process, the first time a test asks (parsing
-    the package costs ~2 s of CPU, which a test process running none of these tests skips)."""
-    return {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
+    the package costs ~2 s of CPU, which a test process running none of these tests skips; the
+    trees are those that tests/test_diagrams.py reads)."""
+    return {name: syntax_tree(path) for name, path in MODULES.items()}
 
 
-@functools.cache
-def _nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
-    """Every node under ``tree`` (itself included), in ``ast.walk``'s order, listed once per
-    process: the rules below read the whole package's trees many times over."""
-    return tuple(ast.walk(tree))
+#: Every node under a tree, listed once per process: the rules below read the whole package's
+#: trees many times over.
+_nodes = walked
 
 
 def _private_owner(target: str) -> str | None:
@@ -605,7 +606,7 @@ def _imported_modules(path: Path) -> list[tuple[int, str]]:
     process: two rules read every file under tests/ and benchmarks/."""
     package = _dotted(path) if path.name == "__init__.py" else _dotted(path).rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in walked(syntax_tree(path)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

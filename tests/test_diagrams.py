@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._syntax_trees import syntax_tree, walked
+
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "images"
 
@@ -119,8 +121,7 @@ def _imports_in_code() -> set[tuple[str, str]]:
         relative = file.relative_to(ROOT).with_suffix("")
         source = "submission.py" if file.name == "submission.py" and len(relative.parts) == 1 \
             else _picture_name(".".join(relative.parts))
-        tree = ast.parse(file.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in walked(syntax_tree(file)):
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 modules = [node.module]
             elif isinstance(node, ast.Import):

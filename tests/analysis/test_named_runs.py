@@ -16,6 +16,7 @@ from evaluation.contract import RecordRefused, read_submission, submission_paylo
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError
 from evaluation.runner import EvalRSRunner
+from tests.analysis._png import png_size
 
 pytestmark = pytest.mark.filterwarnings("ignore::evaluation.errors.PredictionWarning")
 
@@ -98,6 +99,8 @@ def test_report_of_two_runs_adds_the_comparison(named_report):
     path = named_report
     names = sorted(p.name for p in path.parent.iterdir())
     assert "forest.png" in names and len([n for n in names if n.endswith(".png")]) == 7
+    # the forest plot rendered at its width (test_report.py reads its figure as an object)
+    assert png_size((path.parent / "forest.png").read_bytes())[0] == 750
     page = path.read_text(encoding="utf-8")
     assert len(re.findall(r"""\bsrc\s*=\s*["']([^"']*)["']""", page, flags=re.IGNORECASE)) == 7
     assert "Comparison with the baseline" in page and "p_holm" in page

@@ -27,12 +27,13 @@ from evaluation.analysis import (
     write_report,
 )
 from evaluation.analysis._groups import replicates, score_replicates
-from evaluation.analysis._plots import png_bytes
+from evaluation.analysis._plots import DPI
 from evaluation.baselines import PopularityModel, RandomModel
 from evaluation.challenge import LEADERBOARD_TESTS, MRED_TESTS, References
 from evaluation.cli import main
 from evaluation.errors import ConfigError
 from evaluation.runner import EvalRSRunner
+from tests.analysis._png import png_size
 
 N_BOOT = 200
 
@@ -60,10 +61,13 @@ def run(runs):
     return load_results(runs[0])
 
 
-def png_size(png: bytes) -> tuple[int, int]:
-    """Width and height from a PNG's IHDR chunk."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", png[16:24])
+def pixels(fig) -> tuple[float, float]:
+    """The size in pixels that ``fig`` renders at (its inches at the report's DPI). Drawing a
+    figure costs about a CPU-second: the figures are read here as drawn objects, and their
+    rendered PNGs (the same functions' figures of the same run) are read in the report tests
+    below."""
+    width, height = fig.get_size_inches() * DPI
+    return float(width), float(height)
 
 
 def interval_segments(ax) -> list[np.ndarray]:
@@ -91,7 +95,7 @@ def bc_interval(values: np.ndarray, point: float, level: float = 0.95) -> list[f
 
 def test_plot_tests_shows_each_fold_and_the_runs_intervals(run):
     fig = plot_tests(run)
-    assert png_size(png_bytes(fig)) == (1000, 800)
+    assert pixels(fig) == (1000, 800)
     axes = fig.axes
     assert [ax.get_title().rstrip(" *") for ax in axes] == list(LEADERBOARD_TESTS)
     intervals = run.intervals["tests"]
@@ -119,7 +123,7 @@ def test_plot_tests_shows_each_fold_and_the_runs_intervals(run):
 
 def test_plot_slices_rates_match_the_fold_details(run):
     fig = plot_slices(run)
-    width, height = png_size(png_bytes(fig))
+    width, height = pixels(fig)
     assert width == 800 and height > 800
     folds = run.results["folds"]
     panels = [ax for ax in fig.axes if ax.get_title(loc="left")]
@@ -206,7 +210,7 @@ def test_score_replicates_are_the_runs_own(run):
 
 def test_plot_score_distribution_marks_estimate_and_interval(run):
     fig = plot_score_distribution(run)
-    assert png_size(png_bytes(fig)) == (700, 480)
+    assert pixels(fig) == (700, 480)
     (ax,) = fig.axes
     bars = [p for p in ax.patches if p.get_gid() == "replicates"]
     assert len(bars) == 40
@@ -258,7 +262,7 @@ def test_forest_plot_marks_significance_and_intervals(runs):
     cmp = compare([load_results(p) for p in runs], baseline=0, n_boot=N_BOOT, seed=3)
     frame = cmp.to_frame()
     fig = forest_plot(cmp)
-    width, _ = png_size(png_bytes(fig))
+    width, _ = pixels(fig)
     assert width == 750
     tests = list(dict.fromkeys(frame["test"]))
     assert [ax.get_ylabel() for ax in fig.axes] == tests
@@ -327,6 +331,12 @@ def test_report_of_one_run_is_one_self_contained_file(runs, hostile_run, one_rep
     # time (test_report_command draws it again and compares)
     for png in embedded:
         assert b"Software" not in png and b"Creation" not in png
+    # each figure rendered at its size (the figure tests above read the figures as objects)
+    sizes = {p.name: png_size(p.read_bytes()) for p in path.parent.glob("*.png")}
+    assert sizes["tests.png"] == (1000, 800) and sizes["score_distribution.png"] == (700, 480)
+    slices_width, slices_height = pixels(plot_slices(hostile_run))
+    assert slices_width == 800 and slices_height > 800
+    assert sizes["slices.png"] == (800, round(slices_height))
     for test in LEADERBOARD_TESTS:
         assert f"<td>{test}</td>" in page
     ci = load_results(runs[0]).intervals["tests"]["HIT_RATE"]

@@ -10,7 +10,6 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from benchmarks._coverage import MRED_TEST, TESTS, coverage, population, sampling_sd
 from evaluation.challenge import HIT_RATE, MRR, UserScores, bootstrap
@@ -88,7 +87,7 @@ def _scores(rng, n):
     return UserScores(hit=hit, rr=rr, slices={}, blw=nan, ld=nan)
 
 
-def test_percentile_interval_matches_scipy_on_the_same_resamples():
+def test_percentile_interval_matches_scipy_on_the_same_resamples(scipy_stats):
     # One fold, every replicate drawn at once: the harness draws its (n_boot, n) indices from
     # default_rng(SeedSequence(seed).spawn(1)[0]), as scipy.stats.bootstrap does from the same
     # generator, so both see the same replicates of MRR. The harness's interval is scipy's
@@ -97,7 +96,7 @@ def test_percentile_interval_matches_scipy_on_the_same_resamples():
     scores = _scores(np.random.default_rng(0), n)
     ours = bootstrap([scores], n_boot=n_boot, seed=seed, chunk=n_boot)["tests"][MRR]
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-    ref = stats.bootstrap((scores.rr,), np.mean, n_resamples=n_boot, batch=n_boot,
+    ref = scipy_stats.bootstrap((scores.rr,), np.mean, n_resamples=n_boot, batch=n_boot,
                           method="percentile", rng=rng)
     dist = ref.bootstrap_distribution
     point = scores.rr.mean()
@@ -109,7 +108,7 @@ def test_percentile_interval_matches_scipy_on_the_same_resamples():
                                                           rel=1e-12)
 
 
-def test_percentile_interval_agrees_with_scipy_on_independent_resamples():
+def test_percentile_interval_agrees_with_scipy_on_independent_resamples(scipy_stats):
     # Independent replicates: each endpoint is a 2.5 % / 97.5 % quantile estimate with
     # Monte-Carlo standard error sqrt(0.025 * 0.975 / B) / phi(1.96) * se ~= 0.027 se at
     # B = 10,000, so two independent estimates differ by ~0.038 se (sd). The bias correction
@@ -118,7 +117,7 @@ def test_percentile_interval_agrees_with_scipy_on_independent_resamples():
     scores = _scores(np.random.default_rng(1), 4000)
     for test, column in ((HIT_RATE, scores.hit.astype(float)), (MRR, scores.rr)):
         ours = bootstrap([scores], n_boot=10_000, seed=11)["tests"][test]
-        ref = stats.bootstrap((column,), np.mean, n_resamples=10_000, method="percentile",
+        ref = scipy_stats.bootstrap((column,), np.mean, n_resamples=10_000, method="percentile",
                               rng=np.random.default_rng(12))
         low, high = ref.confidence_interval
         assert ours == pytest.approx([low, high], abs=0.25 * ref.standard_error), test

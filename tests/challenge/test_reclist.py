@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from reclist.charts import CHART_TYPE
-from reclist.metrics import standard_metrics as sm
 from reclist.reclist import rec_test
 
 import evaluation
@@ -321,7 +320,8 @@ class Popular(RecModel):
         return predictions_frame(user_ids["user_id"], items, self.k)
 
 
-def test_on_a_challenge_dataset_fold_matches_reclist_standard_metrics():
+def test_on_a_challenge_dataset_fold_matches_reclist_standard_metrics(reclist_metrics):
+    sm = reclist_metrics
     ds = evaluation.ChallengeDataset(random_tables(), num_folds=2)
     model = Popular()
     model.train(ds.get_train_set(1))

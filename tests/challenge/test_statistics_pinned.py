@@ -9,6 +9,7 @@ same phase-2 arithmetic.
 
 from __future__ import annotations
 
+import functools
 import json
 from types import SimpleNamespace
 
@@ -59,16 +60,33 @@ REFERENCES = {
 SKIPS = [None, {MRED_GENDER: "one group", LATENT_DIVERSITY: "no vectors"}]
 
 
+@functools.cache
+def _teams():
+    """The four teams every test here scores (built once per process)."""
+    return board(np.random.default_rng(11), skills=(0.5, 0.45, 0.3, 0.55), sizes=SIZES)
+
+
 @pytest.fixture(scope="module")
 def teams():
-    return board(np.random.default_rng(11), skills=(0.5, 0.45, 0.3, 0.55), sizes=SIZES)
+    return _teams()
+
+
+@functools.cache
+def plain_replicates(team: int, seed: int, n_boot: int, chunk: int,
+                     names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``fold_mean_replicates`` of team ``team`` on the plain resamples of ``seed``: one
+    replicate at a time, the slowest part of the references, computed once for every set of
+    references (the tests' replicates do not depend on them; only the scores do)."""
+    counts = reference_counts(seed, SIZES, n_boot, chunk)
+    return fold_mean_replicates(_teams()[team], counts, names)
 
 
 def reference_bootstrap(folds, refs, *, n_boot, seed, chunk, level, not_applicable):
     """The run's intervals from the plain replicates: each test's, then both scores'."""
     skip = not_applicable or {}
     names = [t for t in LEADERBOARD_TESTS if t not in skip]
-    reps = fold_mean_replicates(folds, reference_counts(seed, SIZES, n_boot, chunk), names)
+    assert folds is _teams()[0]
+    reps = plain_replicates(0, seed, n_boot, chunk, tuple(names))
     point = {t: float(np.mean([f.tests()[t][0] for f in folds])) for t in names}
     alpha, flagged = (1 - level) / 2, []
     out = {t: _interval(reps[t], point[t], alpha, flagged, t) for t in names}
@@ -104,8 +122,7 @@ def test_compares_paired_replicates_equal_the_plain_reference(teams, name, skip)
     reps, point = paired_bootstrap(teams, refs, n_boot=90, seed=2, chunk=30,
                                    not_applicable=skip)
     names = [t for t in LEADERBOARD_TESTS if t not in (skip or {})]
-    counts = reference_counts(2, SIZES, 90, 30)
-    plain = [fold_mean_replicates(run, counts, names) for run in teams]
+    plain = [plain_replicates(i, 2, 90, 30, tuple(names)) for i in range(len(teams))]
     plain_point = [{t: float(np.mean([f.tests()[t][0] for f in run])) for t in names}
                    for run in teams]
     scored = applicable_tests(skip)
@@ -133,8 +150,7 @@ def fold_details(scores):
 def test_the_figures_replicates_equal_the_plain_reference(teams, name):
     refs = REFERENCES[name]
     got = replicates([fold_details(s) for s in teams[1]], teams[1], n_boot=80, seed=6)
-    plain = fold_mean_replicates(teams[1], reference_counts(6, SIZES, 80, 50),
-                                 LEADERBOARD_TESTS)
+    plain = plain_replicates(1, 6, 80, 50, tuple(LEADERBOARD_TESTS))
     for t in LEADERBOARD_TESTS:
         np.testing.assert_array_equal(got.tests[t], plain[t], err_msg=t)
     np.testing.assert_array_equal(score_replicates(got, refs),

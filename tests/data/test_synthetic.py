@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import chi2_contingency
 
 from evaluation.data import (
     Tables,
@@ -178,7 +177,7 @@ def test_co_listened_tracks_are_close(small):
     assert co > rand + 0.08
 
 
-def test_taste_depends_on_country():
+def test_taste_depends_on_country(scipy_stats):
     params = SCALES["small"]
     rng = np.random.default_rng(5)
     cat = _synthetic._catalogue(rng, params)
@@ -186,7 +185,7 @@ def test_taste_depends_on_country():
     country = pd.Series(users["country"]).fillna("--")
     top = country.isin(["US", "RU", "DE", "UK", "PL", "--"])
     table = pd.crosstab(country[top], users["primary"][top.to_numpy()])
-    assert chi2_contingency(table.to_numpy())[1] < 1e-6
+    assert scipy_stats.chi2_contingency(table.to_numpy())[1] < 1e-6
 
 
 def _kcore_test_users(ev: pd.DataFrame, seed: int, frac=0.25, k=10) -> int:

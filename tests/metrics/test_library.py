@@ -11,14 +11,6 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import (
-    mean_absolute_error,
-    mean_squared_error,
-    ndcg_score,
-    precision_score,
-    recall_score,
-    roc_auc_score,
-)
 
 from evaluation.errors import ConfigError
 from evaluation.metrics import (
@@ -240,7 +232,7 @@ def _scores_from_lists(recs, n_items):
 
 
 @pytest.mark.parametrize("k", [1, 3, 10])
-def test_ndcg_equals_scikit_learn(rng, k):
+def test_ndcg_equals_scikit_learn(rng, k, sklearn_metrics):
     n_users, n_items = 50, 25
     graded = rng.integers(1, 4, (n_users, n_items))
     dense = np.where(rng.random((n_users, n_items)) < 0.2, graded, 0)
@@ -248,40 +240,42 @@ def test_ndcg_equals_scikit_learn(rng, k):
     recs = _distinct_lists(rng, n_users, n_items, 12)
     # scikit-learn's gains are linear; distinct scores on the listed items, so its tie averaging
     # only ever concerns unlisted items below the cutoff.
-    expected = ndcg_score(dense, _scores_from_lists(recs, n_items), k=k)
+    expected = sklearn_metrics.ndcg_score(dense, _scores_from_lists(recs, n_items), k=k)
     assert ndcg_at_k(recs, sp.csr_array(dense.astype(float)), k) == pytest.approx(expected)
 
 
-def test_auc_equals_scikit_learn_per_user(rng):
+def test_auc_equals_scikit_learn_per_user(rng, sklearn_metrics):
     n_users, n_items = 30, 40
     dense = (rng.random((n_users, n_items)) < 0.2).astype(float)
     dense[:, 0] = 1.0  # one positive and
     dense[:, 1] = 0.0  # one negative per user at least
     recs = _distinct_lists(rng, n_users, n_items, 10)  # unlisted items tie at score 0
     scores = _scores_from_lists(recs, n_items)
-    expected = np.mean([roc_auc_score(dense[u], scores[u]) for u in range(n_users)])
+    expected = np.mean([sklearn_metrics.roc_auc_score(dense[u], scores[u])
+                        for u in range(n_users)])
     assert auc(recs, sp.csr_array(dense)) == pytest.approx(expected)
 
 
-def test_precision_recall_equal_scikit_learn_per_user(rng):
+def test_precision_recall_equal_scikit_learn_per_user(rng, sklearn_metrics):
     n_users, n_items, k = 30, 20, 5
     dense = (rng.random((n_users, n_items)) < 0.3).astype(float)
     dense[:, 0] = 1.0
     recs = _distinct_lists(rng, n_users, n_items, k)
     predicted = np.zeros((n_users, n_items), dtype=int)
     np.put_along_axis(predicted, recs, 1, axis=1)
-    p = np.mean([precision_score(dense[u], predicted[u]) for u in range(n_users)])
-    r = np.mean([recall_score(dense[u], predicted[u]) for u in range(n_users)])
+    p = np.mean([sklearn_metrics.precision_score(dense[u], predicted[u]) for u in range(n_users)])
+    r = np.mean([sklearn_metrics.recall_score(dense[u], predicted[u]) for u in range(n_users)])
     rel = sp.csr_array(dense)
     assert precision_at_k(recs, rel, k) == pytest.approx(p)
     assert recall_at_k(recs, rel, k) == pytest.approx(r)
 
 
-def test_rating_errors_equal_scikit_learn(rng):
+def test_rating_errors_equal_scikit_learn(rng, sklearn_metrics):
+    mean_squared_error = sklearn_metrics.mean_squared_error
     y_true = rng.integers(1, 6, 500).astype(float)
     y_pred = y_true + rng.normal(0, 1, 500)
     assert rmse(y_true, y_pred) == pytest.approx(sqrt(mean_squared_error(y_true, y_pred)))
-    assert mae(y_true, y_pred) == pytest.approx(mean_absolute_error(y_true, y_pred))
+    assert mae(y_true, y_pred) == pytest.approx(sklearn_metrics.mean_absolute_error(y_true, y_pred))
     users = rng.integers(0, 20, 500)
     per_user = [sqrt(mean_squared_error(y_true[users == u], y_pred[users == u]))
                 for u in np.unique(users)]

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import mean_absolute_error, mean_squared_error
 
 from evaluation.baselines import BiasModel
 from evaluation.errors import ConfigError, DataError, PredictionError
@@ -166,15 +165,15 @@ def test_bias_model_clipping_play_counts_and_errors():
 
 # -- rating errors and evaluate_split ----------------------------------------------------------
 
-def test_rating_errors_match_scikit_learn(rng):
+def test_rating_errors_match_scikit_learn(rng, sklearn_metrics):
     frame = random_ratings(rng)
     split = temporal_user_split(frame, 0.3)
     model = BiasModel().train(split.train)
     pred = model.predict_ratings(split.test)
     errors = rating_errors(model, split.test, rating_range=(1, 5))
     y = split.test.rating
-    assert errors["rmse"] == pytest.approx(np.sqrt(mean_squared_error(y, pred)))
-    assert errors["mae"] == pytest.approx(mean_absolute_error(y, pred))
+    assert errors["rmse"] == pytest.approx(np.sqrt(sklearn_metrics.mean_squared_error(y, pred)))
+    assert errors["mae"] == pytest.approx(sklearn_metrics.mean_absolute_error(y, pred))
     assert errors["nrmse"] == pytest.approx(errors["rmse"] / 4)
     assert errors["nmae"] == pytest.approx(errors["mae"] / 4)
     per_user = rating_errors(model, split.test, aggregate="user")
@@ -260,13 +259,13 @@ def test_evaluate_split_threshold_graded_and_names_without_cutoff():
         evaluate_split(model, Split(TRAIN, TEST.drop(columns="rating")), relevance_threshold=4)
 
 
-def test_evaluate_split_rating_errors_and_short_lists():
+def test_evaluate_split_rating_errors_and_short_lists(sklearn_metrics):
     split = Split(TRAIN, TEST)
     result = evaluate_split(BiasModel(top_k=3), split, k=3, metrics=("hit_rate@3", "rmse"))
     model = BiasModel(top_k=3).train(TRAIN)
     pred = model.predict_ratings(TEST)
     assert result.rating_errors == {
-        "rmse": pytest.approx(np.sqrt(mean_squared_error(TEST.rating, pred)))}
+        "rmse": pytest.approx(np.sqrt(sklearn_metrics.mean_squared_error(TEST.rating, pred)))}
     with pytest.warns(UserWarning, match="returned 3 ranked items per user but the metrics "
                                          "look at the top 5"):
         evaluate_split(FixedModel({1: [13]}), split, k=5, metrics=("hit_rate@5",))

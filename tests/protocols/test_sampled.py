@@ -9,7 +9,6 @@ from math import log2
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import optimize, stats
 
 import evaluation.protocols._sampled as sampled_module
 from evaluation import evaluate_sampled
@@ -249,7 +248,7 @@ def test_rank_estimate_is_unbiased_for_the_full_rank():
 
 
 @pytest.mark.parametrize("gamma", [0.0, 0.1, 1.0])
-def test_bv_table_minimises_bias_squared_plus_gamma_variance(gamma):
+def test_bv_table_minimises_bias_squared_plus_gamma_variance(gamma, scipy_optimize):
     n, m, k = 9, 4, 3
     law = _enumerated_law(n, m)
     metric = (np.arange(1, n + 1) <= k) / np.log2(np.arange(1, n + 1) + 1.0)  # NDCG@3
@@ -258,7 +257,8 @@ def test_bv_table_minimises_bias_squared_plus_gamma_variance(gamma):
         mean = law @ x
         return float(np.sum((mean - metric) ** 2 + gamma * (law @ x**2 - mean**2)))
 
-    best = optimize.minimize(objective, np.zeros(m + 1), method="BFGS", options={"gtol": 1e-12})
+    best = scipy_optimize.minimize(objective, np.zeros(m + 1), method="BFGS",
+                                   options={"gtol": 1e-12})
     table = bv_table(n, m, metric, gamma)
     assert objective(table) <= best.fun + 1e-12
     assert table == pytest.approx(best.x, abs=1e-5)
@@ -277,7 +277,7 @@ def test_every_negative_sampled_makes_every_estimate_exact():
 
 
 @pytest.mark.parametrize("correction", ["rank", "bv"])
-def test_corrected_metrics_have_the_expected_value_of_their_estimator(correction):
+def test_corrected_metrics_have_the_expected_value_of_their_estimator(correction, scipy_stats):
     # 500 users, each with 5 training items and 1 test item out of 200: n = 195 candidates.
     # Every item has a fixed score, so each target's full rank among the items its user never
     # met is known; the corrected metric must average to sum_s P(s | r) x(s) over the points,
@@ -304,7 +304,7 @@ def test_corrected_metrics_have_the_expected_value_of_their_estimator(correction
         for user in range(n_users):
             unseen = np.setdiff1d(np.arange(n_items), known[user])
             full_rank = 1 + (item_score[unseen] > item_score[known[user, 5]]).sum()
-            law = stats.hypergeom.pmf(s, n - 1, full_rank - 1, m)
+            law = scipy_stats.hypergeom.pmf(s, n - 1, full_rank - 1, m)
             expected.append(law @ x)
             variance.append(law @ x**2 - (law @ x) ** 2)
         se = np.sqrt(np.sum(variance)) / n_users

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 
 import numpy as np
@@ -49,9 +50,10 @@ def dense_reference(user_emb, item_emb, k, exclude=None):
     return out
 
 
-@pytest.mark.parametrize("device", FLOAT32_DEVICES)
-@pytest.mark.parametrize("seed", range(6))
-def test_equals_dense_reference_with_exclusions_and_ties(device, seed):
+@functools.cache
+def tied_case(seed: int):
+    """Embeddings, k and exclusions of one seed, and their dense reference (computed once per
+    seed for all the devices that are checked against it)."""
     rng = np.random.default_rng(seed)
     n_users, n_items = int(rng.integers(1, 30)), int(rng.integers(1, 2500))
     k = int(rng.integers(1, 40))
@@ -60,8 +62,15 @@ def test_equals_dense_reference_with_exclusions_and_ties(device, seed):
     item_emb = rng.integers(-2, 3, (n_items, 3)).astype(np.float32)
     exclude = sp.random(n_users, n_items, density=float(rng.uniform(0, 0.5)), random_state=seed,
                         format="csr")
+    return user_emb, item_emb, k, exclude, dense_reference(user_emb, item_emb, k, exclude)
+
+
+@pytest.mark.parametrize("device", FLOAT32_DEVICES)
+@pytest.mark.parametrize("seed", range(6))
+def test_equals_dense_reference_with_exclusions_and_ties(device, seed):
+    user_emb, item_emb, k, exclude, expected = tied_case(seed)
     got = topk_from_embeddings(user_emb, item_emb, k, exclude=exclude, batch_size=7, device=device)
-    assert (got.to_numpy() == dense_reference(user_emb, item_emb, k, exclude)).all()
+    assert (got.to_numpy() == expected).all()
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -197,6 +206,15 @@ def hard_case(seed: int, n_users: int, n_items: int, dim: int, ties: bool):
     return user_emb, item_emb, sp.csr_array(mask.astype(np.float32))
 
 
+@functools.cache
+def blocked_case(ties: bool, batch_size: int | None):
+    """The blocked kernel's hard case and its reference top-100, computed once for both block
+    sizes (the block size is the kernel's, not the reference path's)."""
+    user_emb, item_emb, exclude = hard_case(int(ties), 23, 60_000, 64, ties)
+    expected = reference_topk(user_emb, item_emb, 100, exclude=exclude, batch_size=batch_size)
+    return user_emb, item_emb, exclude, expected
+
+
 @pytest.mark.parametrize("block_bytes", [None, 2**14])
 @pytest.mark.parametrize("ties", [True, False])
 @pytest.mark.parametrize("batch_size", [None, 7, 1])
@@ -204,13 +222,11 @@ def test_blocked_kernel_equals_the_reference_path_bit_for_bit(ties, batch_size, 
                                                               monkeypatch):
     # 60k items x 64 dims: the kernel splits a chunk's product into item blocks (3 with 23
     # users a chunk; with small blocks 6 with 23 users and 2 with 7; one product for 1 or 2)
+    user_emb, item_emb, exclude, expected = blocked_case(ties, batch_size)
     if block_bytes:
         monkeypatch.setattr(blocked_kernel, "_BLOCK_BYTES", block_bytes)
-    user_emb, item_emb, exclude = hard_case(int(ties), 23, 60_000, 64, ties)
-    kwargs = {"exclude": exclude, "batch_size": batch_size}
-    expected = reference_topk(user_emb, item_emb, 100, **kwargs)
-    pd.testing.assert_frame_equal(topk_from_embeddings(user_emb, item_emb, 100, **kwargs),
-                                  expected)
+    got = topk_from_embeddings(user_emb, item_emb, 100, exclude=exclude, batch_size=batch_size)
+    pd.testing.assert_frame_equal(got, expected)
     assert (expected.iloc[1] == -1).all() and (expected.iloc[2, 5:] == -1).all()
     assert (expected.iloc[2, :5] >= 0).all()
 
