@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
@@ -174,6 +174,10 @@ def upgrade(url_or_engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     try:
         with engine.begin() as connection:
+            # a database at the newest migration is left as it is: Alembic would load every
+            # migration script to find nothing to do (most of the CPU of opening such a one)
+            if _stored_revisions(connection) == schema_heads():
+                return
             # env.py runs the migrations on this connection, so that SQLite's settings apply
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
@@ -201,6 +205,14 @@ def is_current(engine: Engine) -> bool:
     except SQLAlchemyError:
         return False
     return stored == schema_heads()
+
+
+def _stored_revisions(connection) -> set[str]:
+    """The revisions a database's ``alembic_version`` table holds (none without the table)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return set()
+    return {row[0] for row in connection.exec_driver_sql(
+        "SELECT version_num FROM alembic_version")}
 
 
 def schema_heads() -> set[str]:
