@@ -70,6 +70,16 @@ def store(migrated_db_url, competition):
     store.engine.dispose()
 
 
+@pytest.fixture(scope="module")
+def refusing_store(tmp_path_factory, competition):
+    """One store (no baselines pinned) for the module's tests of refused teams: each checks
+    that nothing was stored, so that they share it (a refusal that stored a team would fail
+    that test and the ones after it)."""
+    store = open_store(sqlite_url(tmp_path_factory.mktemp("refusals")), competition, pin=False)
+    yield store
+    store.engine.dispose()
+
+
 def count_rows(store: Database, *where) -> int:
     with store.engine.connect() as conn:
         query = sa.select(sa.func.count()).select_from(SubmissionRow)
@@ -202,19 +212,18 @@ def test_team_names_of_any_script_are_stored_as_given(store):
     ("..", "starts with a dot"), (".hidden", "starts with a dot"),
     ("🚀" * 64, "256 bytes as UTF-8; at most 255"), ("nul\0name", "U\\+0000"),
 ])
-def test_bad_team_names_are_refused(tmp_path, competition, name, expected):
-    store = open_store(sqlite_url(tmp_path), competition, pin=False)
+def test_bad_team_names_are_refused(refusing_store, name, expected):
     with pytest.raises(ConfigError, match=expected):
-        add_team(store, name, "team@example.org")
-    assert list_teams(store) == []
+        add_team(refusing_store, name, "team@example.org")
+    assert list_teams(refusing_store) == []
 
 
 @pytest.mark.parametrize("email", ["", "no-at-sign", "two@@example.org", "a b@example.org",
                                    "a@nodot", "x" * 400 + "@example.org"])
-def test_bad_emails_are_refused(tmp_path, competition, email):
-    store = open_store(sqlite_url(tmp_path), competition, pin=False)
+def test_bad_emails_are_refused(refusing_store, email):
     with pytest.raises(ConfigError, match="is not an address"):
-        add_team(store, "Team", email)
+        add_team(refusing_store, "Team", email)
+    assert list_teams(refusing_store) == []
 
 
 def test_duplicate_names_are_refused_also_by_case_and_compatibility_form(store):
