@@ -48,8 +48,23 @@ RECEIPT_KEYS = {"status", "submission_id", "phase", "phase1_score", "leaderboard
                 "interval", "rank", "flagged", "message"}
 
 
+@pytest.fixture(scope="module", params=["testclient", "live"])
+def api(request, tmp_path_factory, competition):
+    """The app in process or served live, one of each for the module's tests that read back
+    only their own team's submissions and never move the clock: building an app and
+    answering its first request cost more than most of these tests."""
+    clock = Clock()
+    app = create_app(competition, migrated_sqlite_url(tmp_path_factory.mktemp("api")),
+                     clock=clock)
+    live = request.param == "live"
+    with serving(app, live) as client:
+        yield Api(client, app.state.store, clock, live)
+
+
 @pytest.fixture(params=["testclient", "live"])
-def api(request, tmp_path, competition):
+def own_api(request, tmp_path, competition):
+    """As ``api``, an app of the test's own: for the tests that read every team of the board,
+    the store's last team, or move the clock."""
     clock = Clock()
     app = create_app(competition, migrated_sqlite_url(tmp_path), clock=clock)
     live = request.param == "live"
@@ -91,12 +106,12 @@ def test_accepted_duplicate_and_conflict(api, competition):
             if not r["is_baseline"]] == [("Uploaders", 1, answer["submission_id"])]
 
 
-def test_rank_is_the_teams_place_on_the_board(api):
-    first = api.post(encode(variant("R-1", 1.1)), api.team("First"))
-    second = api.post(encode(variant("R-2", 1.3)), api.team("Second"))
+def test_rank_is_the_teams_place_on_the_board(own_api):
+    first = own_api.post(encode(variant("R-1", 1.1)), own_api.team("First"))
+    second = own_api.post(encode(variant("R-2", 1.3)), own_api.team("Second"))
     assert (first.json()["rank"], second.json()["rank"]) == (None, None)  # claims
-    computed(api.store)
-    board = api.get("/api/v1/leaderboard").json()
+    computed(own_api.store)
+    board = own_api.get("/api/v1/leaderboard").json()
     assert [(r["team"], r["rank"]) for r in board["rows"] if not r["is_baseline"]] == [
         ("Second", 1), ("First", 2)]
 
@@ -264,19 +279,19 @@ def _hostile_bodies() -> list[tuple[str, bytes, int]]:
 HOSTILE = _hostile_bodies()
 
 
-def test_hostile_bodies_are_refused_cleanly(api):
-    token = api.team("Hostiles")
+def test_hostile_bodies_are_refused_cleanly(own_api):
+    token = own_api.team("Hostiles")
     for name, body, status in HOSTILE:
-        response = api.post(body, token)
+        response = own_api.post(body, token)
         assert response.status_code == status, (name, response.status_code, response.text)
         answer = assert_rejected(response, status)
         assert len(answer["reason"]) < 2000, name
     # none of them was stored, and the server still works
-    assert list_teams(api.store)[-1].submissions == 0
-    assert api.get("/healthz").json() == {"status": "ok"}
+    assert list_teams(own_api.store)[-1].submissions == 0
+    assert own_api.get("/healthz").json() == {"status": "ok"}
 
 
-def test_unicode_and_html_are_data(api):
+def test_unicode_and_html_are_data(own_api):
     doc = variant("Unicode-1")
     doc["participant_id"] = "<b>東京</b> \"quoted\" 🚀"
     doc["email"] = "<script>@example.org"
@@ -284,10 +299,10 @@ def test_unicode_and_html_are_data(api):
     for i, name in enumerate(names):
         doc = variant(f"Unicode-{i}", 1 + i / 10)
         doc["participant_id"] = "<b>東京</b> \"quoted\" 🚀"
-        assert api.post(encode(doc), api.team(name)).status_code == 201
-    board = api.get("/api/v1/leaderboard").json()
+        assert own_api.post(encode(doc), own_api.team(name)).status_code == 201
+    board = own_api.get("/api/v1/leaderboard").json()
     assert {r["team"] for r in board["rows"] if not r["is_baseline"]} == set(names)
-    page = api.get("/")
+    page = own_api.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "<script>alert(1)" not in page.text and "<img src=x" not in page.text
     assert "&lt;script&gt;alert(1)&lt;script&gt;" in page.text
@@ -297,57 +312,57 @@ def test_unicode_and_html_are_data(api):
 # ---------------------------------------------------------------------------- limits, phases
 
 
-def test_daily_limit_answers_429_with_retry_after(api):
-    api.clock.now = datetime(2026, 6, 1, 23, 0, 0, tzinfo=timezone.utc)
-    token = api.team("Busy")
+def test_daily_limit_answers_429_with_retry_after(own_api):
+    own_api.clock.now = datetime(2026, 6, 1, 23, 0, 0, tzinfo=timezone.utc)
+    token = own_api.team("Busy")
     for i in range(5):
-        assert api.post(encode(variant(f"L-{i}")), token).status_code == 201
-    refused = api.post(encode(variant("L-5")), token)
+        assert own_api.post(encode(variant(f"L-{i}")), token).status_code == 201
+    refused = own_api.post(encode(variant("L-5")), token)
     assert_rejected(refused, 429)
     assert refused.headers["Retry-After"] == "3600"  # one hour to the next UTC midnight
     # a repeat still answers, known by its Idempotency-Key (the run id) alone; without the
     # key the body is not read to find out
-    repeat = api.post(encode(variant("L-0")), token, **{"Idempotency-Key": "L-0"})
+    repeat = own_api.post(encode(variant("L-0")), token, **{"Idempotency-Key": "L-0"})
     assert repeat.status_code == 200 and repeat.json()["status"] == "duplicate"
-    keyless = assert_rejected(api.post(encode(variant("L-0")), token), 429)
+    keyless = assert_rejected(own_api.post(encode(variant("L-0")), token), 429)
     assert "Idempotency-Key" in keyless["reason"]
-    api.clock.now += timedelta(hours=1)
-    assert api.post(encode(variant("L-5")), token).status_code == 201
+    own_api.clock.now += timedelta(hours=1)
+    assert own_api.post(encode(variant("L-5")), token).status_code == 201
 
 
-def test_closed_phase_answers_403_naming_the_times(api):
-    api.clock.now = datetime(2025, 6, 1, tzinfo=timezone.utc)
-    body = assert_rejected(api.post(encode(variant("Early")), api.team("Early birds")), 403)
+def test_closed_phase_answers_403_naming_the_times(own_api):
+    own_api.clock.now = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    body = assert_rejected(own_api.post(encode(variant("Early")), own_api.team("Early birds")), 403)
     assert "2026-01-01T00:00:00Z" in body["reason"] and "2028-02-01T00:00:00Z" in body["reason"]
 
 
 # ---------------------------------------------------------------------------- reading
 
 
-def test_leaderboard_phases_hidden_scores_and_admin(api):
-    token = api.team("Finalists")
-    admin = create_admin_token(api.store)
-    public = api.get("/api/v1/leaderboard").json()
+def test_leaderboard_phases_hidden_scores_and_admin(own_api):
+    token = own_api.team("Finalists")
+    admin = create_admin_token(own_api.store)
+    public = own_api.get("/api/v1/leaderboard").json()
     assert public["phase"] == "public" and public["phases"] == ["public", "final"]
     assert [r["team"] for r in public["rows"]] == ["Popularity", "Random"]
     assert all(r["is_baseline"] and r["rank"] is None for r in public["rows"])
-    api.clock.now = datetime(2028, 1, 5, tzinfo=timezone.utc)
-    answer = api.post(encode(variant("Final-1", 1.2)), token).json()
+    own_api.clock.now = datetime(2028, 1, 5, tzinfo=timezone.utc)
+    answer = own_api.post(encode(variant("Final-1", 1.2)), token).json()
     assert answer["phase"] == "final" and answer["rank"] is None
     assert answer["leaderboard_score"] is None
-    hidden = api.get("/api/v1/leaderboard").json()
+    hidden = own_api.get("/api/v1/leaderboard").json()
     assert hidden["phase"] == "final" and hidden["public"] is False
     assert all(r["leaderboard_score"] is None and r["rank"] is None for r in hidden["rows"])
-    computed(api.store)
-    shown = api.get("/api/v1/leaderboard", admin).json()
+    computed(own_api.store)
+    shown = own_api.get("/api/v1/leaderboard", admin).json()
     finalist = next(r for r in shown["rows"] if r["team"] == "Finalists")
     assert finalist["rank"] == 1 and finalist["leaderboard_score"] is not None
     # a team's token reads the public view; a wrong one is refused
-    assert api.get("/api/v1/leaderboard", token).json()["rows"] == hidden["rows"]
-    assert_rejected(api.get("/api/v1/leaderboard", "wrong-token"), 401)
-    earlier = api.get("/api/v1/leaderboard", phase="public").json()
+    assert own_api.get("/api/v1/leaderboard", token).json()["rows"] == hidden["rows"]
+    assert_rejected(own_api.get("/api/v1/leaderboard", "wrong-token"), 401)
+    earlier = own_api.get("/api/v1/leaderboard", phase="public").json()
     assert earlier["phase"] == "public"
-    assert "final" in assert_rejected(api.get("/api/v1/leaderboard", phase="nope"),
+    assert "final" in assert_rejected(own_api.get("/api/v1/leaderboard", phase="nope"),
                                       404)["reason"]
 
 

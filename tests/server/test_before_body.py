@@ -73,8 +73,19 @@ class Uploads:
         return asyncio.run(send())
 
 
+@pytest.fixture(scope="module")
+def uploads(module_migrated_db_url, competition):
+    """One app on each backend for the module's tests that upload as teams of their own and
+    never move the clock or reveal a phase."""
+    served = Uploads(module_migrated_db_url, competition)
+    yield served
+    served.store.engine.dispose()
+
+
 @pytest.fixture
-def uploads(migrated_db_url, competition):
+def own_uploads(migrated_db_url, competition):
+    """As ``uploads``, an app of the test's own: for a test that moves the clock and reveals
+    the phase."""
     served = Uploads(migrated_db_url, competition)
     yield served
     served.store.engine.dispose()
@@ -120,19 +131,19 @@ def test_no_valid_token_is_refused_before_the_body_is_read(uploads):
     refused_unread(uploads, 401, token)
 
 
-def test_a_phase_that_is_unknown_closed_or_revealed_is_refused_before_the_body(uploads):
-    _, token = add_team(uploads.store, "Early", "e@example.org")
-    assert "no phase 'nope'" in refused_unread(uploads, 404, token,
-                                               "/api/v1/phases/nope/submissions")
-    assert "no phase 'nope'" in refused_unread(uploads, 404, token, **{"X-Phase": "nope"})
-    reason = refused_unread(uploads, 403, token, **{"X-Phase": "final"})
+def test_a_phase_that_is_unknown_closed_or_revealed_is_refused_before_the_body(own_uploads):
+    _, token = add_team(own_uploads.store, "Early", "e@example.org")
+    assert "no phase 'nope'" in refused_unread(own_uploads, 404, token,
+                                                   "/api/v1/phases/nope/submissions")
+    assert "no phase 'nope'" in refused_unread(own_uploads, 404, token, **{"X-Phase": "nope"})
+    reason = refused_unread(own_uploads, 403, token, **{"X-Phase": "final"})
     assert "phase 'final'" in reason and "2028-01-01T00:00:00Z" in reason
     assert "phase 'public' is open now" in reason
-    uploads.clock.now = datetime(2025, 6, 1, tzinfo=timezone.utc)  # before every phase
-    assert "no phase of" in refused_unread(uploads, 403, token)
-    uploads.clock.now = NOON
-    reveal_phase(uploads.store, "public", close_now=True)
-    assert "was revealed on" in refused_unread(uploads, 403, token)
+    own_uploads.clock.now = datetime(2025, 6, 1, tzinfo=timezone.utc)  # before every phase
+    assert "no phase of" in refused_unread(own_uploads, 403, token)
+    own_uploads.clock.now = NOON
+    reveal_phase(own_uploads.store, "public", close_now=True)
+    assert "was revealed on" in refused_unread(own_uploads, 403, token)
 
 
 def test_the_phase_comes_from_the_url_or_the_header(uploads):

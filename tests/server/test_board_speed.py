@@ -28,7 +28,16 @@ from evaluation.server.api import create_app
 from evaluation.server.db import SubmissionRow, TeamRow, add_team, authenticate, reveal_phase
 from evaluation.server.standings import board_with_standings
 from evaluation.server.store import phase_board, submit
-from tests.server._helpers import NOON, Clock, computed, encode, open_store, sqlite_url, variant
+from tests.server._helpers import (
+    NOON,
+    Clock,
+    computed,
+    encode,
+    migrated_sqlite_url,
+    open_store,
+    sqlite_url,
+    variant,
+)
 
 with warnings.catch_warnings():  # starlette suggests httpx2 for its test client; httpx works
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -113,8 +122,9 @@ def test_the_board_reads_its_index_not_the_submissions_bodies(tmp_path, competit
 @pytest.fixture
 def served(tmp_path, competition):
     """An app on an SQLite file, its test client, and a second store on the same file (with
-    an engine of its own, as another server process or an ``admin`` command has)."""
-    url = sqlite_url(tmp_path)
+    an engine of its own, as another server process or an ``admin`` command has). The file
+    starts as a copy of a migrated one: the migrations are not what these tests check."""
+    url = migrated_sqlite_url(tmp_path)
     clock = Clock()
     app = create_app(competition, url, clock=clock)
     other = open_store(url, competition, clock, pin=False)
@@ -300,7 +310,7 @@ def test_the_benchmarks_seed_fills_the_board_it_says(tmp_path):
     from evaluation.server.db import Database, make_engine
 
     path = competition_copy(tmp_path, daily_limit=10**6, open_at=datetime.now(timezone.utc))
-    url = sqlite_url(tmp_path)
+    url = migrated_sqlite_url(tmp_path)  # the seed's work, not the migrations
     tokens = seed(url, path, teams=20, submissions=100)
     assert len(tokens) == 20 and len(set(tokens.values())) == 20
     store = Database(make_engine(url), load_competition(path))
@@ -322,7 +332,7 @@ def test_the_benchmarks_seed_gives_the_best_submissions_per_user_values(tmp_path
     from evaluation.server.standings import StoreValues, with_standings
 
     path = competition_copy(tmp_path, daily_limit=10**6, open_at=datetime.now(timezone.utc))
-    url = sqlite_url(tmp_path)
+    url = migrated_sqlite_url(tmp_path)  # the seed's work, not the migrations
     seed(url, path, teams=6, submissions=30, values_users=200)
     store = Database(make_engine(url), load_competition(path))
     board = with_standings(store, phase_board(store), StoreValues(store))

@@ -63,9 +63,30 @@ from tests.server._helpers import (  # noqa: F401
 # (also used by test_server_api.py and test_server_cli.py)
 
 
+@pytest.fixture(scope="module")
+def store(module_migrated_db_url, competition):
+    """One store on each backend for the module's tests that read back only what they wrote
+    themselves (teams and runs of their own names): opening a store pins the baselines, and
+    on PostgreSQL each database of its own is a copy of the template."""
+    store = open_store(module_migrated_db_url, competition)
+    yield store
+    store.engine.dispose()
+
+
 @pytest.fixture
-def store(migrated_db_url, competition):
+def own_store(migrated_db_url, competition):
+    """A store of the test's own, for the tests that read every team or rank on the board."""
     store = open_store(migrated_db_url, competition)
+    yield store
+    store.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def refusing_store(tmp_path_factory, competition):
+    """One store (no baselines pinned) for the module's tests of refused teams: each checks
+    that nothing was stored, so that they share it (a refusal that stored a team would fail
+    that test and the ones after it)."""
+    store = open_store(sqlite_url(tmp_path_factory.mktemp("refusals")), competition, pin=False)
     yield store
     store.engine.dispose()
 
@@ -184,11 +205,11 @@ NAMES = ["Team Rocket", "東京チーム", "Équipe ñ 🚀", "فریق\u200cم�
          "x" * 80, "a", "a.b", "Team.", "🚀" * 63]
 
 
-def test_team_names_of_any_script_are_stored_as_given(store):
-    tokens = [add_team(store, name, "team@example.org")[1] for name in NAMES]
-    assert [t.name for t in list_teams(store) if not t.is_baseline] == NAMES
+def test_team_names_of_any_script_are_stored_as_given(own_store):
+    tokens = [add_team(own_store, name, "team@example.org")[1] for name in NAMES]
+    assert [t.name for t in list_teams(own_store) if not t.is_baseline] == NAMES
     for name, token in zip(NAMES, tokens):
-        caller = authenticate(store, token)
+        caller = authenticate(own_store, token)
         assert caller is not None and caller.team == name and not caller.admin
 
 
@@ -202,29 +223,28 @@ def test_team_names_of_any_script_are_stored_as_given(store):
     ("..", "starts with a dot"), (".hidden", "starts with a dot"),
     ("🚀" * 64, "256 bytes as UTF-8; at most 255"), ("nul\0name", "U\\+0000"),
 ])
-def test_bad_team_names_are_refused(tmp_path, competition, name, expected):
-    store = open_store(sqlite_url(tmp_path), competition, pin=False)
+def test_bad_team_names_are_refused(refusing_store, name, expected):
     with pytest.raises(ConfigError, match=expected):
-        add_team(store, name, "team@example.org")
-    assert list_teams(store) == []
+        add_team(refusing_store, name, "team@example.org")
+    assert list_teams(refusing_store) == []
 
 
 @pytest.mark.parametrize("email", ["", "no-at-sign", "two@@example.org", "a b@example.org",
                                    "a@nodot", "x" * 400 + "@example.org"])
-def test_bad_emails_are_refused(tmp_path, competition, email):
-    store = open_store(sqlite_url(tmp_path), competition, pin=False)
+def test_bad_emails_are_refused(refusing_store, email):
     with pytest.raises(ConfigError, match="is not an address"):
-        add_team(store, "Team", email)
+        add_team(refusing_store, "Team", email)
+    assert list_teams(refusing_store) == []
 
 
-def test_duplicate_names_are_refused_also_by_case_and_compatibility_form(store):
-    add_team(store, "Team Rocket", "a@example.org")
+def test_duplicate_names_are_refused_also_by_case_and_compatibility_form(own_store):
+    add_team(own_store, "Team Rocket", "a@example.org")
     for same in ("Team Rocket", "team rocket", "ＴＥＡＭ ＲＯＣＫＥＴ"):
         with pytest.raises(ConfigError, match="exists already"):
-            add_team(store, same, "b@example.org")
+            add_team(own_store, same, "b@example.org")
     with pytest.raises(ConfigError, match="exists already"):
-        add_team(store, "Popularity", "b@example.org")  # a pinned baseline's name
-    assert [t.name for t in list_teams(store) if not t.is_baseline] == ["Team Rocket"]
+        add_team(own_store, "Popularity", "b@example.org")  # a pinned baseline's name
+    assert [t.name for t in list_teams(own_store) if not t.is_baseline] == ["Team Rocket"]
 
 
 def test_only_the_token_hash_is_stored_and_revoked_tokens_fail(store):
@@ -302,12 +322,12 @@ def test_a_team_named_like_a_baseline_stops_the_pinning(tmp_path, competition):
 # ---------------------------------------------------------------------------- submissions
 
 
-def test_submission_scores_are_recomputed_with_the_phase_references(store, competition):
-    _, token = add_team(store, "Scorers", "s@example.org")
-    team_id = authenticate(store, token).team_id
+def test_submission_scores_are_recomputed_with_the_phase_references(own_store, competition):
+    _, token = add_team(own_store, "Scorers", "s@example.org")
+    team_id = authenticate(own_store, token).team_id
     refs = competition.phases[0].references
     doc = variant("Scorers-run-1", 1.2, refs)
-    receipt = submit(store, team_id, encode(doc), "Scorers-run-1")
+    receipt = submit(own_store, team_id, encode(doc), "Scorers-run-1")
     expected = aggregate(fold_tests(doc), refs)
     assert receipt.status == "accepted" and receipt.http_status == 201
     assert receipt.phase == "public" and not receipt.flagged
@@ -321,9 +341,9 @@ def test_submission_scores_are_recomputed_with_the_phase_references(store, compe
     assert receipt.interval == pytest.approx(tuple(np.percentile(resampled, [2.5, 97.5])),
                                              rel=1e-12)
     assert receipt.rank is None  # a claim has no place until the organizers computed it
-    computed(store, receipt.submission_id)
-    assert rank(store, "public", team_id) == 1  # above both baselines' scores, the only team
-    view = get_submission(store, receipt.submission_id, authenticate(store, token))
+    computed(own_store, receipt.submission_id)
+    assert rank(own_store, "public", team_id) == 1  # above both baselines' scores, the only team
+    view = get_submission(own_store, receipt.submission_id, authenticate(own_store, token))
     assert view.tests == pytest.approx({t: expected["mean"][t] for t in LEADERBOARD_TESTS})
     assert view.num_folds == 4 and view.run_id == "Scorers-run-1"
     assert view.submitted_at == NOON

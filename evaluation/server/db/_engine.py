@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
@@ -165,21 +165,13 @@ def upgrade(url_or_engine) -> None:
         When the database cannot be opened or migrated (the message shows the URL without
         its password), or holds a schema newer than this harness knows.
     """
-    from alembic import command
-    from alembic.config import Config
-    from alembic.util import CommandError
-
     engine = url_or_engine if isinstance(url_or_engine, Engine) else make_engine(url_or_engine)
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
     try:
         with engine.begin() as connection:
-            # env.py runs the migrations on this connection, so that SQLite's settings apply
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
-    except CommandError as exc:
-        raise ConfigError(f"database {shown_url(engine.url)}: {scrub(str(exc), engine.url)} "
-                          f"(is it a leaderboard database of a newer harness?)") from None
+            # a database at the newest migration is left as it is: Alembic (a second to
+            # import) would load every migration script to find nothing to do
+            if _stored_revisions(connection) != schema_heads():
+                _migrate(connection)
     except SQLAlchemyError as exc:
         reason = scrub(str(getattr(exc, "orig", None) or exc), engine.url).strip()
         raise ConfigError(f"cannot open the database {shown_url(engine.url)}: {reason}. Check "
@@ -201,6 +193,33 @@ def is_current(engine: Engine) -> bool:
     except SQLAlchemyError:
         return False
     return stored == schema_heads()
+
+
+def _migrate(connection) -> None:
+    """Run the migrations up to the newest on ``connection``; ConfigError when Alembic cannot
+    (a revision it does not know: a database of a newer harness)."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.util import CommandError
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # env.py runs the migrations on this connection, so that SQLite's settings apply
+    config.attributes["connection"] = connection
+    try:
+        command.upgrade(config, "head")
+    except CommandError as exc:
+        url = connection.engine.url
+        raise ConfigError(f"database {shown_url(url)}: {scrub(str(exc), url)} "
+                          f"(is it a leaderboard database of a newer harness?)") from None
+
+
+def _stored_revisions(connection) -> set[str]:
+    """The revisions a database's ``alembic_version`` table holds (none without the table)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return set()
+    return {row[0] for row in connection.exec_driver_sql(
+        "SELECT version_num FROM alembic_version")}
 
 
 def schema_heads() -> set[str]:

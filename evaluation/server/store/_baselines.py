@@ -53,9 +53,12 @@ def pin_baselines(db: Database) -> list[tuple[str, str, int]]:
     pinned = []
     for spec in competition.baselines:
         submission = _checked_run(competition, spec)
-        document = submission.model_dump(by_alias=True, mode="json")
-        digest = hashlib.sha256(canonical_json(document).encode("ascii")).hexdigest()
-        payload = canonical_json({k: v for k, v in document.items() if k != USER_VALUES_KEY})
+        # the file as read (only read here: ``model_dump`` would copy it whole first)
+        document = submission.raw
+        text = canonical_json(document)
+        digest = hashlib.sha256(text.encode("ascii")).hexdigest()
+        payload = text if USER_VALUES_KEY not in document else canonical_json(
+            {k: v for k, v in document.items() if k != USER_VALUES_KEY})
         values = _checked_values(spec, submission)
         team_id = _baseline_team(db, spec.name)
         for phase in competition.phases:
