@@ -140,18 +140,25 @@ def _child(script: str, argv: list[str], cwd: str, env: dict[str, str], path: li
     sys.exit(code)  # the exit status, as multiprocessing reads SystemExit
 
 
-def run_script(script: Path, argv: list[str], *, cwd: Path, logs: Path, timeout: float,
-               env: Mapping[str, str] | None = None) -> ScriptRun:
-    """Run ``python script *argv`` in ``cwd`` with environment ``env`` (default: this
-    process's; see the module's docstring), its output written to folder ``logs``; killed
-    after ``timeout`` seconds."""
-    context = _context()
-    out, err = logs / f"{script.stem}.stdout", logs / f"{script.stem}.stderr"
-    process = context.Process(
+def start_script(script: Path, argv: list[str], *, cwd: Path, logs: Path,
+                 env: Mapping[str, str] | None = None) -> multiprocessing.process.BaseProcess:
+    """Start ``python script *argv`` in ``cwd`` with environment ``env`` (default: this
+    process's; see the module's docstring), its output written to folder ``logs``
+    (``SCRIPT.stdout``, ``SCRIPT.stderr``); the process, to wait for or to kill."""
+    process = _context().Process(
         target=_child, name=script.name,
         args=(str(script), list(argv), str(cwd), dict(os.environ if env is None else env),
-              list(_plain_sys_path(sys.executable)), str(out), str(err)))
+              list(_plain_sys_path(sys.executable)), str(logs / f"{script.stem}.stdout"),
+              str(logs / f"{script.stem}.stderr")))
     process.start()
+    return process
+
+
+def run_script(script: Path, argv: list[str], *, cwd: Path, logs: Path, timeout: float,
+               env: Mapping[str, str] | None = None) -> ScriptRun:
+    """Run ``python script *argv`` as :func:`start_script` starts it; killed after
+    ``timeout`` seconds."""
+    process = start_script(script, argv, cwd=cwd, logs=logs, env=env)
     process.join(timeout)
     if process.is_alive():
         process.kill()
@@ -159,4 +166,5 @@ def run_script(script: Path, argv: list[str], *, cwd: Path, logs: Path, timeout:
         status = None
     else:
         status = process.exitcode
+    out, err = logs / f"{script.stem}.stdout", logs / f"{script.stem}.stderr"
     return ScriptRun(status, out.read_text(errors="replace"), err.read_text(errors="replace"))
