@@ -21,6 +21,7 @@ modules after the folds (:func:`loaded_checkout_modules`).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import site
@@ -173,26 +174,38 @@ def _imported(name: str, path: Path, root: Path, skip: tuple[str, ...]
               ) -> Iterator[tuple[str, Path]]:
     """The checkout modules that the import statements of ``path`` (module ``name``) name."""
     try:
-        with SYNTAX_TREES:  # one syntax tree at a time (CPython 3.11)
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
-        return  # not importable as it is: only its bytes count
+        source = path.read_bytes()
+    except OSError:
+        return  # not importable as it is
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for imported in _import_names(source, str(path), package):
+        found = _find(imported, root, skip)
+        if found is not None:
+            yield imported, found
+
+
+@functools.lru_cache(maxsize=256)
+def _import_names(source: bytes, filename: str, package: str) -> tuple[str, ...]:
+    """The absolute module names that the import statements of ``source`` (a module of
+    ``package``) name, in the order of the syntax tree's walk; none for a source that does
+    not parse. Kept by content: a run in a process that ran before reads each unchanged file
+    of its checkout without building its syntax tree again."""
+    try:
+        with SYNTAX_TREES:  # one syntax tree at a time (CPython 3.11)
+            tree = ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError):
+        return ()  # not importable as it is: only its bytes count
+    names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(node.module, node.level, package)
-            if base is None:
-                continue
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names
-                             if alias.name != "*")]
-        else:
-            continue
-        for imported in names:
-            found = _find(imported, root, skip)
-            if found is not None:
-                yield imported, found
+            if base is not None:
+                names.append(base)
+                names.extend(f"{base}.{alias.name}" for alias in node.names
+                             if alias.name != "*")
+    return tuple(names)
 
 
 def _absolute(module: str | None, level: int, package: str) -> str | None:

@@ -15,8 +15,10 @@ process gets the same fingerprint.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
+import linecache
 import sys
 import types
 from collections.abc import Mapping
@@ -128,9 +130,7 @@ def code_hash(cls: type) -> dict:
             continue
         h.update(f"class:{module_name}.{klass.__qualname__}\0".encode())
         try:
-            # inspect parses the class's file (ast): one syntax tree at a time (CPython 3.11)
-            with SYNTAX_TREES:
-                class_source = inspect.getsource(klass)
+            class_source = _class_source(klass)
             h.update(class_source.encode())
             method = "source"
         except (OSError, TypeError):
@@ -174,6 +174,32 @@ def checkout_code(cls: type) -> dict:
     """
     return {"files": [{"path": rel, "module": name, "sha256": file_sha256(path)}
                       for rel, (name, path) in checkout_files(cls).items()]}
+
+
+def _class_source(klass: type) -> str:
+    """``inspect.getsource(klass)``, kept for as long as the text of the class's file stays
+    the same (CPython before 3.13 finds a class by parsing its whole file)."""
+    try:
+        file = inspect.getsourcefile(klass)
+    except TypeError:
+        file = None
+    if file is None:  # no file to read the text of: inspect says why
+        with SYNTAX_TREES:
+            return inspect.getsource(klass)
+    # the text inspect reads: linecache's lines of the file, reloaded when it changed
+    linecache.checkcache(file)
+    module = sys.modules.get(klass.__module__)
+    text = "".join(linecache.getlines(file, getattr(module, "__dict__", None)))
+    return _source_of(klass, file, text)
+
+
+@functools.lru_cache(maxsize=256)
+def _source_of(klass: type, file: str, text: str) -> str:
+    """``inspect.getsource(klass)`` of ``klass`` in ``file``, whose text is ``text``."""
+    del file, text  # the key: the same class in the same text has the same source
+    # inspect parses the class's file (ast): one syntax tree at a time (CPython 3.11)
+    with SYNTAX_TREES:
+        return inspect.getsource(klass)
 
 
 def _module_source(module: types.ModuleType) -> str | None:

@@ -235,11 +235,18 @@ def test_quiet_prints_only_the_score_line(tiny, tmp_path, capsys):
         EvalRSRunner(tiny, results_dir=tmp_path, quiet="yes")
 
 
-def test_reclist_tables_only_when_verbose(one_fold, tmp_path, capsys):
-    run(one_fold, tmp_path / "default", reports=True, n_boot=0, limit=30)
+def test_reclist_reports_go_to_the_run_directory_with_tables_only_when_verbose(one_fold, tmp_path,
+                                                                             capsys):
+    res = run(one_fold, tmp_path / "default", reports=True, n_boot=0, limit=30)
     out = capsys.readouterr().out
     assert "SliceMissRates(" not in out and "EvalRSRecList" not in out
     assert "Seconds per stage" not in out
+    # the report (every leaderboard test) and its charts, in the run's directory
+    reclist_dir = tmp_path / "default" / "results" / res.run_id / "reclist" / "fold_0"
+    (report,) = reclist_dir.rglob("report.json")
+    data = json.loads(report.read_text())
+    assert {r["name"] for r in data["data"]} >= set(LEADERBOARD_TESTS)
+    assert list(reclist_dir.rglob("MRED_COUNTRY.png"))
     run(one_fold, tmp_path / "verbose", reports=True, n_boot=0, limit=30, verbose=True)
     out = capsys.readouterr().out
     assert "EvalRSRecList" in out and "MRED_COUNTRY:SliceMissRates(" in out

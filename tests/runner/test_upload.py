@@ -144,7 +144,10 @@ def workdir_with_submission(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     # the runs are for a competition on the tiny data (the official board takes "lfm" runs)
     write_competition(path / "competition-tiny.toml", ChallengeDataset(scale="tiny"))
-    shutil.copy(REPO / "submission.py", path / "submission.py")
+    # the checkout's files that make the model's fingerprint: a run of the repository's
+    # submission.py in this process is then the same run, resumed
+    for name in ("submission.py", "requirements.txt"):
+        shutil.copy(REPO / name, path / name)
     shutil.copytree(REPO / "submission", path / "submission", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__"))
     return path
@@ -230,8 +233,10 @@ def run_main(submission_script, work: Path, monkeypatch, *args: str, env_file: s
         monkeypatch.setenv(name, value)
     settings = work / "upload.env"
     settings.write_bytes(env_file if isinstance(env_file, bytes) else env_file.encode())
+    # started in ``work`` with the finished run's arguments: the same settings, the same run
+    monkeypatch.chdir(work)
     return submission_script.main(["--scale", "tiny", "--competition",
-                                   str(work / "competition-tiny.toml"), "--no-progress",
+                                   "competition-tiny.toml", "--no-progress",
                                    "--results-dir", str(work / "results"), "--env-file",
                                    str(settings), *args])
 
@@ -274,8 +279,7 @@ def test_refused_upload_exits_3_and_keeps_the_submission(work, submission_script
     assert code == EXIT_UPLOAD_FAILED, out.err[-3000:]
     assert len(server.posts()) == 1  # a 4xx is final: no retry
     assert "HTTP 401" in out.out and "unknown token" in out.out
-    # the submission this run saved (beside the finished run's: a run in this process imports
-    # the repository's model, another fingerprint) is named, to be sent again
+    # the submission this run saved (the finished run's, resumed) is named, to be sent again
     (path,) = [p for p in (work / "results").glob("*/submission.json") if str(p) in out.err]
     assert path.is_file() and "python -m evaluation submit" in out.err
     assert "Traceback" not in out.err
