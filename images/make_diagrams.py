@@ -150,6 +150,7 @@ PACKAGES = {
                              "validation · arrays · verified · hugepages"]),
     "legacy/": (1, 620, 330, ["2022/2023 arguments and RecList calls,",
                               "song2vec vectors: converted where they enter"]),
+    "participant/": (1, 970, 180, ["MyModel by path · seeds", "fingerprint · worker"]),
 }
 RESULTS = (6, 120, 260, "results/<run id>/", ["fold_f.json, results.json",
                                               "upload to the leaderboard"])
@@ -211,6 +212,10 @@ IMPORTS: list[tuple[str, str, list[tuple[int, int]]]] = [
     ("reproduce/", "dataset.py", [(290, 310), (290, 460)]),
     ("analysis/", "standings/", [(1135, 310), (1135, 570)]),
     ("server/", "standings/", [(1150, 185), (1182, 185), (1182, 550), (1143, 550), (1143, 570)]),
+    ("runner/", "participant/", [(890, 310), (890, 326), (1192, 326), (1192, 660), (1060, 660),
+                                 (1060, 680)]),
+    ("reproduce/", "participant/", [(140, 310), (140, 326), (1192, 326), (1192, 660),
+                                    (1060, 660), (1060, 680)]),
 ]
 
 # one fold's path: step number -> (box it happens in, arrow to the next step)

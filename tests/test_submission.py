@@ -16,6 +16,7 @@ import pytest
 from evaluation import ChallengeDataset
 from evaluation.contract import CompetitionTarget, load_competition_target
 from evaluation.errors import ConfigError
+from evaluation.participant import content_hash
 from evaluation.runner import (
     OFFICIAL_COMPETITION,
     EvalRSRunner,
@@ -25,7 +26,6 @@ from evaluation.runner import (
     load_params_file,
     parse_param,
 )
-from evaluation.runner._fingerprint import content_hash
 from tests._competition_files import write_competition
 from tests._script_runner import run_script
 

@@ -64,7 +64,7 @@ def vendored_warning(checkout: str | os.PathLike) -> str | None:
     and what the participant should do with it; None when it has none.
 
     The reproduction does not run that copy: the worker is started as ``python -P -m
-    evaluation.reproduce._predict_worker``, so the harness's own ``evaluation`` package (bound
+    evaluation.participant``, so the harness's own ``evaluation`` package (bound
     at ``/opt/evalrs/harness`` in the sandbox, the environment's elsewhere) is imported before
     the checkout's folder is appended to ``sys.path``; the participant's ``from
     evaluation.EvalRSRunner import ...`` then reaches the harness's 2022/2023 module paths, as

@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluation.participant import fingerprint_differences
+
 #: The largest absolute difference that counts as equal.
 EQUAL_TOLERANCE = 1e-9
 #: The verdicts sent to the leaderboard.
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
-#: The fingerprint parts compared: their names and verbs in messages.
-FINGERPRINT_PARTS = {"code": ("model code", "differs"), "params": ("model parameters", "differ")}
 
 
 @dataclass(frozen=True)
@@ -122,24 +122,6 @@ def compare_folds(uploaded: Mapping, reproduced: Mapping, tests: Sequence[str]) 
     return rows
 
 
-def fingerprint_differences(uploaded: Any, reproduced: Any) -> list[str]:
-    """Why two model fingerprints differ in code or parameters (empty when they match).
-
-    A part missing from the upload counts as different: a submission without the digest of
-    its code cannot be shown to come from the checkout.
-    """
-    reasons = []
-    for part, (label, verb) in FINGERPRINT_PARTS.items():
-        theirs, ours = _digest(uploaded, part), _digest(reproduced, part)
-        if theirs is None:
-            reasons.append(f"the upload records no {label} digest (results.model.fingerprint."
-                           f"{part}.sha256)")
-        elif theirs != ours:
-            reasons.append(f"the {label} {verb} from the upload's (sha256 {theirs[:12]}... "
-                           f"uploaded, {str(ours)[:12]}... in the checkout)")
-    return reasons
-
-
 def compare(uploaded: Mapping, reproduced: Mapping, tests: Sequence[str]) -> Comparison:
     """Compare two results.json dictionaries on ``tests`` (the leaderboard tests).
 
@@ -163,12 +145,6 @@ def compare(uploaded: Mapping, reproduced: Mapping, tests: Sequence[str]) -> Com
 def _fingerprint(results: Mapping) -> Any:
     model = results.get("model")
     return model.get("fingerprint") if isinstance(model, Mapping) else None
-
-
-def _digest(fingerprint: Any, part: str) -> str | None:
-    value = fingerprint.get(part) if isinstance(fingerprint, Mapping) else None
-    digest = value.get("sha256") if isinstance(value, Mapping) else None
-    return digest if isinstance(digest, str) and digest else None
 
 
 def _number(value: Any) -> float | None:

@@ -3,7 +3,7 @@ back its predictions as untrusted data, and score them with the harness's own co
 
 The organizer's process rebuilds the dataset and each fold, writes the model's inputs (its
 constructor's parameters, the tracks, each fold's training frame and test users) into a folder
-the sandbox sees read-only, and runs ``evaluation.reproduce._predict_worker`` there. What comes
+the sandbox sees read-only, and runs ``python -m evaluation.participant`` there. What comes
 back through the result channel is parsed with ``allow_pickle=False`` and bounded, and each
 fold's predictions go through the runner itself (``EvalRSRunner.evaluate`` with a model that
 replays them): the same validation (``validate_predictions``), the same RecList and the same
@@ -152,7 +152,7 @@ def run_model(*, python: Path, checkout_copy: Path, inputs: Path, work: Path, lo
     result_path = work / "result.npy-stream"
     # -P: the working folder (the participant's) is not put before the harness on the path
     inside = f"{ENV_TARGET}/{python.relative_to(env_dir)}"
-    command = [inside, "-P", "-m", "evaluation.reproduce._predict_worker", INPUTS_TARGET]
+    command = [inside, "-P", "-m", "evaluation.participant", INPUTS_TARGET]
     report = run_sandboxed(command, binds=binds, cwd=CHECKOUT_TARGET,
                            env=sandbox_environment(os.environ), budgets=budgets,
                            log_path=log_path, result_path=result_path, python=str(python),

@@ -3,22 +3,26 @@ run's fingerprint, its typed result and summary, a checkout's model, and the upl
 leaderboard (through the contract's HTTP client)."""
 
 from evaluation.errors import RunWarning
-from evaluation.runner._checkout import load_model_class, run_checkout
+from evaluation.participant import (
+    PeakMemory,
+    fold_seed,
+    load_model_class,
+    model_fingerprint,
+    seed_global_generators,
+)
+from evaluation.runner._checkout import run_checkout
 from evaluation.runner._checks import reclist_tests
 from evaluation.runner._eligibility import ineligible_because, retarget
-from evaluation.runner._fingerprint import model_fingerprint
 from evaluation.runner._fold import (
     FoldJob,
     FoldPredictions,
     PreparedFold,
     compute_fold,
-    fold_seed,
     prepare_fold,
     score_fold,
-    seed_global_generators,
 )
 from evaluation.runner._loop import DEFAULT_K, DEFAULT_N_BOOT, EvalRSRunner
-from evaluation.runner._profile import PeakMemory, environment
+from evaluation.runner._profile import environment
 from evaluation.runner._ray import import_ray
 from evaluation.runner._result import RunResult
 from evaluation.runner._settings import (

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import random
-import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,6 +37,7 @@ from evaluation.contract import (
 )
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import PredictionError, PredictionWarning
+from evaluation.participant import fold_seed, seed_global_generators
 from evaluation.predictions import validate_predictions
 from evaluation.protocols import rating_errors, supports_ratings
 from evaluation.runner._profile import FoldProfile
@@ -414,18 +413,3 @@ def _stage(profile: FoldProfile, bar, name: str) -> Iterator[None]:
     with profile.stage(name), harness:
         yield
     bar.update(1)
-
-
-def fold_seed(seed: int, fold: int) -> int:
-    """The seed of fold ``fold`` of a run seeded with ``seed``."""
-    return (int(seed) * 1_000_003 + fold) % 2**32
-
-
-def seed_global_generators(seed: int) -> None:
-    """Seed the generators a model might draw from without a seed of its own."""
-    random.seed(seed)
-    np.random.seed(seed)  # noqa: NPY002 - participants' models may use the legacy global API
-    torch = sys.modules.get("torch")  # seeded only if the model imported it
-    if torch is not None:
-        torch.manual_seed(seed)
-

@@ -47,8 +47,15 @@ from evaluation.contract import (
 )
 from evaluation.dataset import ChallengeDataset
 from evaluation.errors import ConfigError, PredictionWarning, RunWarning
+from evaluation.participant import (
+    PART_LABELS,
+    changed_files,
+    changed_parts,
+    compared_code,
+    loaded_checkout_modules,
+    model_fingerprint,
+)
 from evaluation.runner import _ray, _store
-from evaluation.runner._checkout_code import loaded_checkout_modules
 from evaluation.runner._checks import (
     check_executor,
     check_model,
@@ -61,13 +68,6 @@ from evaluation.runner._checks import (
     reclist_tests,
 )
 from evaluation.runner._eligibility import DEFAULT_K, ineligible_because
-from evaluation.runner._fingerprint import (
-    PART_LABELS,
-    changed_files,
-    changed_parts,
-    compared_code,
-    model_fingerprint,
-)
 from evaluation.runner._fold import (
     FoldJob,
     FoldOutput,

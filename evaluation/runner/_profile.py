@@ -11,10 +11,11 @@ import contextlib
 import importlib.metadata as metadata
 import os
 import platform
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from evaluation.participant import PeakMemory
 
 #: Libraries whose versions can change a run's numbers; recorded with every run.
 LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "gensim", "reclist")
@@ -56,49 +57,6 @@ class FoldProfile:
 def _mib(n: int | None) -> float | None:
     """``n`` bytes in MiB, rounded to 0.1; None stays None."""
     return None if n is None else round(n / 2**20, 1)
-
-
-class PeakMemory:
-    """Peak resident memory of this process per stage (Linux: VmHWM, reset between stages)."""
-
-    def __init__(self) -> None:
-        self.resettable = self._reset()
-
-    @staticmethod
-    def _reset() -> bool:
-        """Whether the peak counter could be reset (it is, when it can)."""
-        try:
-            with open("/proc/self/clear_refs", "w") as fh:
-                fh.write("5")  # resets the peak RSS (VmHWM) counter
-            return True
-        except OSError:
-            return False
-
-    def reset(self) -> None:
-        """Start a new peak, where the platform allows it."""
-        if self.resettable:
-            self._reset()
-
-    @staticmethod
-    def read() -> int | None:
-        """The peak resident memory in bytes since the last reset; None when unknown."""
-        try:
-            with open("/proc/self/status") as fh:
-                for line in fh:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        try:
-            import resource
-        except ImportError:  # Windows has no resource module
-            return None
-        try:
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        except OSError:
-            return None
-        # ru_maxrss is in bytes on macOS and in KiB elsewhere
-        return rss if sys.platform == "darwin" else rss * 1024
 
 
 def environment() -> dict:

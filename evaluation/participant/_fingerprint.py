@@ -26,7 +26,7 @@ from typing import Any
 
 from evaluation._util.jsonable import json_sha256
 from evaluation._util.syntax_trees import SYNTAX_TREES
-from evaluation.runner._checkout_code import (
+from evaluation.participant._checkout_code import (
     REQUIREMENTS_FILE,
     checkout_files,
     file_sha256,
@@ -39,6 +39,8 @@ PARTS = ("class", "code", "params", "train_kwargs", "requirements")
 PART_LABELS = {"class": "model class", "code": "model code", "params": "model parameters",
                "train_kwargs": "training arguments", "requirements": REQUIREMENTS_FILE}
 
+#: The parts a reproduction compares with the upload: their names and verbs in messages.
+COMPARED_PARTS = {"code": ("model code", "differs"), "params": ("model parameters", "differ")}
 #: How deep the fallback for values joblib cannot hash looks into containers and objects.
 _MAX_DEPTH = 6
 
@@ -332,3 +334,27 @@ def _describe(value: Any) -> str:
         if isinstance(item, (str, int)):
             parts.append(f"{attr}={item}")
     return ";".join(parts)
+
+
+def fingerprint_differences(uploaded: Any, reproduced: Any) -> list[str]:
+    """Why two model fingerprints differ in code or parameters (empty when they match).
+
+    A part missing from the upload counts as different: a submission without the digest of
+    its code cannot be shown to come from the checkout.
+    """
+    reasons = []
+    for part, (label, verb) in COMPARED_PARTS.items():
+        theirs, ours = _digest(uploaded, part), _digest(reproduced, part)
+        if theirs is None:
+            reasons.append(f"the upload records no {label} digest (results.model.fingerprint."
+                           f"{part}.sha256)")
+        elif theirs != ours:
+            reasons.append(f"the {label} {verb} from the upload's (sha256 {theirs[:12]}... "
+                           f"uploaded, {str(ours)[:12]}... in the checkout)")
+    return reasons
+
+
+def _digest(fingerprint: Any, part: str) -> str | None:
+    value = fingerprint.get(part) if isinstance(fingerprint, Mapping) else None
+    digest = value.get("sha256") if isinstance(value, Mapping) else None
+    return digest if isinstance(digest, str) and digest else None

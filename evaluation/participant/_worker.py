@@ -1,6 +1,6 @@
 """The participant's model, run inside the sandbox: it trains and predicts, nothing else.
 
-    python -P -m evaluation.reproduce._predict_worker /inputs
+    python -P -m evaluation.participant /inputs
 
 Started by ``reproduce`` inside the bubblewrap sandbox, with the checkout's copy as the working
 folder. ``/inputs`` holds what a model receives and nothing more (written by the organizer's
@@ -37,14 +37,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluation.reproduce._compare import fingerprint_differences
-from evaluation.runner import (
-    PeakMemory,
-    fold_seed,
-    load_model_class,
-    model_fingerprint,
-    seed_global_generators,
-)
+from evaluation.participant._fingerprint import fingerprint_differences, model_fingerprint
+from evaluation.participant._memory import PeakMemory
+from evaluation.participant._model_class import load_model_class
+from evaluation.participant._seeds import fold_seed, seed_global_generators
 
 
 class Channel:
@@ -198,7 +194,3 @@ def _score_fold(channel: Channel, model, fold: int, users: pd.DataFrame, inputs:
     channel.record({"fold": fold, "scores": True, "cost": cost})
     channel.array(scores)
     print(f"fold {fold}: scored", flush=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
