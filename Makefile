@@ -86,10 +86,8 @@ $(STAMP): pyproject.toml requirements.txt requirements-reclist.txt
 	$(PIP_INSTALL) --no-deps -r requirements-reclist.txt
 	touch $(STAMP)
 
-# Installs extra $(1) into the venv (its tests skip with $(2) when it cannot be installed),
-# unless the harness's own step installed it already.
-INSTALL_EXTRA = grep -qsx '$(firstword $(1))' $(EXTRAS_DONE) || \
-	$(PIP_INSTALL) -e ".[$(subst $(eval) ,$(comma),$(1))]" || echo "$(2)"
+# True when the harness's own step installed extra $(1) already.
+HAS_EXTRA = grep -qsx '$(1)' $(EXTRAS_DONE)
 
 # Each optional part below is an extra of pyproject.toml installed into the venv with the
 # harness (`make server`, `make ray`, ...), or a Debian package; `make submission` installs none
@@ -105,27 +103,31 @@ $(TORCH_STAMP): $(STAMP)
 
 # The leaderboard service (the "server" extra) and its test tools (the "server-test" extra).
 $(SERVER_STAMP): $(STAMP)
-	$(call INSTALL_EXTRA,server server-test,could not install the server and server-test extras: the server tests will skip)
+	$(call HAS_EXTRA,server) || $(PIP_INSTALL) -e ".[server,server-test]" \
+		|| echo "could not install the server and server-test extras: the server tests will skip"
 	touch $(SERVER_STAMP)
 
 # Ray, for EvalRSRunner(..., executor="ray") and its tests (the "ray" extra).
 $(RAY_STAMP): $(STAMP)
-	$(call INSTALL_EXTRA,ray,could not install the ray extra: the Ray tests will skip)
+	$(call HAS_EXTRA,ray) || $(PIP_INSTALL) -e ".[ray]" \
+		|| echo "could not install the ray extra: the Ray tests will skip"
 	touch $(RAY_STAMP)
 
 # faiss-cpu, for topk_from_embeddings(..., device="faiss") and its tests (the "faiss" extra).
 $(FAISS_STAMP): $(STAMP)
-	$(call INSTALL_EXTRA,faiss,could not install the faiss extra: the faiss tests will skip)
+	$(call HAS_EXTRA,faiss) || $(PIP_INSTALL) -e ".[faiss]" \
+		|| echo "could not install the faiss extra: the faiss tests will skip"
 	touch $(FAISS_STAMP)
 
 # implicit, for the ALS recipe, its test and the baselines benchmark (the "als" extra).
 $(ALS_STAMP): $(STAMP)
-	$(call INSTALL_EXTRA,als,could not install the als extra: the ALS test will skip)
+	$(call HAS_EXTRA,als) || $(PIP_INSTALL) -e ".[als]" \
+		|| echo "could not install the als extra: the ALS test will skip"
 	touch $(ALS_STAMP)
 
 # MkDocs, Material and mkdocstrings, for the documentation site (the "docs" extra).
 $(DOCS_STAMP): $(STAMP)
-	grep -qsx docs $(EXTRAS_DONE) || $(PIP_INSTALL) -e ".[docs]"
+	$(call HAS_EXTRA,docs) || $(PIP_INSTALL) -e ".[docs]"
 	touch $(DOCS_STAMP)
 
 # Debian's chromium + chromium-driver for the board page's browser test.
@@ -158,7 +160,8 @@ $(POSTGRES_STAMP): $(STAMP) | $(BROWSER_STAMP)  # one apt-get at a time under ma
 # the reproduction's environments (the "reproduce" extra): tests/reproduce/test_sandbox.py and
 # the hostile-checkout tests run them for real.
 $(SANDBOX_STAMP): $(STAMP) | $(POSTGRES_STAMP)  # one apt-get at a time
-	$(call INSTALL_EXTRA,reproduce,could not install uv: reproduction environments are built with pip)
+	$(call HAS_EXTRA,reproduce) || $(PIP_INSTALL) -e ".[reproduce]" \
+		|| echo "could not install uv: reproduction environments are built with pip"
 	@if command -v bwrap >/dev/null; then \
 		echo "bubblewrap found"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -97,6 +97,10 @@ def test_each_extra_is_declared_and_installed_by_a_make_target(extra):
     installs = re.findall(r'-e "\.\[([\w,-]+)\]"', makefile)
     assert extra in {name for found in installs for name in found.split(",")}, (
         f"no Makefile recipe installs the {extra!r} extra")
+    # `make test` installs every extra but dev's own in the harness's step, at once
+    together = re.search(r"^TEST_EXTRAS := (.*)$", makefile, re.MULTILINE)
+    assert together is not None and (extra == "dev") != (extra in together.group(1).split()), (
+        f"TEST_EXTRAS in the Makefile must list {extra!r} (make test installs it)")
 
 
 def test_make_test_installs_every_optional_part():
