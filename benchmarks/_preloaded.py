@@ -1,11 +1,14 @@
 """The harness's commands as child processes forked from one that imported them once.
 
-A benchmark whose smoke mode starts several Python processes of the harness (``python -m
-evaluation serve`` restarted, workers, admin commands) pays each one's imports (about 3 CPU-s
-for the server's). ``PreloadedStarter`` starts them instead from one server process
-(``multiprocessing``'s ``forkserver``, started on first use) that imported the modules given
-once: each command is still a process of its own, with its own working folder, output and exit
-status, stopped by SIGTERM and killed by SIGKILL as a fresh one is, only its imports are done.
+A benchmark whose smoke mode starts Python processes of the harness (``python -m evaluation
+serve``, its restarts, workers, admin commands) pays each one's imports (about 3 CPU-s for the
+server's). ``PreloadedStarter`` starts them instead from a process that imported the modules
+given once: with ``method="forkserver"``, a server process (``multiprocessing``'s, started on
+first use) that several commands share; with ``method="fork"``, this very process, which
+imports them at once (for a benchmark that imported most of them anyway and starts its command
+before any thread of its own). Each command is still a process of its own, with its own
+working folder, output and exit status, stopped by SIGTERM and killed by SIGKILL as a fresh one
+is; only its imports are done.
 ``Child`` answers as much of ``subprocess.Popen`` as the benchmarks use (``pid``, ``poll``,
 ``wait``, ``returncode``, ``send_signal``, ``terminate``, ``kill``).
 
@@ -15,6 +18,7 @@ preloaded process would change what they measure (a restart's time, a process's 
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import runpy
@@ -24,6 +28,10 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+#: Threads a fork may leave behind: tqdm's monitor only looks at the progress bars every 10 s
+#: (under tqdm's own lock), and the commands started here draw no bar.
+HARMLESS_THREADS = frozenset({"tqdm_monitor"})
 
 
 def _child(argv: list[str], cwd: str, env: dict[str, str], stdout: str, stderr: str) -> None:
@@ -89,16 +97,30 @@ class Child:
 
 
 class PreloadedStarter:
-    """Starts ``python *argv`` commands forked from a process that imported ``preload``."""
+    """Starts ``python *argv`` commands forked from a process that imported ``preload`` (see
+    the module: ``method`` is ``"forkserver"`` or ``"fork"``)."""
 
-    def __init__(self, preload: Sequence[str]) -> None:
-        self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload(list(preload))
+    def __init__(self, preload: Sequence[str], method: str = "forkserver") -> None:
+        self.method = method
+        self.context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            self.context.set_forkserver_preload(list(preload))
+        else:
+            for name in preload:
+                importlib.import_module(name)
 
     def start(self, argv: Sequence[str], *, cwd: Path, stdout: Path, stderr: Path | None = None,
               env: Mapping[str, str] | None = None) -> Child:
         """``python *argv`` (without the interpreter) in ``cwd``, its output appended to
         ``stdout`` and ``stderr`` (default: ``stdout`` too)."""
+        running = [t.name for t in threading.enumerate()
+                   if t is not threading.current_thread() and t.name not in HARMLESS_THREADS]
+        if self.method == "fork" and running:
+            # a fork copies the lock a running thread may hold, never the thread: the child
+            # could wait on it for ever
+            raise RuntimeError(f"cannot fork {' '.join(argv)!r} from a process with threads "
+                               f"running ({', '.join(running)}): start it before the threads, "
+                               f"or use method='forkserver'")
         process = self.context.Process(
             target=_child, name=" ".join(argv[:3]),
             args=(list(argv), str(cwd), dict(os.environ if env is None else env), str(stdout),
