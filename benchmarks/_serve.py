@@ -18,6 +18,8 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks._preloaded import Child, PreloadedStarter
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -38,10 +40,14 @@ class ServeProcess:
         Seconds to wait for ``GET /healthz`` to answer 200.
     args : sequence of str
         More options of ``serve`` (e.g. ``["--workers", "2"]``).
+    starter : PreloadedStarter, optional
+        Start the command with it (``_preloaded.py``: forked from a process that imported the
+        server once) instead of as a fresh interpreter (the default, as an organizer does).
     """
 
     def __init__(self, competition: Path, db_url: str, log: Path, *, port: int | None = None,
-                 start_timeout: float = 60.0, args: Sequence[str] = ()) -> None:
+                 start_timeout: float = 60.0, args: Sequence[str] = (),
+                 starter: PreloadedStarter | None = None) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = Path(log)
@@ -49,9 +55,13 @@ class ServeProcess:
                 "--db", db_url, "--host", "127.0.0.1", "--port", str(self.port), *args]
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get(
             "PYTHONPATH", "")}
-        with open(self.log, "ab") as out:
-            self.process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out,
-                                            stderr=subprocess.STDOUT)
+        self.process: subprocess.Popen | Child
+        if starter is not None:
+            self.process = starter.start(argv[1:], cwd=REPO, stdout=self.log, env=env)
+        else:
+            with open(self.log, "ab") as out:
+                self.process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out,
+                                                stderr=subprocess.STDOUT)
         try:
             self._wait_healthy(start_timeout)
         except BaseException:

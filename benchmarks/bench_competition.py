@@ -14,6 +14,9 @@ uploaders at once; each upload is scored by a scoring job. Two workers
 (``_rehearsal_worker.py``: ``evaluation.reproduce.Worker`` with the local executor, real
 scoring jobs, stand-in reproduction runs of ``--reproduce-s`` seconds; see that module) take
 the jobs through the organizers' API. Meanwhile board readers read the page and the API.
+The smoke mode starts its commands (the server and its restarts, the workers, ``admin``) as
+processes forked from one that imported the harness once (``_preloaded.py``); the full runs
+start each one as a fresh interpreter, as an organizer does.
 
 The season, step by step (each a function of its own, named as below):
 
@@ -62,6 +65,7 @@ import numpy as np  # noqa: E402
 from benchmarks._board_load import BoardReaders  # noqa: E402
 from benchmarks._checkout import template_checkout  # noqa: E402
 from benchmarks._postgres import PostgresUnavailable, start_postgres  # noqa: E402
+from benchmarks._preloaded import Child, PreloadedStarter  # noqa: E402
 from benchmarks._serve import ServeProcess  # noqa: E402
 
 PHASES = ("season", "finals")
@@ -71,6 +75,11 @@ PRIVATE_SEED = 20260601
 LEASE_S = 4.0
 #: Seconds to wait for every job to end before giving up (``--wait-s``).
 WAIT_S = 3600.0
+#: What the smoke mode's commands (``serve``, its restarts, the workers, ``admin``) import
+#: once, in the process they are forked from (``_preloaded.py``).
+PRELOAD = ("evaluation.cli", "evaluation.cli.admin", "evaluation.cli._serve_app",
+           "evaluation.cli._admin_rescore", "evaluation.cli._admin_phases",
+           "evaluation.reproduce", "evaluation.challenge", "httpx")
 
 
 @dataclass
@@ -85,7 +94,7 @@ class Season:
     uploads: list[tuple[str, str, bytes, str]]
     server: ServeProcess
     finals_file: Callable[[datetime], Path] | None = None
-    workers: dict[str, subprocess.Popen] = field(default_factory=dict)
+    workers: dict[str, subprocess.Popen | Child] = field(default_factory=dict)
     sent: set[tuple[str, str]] = field(default_factory=set)
     acknowledged: set[tuple[str, str]] = field(default_factory=set)
     upload_errors: list[str] = field(default_factory=list)
@@ -101,6 +110,8 @@ class Season:
     carried: tuple[int, int] | None = None
     rescore: tuple[str, float] | None = None
     twice_before: int | None = None
+    #: How the commands start (the smoke mode's), None: fresh interpreters.
+    starter: PreloadedStarter | None = None
 
 
 # --------------------------------------------------------------------------- the data
@@ -229,12 +240,16 @@ def start_worker(season: Season, name: str, reproduce_s: float) -> None:
     """A worker process (``_rehearsal_worker.py``) named ``name``."""
     token_file = season.folder / "admin.token"
     token_file.write_text(season.admin)
+    argv = [str(REPO / "benchmarks" / "_rehearsal_worker.py"), season.server.url,
+            str(token_file), str(season.folder / "checkouts"), name, str(LEASE_S),
+            str(reproduce_s), str(PRIVATE_SEED)]
+    if season.starter is not None:
+        season.workers[name] = season.starter.start(
+            argv, cwd=REPO, stdout=season.folder / f"worker-{name}.log")
+        return
     log = open(season.folder / f"worker-{name}.log", "ab")
-    season.workers[name] = subprocess.Popen(
-        [sys.executable, str(REPO / "benchmarks" / "_rehearsal_worker.py"), season.server.url,
-         str(token_file), str(season.folder / "checkouts"), name, str(LEASE_S),
-         str(reproduce_s), str(PRIVATE_SEED)],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    season.workers[name] = subprocess.Popen([sys.executable, *argv], cwd=REPO, stdout=log,
+                                            stderr=subprocess.STDOUT)
     log.close()
 
 
@@ -257,7 +272,8 @@ def restart_server(season: Season) -> None:
     down = time.monotonic()
     season.server.stop()
     season.server = ServeProcess(season.competition, season.db_url,
-                                 season.folder / "serve.log", port=port)
+                                 season.folder / "serve.log", port=port,
+                                 starter=season.starter)
     season.restarts.append(time.monotonic() - down)
 
 
@@ -414,10 +430,9 @@ def rescore_after_fix(season: Season) -> None:
     rehearsal checks the procedure, not a fix)."""
     season.twice_before = counts(season.db_url)["twice"]
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "evaluation", "admin", "--db", season.db_url,
-                           "rescore", "--phase", PHASES[1], "--competition",
-                           str(season.competition), "--wait", str(season.wait_s), "--yes"],
-                          cwd=REPO, capture_output=True, text=True, timeout=season.wait_s + 300)
+    done = admin(season, ["rescore", "--phase", PHASES[1], "--competition",
+                          str(season.competition), "--wait", str(season.wait_s), "--yes"],
+                 season.wait_s + 300)
     if done.returncode != 0:
         raise SystemExit(f"the rescore failed (exit {done.returncode}):\n{done.stdout[-2000:]}"
                          f"\n{done.stderr[-2000:]}")
@@ -427,14 +442,22 @@ def rescore_after_fix(season: Season) -> None:
                       time.monotonic() - began)
 
 
+def admin(season: Season, words: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """``python -m evaluation admin --db URL *words``, its output captured."""
+    argv = ["-m", "evaluation", "admin", "--db", season.db_url, *words]
+    if season.starter is not None:
+        return season.starter.run(argv, cwd=REPO, logs=season.folder / f"admin-{words[0]}",
+                                  timeout=timeout)
+    return subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def reveal(season: Season) -> list[dict]:
     """Reveal the finals phase (closing it now); its board's rows."""
     import httpx
 
-    done = subprocess.run([sys.executable, "-m", "evaluation", "admin", "--db", season.db_url,
-                           "phase", "reveal", PHASES[1], "--close-now", "--competition",
-                           str(season.competition), "--yes"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    done = admin(season, ["phase", "reveal", PHASES[1], "--close-now", "--competition",
+                          str(season.competition), "--yes"], 300)
     if done.returncode != 0:
         raise SystemExit(f"the reveal failed:\n{done.stdout}\n{done.stderr}")
     reply = httpx.get(season.server.url + "/api/v1/leaderboard", params={"phase": PHASES[1]},
@@ -483,13 +506,16 @@ def rehearse(backend: str, db_url: str, folder: Path, competition: Path,
              finals_file: Callable[[datetime], Path], made: list,
              args: argparse.Namespace) -> dict:
     """One season on ``db_url``; its report."""
-    admin, teams = setup_database(db_url, competition, args.teams)
+    token, teams = setup_database(db_url, competition, args.teams)
     for team in teams:
         template_checkout(folder / "checkouts" / team)
-    server = ServeProcess(competition, db_url, folder / "serve.log")
-    season = Season(folder=folder, competition=competition, db_url=db_url, admin=admin,
+    # the smoke mode's seven commands share one interpreter's imports (3 CPU-s each)
+    starter = PreloadedStarter(PRELOAD) if args.smoke else None
+    server = ServeProcess(competition, db_url, folder / "serve.log", starter=starter)
+    season = Season(folder=folder, competition=competition, db_url=db_url, admin=token,
                     teams=teams, uploads=plan_uploads(teams, made, args.per_team),
-                    server=server, finals_file=finals_file, wait_s=args.wait_s)
+                    server=server, finals_file=finals_file, wait_s=args.wait_s,
+                    starter=starter)
     readers = None
     try:
         for name in ("worker-a", "worker-b"):
@@ -595,7 +621,8 @@ def main() -> int:
     p.add_argument("--wait-s", type=float, default=WAIT_S,
                    help="seconds to wait for the queue to empty before giving up")
     p.add_argument("--smoke", action="store_true",
-                   help="3 teams x 2 uploads of the tiny dataset, SQLite: does it run?")
+                   help="3 teams x 2 uploads of the tiny dataset, SQLite, the commands "
+                        "forked from one preloaded process: does it run?")
     args = p.parse_args()
     if args.smoke:
         args.scale, args.teams, args.per_team, args.variants = "tiny", 3, 2, 1

@@ -158,9 +158,11 @@ def measure(side: str, scale: str, folder: str) -> dict:
     return {"cpu": cpu, "wall": wall, "peak_bytes": sampler.stop(), "values": values}
 
 
-def measure_upload(folder: Path, repeat: int) -> list[float]:
+def measure_upload(folder: Path, repeat: int, smoke: bool = False) -> list[float]:
     """Seconds to post the upload to a live leaderboard (``serve``, SQLite) on loopback,
-    ``repeat`` times, each with a new run id."""
+    ``repeat`` times, each with a new run id (``smoke``: the server forked from this process,
+    which imports it once, instead of a fresh interpreter)."""
+    from benchmarks._preloaded import PreloadedStarter
     from benchmarks._serve import ServeProcess
     from evaluation.contract import with_claim
     from evaluation.runner import post_predictions
@@ -176,7 +178,9 @@ def measure_upload(folder: Path, repeat: int) -> list[float]:
     _, token = add_team(Database(engine, load_competition(path)), "bench", "b@example.org")
     engine.dispose()
     times = []
-    with ServeProcess(path, url, folder / "serve.log") as server:
+    starter = (PreloadedStarter(("evaluation.cli", "evaluation.cli._serve_app"), method="fork")
+               if smoke else None)
+    with ServeProcess(path, url, folder / "serve.log", starter=starter) as server:
         for i in range(repeat):
             run_id = f"{claim['run_id']}-{i}"
             sent = with_claim(body, {**claim, "run_id": run_id,
@@ -249,7 +253,7 @@ def _run_side(side: str, folder: Path, scale: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def report_upload(folder: Path, repeat: int, size: int) -> list[float]:
+def report_upload(folder: Path, repeat: int, size: int, smoke: bool = False) -> list[float]:
     """Print where an upload's time goes on the server, then the loopback posts (their wall
     seconds, returned), with the machine's load."""
     parts = upload_parts(folder, repeat)
@@ -264,7 +268,7 @@ def report_upload(folder: Path, repeat: int, size: int) -> list[float]:
           f"one after the other (reference) {_spread(parts['read_wall_one_thread'])}; "
           f"ratio {ratio:.2f}")
     load = os.getloadavg()[0]
-    uploads = measure_upload(folder, repeat)
+    uploads = measure_upload(folder, repeat, smoke)
     print(f"upload of {size / 2**20:.1f} MiB on loopback: {_spread(uploads)} s (load "
           f"{load:.1f}-{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     return uploads
@@ -299,7 +303,7 @@ def main() -> None:
         print(f"scale {args.scale}: upload {size / 2**20:.1f} MiB, prepared in "
               f"{time.perf_counter() - t0:.1f} s")
         if args.upload_only:
-            report_upload(folder, args.repeat, size)
+            report_upload(folder, args.repeat, size, args.smoke)
             return
         runs: dict[str, list[dict]] = {s: [] for s in SIDES}
         loads = []
@@ -338,7 +342,7 @@ def main() -> None:
         mem = peak / (statistics.median(x["peak_bytes"] for x in local) / 2**30)
         print(f"next job / local run: CPU x{ratio:.2f}, peak x{mem:.2f}; tests equal to "
               f"{worst:.1g}")
-        uploads = report_upload(folder, args.repeat, size)
+        uploads = report_upload(folder, args.repeat, size, args.smoke)
         if args.scale == "full":
             print(f"targets: next scoring job <= {TARGET_CPU_S} s CPU ({cpu:.2f}), <= {TARGET_GIB} "
                   f"GiB ({peak:.2f}); upload <= {TARGET_UPLOAD_S} s "

@@ -14,6 +14,7 @@ missing (PostgreSQL, faiss, implicit) are left to it.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from pathlib import Path
 
@@ -47,6 +48,11 @@ SLOW = {"bench_alternatives.py", "bench_baselines.py", "bench_board_stream.py",
         "bench_server.py"}
 #: Seconds a smoke run may take before it counts as hung (a loaded 2-core machine included).
 TIMEOUT_S = 600
+#: The BLAS libraries' threads in the processes a smoke run starts (its servers, workers and
+#: fresh measuring processes): one. Two threads that wait for each other on a busy 2-core
+#: machine spin: a small matrix product can cost ten times one thread's CPU, and a smoke run
+#: measures no speed.
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _skip_reason(script: str) -> str | None:
@@ -105,7 +111,7 @@ def test_the_benchmark_runs_in_its_smoke_mode(script, tmp_path):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     done = run_script(ROOT / "benchmarks" / script, ["--smoke"], cwd=cwd, logs=tmp_path,
-                      timeout=TIMEOUT_S)
+                      timeout=TIMEOUT_S, env={**os.environ, **ONE_BLAS_THREAD})
     ended = (f"was killed after {TIMEOUT_S} s" if done.exit_status is None
              else f"exited {done.exit_status}")
     assert done.exit_status == 0, (f"benchmarks/{script} --smoke {ended}:\n"
