@@ -24,6 +24,12 @@ UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/evalrs/uv
 # run does not end on one process while the others idle (with the default --dist load, one
 # idled for the last 7 % of a measured run).
 PYTEST_WORKERS ?= 3
+# OpenBLAS's threads spin after each call before they sleep, 2^28 cycles by default (about 0.1 s):
+# with three test processes and the processes they start on 2 cores, that spinning takes the
+# cores from the tests (measured: 624 against 689 CPU-s for the whole suite, and 5 min 43 s against
+# 6 min 44 s). 2^4 cycles: the threads sleep at once. The number of threads, hence every result's
+# bits, stays the same.
+BLAS_SPIN ?= 4
 # The suite writes bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE
 # cleared for pytest and what it starts): each xdist process would otherwise rewrite every test
 # module's asserts again, and each of the suite's hundreds of Python subprocesses compile the
@@ -202,7 +208,8 @@ test: install $(TORCH_STAMP) $(SERVER_STAMP) $(RAY_STAMP) $(FAISS_STAMP) $(ALS_S
 	PYTHONDONTWRITEBYTECODE= NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet \
 		> $(CHECKS_LOG).docs 2>&1 & \
 	docs=$$!; \
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(ARGS); \
+	PYTHONDONTWRITEBYTECODE= OPENBLAS_THREAD_TIMEOUT=$(BLAS_SPIN) \
+		$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(ARGS); \
 	tests=$$?; wait $$mypy; typed=$$?; wait $$docs; site=$$?; \
 	echo "--- mypy (exit $$typed)"; cat $(CHECKS_LOG).mypy; \
 	echo "--- mkdocs build --strict (exit $$site)"; cat $(CHECKS_LOG).docs; \
