@@ -400,13 +400,13 @@ def test_a_killed_run_resumes_and_recomputes_a_fold_edited_meanwhile(tmp_path):
     try:
         deadline = time.time() + 120
         while (not log.exists() or len(log.read_text().split()) < 3) \
-                and time.time() < deadline and hung.is_alive():
+                and time.time() < deadline and hung.poll() is None:
             time.sleep(0.1)  # hanging in fold 2's training: folds 0 and 1 are finished
-        assert hung.is_alive(), (tmp_path / "killed" / "run.stderr").read_text()[-3000:]
+        assert hung.poll() is None, (tmp_path / "killed" / "run.stderr").read_text()[-3000:]
     finally:
         hung.kill()  # SIGKILL
-        hung.join()
-    assert hung.exitcode == -signal.SIGKILL
+        hung.wait()
+    assert hung.returncode == -signal.SIGKILL
     (run_dir,) = results.iterdir()
     assert sorted(p.name for p in run_dir.glob("fold_?.json")) == ["fold_0.json", "fold_1.json"]
     assert not (run_dir / "results.json").exists()

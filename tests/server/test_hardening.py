@@ -28,7 +28,7 @@ pytest.importorskip("uvicorn")
 from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.db import add_team, authenticate, create_admin_token, list_teams  # noqa: E402
 from evaluation.server.store import get_submission, submit  # noqa: E402
-from tests.server._forked_serve import ForkedServe  # noqa: E402
+from tests.server._forked_serve import fork_serve  # noqa: E402
 from tests.server._helpers import (  # noqa: E402
     NOON,
     Clock,
@@ -308,9 +308,9 @@ def serve_on_tmpfs(tmp_path, image: Path, then: str, size: str = TMPFS_SIZE):
     setup = (f"mount -t tmpfs -o size={size} tmpfs {mnt}; "
              f"cp -a {shlex.quote(str(image))}/. {mnt}/; {then}")
     log.write_text("")
-    # `serve` forked from this process (its imports done already), see ForkedServe
-    proc = ForkedServe(setup, ["--competition", str(claims_competition_file(tmp_path)),
-                               "--db", url, "--port", str(port)], log)
+    # `serve` forked from this process (its imports done already), see fork_serve
+    proc = fork_serve(setup, ["--competition", str(claims_competition_file(tmp_path)),
+                              "--db", url, "--port", str(port)], log)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

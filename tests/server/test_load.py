@@ -42,7 +42,7 @@ from evaluation.server.api import create_app  # noqa: E402
 from evaluation.server.core import load_competition  # noqa: E402
 from evaluation.server.db import Database, add_team, list_teams, make_engine, upgrade  # noqa: E402
 from evaluation.server.store import submit  # noqa: E402
-from tests.server._forked_serve import ForkedServe  # noqa: E402
+from tests.server._forked_serve import fork_serve  # noqa: E402
 from tests.server._helpers import migrated_sqlite_url  # noqa: E402
 from tests.server._live_server import http_client, live_server  # noqa: E402
 
@@ -244,10 +244,10 @@ def run_exact_load_on_workers(db_url: str, folder: Path, n_teams: int, per_team:
 @contextlib.contextmanager
 def forked_serve(competition_file: Path, db_url: str, log: Path):
     """``serve`` of ``competition_file`` on ``db_url`` in a child forked from this process,
-    answering on a free port of 127.0.0.1; yields (its URL, the ``ForkedServe``), stopped after."""
+    answering on a free port of 127.0.0.1; yields (its URL, its ``Child``), stopped after."""
     port = free_port()
-    server = ForkedServe(None, ["--competition", str(competition_file), "--db", db_url,
-                                "--port", str(port)], log)
+    server = fork_serve(None, ["--competition", str(competition_file), "--db", db_url,
+                               "--port", str(port)], log)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + TIME_LIMIT
