@@ -311,7 +311,7 @@ def _child(command: _Command) -> None:
     if command.inherited_atexit:
         # the forking process's handlers (its temporary folders' removal among them): its own
         # to run, not this command's
-        atexit._clear()  # type: ignore[attr-defined]
+        atexit._clear()  # type: ignore[attr-defined]  # private: not in typeshed
     # the command's children inherit these too; nothing to read on the standard input
     for fd, name, flags in ((0, os.devnull, os.O_RDONLY),
                             (1, command.stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND),
@@ -349,6 +349,6 @@ def _child(command: _Command) -> None:
         traceback.print_exc()
     finally:
         # as the interpreter ends: wait for non-daemon threads, then the atexit handlers
-        threading._shutdown()  # type: ignore[attr-defined]
+        threading._shutdown()  # type: ignore[attr-defined]  # private: not in typeshed
         atexit._run_exitfuncs()
     sys.exit(code)
